@@ -1,0 +1,67 @@
+# DHC: one Makefile flow (after p4lang/tutorials): setup, build, run, stop, test, bench, clean.
+SHELL      := /bin/bash
+PYTHON     ?= python3
+VENV       := .venv
+PY         := $(VENV)/bin/python
+PIP        := $(PY) -m pip
+STAMP      := $(VENV)/.setup-stamp
+APT_STAMP  := $(VENV)/.apt-stamp
+APT_PKGS   := mininet iputils-ping iproute2 nftables tcpdump docker-compose
+TOPO       ?= topologies/leafspine.yaml
+MODE       ?= sketch
+P4C        ?= p4c
+BUILD      := build
+
+.PHONY: setup test run stop bench lint p4 clean help
+
+help:
+	@echo "make run   - the whole story on the default topology ($(TOPO))"
+	@echo "make test  - every test (unit, packet, gRPC, Mininet end-to-end)"
+	@echo "make bench - benchmarks (JSON to bench/out/)"
+	@echo "make p4    - compile p4src/ with p4c when it is on PATH"
+	@echo "make lint | stop | clean"
+
+setup: $(STAMP) $(APT_STAMP)
+
+# Debian packages the network tests and `make run` need; installed only when root and missing.
+$(APT_STAMP):
+	@mkdir -p $(VENV)
+	@missing=$$(for p in $(APT_PKGS); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    echo "apt: installing $$missing"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
+	  else echo "warning: missing Debian packages (need root): $$missing"; fi; \
+	fi
+	@touch $@
+
+$(STAMP): pyproject.toml scripts/setup_python.sh
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	@bash scripts/setup_python.sh $(PY)
+	@touch $@
+
+test: setup
+	$(PY) -m pytest -q
+
+run: setup
+	$(PY) -m topologies.run_story --topo $(TOPO) --mode $(MODE)
+
+stop:
+	-$(PY) -m topologies.cleanup
+
+bench: setup
+	@mkdir -p bench/out
+	$(VENV)/bin/dhc-bench all --json --out bench/out
+
+lint: setup
+	$(VENV)/bin/ruff check .
+
+p4:
+	@if command -v $(P4C) >/dev/null; then \
+	  mkdir -p $(BUILD) && $(P4C) --target bmv2 --arch v1model \
+	    --p4runtime-files $(BUILD)/dhc.p4info.txtpb -o $(BUILD) p4src/dhc.p4; \
+	else echo "p4c not on PATH: skipping (the softswitch compiles p4src/ at load time)"; fi
+
+clean:
+	rm -rf $(VENV) $(BUILD) .pytest_cache .ruff_cache .hypothesis
+	find . -name __pycache__ -type d -prune -exec rm -rf {} +

@@ -1,0 +1,132 @@
+"""DHC wire format: the single host-side source of truth.
+
+Every host-side component (the Scapy layer in ``hostagent``, the transport's
+prebuilt frames, the controller's level table, the tests) derives the packet
+layout from the constants here.  ``tests/test_wire_matches_p4.py`` proves that
+``DHC_HEADER_FIELDS`` equals the ``dhc_h`` header that the P4 program declares,
+field by field (names, widths, order).
+
+Packet:  Ethernet | IPv4 | UDP(dport=DHC_UDP_PORT) | dhc_h | LANES x bit<32>
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+
+#: UDP destination port on which switches recognise DHC traffic ("DH").
+DHC_UDP_PORT: int = 0x4448
+
+#: Protocol version carried in ``dhc_h.version``; anything else is malformed.
+DHC_VERSION: int = 1
+
+#: Lanes (32-bit words) per packet.  Compile-time constant of the P4 program
+#: (``-DDHC_LANES=N`` overrides it there; keep both in step).
+DEFAULT_LANES: int = 32
+
+#: Bytes per lane on the wire.
+LANE_BYTES: int = 4
+
+#: Top bit of ``dhc_h.slot`` selects the shadow register set.
+SLOT_SET_BIT: int = 0x8000
+
+#: Largest number of children one aggregator accepts (one bit each in a 32-bit bitmap).
+MAX_FAN_IN: int = 32
+
+
+class PacketType(enum.IntEnum):
+    """``dhc_h.type``: what a packet means to a switch."""
+
+    DATA = 1    # a contribution (worker -> switch, or partial sum switch -> parent)
+    RESULT = 2  # a completed aggregate (root -> down the tree -> workers)
+
+
+class Op(enum.IntEnum):
+    """How a switch combines lanes of one level.  Configured per (job, level)."""
+
+    SUM = 0  # two's-complement 32-bit add, wraps
+    OR = 1   # bitwise or
+
+
+class Level(enum.IntEnum):
+    """Codec levels carried in ``dhc_h.level``.  The switch maps (job, level) -> op."""
+
+    SCALE = 0         # one-hot exponent of the max magnitude (OR)
+    BLOCK_INDEX = 1   # one bit per block of elements (OR)
+    ELEMENT_INDEX = 2  # element bitmaps of active blocks (OR)
+    VALUE_SKETCH = 3  # invertible count sketch of quantised values (SUM)
+    STUCK = 4         # dense values of coordinates peeling could not recover (SUM)
+    DENSE = 5         # dense baseline: all quantised values (SUM)
+
+
+#: The op each level uses; the controller installs exactly this into ``level_table``.
+LEVEL_OPS: dict[Level, Op] = {
+    Level.SCALE: Op.OR,
+    Level.BLOCK_INDEX: Op.OR,
+    Level.ELEMENT_INDEX: Op.OR,
+    Level.VALUE_SKETCH: Op.SUM,
+    Level.STUCK: Op.SUM,
+    Level.DENSE: Op.SUM,
+}
+
+
+@dataclass(frozen=True)
+class HeaderField:
+    """One field of ``dhc_h``: its P4 name and width in bits."""
+
+    name: str
+    bits: int
+
+
+#: ``header dhc_h { ... }`` in p4src/include/headers.p4, in wire order (network byte order).
+DHC_HEADER_FIELDS: tuple[HeaderField, ...] = (
+    HeaderField("version", 4),
+    HeaderField("pkt_type", 4),
+    HeaderField("level", 8),
+    HeaderField("job_id", 16),
+    HeaderField("child_id", 8),   # sender's child index at the receiving aggregator
+    HeaderField("flags", 8),
+    HeaderField("num_lanes", 8),  # must equal the switch's compiled lane count
+    HeaderField("reserved", 8),
+    HeaderField("chunk", 32),     # sequence number in the job's stream
+    HeaderField("slot", 16),      # chunk mod W, top bit = shadow set ((chunk div W) mod 2)
+)
+
+DHC_HEADER_BYTES: int = sum(f.bits for f in DHC_HEADER_FIELDS) // 8
+
+
+def slot_for_chunk(chunk: int, window: int) -> int:
+    """The ``slot`` field for ``chunk`` in a job with a window of ``window`` slots."""
+    if not 0 < window < SLOT_SET_BIT:
+        raise ValueError(f"window must be in 1..{SLOT_SET_BIT - 1}, got {window}")
+    shadow = (chunk // window) % 2
+    return (chunk % window) | (SLOT_SET_BIT if shadow else 0)
+
+
+def pack_header(**values: int) -> bytes:
+    """Serialise ``dhc_h`` from field values (missing fields are 0; ``version`` defaults to
+    DHC_VERSION).  Raises ValueError for unknown fields or values that do not fit."""
+    unknown = set(values) - {f.name for f in DHC_HEADER_FIELDS}
+    if unknown:
+        raise ValueError(f"unknown dhc_h fields: {sorted(unknown)}")
+    values.setdefault("version", DHC_VERSION)
+    word = 0
+    for f in DHC_HEADER_FIELDS:
+        v = int(values.get(f.name, 0))
+        if not 0 <= v < (1 << f.bits):
+            raise ValueError(f"dhc_h.{f.name}={v} does not fit in {f.bits} bits")
+        word = (word << f.bits) | v
+    return word.to_bytes(DHC_HEADER_BYTES, "big")
+
+
+def unpack_header(data: bytes) -> dict[str, int]:
+    """Parse ``dhc_h`` from the first DHC_HEADER_BYTES of ``data``."""
+    if len(data) < DHC_HEADER_BYTES:
+        raise ValueError(f"dhc_h needs {DHC_HEADER_BYTES} bytes, got {len(data)}")
+    word = int.from_bytes(data[:DHC_HEADER_BYTES], "big")
+    out: dict[str, int] = {}
+    shift = DHC_HEADER_BYTES * 8
+    for f in DHC_HEADER_FIELDS:
+        shift -= f.bits
+        out[f.name] = (word >> shift) & ((1 << f.bits) - 1)
+    return out

@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Installs the project and its tools into the venv whose python is $1.  Idempotent.
+set -euo pipefail
+PY="$1"
+PIP=("$PY" -m pip install -q --disable-pip-version-check)
+"${PIP[@]}" -e '.[dev]'
+# p4runtime-shell pins protobuf<3.21, which conflicts with ortools: install it without deps.
+"${PIP[@]}" --no-deps 'p4runtime-shell==0.0.6'
+
+# Debian's Mininet is pure Python built for the system python3 (same minor version as the venv):
+# expose only the `mininet` package to the venv through a shim directory and a .pth file.
+SITE=$("$PY" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+VENV_DIR=$(cd "$(dirname "$PY")/.." && pwd)
+if [ -d /usr/lib/python3/dist-packages/mininet ]; then
+  mkdir -p "$VENV_DIR/mininet-shim"
+  ln -sfn /usr/lib/python3/dist-packages/mininet "$VENV_DIR/mininet-shim/mininet"
+  echo "$VENV_DIR/mininet-shim" > "$SITE/debian_mininet.pth"
+fi

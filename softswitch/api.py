@@ -1,0 +1,139 @@
+"""The in-process runtime API of the software target: data types and the contract.
+
+Everything above the core (the STF runner, the P4Runtime server, packet tests
+of ``p4src/``) talks to a loaded program only through ``Switch`` as described by
+``SwitchAPI`` here.  Names are P4Info names: tables and actions fully qualified
+as p4c writes them (``MyIngress.ipv4_lpm``, ``MyIngress.set_nhop``, ``NoAction``),
+match fields by their key name (``hdr.ipv4.dstAddr`` or the ``@name`` given),
+action parameters by parameter name.  Values are non-negative Python ints that
+fit the declared width; a value that does not fit raises ``ValueError``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Protocol, Union
+
+
+class P4CompileError(Exception):
+    """The program was rejected.  ``str(err)`` is ``file:line:col: reason``."""
+
+    def __init__(self, reason: str, file: str = "<unknown>", line: int = 0, col: int = 0):
+        self.reason, self.file, self.line, self.col = reason, file, line, col
+        super().__init__(f"{file}:{line}:{col}: {reason}")
+
+
+class RuntimeAPIError(Exception):
+    """A runtime request was refused (unknown name, bad width, duplicate entry...)."""
+
+
+class EntryExistsError(RuntimeAPIError):
+    """Insert of an entry whose match key (and priority) is already present."""
+
+
+class EntryNotFoundError(RuntimeAPIError):
+    """Modify or delete of an entry that is not present."""
+
+
+@dataclass(frozen=True)
+class Exact:
+    value: int
+
+
+@dataclass(frozen=True)
+class Lpm:
+    value: int
+    prefix_len: int
+
+
+@dataclass(frozen=True)
+class Ternary:
+    value: int
+    mask: int
+
+
+@dataclass(frozen=True)
+class Range:
+    low: int
+    high: int
+
+
+@dataclass(frozen=True)
+class Optional:
+    """``optional`` match kind: ``value=None`` is the wildcard."""
+
+    value: int | None
+
+
+MatchValue = Union[Exact, Lpm, Ternary, Range, Optional]
+
+
+@dataclass
+class TableEntry:
+    """One entry as stored by a table (what reads return).
+
+    ``match`` omits fields that are wildcards (ternary mask 0, lpm prefix 0,
+    optional None, full range), as P4Runtime does.  ``priority`` is None for
+    tables whose keys are exact/lpm only.  Higher priority wins (P4Runtime).
+    """
+
+    table: str
+    match: dict[str, MatchValue]
+    action: str
+    params: dict[str, int] = field(default_factory=dict)
+    priority: int | None = None
+    is_default: bool = False
+    is_const: bool = False
+    counter: tuple[int, int] | None = None  # (packets, bytes) of the table's direct counter
+
+
+@dataclass(frozen=True)
+class Replica:
+    port: int
+    rid: int  # egress_rid seen by the egress pipeline ("instance" in P4Runtime)
+
+
+class SwitchAPI(Protocol):
+    """What ``softswitch.Switch`` provides.  Not thread-safe: callers serialise."""
+
+    p4info: object      # p4.config.v1.p4info_pb2.P4Info
+    cpu_port: int | None
+
+    # packets
+    def process(self, port: int, data: bytes) -> list[tuple[int, bytes]]:
+        """Run one frame through the pipeline; return (egress port, frame) in emission order."""
+
+    # tables
+    def table_add(self, table: str, action: str, match: dict[str, MatchValue],
+                  params: dict[str, int] | None = None, priority: int | None = None) -> None: ...
+    def table_modify(self, table: str, action: str, match: dict[str, MatchValue],
+                     params: dict[str, int] | None = None, priority: int | None = None) -> None: ...
+    def table_delete(self, table: str, match: dict[str, MatchValue],
+                     priority: int | None = None) -> None: ...
+    def table_set_default(self, table: str, action: str,
+                          params: dict[str, int] | None = None) -> None: ...
+    def table_reset_default(self, table: str) -> None: ...
+    def table_entries(self, table: str) -> list[TableEntry]:
+        """Non-default, non-const entries, in insertion order."""
+    def table_default(self, table: str) -> TableEntry: ...
+    def table_clear(self, table: str) -> None: ...
+
+    # packet replication engine
+    def mc_group_set(self, group_id: int, replicas: list[Replica]) -> None: ...
+    def mc_group_delete(self, group_id: int) -> None: ...
+    def mc_groups(self) -> dict[int, list[Replica]]: ...
+    def clone_session_set(self, session_id: int, replicas: list[Replica],
+                          packet_length_bytes: int = 0, class_of_service: int = 0) -> None: ...
+    def clone_session_delete(self, session_id: int) -> None: ...
+    def clone_sessions(self) -> dict[int, list[Replica]]: ...
+
+    # stateful externs
+    def register_read(self, name: str, index: int) -> int: ...
+    def register_write(self, name: str, index: int, value: int) -> None: ...
+    def counter_read(self, name: str, index: int) -> tuple[int, int]:
+        """(packets, bytes) of an indirect counter cell."""
+    def counter_write(self, name: str, index: int, packets: int, bytes_: int) -> None: ...
+    def direct_counter_read(self, table: str, match: dict[str, MatchValue],
+                            priority: int | None = None) -> tuple[int, int]: ...
+    def digests(self) -> list[tuple[str, tuple[int, ...]]]:
+        """Drain queued digests: (P4Info name of the digest struct type, field values)."""
