@@ -1,0 +1,110 @@
+/*
+ * DHC data plane: compile-time constants.
+ *
+ * Everything a build may want to change is a preprocessor macro guarded by
+ * #ifndef, so `p4c -DDHC_LANES=4 -DDHC_POOL_SIZE=64 ...` overrides it.
+ * Wire constants mirror dhc/wire.py (the host-side source of truth).
+ */
+#ifndef _DHC_DEFINE_P4_
+#define _DHC_DEFINE_P4_
+
+/* ---- compile-time knobs ------------------------------------------------ */
+
+/* Lanes (32-bit words) per packet: 1, 2, 4, 8, 16 or 32. */
+#ifndef DHC_LANES
+#define DHC_LANES 32
+#endif
+
+/* Register cells per lane register = (slot, shadow set) pairs of all jobs.
+ * A job with a window of W slots owns 2*W consecutive cells starting at an
+ * even base.  Must be even. */
+#ifndef DHC_POOL_SIZE
+#define DHC_POOL_SIZE 4096
+#endif
+
+/* Per-job counter cells (job_table's stats_idx must be below this). */
+#ifndef DHC_MAX_JOBS
+#define DHC_MAX_JOBS 256
+#endif
+
+/* Bitmap registers hold one cell per slot (both sets share an index). */
+#define DHC_POOL_SLOTS (DHC_POOL_SIZE / 2)
+
+/* ---- lane unrolling ------------------------------------------------------
+ * DHC_FOR_EACH_LANE(X) expands to X(0) X(1) ... X(DHC_LANES-1).  P4 has no
+ * loops in controls, and Tofino wants every lane as its own field and its own
+ * register, so lanes are unrolled by the preprocessor. */
+#define DHC_LANES_1(X) X(0)
+#define DHC_LANES_2(X) DHC_LANES_1(X) X(1)
+#define DHC_LANES_4(X) DHC_LANES_2(X) X(2) X(3)
+#define DHC_LANES_8(X) DHC_LANES_4(X) X(4) X(5) X(6) X(7)
+#define DHC_LANES_16(X) DHC_LANES_8(X) X(8) X(9) X(10) X(11) X(12) X(13) X(14) X(15)
+#define DHC_LANES_32(X) DHC_LANES_16(X) X(16) X(17) X(18) X(19) X(20) X(21) X(22) X(23) \
+    X(24) X(25) X(26) X(27) X(28) X(29) X(30) X(31)
+
+#if DHC_LANES == 1
+#define DHC_FOR_EACH_LANE(X) DHC_LANES_1(X)
+#elif DHC_LANES == 2
+#define DHC_FOR_EACH_LANE(X) DHC_LANES_2(X)
+#elif DHC_LANES == 4
+#define DHC_FOR_EACH_LANE(X) DHC_LANES_4(X)
+#elif DHC_LANES == 8
+#define DHC_FOR_EACH_LANE(X) DHC_LANES_8(X)
+#elif DHC_LANES == 16
+#define DHC_FOR_EACH_LANE(X) DHC_LANES_16(X)
+#elif DHC_LANES == 32
+#define DHC_FOR_EACH_LANE(X) DHC_LANES_32(X)
+#else
+#error "DHC_LANES must be 1, 2, 4, 8, 16 or 32"
+#endif
+
+#if (DHC_POOL_SIZE % 2) != 0
+#error "DHC_POOL_SIZE must be even (two shadow sets per slot)"
+#endif
+
+/* ---- wire constants (dhc/wire.py) --------------------------------------- */
+
+const bit<16> ETHERTYPE_IPV4 = 0x0800;
+const bit<16> ETHERTYPE_ARP = 0x0806;
+const bit<8> IP_PROTO_UDP = 17;
+const bit<16> ARP_HTYPE_ETHERNET = 1;
+const bit<16> ARP_OPER_REQUEST = 1;
+const bit<16> ARP_OPER_REPLY = 2;
+
+const bit<16> DHC_UDP_PORT = 0x4448;        /* wire.DHC_UDP_PORT */
+const bit<4> DHC_VERSION = 1;               /* wire.DHC_VERSION */
+const bit<4> DHC_TYPE_DATA = 1;             /* wire.PacketType.DATA */
+const bit<4> DHC_TYPE_RESULT = 2;           /* wire.PacketType.RESULT */
+const bit<8> DHC_NUM_LANES = DHC_LANES;     /* dhc_h.num_lanes must equal this */
+const bit<8> DHC_OP_SUM = 0;                /* wire.Op.SUM */
+const bit<8> DHC_OP_OR = 1;                 /* wire.Op.OR */
+const bit<8> DHC_TTL = 64;                  /* TTL of packets the switch originates */
+
+/* ---- drop reasons: indexes of drop_counter (see p4src/README.md) -------- */
+
+const bit<8> DROP_NONE = 0;                 /* never counted */
+const bit<8> DROP_MALFORMED = 1;            /* parser error, bad version/type/lanes, slot >= window, IP options */
+const bit<8> DROP_UNAUTHORISED = 2;         /* child_table miss; RESULT not from the parent */
+const bit<8> DROP_NO_JOB = 3;               /* job_table miss */
+const bit<8> DROP_NO_LEVEL = 4;             /* level_table miss or op not SUM/OR */
+const bit<8> DROP_DUP_PENDING = 5;          /* duplicate for a slot that is not complete */
+const bit<8> DROP_NO_ROUTE = 6;             /* ipv4_lpm miss */
+const bit<8> DROP_TTL = 7;                  /* transit IPv4 with TTL <= 1 */
+const bit<8> DROP_ARP = 8;                  /* ARP that is not a request for an address in arp_table */
+const bit<8> DROP_LOCAL_NOT_DHC = 9;        /* IPv4 to a local address that is not a DHC packet */
+const bit<8> DROP_UNSUPPORTED = 10;         /* neither ARP nor IPv4 */
+const bit<8> DROP_NO_REWRITE = 11;          /* egress: multicast replica without result_rewrite entry */
+#define DHC_DROP_REASONS 16
+
+/* ---- completion outcomes: key of the per-job counters table -------------- */
+
+const bit<8> OUTCOME_NONE = 0;
+const bit<8> OUTCOME_CONSUMED = 1;          /* new contribution, slot not complete: absorbed */
+const bit<8> OUTCOME_COMPLETE_ROOT = 2;     /* new contribution completed the slot at the root: multicast RESULT */
+const bit<8> OUTCOME_COMPLETE_UP = 3;       /* new contribution completed the slot at a non-root: partial up */
+const bit<8> OUTCOME_DUP_ANSWER = 4;        /* duplicate of a complete slot at the root: unicast RESULT back */
+const bit<8> OUTCOME_DUP_UP = 5;            /* duplicate of a complete slot at a non-root: partial up again */
+const bit<8> OUTCOME_DUP_PENDING = 6;       /* duplicate of an incomplete slot: dropped */
+const bit<8> OUTCOME_RESULT_DOWN = 7;       /* RESULT from the parent: multicast to the children */
+
+#endif /* _DHC_DEFINE_P4_ */
