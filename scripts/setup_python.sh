@@ -7,6 +7,10 @@ PIP=("$PY" -m pip install -q --disable-pip-version-check)
 # p4runtime-shell pins protobuf<3.21, which conflicts with ortools: install it without deps.
 "${PIP[@]}" --no-deps 'p4runtime-shell==0.0.6'
 
+# The p4runtime wheel's generated modules fail under protobuf >= 4: regenerate them in place from
+# the descriptors the wheel embeds (idempotent; rerun after any reinstall of p4runtime).
+"$PY" -m softswitch.gen_stubs
+
 # Debian's Mininet is pure Python built for the system python3 (same minor version as the venv):
 # expose only the `mininet` package to the venv through a shim directory and a .pth file.
 SITE=$("$PY" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')

@@ -1,0 +1,14 @@
+"""P4Runtime server of the softswitch: a gRPC front for one ``Device``."""
+
+try:
+    from p4.v1 import p4runtime_pb2 as _p4runtime_pb2  # noqa: F401 - import check only
+except TypeError as _err:  # protobuf >= 4 refusing the p4runtime wheel's old generated code
+    raise ImportError("the p4runtime stubs do not import under this protobuf; regenerate them once with "
+                      "'python -m softswitch.gen_stubs'") from _err
+
+from softswitch.server.device import Device, Pipeline, compile_pipeline, pipeline_config  # noqa: E402
+from softswitch.server.p4info_index import P4RuntimeError  # noqa: E402
+from softswitch.server.service import P4RuntimeService, serve  # noqa: E402
+
+__all__ = ["Device", "P4RuntimeError", "P4RuntimeService", "Pipeline", "compile_pipeline", "pipeline_config",
+           "serve"]

@@ -1,0 +1,213 @@
+"""One switch device: the loaded pipeline, its lock, and the CPU-port packet plumbing.
+
+The Switch is not thread-safe, and two threads touch it (the port receive loop
+and gRPC workers), so every call goes through ``Device.lock``.  Frames the
+pipeline sends to the CPU port become PacketIn messages; PacketOut messages are
+injected as frames arriving on the CPU port.
+
+Device config format (``ForwardingPipelineConfig.p4_device_config``): the
+preprocessed, self-contained P4_16 source text of the program, UTF-8 encoded,
+as produced by ``softswitch.frontend.preprocess(path, defines, include_dirs)``.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import grpc
+from p4.config.v1 import p4info_pb2
+from p4.v1 import p4runtime_pb2
+
+from softswitch.api import P4CompileError, Replica
+from softswitch.server.p4info_index import (
+    P4InfoIndex,
+    P4RuntimeError,
+    check_compatible,
+    decode_bytes,
+    encode_bytes,
+)
+
+log = logging.getLogger("softswitch.device")
+
+
+@dataclass
+class Pipeline:
+    """A compiled program plus what the controller gave us for it."""
+
+    switch: object  # softswitch.Switch
+    index: P4InfoIndex
+    p4info: p4info_pb2.P4Info  # as given by the controller (returned by Get)
+    device_config: bytes
+    cookie: int = 0
+    clone_params: dict[int, tuple[int, int]] | None = None  # session -> (packet_length_bytes, cos)
+
+    def __post_init__(self) -> None:
+        if self.clone_params is None:
+            self.clone_params = {}
+
+
+def pipeline_config(path: str, defines: dict[str, str] | None = None, include_dirs: Sequence[str] = (),
+                    cpu_port: int | None = None) -> p4runtime_pb2.ForwardingPipelineConfig:
+    """What a controller sends a softswitch for the P4 program at ``path``: P4Info + source blob."""
+    from softswitch import Switch
+    from softswitch.frontend import preprocess
+
+    text = preprocess(path, defines or {}, include_dirs)
+    switch = Switch.from_source(text, filename=path, cpu_port=cpu_port)
+    return p4runtime_pb2.ForwardingPipelineConfig(p4info=switch.p4info, p4_device_config=text.encode("utf-8"))
+
+
+def compile_pipeline(config: p4runtime_pb2.ForwardingPipelineConfig, cpu_port: int | None) -> Pipeline:
+    """Build (but do not install) a pipeline from a ForwardingPipelineConfig."""
+    from softswitch import Switch
+
+    if not config.p4_device_config:
+        raise P4RuntimeError(grpc.StatusCode.INVALID_ARGUMENT,
+                             "p4_device_config is empty: expected the preprocessed P4_16 source (UTF-8)")
+    try:
+        text = config.p4_device_config.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise P4RuntimeError(grpc.StatusCode.INVALID_ARGUMENT,
+                             f"p4_device_config is not UTF-8 P4 source text ({err}); "
+                             "a BMv2 JSON or binary config is not accepted by this target") from None
+    try:
+        switch = Switch.from_source(text, cpu_port=cpu_port)
+    except P4CompileError as err:
+        raise P4RuntimeError(grpc.StatusCode.INVALID_ARGUMENT, f"p4_device_config does not compile: {err}") from None
+    p4info = config.p4info if config.HasField("p4info") else switch.p4info
+    if config.HasField("p4info"):
+        check_compatible(config.p4info, switch.p4info)
+    return Pipeline(switch=switch, index=P4InfoIndex.build(switch.p4info), p4info=p4info,
+                    device_config=bytes(config.p4_device_config), cookie=config.cookie.cookie)
+
+
+class Device:
+    """The device a P4Runtime server exposes: pipeline swap, packet in/out, frame dispatch."""
+
+    def __init__(self, device_id: int = 0, cpu_port: int | None = None):
+        self.device_id = device_id
+        self.cpu_port = cpu_port
+        self.lock = threading.RLock()
+        self.pipeline: Pipeline | None = None
+        self.saved: Pipeline | None = None
+        #: where non-CPU frames go: (egress port, frame); set by the port layer
+        self.emit: Callable[[int, bytes], None] = self._drop
+        #: where PacketIn messages go; set by the P4Runtime service
+        self.packet_in: Callable[[p4runtime_pb2.PacketIn], None] = lambda msg: None
+
+    @staticmethod
+    def _drop(port: int, frame: bytes) -> None:
+        log.debug("no interface for egress port %d, frame of %d bytes dropped", port, len(frame))
+
+    # ------------------------------------------------------------ pipeline
+
+    def install_program(self, switch, device_config: bytes) -> None:
+        """Install a program loaded outside P4Runtime (the CLI's PROGRAM.p4)."""
+        with self.lock:
+            self.pipeline = Pipeline(switch=switch, index=P4InfoIndex.build(switch.p4info),
+                                     p4info=switch.p4info, device_config=device_config)
+
+    def commit(self, new: Pipeline, reconcile: bool = False) -> None:
+        with self.lock:
+            if reconcile and self.pipeline is not None:
+                _carry_state(self.pipeline, new)
+            self.pipeline = new
+            self.saved = None
+
+    def require_pipeline(self) -> Pipeline:
+        p = self.pipeline
+        if p is None:
+            raise P4RuntimeError(grpc.StatusCode.FAILED_PRECONDITION,
+                                 "no forwarding pipeline config set (SetForwardingPipelineConfig first)")
+        return p
+
+    # ------------------------------------------------------------ packets
+
+    def receive(self, port: int, frame: bytes) -> None:
+        """A frame arrived on ``port``: run it and dispatch what the pipeline emits."""
+        with self.lock:
+            p = self.pipeline
+            if p is None:
+                return
+            try:
+                outputs = p.switch.process(port, frame)
+            except Exception:  # noqa: BLE001 - a bad frame must not stop the switch
+                log.exception("processing a %d-byte frame from port %d failed", len(frame), port)
+                return
+            for out_port, data in outputs:
+                if self.cpu_port is not None and out_port == self.cpu_port:
+                    msg = self._to_packet_in(p, data)
+                    if msg is not None:
+                        self.packet_in(msg)
+                else:
+                    self.emit(out_port, data)
+
+    def _to_packet_in(self, p: Pipeline, frame: bytes) -> p4runtime_pb2.PacketIn | None:
+        fields = p.index.packet_metadata.get("packet_in", [])
+        msg = p4runtime_pb2.PacketIn()
+        total = sum(f.bitwidth for f in fields)
+        nbytes = (total + 7) // 8
+        if len(frame) < nbytes:
+            log.warning("frame to CPU port shorter than the packet_in header; dropped")
+            return None
+        if fields:
+            header = int.from_bytes(frame[:nbytes], "big") >> (nbytes * 8 - total)
+            shift = total
+            for f in fields:
+                shift -= f.bitwidth
+                value = (header >> shift) & ((1 << f.bitwidth) - 1)
+                msg.metadata.add(metadata_id=f.id, value=encode_bytes(value))
+        msg.payload = frame[nbytes:]
+        return msg
+
+    def packet_out(self, msg: p4runtime_pb2.PacketOut) -> None:
+        """Inject a controller packet as a frame arriving on the CPU port."""
+        if self.cpu_port is None:
+            raise P4RuntimeError(grpc.StatusCode.FAILED_PRECONDITION,
+                                 "PacketOut: the switch was started without --cpu-port")
+        p = self.require_pipeline()
+        fields = p.index.packet_metadata.get("packet_out", [])
+        by_id = {f.id: f for f in fields}
+        values: dict[int, int] = {}
+        for m in msg.metadata:
+            f = by_id.get(m.metadata_id)
+            if f is None:
+                raise P4RuntimeError(grpc.StatusCode.INVALID_ARGUMENT,
+                                     f"PacketOut: unknown packet_out metadata id {m.metadata_id}")
+            values[f.id] = decode_bytes(m.value, f.bitwidth, f"PacketOut metadata {f.name}")
+        total = sum(f.bitwidth for f in fields)
+        header = 0
+        for f in fields:
+            header = (header << f.bitwidth) | values.get(f.id, 0)
+        pad = (-total) % 8
+        prefix = (header << pad).to_bytes((total + pad) // 8, "big") if fields else b""
+        self.receive(self.cpu_port, prefix + msg.payload)
+
+
+def _carry_state(old: Pipeline, new: Pipeline) -> None:
+    """RECONCILE_AND_COMMIT: replay the old program's runtime state into the new one.
+
+    Entries of tables that keep their name (and whose actions still exist) are
+    re-inserted; PRE state is copied.  Anything that no longer fits fails the
+    request and the old pipeline stays in place.
+    """
+    src, dst = old.switch, new.switch
+    try:
+        for name in old.index.table_by_name:
+            if name not in new.index.table_by_name:
+                continue
+            for e in src.table_entries(name):
+                dst.table_add(name, e.action, e.match, e.params, e.priority)
+        for gid, reps in src.mc_groups().items():
+            dst.mc_group_set(gid, [Replica(r.port, r.rid) for r in reps])
+        for sid, reps in src.clone_sessions().items():
+            plen, cos = old.clone_params.get(sid, (0, 0))
+            dst.clone_session_set(sid, [Replica(r.port, r.rid) for r in reps], plen, cos)
+        new.clone_params.update(old.clone_params)
+    except Exception as err:  # noqa: BLE001
+        raise P4RuntimeError(grpc.StatusCode.FAILED_PRECONDITION,
+                             f"RECONCILE_AND_COMMIT: state of the old pipeline does not fit the new one: {err}"
+                             ) from None

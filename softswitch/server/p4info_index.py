@@ -1,0 +1,225 @@
+"""Id-keyed view of a P4Info, and P4Runtime byte-string codec.
+
+P4Runtime speaks in numeric ids and canonical byte strings; the Switch API speaks
+in P4Info names and Python ints.  This module is the dictionary between them, and
+the place where ids, widths and match kinds are checked (INVALID_ARGUMENT).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import grpc
+from p4.config.v1 import p4info_pb2
+
+
+class P4RuntimeError(Exception):
+    """A request refused with a gRPC canonical code and a reason (becomes a p4.v1.Error)."""
+
+    def __init__(self, code: grpc.StatusCode, message: str):
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+def invalid(message: str) -> P4RuntimeError:
+    return P4RuntimeError(grpc.StatusCode.INVALID_ARGUMENT, message)
+
+
+def decode_bytes(data: bytes, bitwidth: int, what: str) -> int:
+    """Decode a P4Runtime byte string, accepting leading zero bytes but checking the width."""
+    if not data:
+        raise invalid(f"{what}: empty byte string")
+    value = int.from_bytes(data, "big")
+    if bitwidth > 0 and value >> bitwidth:
+        raise invalid(f"{what}: value 0x{data.hex()} does not fit in {bitwidth} bits")
+    return value
+
+
+def encode_bytes(value: int, bitwidth: int = 0) -> bytes:
+    """Canonical encoding: shortest big-endian string, one zero byte for zero."""
+    if value < 0:
+        raise ValueError(f"cannot encode negative value {value}")
+    return value.to_bytes(max(1, (value.bit_length() + 7) // 8), "big")
+
+
+@dataclass(frozen=True)
+class MatchFieldInfo:
+    id: int
+    name: str
+    bitwidth: int
+    match_type: int  # p4info_pb2.MatchField.MatchType
+
+
+@dataclass(frozen=True)
+class ParamInfo:
+    id: int
+    name: str
+    bitwidth: int
+
+
+@dataclass
+class ActionInfo:
+    id: int
+    name: str
+    params: dict[int, ParamInfo] = field(default_factory=dict)
+
+    def param_by_name(self, name: str) -> ParamInfo:
+        for p in self.params.values():
+            if p.name == name:
+                return p
+        raise KeyError(name)
+
+
+@dataclass
+class TableInfo:
+    id: int
+    name: str
+    fields: dict[int, MatchFieldInfo]
+    action_ids: set[int]
+    default_only_ids: set[int]
+    table_only_ids: set[int]
+    const_default_action_id: int
+    is_const: bool
+    direct_counter_id: int | None
+    size: int
+
+    @property
+    def needs_priority(self) -> bool:
+        """P4Runtime: priority is required iff a ternary, range or optional field exists."""
+        kinds = {f.match_type for f in self.fields.values()}
+        return bool(kinds & {p4info_pb2.MatchField.TERNARY, p4info_pb2.MatchField.RANGE,
+                             p4info_pb2.MatchField.OPTIONAL})
+
+    def field_by_name(self, name: str) -> MatchFieldInfo:
+        for f in self.fields.values():
+            if f.name == name:
+                return f
+        raise KeyError(name)
+
+
+@dataclass(frozen=True)
+class CounterInfo:
+    id: int
+    name: str
+    size: int
+    unit: int
+
+
+@dataclass(frozen=True)
+class PacketMetadataField:
+    id: int
+    name: str
+    bitwidth: int
+
+
+@dataclass
+class P4InfoIndex:
+    """Lookup tables built once per pipeline from its P4Info."""
+
+    p4info: p4info_pb2.P4Info
+    tables: dict[int, TableInfo] = field(default_factory=dict)
+    actions: dict[int, ActionInfo] = field(default_factory=dict)
+    counters: dict[int, CounterInfo] = field(default_factory=dict)
+    direct_counters: dict[int, int] = field(default_factory=dict)  # direct counter id -> table id
+    registers: dict[int, str] = field(default_factory=dict)
+    meters: dict[int, str] = field(default_factory=dict)
+    packet_metadata: dict[str, list[PacketMetadataField]] = field(default_factory=dict)
+    table_by_name: dict[str, int] = field(default_factory=dict)
+    action_by_name: dict[str, int] = field(default_factory=dict)
+
+    @classmethod
+    def build(cls, p4info: p4info_pb2.P4Info) -> P4InfoIndex:
+        idx = cls(p4info=p4info)
+        for a in p4info.actions:
+            idx.actions[a.preamble.id] = ActionInfo(
+                a.preamble.id, a.preamble.name,
+                {p.id: ParamInfo(p.id, p.name, p.bitwidth) for p in a.params})
+            idx.action_by_name[a.preamble.name] = a.preamble.id
+        direct_of_table: dict[int, int] = {}
+        for dc in p4info.direct_counters:
+            idx.direct_counters[dc.preamble.id] = dc.direct_table_id
+            direct_of_table[dc.direct_table_id] = dc.preamble.id
+        for t in p4info.tables:
+            for rid in t.direct_resource_ids:  # the table's own list links it too
+                if rid in idx.direct_counters:
+                    idx.direct_counters[rid] = t.preamble.id
+                    direct_of_table[t.preamble.id] = rid
+            scopes = {ref.id: ref.scope for ref in t.action_refs}
+            idx.tables[t.preamble.id] = TableInfo(
+                id=t.preamble.id, name=t.preamble.name,
+                fields={m.id: MatchFieldInfo(m.id, m.name, m.bitwidth, m.match_type) for m in t.match_fields},
+                action_ids=set(scopes),
+                default_only_ids={i for i, s in scopes.items() if s == p4info_pb2.ActionRef.DEFAULT_ONLY},
+                table_only_ids={i for i, s in scopes.items() if s == p4info_pb2.ActionRef.TABLE_ONLY},
+                const_default_action_id=t.const_default_action_id,
+                is_const=t.is_const_table,
+                direct_counter_id=direct_of_table.get(t.preamble.id),
+                size=t.size,
+            )
+            idx.table_by_name[t.preamble.name] = t.preamble.id
+        for c in p4info.counters:
+            idx.counters[c.preamble.id] = CounterInfo(c.preamble.id, c.preamble.name, c.size, c.spec.unit)
+        for r in p4info.registers:
+            idx.registers[r.preamble.id] = r.preamble.name
+        for m in p4info.meters:
+            idx.meters[m.preamble.id] = m.preamble.name
+        for cpm in p4info.controller_packet_metadata:
+            idx.packet_metadata[cpm.preamble.name] = [
+                PacketMetadataField(m.id, m.name, m.bitwidth) for m in cpm.metadata]
+        return idx
+
+    def table(self, table_id: int) -> TableInfo:
+        try:
+            return self.tables[table_id]
+        except KeyError:
+            raise invalid(f"unknown table id {table_id}") from None
+
+    def action(self, action_id: int) -> ActionInfo:
+        try:
+            return self.actions[action_id]
+        except KeyError:
+            raise invalid(f"unknown action id {action_id}") from None
+
+    def counter(self, counter_id: int) -> CounterInfo:
+        try:
+            return self.counters[counter_id]
+        except KeyError:
+            raise invalid(f"unknown counter id {counter_id}") from None
+
+
+def check_compatible(given: p4info_pb2.P4Info, compiled: p4info_pb2.P4Info) -> None:
+    """Refuse a P4Info whose ids or names disagree with the program in the device config.
+
+    The controller speaks in the ids of the P4Info it sends; the switch resolves
+    them against its own compiled program, so the two must name the same objects.
+    """
+    mine = P4InfoIndex.build(compiled)
+    theirs = P4InfoIndex.build(given)
+    problems: list[str] = []
+    for tid, t in theirs.tables.items():
+        m = mine.tables.get(tid)
+        if m is None or m.name != t.name:
+            problems.append(f"table {t.name} (id {tid}) is not in the program")
+            continue
+        for fid, f in t.fields.items():
+            mf = m.fields.get(fid)
+            if mf is None or (mf.name, mf.bitwidth, mf.match_type) != (f.name, f.bitwidth, f.match_type):
+                problems.append(f"match field {t.name}.{f.name} (id {fid}) differs from the program")
+    for aid, a in theirs.actions.items():
+        m = mine.actions.get(aid)
+        if m is None or m.name != a.name:
+            problems.append(f"action {a.name} (id {aid}) is not in the program")
+            continue
+        for pid, p in a.params.items():
+            mp = m.params.get(pid)
+            if mp is None or (mp.name, mp.bitwidth) != (p.name, p.bitwidth):
+                problems.append(f"parameter {a.name}.{p.name} (id {pid}) differs from the program")
+    for cid, c in theirs.counters.items():
+        m = mine.counters.get(cid)
+        if m is None or m.name != c.name:
+            problems.append(f"counter {c.name} (id {cid}) is not in the program")
+    if problems:
+        shown = "; ".join(problems[:5])
+        more = f" (and {len(problems) - 5} more)" if len(problems) > 5 else ""
+        raise invalid(f"P4Info does not match the P4 program in p4_device_config: {shown}{more}")
