@@ -1,0 +1,251 @@
+"""``dhc-bench codec``: HG-Sketch encode/decode throughput vs memcpy, wire bytes vs dense /
+LHC / entropy bound, and peeling success around the threshold, all measured in one run.
+
+Throughput: for each (d, density, workers) every worker is a real HGSketchWorker and rounds are
+aggregated in process; worker 0's own encode and decode time is reported (decode includes writing
+the dense float32 result into a preallocated buffer, as memcpy writes into one).  GB/s are of
+float32 input (4*d bytes / seconds); best of --repeats.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import platform
+import time
+
+import numpy as np
+
+from dhc import HGParams, HGSketchWorker, simulate_allreduce
+from dhc.hashing import SketchHash
+from dhc.peeling import peel
+from dhc.protocol import aggregate_round
+
+LHC_FACTOR = 1.23
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--dims", default="1000000,10000000", help="comma-separated d values")
+    parser.add_argument("--densities", default="0.001,0.01,0.1", help="per-worker densities")
+    parser.add_argument("--workers", default="1,4", help="worker counts for throughput")
+    parser.add_argument("--wire-dim", type=int, default=1_000_000, help="d for the wire table")
+    parser.add_argument("--wire-workers", type=int, default=4)
+    parser.add_argument("--block-sizes", default="32,64,128,256,512",
+                        help="level-0 block sizes for the wire-bytes sweep")
+    parser.add_argument("--peel-ks", default="1000,10000,100000")
+    parser.add_argument("--peel-ratios", default="1.10,1.15,1.20,1.22,1.25,1.30,1.40")
+    parser.add_argument("--peel-trials", type=int, default=10)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--seed", type=int, default=0)
+
+
+def _ints(s: str) -> list[int]:
+    return [int(float(v)) for v in s.split(",") if v]
+
+
+def _floats(s: str) -> list[float]:
+    return [float(v) for v in s.split(",") if v]
+
+
+# --- data ------------------------------------------------------------------------------------
+
+def random_sparse(rng: np.random.Generator, n: int, d: int, density: float) -> list[np.ndarray]:
+    """Independent uniformly random supports, N(0,1) values."""
+    k = max(1, int(density * d))
+    out = []
+    for _ in range(n):
+        x = np.zeros(d, dtype=np.float32)
+        idx = rng.choice(d, size=k, replace=False)
+        x[idx] = rng.standard_normal(k).astype(np.float32)
+        out.append(x)
+    return out
+
+
+def clustered_sparse(rng: np.random.Generator, n: int, d: int, density: float, *,
+                     shared: bool, block: int = 256, hot_fill: float = 0.9,
+                     scattered: float = 0.01) -> list[np.ndarray]:
+    """Block-clustered supports (embedding rows, top-k of real layers): a ``1 - scattered``
+    share of each worker's nonzeros fills ``hot_fill`` of a set of hot blocks, the rest falls
+    anywhere.  ``shared``: all workers use the same hot blocks (correlated gradients, popular
+    rows); otherwise each worker draws its own."""
+    k = max(1, int(density * d))
+    n_blocks = d // block
+    hot_k = int(round(k * (1 - scattered)))
+    n_hot = min(n_blocks, max(1, math.ceil(hot_k / (hot_fill * block))))
+
+    def hot_elements() -> np.ndarray:
+        hot = rng.choice(n_blocks, size=n_hot, replace=False)
+        return (hot[:, None] * block + np.arange(block)[None, :]).ravel()
+
+    common = hot_elements()
+    out = []
+    for _ in range(n):
+        elems = common if shared else hot_elements()
+        x = np.zeros(d, dtype=np.float32)
+        idx = np.concatenate([rng.choice(elems, size=min(hot_k, elems.size), replace=False),
+                              rng.choice(d, size=k - hot_k, replace=False)])
+        x[idx] = rng.standard_normal(idx.size).astype(np.float32)
+        out.append(x)
+    return out
+
+
+# --- measurements ----------------------------------------------------------------------------
+
+def memcpy_gbps(d: int, repeats: int) -> float:
+    src = np.random.default_rng(1).standard_normal(d).astype(np.float32)
+    dst = np.empty_like(src)
+    np.copyto(dst, src)
+    best = min(_timed(lambda: np.copyto(dst, src)) for _ in range(max(3, repeats * 2)))
+    return 4 * d / best / 1e9
+
+
+def _timed(fn) -> float:
+    t0 = time.perf_counter()
+    fn()
+    return time.perf_counter() - t0
+
+
+def _run_workers(xs: list[np.ndarray], out: np.ndarray) -> HGSketchWorker:
+    ws = [HGSketchWorker(x, len(xs)) for x in xs]
+    segs = [w.first_round() for w in ws]
+    while not ws[0].done:
+        agg = aggregate_round(segs)
+        segs = [w.feed(agg) for w in ws]
+    ws[0].result(out=out)
+    return ws[0]
+
+
+def throughput(d: int, density: float, n: int, repeats: int, rng: np.random.Generator,
+               memcpy: float) -> dict:
+    xs = random_sparse(rng, n, d, density)
+    out = np.empty(d, dtype=np.float32)
+    best = None
+    for _ in range(repeats):
+        w = _run_workers(xs, out)
+        s = w.stats
+        if best is None or s.encode_seconds + s.decode_seconds < best.encode_seconds + best.decode_seconds:
+            best = s
+    assert best is not None
+    gb = 4 * d / 1e9
+    both = gb / (best.encode_seconds + best.decode_seconds)
+    return {"d": d, "density": density, "workers": n, "union_nnz": best.union_nnz,
+            "encode_gbps": round(gb / best.encode_seconds, 3),
+            "decode_gbps": round(gb / best.decode_seconds, 3),
+            "encode_decode_gbps": float(f"{both:.4g}"),
+            "encode_ms": round(best.encode_seconds * 1e3, 2),
+            "decode_ms": round(best.decode_seconds * 1e3, 2),
+            "peeling_iterations": best.peeling_iterations,
+            "ratio_to_memcpy": float(f"{both / memcpy:.4g}")}
+
+
+def lhc_bytes(d: int, union: int) -> float:
+    """LHC layout: a d-bit bitmap plus 1.23 x union buckets of 4 bytes."""
+    return d / 8 + LHC_FACTOR * union * 4
+
+
+def entropy_bytes(d: int, union: int) -> float:
+    """log2 C(d, k) bits for the support plus 1.23 x k x 4 bytes of values."""
+    log2_binom = (math.lgamma(d + 1) - math.lgamma(union + 1) - math.lgamma(d - union + 1)) / math.log(2)
+    return log2_binom / 8 + LHC_FACTOR * union * 4
+
+
+def wire_row(kind: str, xs: list[np.ndarray], density: float,
+             block_sizes: list[int] | None = None) -> dict:
+    res = simulate_allreduce(xs)
+    d = xs[0].size
+    hg = res.wire_bytes
+    lhc = lhc_bytes(d, res.union_nnz)
+    ent = entropy_bytes(d, res.union_nnz)
+    dense = simulate_allreduce(xs, codec="dense").wire_bytes
+    per_worker = int(np.mean([np.count_nonzero(x) for x in xs]))
+    return {"sparsity": kind, "d": d, "density": density, "workers": len(xs),
+            "nnz_per_worker": per_worker, "union_nnz": res.union_nnz,
+            "union_density": round(res.union_nnz / d, 5), "hg_bytes": hg,
+            "hg_bytes_by_level": _levels(res), "rounds": len(res.rounds),
+            "stuck_size": res.stuck_size,
+            "dense_float32_bytes": 4 * d, "dense_codec_bytes": dense,
+            "lhc_bytes": round(lhc), "entropy_bound_bytes": round(ent),
+            "hg_over_dense": round(hg / (4 * d), 4), "hg_over_lhc": round(hg / lhc, 4),
+            "lhc_over_hg": round(lhc / hg, 3), "hg_over_entropy": round(hg / ent, 4),
+            "hg_over_lhc_by_block_size": {
+                str(b): round(simulate_allreduce(xs, block_size=b).wire_bytes / lhc, 4)
+                for b in (block_sizes or [])}}
+
+
+def _levels(res) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for r in res.rounds:
+        for name, lanes in r.levels.items():
+            out[name] = out.get(name, 0) + 4 * lanes
+    return out
+
+
+def peeling_curve(ks: list[int], ratios: list[float], trials: int, seed: int) -> list[dict]:
+    """P(peeling completes) and mean stuck fraction vs m/k, with the codec's own hashes."""
+    rows = []
+    params = HGParams()
+    for k in ks:
+        t = trials if k <= 10_000 else max(2, trials // 3)
+        for ratio in ratios + ["default"]:
+            m = params.sketch_buckets(k) if ratio == "default" else 3 * max(1, round(ratio * k / 3))
+            ok, stuck = 0, 0.0
+            for trial in range(t):
+                h = SketchHash(seed * 7919 + trial, 3, m // 3)
+                cand = np.sort(np.random.default_rng(trial).choice(10 * k, size=k, replace=False))
+                keys = h.keys(cand)
+                parts = [h.row(keys, j) for j in range(3)]
+                buckets = np.stack([b for b, _ in parts], axis=1)
+                signs = np.stack([s for _, s in parts], axis=1)
+                res = peel(buckets, signs, np.zeros(m, dtype=np.uint32))
+                ok += res.stuck.size == 0
+                stuck += res.stuck.size / k
+            rows.append({"k": k, "m_over_k": round(m / k, 4), "setting": str(ratio), "trials": t,
+                         "success_rate": round(ok / t, 3), "mean_stuck_fraction": round(stuck / t, 4)})
+    return rows
+
+
+def run(args: argparse.Namespace) -> dict:
+    load_before = os.getloadavg()[0]
+    rng = np.random.default_rng(args.seed)
+    dims = _ints(args.dims)
+    densities = _floats(args.densities)
+    memcpy = {d: memcpy_gbps(d, args.repeats) for d in dims}
+    tput = [throughput(d, p, n, args.repeats, rng, memcpy[d])
+            for d in dims for p in densities for n in _ints(args.workers)]
+    wire = []
+    for p in densities:
+        sizes = _ints(args.block_sizes)
+        wire.append(wire_row("random", random_sparse(rng, args.wire_workers, args.wire_dim, p), p,
+                             sizes))
+        for shared in (True, False):
+            xs = clustered_sparse(rng, args.wire_workers, args.wire_dim, p, shared=shared)
+            wire.append(wire_row("block_clustered_" + ("shared" if shared else "independent"),
+                                 xs, p, sizes))
+    peeling = peeling_curve(_ints(args.peel_ks), _floats(args.peel_ratios), args.peel_trials,
+                            args.seed)
+    goal_tput = [r for r in tput if r["d"] == 10_000_000 and r["density"] == 0.01]
+    goals = {
+        "encode_decode_ge_25pct_memcpy_at_10M_1pct": {
+            str(r["workers"]) + "_workers": {"ratio": r["ratio_to_memcpy"],
+                                             "met": r["ratio_to_memcpy"] >= 0.25}
+            for r in goal_tput},
+        "wire_le_1.05x_lhc_random": {str(r["density"]): {"hg_over_lhc": r["hg_over_lhc"],
+                                                          "met": r["hg_over_lhc"] <= 1.05}
+                                     for r in wire if r["sparsity"] == "random"},
+        "wire_ge_3x_smaller_than_lhc_clustered": {
+            f'{r["sparsity"]}@{r["density"]}': {"lhc_over_hg": r["lhc_over_hg"],
+                                                "union_density": r["union_density"],
+                                                "met": r["lhc_over_hg"] >= 3}
+            for r in wire if r["sparsity"].startswith("block_clustered")},
+    }
+    return {"benchmark": "codec", "machine": {"python": platform.python_version(),
+                                               "numpy": np.__version__,
+                                               "cpu": platform.processor() or platform.machine(),
+                                               "cores": os.cpu_count(),
+                                               "loadavg_1m_before_after": [
+                                                   round(load_before, 2),
+                                                   round(os.getloadavg()[0], 2)]},
+            "params": {k: v for k, v in vars(args).items() if k not in ("json", "out", "name")},
+            "memcpy_gbps": {str(d): round(v, 3) for d, v in memcpy.items()},
+            "throughput": tput, "wire": wire, "peeling": peeling, "goals": goals}

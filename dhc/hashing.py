@@ -1,0 +1,80 @@
+"""Seedable, vectorised hashes shared by every worker (same seed -> same functions).
+
+Keys are first mixed with the splitmix64 finaliser (so clustered indices do not yield
+structured bucket patterns), then each row uses multiply-shift on uint64: ``h = a*key + b``
+(wrapping), bucket = ``((h >> 32) * rows_len) >> 32`` (range reduction without modulo), sign from
+bit 31.  All arithmetic is uint64 with wraparound, identical on every platform numpy supports.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+_M1 = np.uint64(0xBF58476D1CE4E5B9)
+_M2 = np.uint64(0x94D049BB133111EB)
+_S30, _S27, _S31, _S32 = np.uint64(30), np.uint64(27), np.uint64(31), np.uint64(32)
+_ONE = np.uint64(1)
+
+
+def mix64(idx: np.ndarray, salt: int) -> np.ndarray:
+    """splitmix64 finaliser of ``idx ^ salt`` (uint64 in, uint64 out)."""
+    with np.errstate(over="ignore"):
+        z = idx.astype(np.uint64) ^ np.uint64(salt)
+        z ^= z >> _S30
+        z *= _M1
+        z ^= z >> _S27
+        z *= _M2
+        z ^= z >> _S31
+    return z
+
+
+@dataclass(frozen=True)
+class SketchHash:
+    """Hash functions of an r-row partitioned sketch with ``row_len`` buckets per row."""
+
+    seed: int
+    rows: int
+    row_len: int
+    checks: int = 6   # hashed checksum weights (windows of the mixed key)
+    _a: np.ndarray = field(init=False, repr=False, compare=False)
+    _b: np.ndarray = field(init=False, repr=False, compare=False)
+    _salt: int = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        rng = np.random.Generator(np.random.PCG64(self.seed))
+        if not 0 <= self.checks <= 6:
+            raise ValueError(f"checks must be in 0..6 (32-bit windows of a 64-bit key), got {self.checks}")
+        n = self.rows
+        words = rng.integers(0, 2**64, size=2 * n + 1, dtype=np.uint64, endpoint=False)
+        object.__setattr__(self, "_a", words[:n] | _ONE)  # odd multipliers
+        object.__setattr__(self, "_b", words[n: 2 * n])
+        object.__setattr__(self, "_salt", int(words[-1]))
+
+    @property
+    def m(self) -> int:
+        """Total buckets (rows * row_len)."""
+        return self.rows * self.row_len
+
+    def keys(self, idx: np.ndarray) -> np.ndarray:
+        """Mixed keys of element indices; pass them to rows()/weights() to hash once."""
+        return mix64(idx, self._salt)
+
+    def row(self, keys: np.ndarray, j: int) -> tuple[np.ndarray, np.ndarray]:
+        """(global bucket index int64, sign +-1 int64) of every key in row j."""
+        with np.errstate(over="ignore"):
+            h = keys * self._a[j] + self._b[j]
+        bucket = (((h >> _S32) * np.uint64(self.row_len)) >> _S32).astype(np.int64)
+        bucket += j * self.row_len
+        sign = 1 - 2 * ((h >> _S31) & _ONE).astype(np.int64)
+        return bucket, sign
+
+    def weights(self, keys: np.ndarray, j: int) -> np.ndarray:
+        """Pseudo-random weights of hashed checksum lane j: the mixed key shifted by 5*j bits.
+        A sum mod 2**32 only sees a weight's low 32 bits, and the low bits (parity included) of
+        the windows are distinct bits of the splitmix64 output, so they behave independently
+        (the low bits of ``a*key + b`` would not: all parities would be equal)."""
+        if not 0 <= j < self.checks:
+            raise IndexError(f"check weight {j} outside 0..{self.checks - 1}")
+        return keys >> np.uint64(5 * j) if j else keys

@@ -1,0 +1,348 @@
+"""HG-Sketch worker: the per-worker state machine of the lossless sparse codec.
+
+Rounds (segment lengths depend only on params, d and earlier aggregates):
+
+A  SCALE[2 + EXP_LANES] (OR: fingerprint + one-hot max exponent), BLOCK_INDEX[ceil(nb/32)] (OR)
+B  ELEMENT_INDEX[active_blocks * block/32] (OR)
+C  VALUE_SKETCH[m] (SUM: r partitioned rows, m sized from the exact union k of round B),
+   VALUE_SKETCH[8] (SUM: check lanes sum q, sum i*q and six sums w_j(i)*q, all mod 2**32)
+D  STUCK[|S|] (SUM: quantized values at the candidates peeling could not recover) - only if
+   peeling stalls; every worker computes the same S from the same aggregates.
+
+The sketch is sized from the aggregated element index, which is why the element index gets its
+own round (DESIGN.md merges it with the sketch; that would force m from the block-level bound).
+Decoding ends with a consistency check: the residual sketch must be zero and the check lanes
+must match the decoded sums; otherwise DecodeError.  Bucket sums may wrap mod 2**32: the
+sketch is linear mod 2**32, so a pure bucket still yields the exact element sum, which fits int32
+by the scale's overflow bound.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+
+from . import quantize as qz
+from .errors import DecodeError, InputError, ProtocolError
+from .hashing import SketchHash
+from .index import LocalIndex, candidates, lanes_to_bits
+from .peeling import PeelResult, peel, residual_is_zero, subtract_known
+from .protocol import Segment, check_aggregated
+from .wire import Level
+
+#: hashed-weight check lanes; with the two plain ones (sum q, sum i*q) CHECK_LANES in total.
+#: An error whose entries are all multiples of 2**t passes one random-weight sum mod 2**32 with
+#: probability 2**-(32-t); six weights keep even t = 31 (a parity) at 2**-6.
+HASHED_CHECKS = 6
+CHECK_LANES = 2 + HASHED_CHECKS
+# float64 bincount is exact while every partial sum stays below 2**53: |q| < 2**31 per element,
+# so up to 2**22 elements per worker can be summed in one pass; beyond that, split q in halves.
+_EXACT_BINCOUNT = 1 << 22
+
+
+@dataclass(frozen=True)
+class HGParams:
+    """Codec parameters; every worker of a job must use the same (checked in round A)."""
+
+    block_size: int = 32           # elements per level-0 bit; power of two, 32..65536 (see docs)
+    rows: int = 3                  # partitioned hash rows of the value sketch
+    m_factor: float = 1.25         # buckets per union element (peeling threshold ~1.222 for r=3)
+    m_extra: int = 24              # additive slack for small k
+    seed: int = 0x5EED             # hash seed
+    buckets: int | None = None     # force m (tests: below the peeling threshold; benchmarks)
+
+    def __post_init__(self) -> None:
+        b = self.block_size
+        if not isinstance(b, int) or b < 32 or b > 65536 or b & (b - 1):
+            raise InputError(f"block_size must be a power of two in 32..65536, got {b!r}")
+        if not isinstance(self.rows, int) or not 2 <= self.rows <= 8:
+            raise InputError(f"rows must be an int in 2..8, got {self.rows!r}")
+        if not self.m_factor > 0:
+            raise InputError(f"m_factor must be > 0, got {self.m_factor!r}")
+        if not isinstance(self.m_extra, int) or self.m_extra < 0:
+            raise InputError(f"m_extra must be an int >= 0, got {self.m_extra!r}")
+        if self.buckets is not None and (not isinstance(self.buckets, int) or self.buckets < 1):
+            raise InputError(f"buckets must be a positive int or None, got {self.buckets!r}")
+
+    def sketch_buckets(self, k: int) -> int:
+        """m for a union of k elements, rounded up to a multiple of rows."""
+        want = self.buckets if self.buckets is not None else self.m_factor * k + self.m_extra
+        return self.rows * max(1, -(-int(np.ceil(want)) // self.rows))
+
+
+@dataclass
+class WorkerStats:
+    """What one worker observed: sizes, peeling effort, time spent encoding and decoding."""
+
+    union_nnz: int = 0
+    active_blocks: int = 0
+    sketch_buckets: int = 0
+    peeling_iterations: int = 0
+    stuck_size: int = 0
+    encode_seconds: float = 0.0
+    decode_seconds: float = 0.0
+    lanes_per_round: list[int] = field(default_factory=list)
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def check_lanes(idx: np.ndarray, q: np.ndarray, hasher: SketchHash,
+                keys: np.ndarray) -> np.ndarray:
+    """[sum q, sum idx*q, sum w_j(idx)*q for each hashed weight j] mod 2**32 (uint64
+    wraparound, exact)."""
+    qu = q.astype(np.int64, copy=False).view(np.uint64)
+    with np.errstate(over="ignore"):
+        c = [qu.sum(dtype=np.uint64), (idx.astype(np.uint64) * qu).sum(dtype=np.uint64)]
+        c += [(hasher.weights(keys, j) * qu).sum(dtype=np.uint64) for j in range(hasher.checks)]
+    return np.array([int(v) & 0xFFFFFFFF for v in c], dtype=np.uint32)
+
+
+def _bucket_sums(bucket: np.ndarray, weighted: np.ndarray, m: int) -> np.ndarray:
+    """Exact int64 per-bucket sums of int64 ``weighted`` via float64 bincount."""
+    if weighted.size < _EXACT_BINCOUNT:
+        return np.rint(np.bincount(bucket, weights=weighted.astype(np.float64),
+                                   minlength=m)).astype(np.int64)
+    lo = weighted & 0xFFFF
+    hi = weighted >> 16
+    return (_bucket_sums_small(bucket, hi, m) << 16) + _bucket_sums_small(bucket, lo, m)
+
+
+def _bucket_sums_small(bucket: np.ndarray, w: np.ndarray, m: int) -> np.ndarray:
+    return np.rint(np.bincount(bucket, weights=w.astype(np.float64), minlength=m)).astype(np.int64)
+
+
+class HGSketchWorker:
+    """One worker's side of an HG-Sketch allreduce (see module docstring for the rounds)."""
+
+    codec = "hg"
+
+    def __init__(self, x: object, n_workers: int, params: HGParams | None = None,
+                 **overrides: object) -> None:
+        if params is None:
+            unknown = set(overrides) - set(HGParams.__dataclass_fields__)
+            if unknown:
+                raise InputError(f"unknown HG-Sketch parameter(s) {sorted(unknown)}; "
+                                 f"valid: {sorted(HGParams.__dataclass_fields__)}")
+            params = HGParams(**overrides)  # type: ignore[arg-type]
+        elif overrides:
+            raise InputError(f"pass either params or keyword overrides, not both: {sorted(overrides)}")
+        self.params = params
+        self.n_workers = qz.check_worker_count(n_workers)
+        self._x = qz.check_tensor(x)
+        self.shape = np.shape(x)
+        self.d = self._x.size
+        self.stats = WorkerStats()
+        self._phase = "new"
+        self._sent: list[Segment] = []
+        self._scale_exp = 0
+        self._sum_int: np.ndarray | None = None
+        self._sum_f32: np.ndarray | None = None
+
+    # -- public state ------------------------------------------------------------------------
+    @property
+    def done(self) -> bool:
+        return self._phase == "done"
+
+    @property
+    def scale_exponent(self) -> int:
+        """t with scale = 2**t (valid after round A)."""
+        return self._scale_exp
+
+    @property
+    def scale(self) -> float:
+        """Quantization scale: q = rint(x * scale); per-element error <= 0.5/scale per worker."""
+        return float(np.ldexp(1.0, self._scale_exp))
+
+    def fingerprint(self) -> int:
+        p = self.params
+        return qz.fingerprint(self.codec, self.d, str(self._x.dtype), self.n_workers,
+                              p.block_size, p.rows, p.m_factor, p.m_extra, p.seed, p.buckets)
+
+    # -- rounds ------------------------------------------------------------------------------
+    def first_round(self) -> list[Segment]:
+        if self._phase != "new":
+            raise ProtocolError("first_round() called twice")
+        t0 = time.perf_counter()
+        self._index = LocalIndex(self._x, self.params.block_size)
+        self._vals = self._x[self._index.nz]
+        qz.check_finite(self._vals)
+        self._local_exp = qz.max_exponent(self._vals)
+        segs = [Segment(Level.SCALE, qz.scale_lanes(self.fingerprint(), self._local_exp)),
+                Segment(Level.BLOCK_INDEX, self._index.block_lanes())]
+        self.stats.encode_seconds += time.perf_counter() - t0
+        return self._emit("A", segs)
+
+    def feed(self, aggregated: Sequence[np.ndarray]) -> list[Segment]:
+        if self._phase in ("new", "done"):
+            raise ProtocolError(f"feed() called in state {self._phase!r}")
+        agg = check_aggregated(self._sent, aggregated)
+        handler = {"A": self._after_a, "B": self._after_b, "C": self._after_c,
+                   "D": self._after_d}[self._phase]
+        return handler(agg)
+
+    def _emit(self, phase: str, segs: list[Segment]) -> list[Segment]:
+        self._phase = phase
+        self._sent = segs
+        if segs:
+            self.stats.lanes_per_round.append(sum(s.lanes.size for s in segs))
+        return segs
+
+    def _finish(self, cand: np.ndarray, values: np.ndarray) -> list[Segment]:
+        self._cand, self._values = cand, values
+        # drop per-round state (bitmaps, hashes, peeling arrays): a finished worker keeps only
+        # the support and its sums
+        for name in ("_index", "_vals", "_q", "_peel", "_keys", "_buckets", "_signs", "_stuck"):
+            self.__dict__.pop(name, None)
+        return self._emit("done", [])
+
+    def _after_a(self, agg: list[np.ndarray]) -> list[Segment]:
+        t0 = time.perf_counter()
+        global_exp = qz.decode_scale(agg[0], self._local_exp)
+        self._scale_exp = qz.scale_exponent(global_exp, self.n_workers)
+        ix = self._index
+        global_active = lanes_to_bits(agg[1], ix.n_blocks, "BLOCK_INDEX")
+        ix.check_blocks_covered(global_active)
+        self._active_ids = np.flatnonzero(global_active)
+        self.stats.active_blocks = int(self._active_ids.size)
+        t1 = time.perf_counter()
+        self.stats.decode_seconds += t1 - t0
+        if self._active_ids.size == 0:
+            return self._finish(np.zeros(0, np.int64), np.zeros(0, np.int64))
+        self._q = qz.quantize(self._vals, self._scale_exp, self.n_workers)
+        segs = [Segment(Level.ELEMENT_INDEX, ix.element_lanes(self._active_ids))]
+        self.stats.encode_seconds += time.perf_counter() - t1
+        return self._emit("B", segs)
+
+    def _after_b(self, agg: list[np.ndarray]) -> list[Segment]:
+        t0 = time.perf_counter()
+        ix = self._index
+        ix.check_elements_covered(self._sent[0].lanes, agg[0])
+        cand = candidates(self._active_ids, agg[0], ix.block, self.d)
+        self._cand = cand
+        p = self.params
+        m = p.sketch_buckets(cand.size)
+        self._hash = SketchHash(p.seed, p.rows, m // p.rows, HASHED_CHECKS)
+        self.stats.union_nnz = int(cand.size)
+        self.stats.sketch_buckets = m
+        t1 = time.perf_counter()
+        self.stats.decode_seconds += t1 - t0
+        keys = self._hash.keys(ix.nz)
+        sketch = np.zeros(m, dtype=np.int64)
+        for j in range(p.rows):
+            bucket, sign = self._hash.row(keys, j)
+            lo = j * self._hash.row_len
+            sums = _bucket_sums(bucket - lo, sign * self._q, self._hash.row_len)
+            sketch[lo: lo + self._hash.row_len] = sums
+        checks = check_lanes(ix.nz, self._q, self._hash, keys)
+        segs = [Segment(Level.VALUE_SKETCH, qz.to_lanes(sketch)),
+                Segment(Level.VALUE_SKETCH, checks)]
+        self.stats.encode_seconds += time.perf_counter() - t1
+        return self._emit("C", segs)
+
+    def _hash_candidates(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        rows = self.params.rows
+        keys = self._hash.keys(self._cand)
+        parts = [self._hash.row(keys, j) for j in range(rows)]
+        buckets = np.stack([b for b, _ in parts], axis=1)   # k x rows
+        signs = np.stack([s for _, s in parts], axis=1)
+        return keys, buckets, signs
+
+    def _after_c(self, agg: list[np.ndarray]) -> list[Segment]:
+        t0 = time.perf_counter()
+        keys, buckets, signs = self._hash_candidates()
+        res = peel(buckets, signs, agg[0])
+        self._peel, self._agg_checks = res, agg[1]
+        self._keys, self._buckets, self._signs = keys, buckets, signs
+        self.stats.peeling_iterations = res.iterations
+        stuck = res.stuck
+        self.stats.stuck_size = int(stuck.size)
+        if stuck.size == 0:
+            self._verify(res)
+            self.stats.decode_seconds += time.perf_counter() - t0
+            return self._finish(self._cand, res.values)
+        t1 = time.perf_counter()
+        self.stats.decode_seconds += t1 - t0
+        self._stuck = stuck
+        lanes = qz.to_lanes(self._local_q_at(self._cand[stuck]))
+        segs = [Segment(Level.STUCK, lanes)]
+        self.stats.encode_seconds += time.perf_counter() - t1
+        return self._emit("D", segs)
+
+    def _after_d(self, agg: list[np.ndarray]) -> list[Segment]:
+        t0 = time.perf_counter()
+        res: PeelResult = self._peel
+        s = self._stuck
+        res.values[s] = qz.from_lanes(agg[0])
+        res.recovered[s] = True
+        subtract_known(res.residual, self._buckets[s], self._signs[s], res.values[s])
+        self._verify(res)
+        self.stats.decode_seconds += time.perf_counter() - t0
+        return self._finish(self._cand, res.values)
+
+    def _local_q_at(self, idx: np.ndarray) -> np.ndarray:
+        """This worker's quantized values at sorted global indices idx (0 where it has none)."""
+        nz = self._index.nz
+        pos = np.searchsorted(nz, idx)
+        pos_c = np.minimum(pos, max(nz.size - 1, 0))
+        hit = (pos < nz.size) & (nz[pos_c] == idx) if nz.size else np.zeros(idx.size, bool)
+        out = np.zeros(idx.size, dtype=np.int64)
+        out[hit] = self._q[pos_c[hit]]
+        return out
+
+    def _verify(self, res: PeelResult) -> None:
+        """Consistency check: residual sketch zero and check lanes equal the decoded sums."""
+        if not residual_is_zero(res.residual):
+            bad = int(np.count_nonzero(res.residual & 0xFFFFFFFF))
+            raise DecodeError(f"VALUE_SKETCH inconsistent after decoding: {bad} buckets non-zero "
+                              "(a lane was changed in flight or a worker deviated)")
+        bound = self.n_workers << qz.precision_bits(self.n_workers)
+        if res.values.size and int(np.max(np.abs(res.values))) > bound:
+            raise DecodeError(f"decoded sum exceeds N * 2**L = {bound}: corrupted aggregate")
+        expect = check_lanes(self._cand, res.values, self._hash, self._keys)
+        if not np.array_equal(expect, self._agg_checks):
+            raise DecodeError("VALUE_SKETCH check lanes do not match the decoded sums "
+                              f"(expected {expect.tolist()}, got {self._agg_checks.tolist()})")
+
+    # -- results -----------------------------------------------------------------------------
+    def _require_done(self) -> None:
+        if not self.done:
+            raise ProtocolError("result requested before the last round was fed")
+
+    def support(self) -> tuple[np.ndarray, np.ndarray]:
+        """(sorted indices of the aggregated support, exact int64 sums there)."""
+        self._require_done()
+        return self._cand, self._values
+
+    def result_int(self) -> np.ndarray:
+        """Exact integer sum of all workers' quantized inputs (int64, input shape)."""
+        self._require_done()
+        if self._sum_int is None:
+            out = np.zeros(self.d, dtype=np.int64)
+            out[self._cand] = self._values
+            self._sum_int = out.reshape(self.shape)
+        return self._sum_int
+
+    def result(self, out: np.ndarray | None = None) -> np.ndarray:
+        """float32 sum: result_int() / scale, in the input shape.  ``out`` (float32, d elements,
+        contiguous) is overwritten and returned, e.g. the gradient buffer itself."""
+        self._require_done()
+        if out is None and self._sum_f32 is not None:
+            return self._sum_f32
+        t0 = time.perf_counter()
+        if out is None:
+            dest = np.zeros(self.d, dtype=np.float32)
+        else:
+            if out.dtype != np.float32 or out.size != self.d or not out.flags.c_contiguous:
+                raise InputError(f"out must be a contiguous float32 array of {self.d} elements")
+            dest = out.reshape(-1)
+            dest.fill(0)
+        dest[self._cand] = qz.dequantize(self._values, self._scale_exp)
+        self.stats.decode_seconds += time.perf_counter() - t0
+        if out is not None:
+            return out
+        self._sum_f32 = dest.reshape(self.shape)
+        return self._sum_f32
