@@ -52,6 +52,7 @@ stop:
 bench: setup
 	@mkdir -p bench/out
 	$(VENV)/bin/dhc-bench all --json --out bench/out
+	$(PY) -m bench.plots --dir bench/out
 
 lint: setup
 	$(VENV)/bin/ruff check .

@@ -1,0 +1,21 @@
+"""Baseline codecs for ``dhc-bench compare``: pure numpy, each a faithful reimplementation of a
+published idea (see each module's docstring for what it sends per worker).
+
+Every module exposes ``NAME`` and ``run(tensors, **params) -> CodecRun``: it simulates all N
+workers and the aggregation in this process and returns the decoded sum, the exact sum of what
+the workers encoded, bytes per worker and worker 0's encode/decode time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from . import dense_fp32, hgsketch, lhc, s2reducer, switchml, thc, topk
+from .common import CodecRun
+
+#: codec name -> run function, in the order tables and plots list them.
+CODECS: dict[str, Callable[..., CodecRun]] = {
+    m.NAME: m.run for m in (dense_fp32, switchml, topk, lhc, s2reducer, thc, hgsketch)
+}
+
+__all__ = ["CODECS", "CodecRun"]
