@@ -1,0 +1,375 @@
+"""Make switches hold the intended state, idempotently, touching only what a deployment owns.
+
+For every switch: read what it holds (one wildcard Read per managed table, the switch_config
+default, the multicast groups), diff against the intended state, write only the difference
+(INSERT missing, MODIFY changed, DELETE extra).  Deploying twice writes nothing.
+
+Ownership decides what may be deleted: entries of the job tables belong to the ``job_id`` in
+their key, a multicast group to the job of the same id, a ``result_rewrite`` entry to the group
+that replicates with its rid, everything else (forwarding, ``local_addr``, orphaned rewrites) to
+the base configuration.  A deployment scoped to some jobs deletes extras only of those jobs (and
+of the base when it deploys the base); ``prune`` deletes everything not intended.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+from p4.v1 import p4runtime_pb2
+
+from controller.deploy_errors import ConflictError, PlanError
+from controller.entries import DEFAULT_MAX_JOBS, intended_state, lanes_of
+from controller.intent import (
+    BASE_TABLES,
+    DEFAULT_TABLES,
+    JOB_TABLES,
+    T_JOB,
+    T_REWRITE,
+    WRITE_ORDER,
+    DefaultAction,
+    McGroup,
+    SwitchState,
+    TableEntry,
+)
+from controller.p4rt_client import MultiSwitchClient, PendingUpdate, SwitchAddress, SwitchConnection
+from controller.p4rt_codec import P4InfoNames, group_from_proto, group_to_proto
+from controller.placement import Placement
+from controller.simnet import PROGRAM, program_defines
+from controller.topology import Topology
+from dhc.wire import DEFAULT_LANES
+
+Update = p4runtime_pb2.Update
+MANAGED_TABLES: tuple[str, ...] = WRITE_ORDER
+
+
+@dataclass(frozen=True)
+class Change:
+    """One difference to apply: INSERT/MODIFY/DELETE of an entry, default action or group."""
+
+    kind: int  # Update.INSERT / MODIFY / DELETE
+    item: TableEntry | DefaultAction | McGroup
+
+    def describe(self) -> str:
+        return self.item.describe()
+
+
+@dataclass
+class SwitchReport:
+    switch: str
+    pipeline_pushed: bool = False
+    inserted: int = 0
+    modified: int = 0
+    deleted: int = 0
+
+    @property
+    def writes(self) -> int:
+        return self.inserted + self.modified + self.deleted
+
+
+@dataclass
+class DeployReport:
+    switches: dict[str, SwitchReport] = field(default_factory=dict)
+    skipped: list[str] = field(default_factory=list)  # topology switches without an address
+
+    @property
+    def writes(self) -> int:
+        return sum(r.writes for r in self.switches.values())
+
+    def to_dict(self) -> dict:
+        return {"writes": self.writes, "skipped": self.skipped,
+                "switches": {n: {"pipeline_pushed": r.pipeline_pushed, "inserted": r.inserted,
+                                 "modified": r.modified, "deleted": r.deleted} for n, r in self.switches.items()}}
+
+
+# ---------------------------------------------------------------- pipeline
+@lru_cache(maxsize=8)
+def build_pipeline(program: str, lanes: int, pool_size: int, max_jobs: int):
+    """(P4Info, device config) for ``program`` with these sizes, via the softswitch front end:
+    the device config is the preprocessed P4 source text (softswitch/server/README.md)."""
+    from softswitch import Switch
+    from softswitch.frontend import preprocess
+
+    defines = program_defines(lanes, pool_size, max_jobs)
+    text = preprocess(program, defines)
+    return Switch.load(program, defines=defines).p4info, text.encode("utf-8")
+
+
+def load_pipeline_files(p4info_path: str | Path, device_config_path: str | Path):
+    """(P4Info, device config) from files, e.g. p4c's output for BMv2 (``--p4runtime-files``
+    .txtpb/.txt, .json or binary P4Info; the BMv2 JSON as the device config)."""
+    from google.protobuf import json_format, text_format
+    from p4.config.v1 import p4info_pb2
+
+    p4info = p4info_pb2.P4Info()
+    path = Path(p4info_path)
+    try:
+        raw = path.read_bytes()
+        config = Path(device_config_path).read_bytes()
+    except OSError as err:
+        raise PlanError(f"pipeline file {err.filename}: cannot read: {err.strerror}") from None
+    try:
+        if path.suffix in (".txt", ".txtpb", ".pbtxt"):
+            text_format.Parse(raw.decode("utf-8"), p4info)
+        elif path.suffix == ".json":
+            json_format.Parse(raw.decode("utf-8"), p4info)
+        else:
+            p4info.ParseFromString(raw)
+    except Exception as err:  # noqa: BLE001 - any parse failure is a bad input file
+        raise PlanError(f"{path}: not a P4Info ({type(err).__name__}: {err})") from None
+    return p4info, config
+
+
+# ---------------------------------------------------------------- reading
+def _read_queries(names: P4InfoNames) -> list[p4runtime_pb2.Entity]:
+    out = [p4runtime_pb2.Entity(table_entry=p4runtime_pb2.TableEntry(table_id=names.table(t).id))
+           for t in MANAGED_TABLES]
+    out += [p4runtime_pb2.Entity(table_entry=p4runtime_pb2.TableEntry(table_id=names.table(t).id,
+                                                                       is_default_action=True))
+            for t in DEFAULT_TABLES]
+    pre = p4runtime_pb2.PacketReplicationEngineEntry()
+    pre.multicast_group_entry.multicast_group_id = 0  # wildcard
+    out.append(p4runtime_pb2.Entity(packet_replication_engine_entry=pre))
+    return out
+
+
+def assign_owners(state: SwitchState) -> SwitchState:
+    """Give read-back state its owners (see module docstring)."""
+    rid_owner = {rid: g.group_id for g in state.groups.values() for _, rid in g.replicas}
+    out = SwitchState(state.switch, defaults=dict(state.defaults))
+    for k, g in state.groups.items():
+        out.groups[k] = McGroup(g.group_id, g.replicas, owner=g.group_id)
+    for k, e in state.entries.items():
+        if e.table in JOB_TABLES:
+            owner = e.match_value("job_id")
+        elif e.table == T_REWRITE:
+            owner = rid_owner.get(e.match_value("egress_rid"))
+        else:
+            owner = None
+        out.entries[k] = TableEntry(e.table, e.match, e.action, e.params, owner)
+    return out
+
+
+def read_state(conn: SwitchConnection) -> SwitchState:
+    """Everything the controller manages on one switch, as it is now, with owners."""
+    names = conn.names or conn.load_p4info()
+    st = SwitchState(conn.name)
+    for ent in conn.read(_read_queries(names)):
+        kind = ent.WhichOneof("entity")
+        if kind == "table_entry":
+            if ent.table_entry.is_default_action:
+                d = names.default_from_proto(ent.table_entry)
+                st.defaults[d.table] = d
+            else:
+                e = names.entry_from_proto(ent.table_entry)
+                st.entries[e.key] = e
+        elif kind == "packet_replication_engine_entry" and ent.packet_replication_engine_entry.HasField(
+                "multicast_group_entry"):
+            g = group_from_proto(ent.packet_replication_engine_entry)
+            st.groups[g.group_id] = g
+    return assign_owners(st)
+
+
+# ---------------------------------------------------------------- diff
+def _in_scope(owner: int | None, jobs: set[int] | None, base: bool) -> bool:
+    return base if owner is None else (jobs is None or owner in jobs)
+
+
+def diff(intended: SwitchState, actual: SwitchState, jobs: set[int] | None = None, base: bool = True,
+         prune: bool = False) -> list[Change]:
+    """The changes that make ``actual`` hold the scoped part of ``intended``, in a safe order:
+    deletes (job_table first, so a job stops before its tables go), modifies, inserts (multicast
+    groups and tables first, job_table last, so a job starts only once everything is there)."""
+    want = intended.restricted(jobs, base)
+    deletes: list[Change] = []
+    modifies: list[Change] = []
+    inserts: list[Change] = []
+    for k, e in want.entries.items():
+        have = actual.entries.get(k)
+        if have is None:
+            inserts.append(Change(Update.INSERT, e))
+        elif have.value != e.value:
+            modifies.append(Change(Update.MODIFY, e))
+    for k, e in actual.entries.items():
+        # intended state outside the scope (another job's, or the base) is never deleted
+        if k not in intended.entries and (prune or _in_scope(e.owner, jobs, base)):
+            deletes.append(Change(Update.DELETE, e))
+    for t, d in want.defaults.items():
+        if actual.defaults.get(t) != d:
+            modifies.append(Change(Update.MODIFY, d))
+    for gid, g in want.groups.items():
+        have_g = actual.groups.get(gid)
+        if have_g is None:
+            inserts.append(Change(Update.INSERT, g))
+        elif have_g.replicas != g.replicas:
+            modifies.append(Change(Update.MODIFY, g))
+    for gid, g in actual.groups.items():
+        if gid not in intended.groups and (prune or _in_scope(g.owner, jobs, base)):
+            deletes.append(Change(Update.DELETE, g))
+
+    order = {t: i for i, t in enumerate(WRITE_ORDER)}
+
+    def rank(c: Change) -> tuple[int, tuple]:
+        if isinstance(c.item, McGroup):
+            return (-1, (c.item.group_id,))
+        if isinstance(c.item, DefaultAction):
+            return (-2, (c.item.table,))
+        return (order[c.item.table], c.item.match)
+
+    inserts.sort(key=rank)
+    modifies.sort(key=rank)
+    deletes.sort(key=rank, reverse=True)
+    return deletes + modifies + inserts
+
+
+def conflicts(intended: SwitchState, actual: SwitchState, changes: list[Change], jobs: set[int] | None) -> list[str]:
+    """State of jobs outside the scope that this deployment would overwrite or collide with:
+    a rid it uses, a ``stats_idx`` or an overlapping register region.  Entries about to be
+    deleted do not count."""
+    deleted = {c.item.key for c in changes if c.kind == Update.DELETE and isinstance(c.item, TableEntry)}
+    want = intended.restricted(jobs, base=False)
+    out: list[str] = []
+    for k, e in want.entries.items():
+        have = actual.entries.get(k)
+        if have is not None and e.table == T_REWRITE and have.owner is not None and have.owner != e.owner:
+            out.append(f"{actual.switch}: rid {e.match_value('egress_rid')} of job {e.owner} is used by job {have.owner}")
+    others = [e for k, e in actual.entries.items() if e.table == T_JOB and k not in deleted
+              and k not in want.entries and e.owner is not None]
+    for e in (e for e in want.entries.values() if e.table == T_JOB):
+        lo, hi = e.param("base"), e.param("base") + 2 * e.param("window")
+        for o in others:
+            if o.param("stats_idx") == e.param("stats_idx"):
+                out.append(f"{actual.switch}: stats_idx {e.param('stats_idx')} of job {e.owner} is used by job {o.owner}")
+            olo, ohi = o.param("base"), o.param("base") + 2 * o.param("window")
+            if lo < ohi and olo < hi:
+                out.append(f"{actual.switch}: register region {lo}..{hi - 1} of job {e.owner} overlaps "
+                           f"{olo}..{ohi - 1} of job {o.owner}")
+    return out
+
+
+def to_updates(names: P4InfoNames, changes: list[Change]) -> list[PendingUpdate]:
+    out = []
+    for c in changes:
+        item = c.item
+        if isinstance(item, McGroup):
+            ent = p4runtime_pb2.Entity(packet_replication_engine_entry=group_to_proto(item))
+        elif isinstance(item, DefaultAction):
+            ent = p4runtime_pb2.Entity(table_entry=names.default_to_proto(item))
+        elif c.kind == Update.DELETE:
+            ent = p4runtime_pb2.Entity(table_entry=names.key_to_proto(item))
+        else:
+            ent = p4runtime_pb2.Entity(table_entry=names.entry_to_proto(item))
+        out.append(PendingUpdate(c.kind, ent, item.describe()))
+    return out
+
+
+def _apply(conn: SwitchConnection, intended: SwitchState, jobs: set[int] | None, base: bool,
+           prune: bool, dry_run: bool = False) -> tuple[SwitchReport, list[str]]:
+    actual = read_state(conn)
+    changes = diff(intended, actual, jobs, base, prune)
+    found = [] if prune else conflicts(intended, actual, changes, jobs)
+    rep = SwitchReport(conn.name)
+    if found:
+        return rep, found
+    if not dry_run:
+        conn.write(to_updates(conn.names, changes))
+    for c in changes:
+        if c.kind == Update.INSERT:
+            rep.inserted += 1
+        elif c.kind == Update.MODIFY:
+            rep.modified += 1
+        else:
+            rep.deleted += 1
+    return rep, []
+
+
+# ---------------------------------------------------------------- top level
+def _targets(topo: Topology, placement: Placement | None, addrs: dict[str, SwitchAddress]) -> tuple[list[str], list[str]]:
+    unknown = sorted(set(addrs) - set(topo.switches))
+    if unknown:
+        raise PlanError(f"switch address map names switches not in topology {topo.name}: {', '.join(unknown)}")
+    aggs = {a.switch for jp in (placement.jobs if placement else ()) for a in jp.aggregators}
+    missing = sorted(aggs - set(addrs))
+    if missing:
+        raise PlanError(f"no P4Runtime address for aggregating switch(es) {', '.join(missing)} "
+                        "(give grpc_port in the topology or --switch-addr-map)")
+    return [s for s in topo.switches if s in addrs], [s for s in topo.switches if s not in addrs]
+
+
+def deploy(topo: Topology, placement: Placement, addrs: dict[str, SwitchAddress], *, jobs: set[int] | None = None,
+           base: bool = True, pipeline: bool = True, prune: bool = False, program: str | Path = PROGRAM,
+           max_jobs: int = DEFAULT_MAX_JOBS, client: MultiSwitchClient | None = None,
+           dry_run: bool = False, timeout: float = 10.0, pipeline_files: tuple[str, str] | None = None) -> DeployReport:
+    """Bring every addressed switch to the intended state of ``jobs`` (None: all placed jobs) and,
+    if ``base``, its forwarding.  ``pipeline``: first push p4src/dhc.p4 where it is not already
+    running (a push wipes the switch's entries, which the diff then restores); the P4Info and
+    device config are built from ``program`` by the softswitch front end, or read from
+    ``pipeline_files`` = (P4Info, device config) for other targets (BMv2: p4c's output).  Raises
+    ConflictError (nothing written anywhere) if other jobs' state would be overwritten."""
+    if jobs is not None:
+        placed = {jp.job_id for jp in placement.jobs}
+        unknown = sorted(jobs - placed)
+        if unknown:
+            raise PlanError(f"job(s) {unknown} are not in the placement (placed: {sorted(placed)})")
+    # "all jobs" means the placement's jobs: state of jobs it does not know is left alone
+    jobs = jobs if jobs is not None else {jp.job_id for jp in placement.jobs}
+    intended = intended_state(topo, placement, max_jobs)
+    names, skipped = _targets(topo, placement, addrs)
+    lanes = lanes_of(topo, placement) or DEFAULT_LANES
+    report = DeployReport(skipped=skipped)
+    own = client is None
+    client = client or MultiSwitchClient({n: addrs[n] for n in names}, timeout=timeout)
+    if own:
+        client.__enter__()
+    try:
+        if pipeline and not dry_run:
+            if pipeline_files is not None:
+                files = load_pipeline_files(*pipeline_files)
+                configs = {n: files for n in names}
+            else:  # compile each distinct size once, before the threads start
+                configs = {n: build_pipeline(str(program), lanes, topo.switches[n].register_slots, max_jobs)
+                           for n in names}
+            pushed = client.run(lambda c: c.set_pipeline(*configs[c.name]), only=names)
+        else:
+            client.run(lambda c: c.names or c.load_p4info(), only=names)
+            pushed = {}
+        # first pass computes everything without writing, so a conflict anywhere writes nothing
+        checks = client.run(lambda c: _apply(c, intended[c.name], jobs, base, prune, dry_run=True), only=names)
+        found = [msg for _, msgs in checks.values() for msg in msgs]
+        if found:
+            raise ConflictError(found)
+        if not dry_run:
+            results = client.run(lambda c: _apply(c, intended[c.name], jobs, base, prune)[0], only=names)
+        else:
+            results = {n: rep for n, (rep, _) in checks.items()}
+        for n in names:
+            results[n].pipeline_pushed = bool(pushed.get(n))
+            report.switches[n] = results[n]
+    finally:
+        if own:
+            client.close()
+    return report
+
+
+def remove_job(topo: Topology, addrs: dict[str, SwitchAddress], job_id: int, *,
+               client: MultiSwitchClient | None = None, timeout: float = 10.0) -> DeployReport:
+    """Delete exactly ``job_id``'s state (its job/level/child entries, its multicast group and the
+    rewrite entries of that group's rids) from every addressed switch; nothing else changes."""
+    names, skipped = _targets(topo, None, addrs)
+    report = DeployReport(skipped=skipped)
+    own = client is None
+    client = client or MultiSwitchClient({n: addrs[n] for n in names}, timeout=timeout)
+    if own:
+        client.__enter__()
+    try:
+        results = client.run(lambda c: _apply(c, SwitchState(c.name), {job_id}, False, False)[0], only=names)
+        report.switches.update(results)
+    finally:
+        if own:
+            client.close()
+    return report
+
+
+__all__ = ["BASE_TABLES", "Change", "DeployReport", "SwitchReport", "assign_owners", "build_pipeline", "conflicts",
+           "deploy", "diff", "read_state", "remove_job", "to_updates"]

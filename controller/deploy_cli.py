@@ -1,0 +1,216 @@
+"""``dhc-ctl deploy | jobs add | jobs remove | status | shell``: the deployment subcommands.
+
+``register(sub)`` adds them to ``dhc-ctl``'s subparsers (``controller/cli.py``).  Human output is
+rich tables, ``--json`` prints one JSON object on stdout.  Exit codes: 0 ok, 2 bad input file or
+placement, 5 switch unreachable / request refused, 6 updates rejected (each named), 7 conflict
+with another job's state, 8 ``status`` found an unreachable switch.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+
+from controller.deploy_errors import ConflictError, PlanError, WriteError
+from controller.errors import ControllerError
+from controller.placement import Placement
+from controller.simnet import PROGRAM
+from controller.topology_file import load
+
+EXIT_UNREACHABLE = 8
+
+
+def _placement(path: str) -> Placement:
+    try:
+        text = Path(path).read_text()
+    except OSError as err:
+        raise PlanError(f"placement {path}: cannot read: {err.strerror}") from None
+    try:
+        return Placement.from_json(text)
+    except json.JSONDecodeError as err:
+        raise PlanError(f"placement {path}:{err.lineno}:{err.colno}: not JSON: {err.msg}") from None
+    except (KeyError, TypeError, ValueError) as err:
+        raise PlanError(f"placement {path}: not a placement written by 'dhc-ctl place' (bad field {err})") from None
+
+
+def _addresses(args: argparse.Namespace, topo):
+    from controller.switch_addrs import switch_addresses
+
+    addrs = switch_addresses(topo, args.switch_addr_map)
+    if not addrs:
+        raise PlanError(f"no switch of {topo.name} has a P4Runtime address: give grpc_port in the topology "
+                        "or --switch-addr-map NAME=HOST:PORT,...")
+    return addrs
+
+
+def _error_doc(err: ControllerError) -> dict:
+    doc: dict = {"error": type(err).__name__, "message": str(err)}
+    if isinstance(err, WriteError):
+        doc["failures"] = [vars(f) for f in err.failures]
+    if isinstance(err, ConflictError):
+        doc["conflicts"] = err.conflicts
+    return doc
+
+
+def _guard(handler):
+    """Run a handler; report ControllerErrors as JSON (with per-update details) or on stderr."""
+    def run(args: argparse.Namespace) -> int:
+        try:
+            return handler(args)
+        except ControllerError as err:
+            if getattr(args, "json", False):
+                print(json.dumps(_error_doc(err)))
+            print(f"dhc-ctl: {err}", file=sys.stderr)
+            return err.exit_code
+    return run
+
+
+def _render_report(report, title: str, console: Console) -> None:
+    table = Table(title=title)
+    for col in ("switch", "pipeline", "inserted", "modified", "deleted"):
+        table.add_column(col)
+    for n, r in report.switches.items():
+        table.add_row(n, "pushed" if r.pipeline_pushed else "-", str(r.inserted), str(r.modified), str(r.deleted))
+    console.print(table)
+    console.print(f"{report.writes} update(s) written" + (" (already up to date)" if not report.writes else ""))
+    if report.skipped:
+        console.print(f"[yellow]no P4Runtime address, not deployed:[/yellow] {', '.join(report.skipped)}")
+
+
+def _deploy(args: argparse.Namespace, jobs: set[int] | None, pipeline: bool, title: str) -> int:
+    from controller.deploy import deploy
+    from controller.entries import manifest_jobs
+
+    topo = load(args.topo)
+    placement = _placement(args.placement)
+    files = None
+    if getattr(args, "p4info", None) or getattr(args, "device_config", None):
+        if not (args.p4info and args.device_config):
+            raise PlanError("--p4info and --device-config go together")
+        files = (args.p4info, args.device_config)
+    report = deploy(topo, placement, _addresses(args, topo), jobs=jobs, pipeline=pipeline, prune=args.prune,
+                    program=args.program, dry_run=args.dry_run, timeout=args.timeout, pipeline_files=files)
+    doc = report.to_dict()
+    if args.manifest:
+        from hostagent.manifest import write_manifest
+
+        mj = [j for j in manifest_jobs(topo, placement) if jobs is None or j["job_id"] in jobs]
+        write_manifest(Path(args.manifest), mj)
+        doc["manifest"] = str(args.manifest)
+    if args.json:
+        print(json.dumps(doc))
+    else:
+        _render_report(report, title + (" (dry run: nothing written)" if args.dry_run else ""), Console())
+        if args.manifest:
+            Console().print(f"job manifest written to {args.manifest}")
+    return 0
+
+
+@_guard
+def cmd_deploy(args: argparse.Namespace) -> int:
+    return _deploy(args, None, not args.no_pipeline, "deployment")
+
+
+@_guard
+def cmd_jobs_add(args: argparse.Namespace) -> int:
+    return _deploy(args, {args.job}, False, f"job {args.job} added")
+
+
+@_guard
+def cmd_jobs_remove(args: argparse.Namespace) -> int:
+    from controller.deploy import remove_job
+
+    topo = load(args.topo)
+    report = remove_job(topo, _addresses(args, topo), args.job, timeout=args.timeout)
+    if args.json:
+        print(json.dumps(report.to_dict()))
+    else:
+        _render_report(report, f"job {args.job} removed", Console())
+    return 0
+
+
+@_guard
+def cmd_status(args: argparse.Namespace) -> int:
+    from controller import status
+
+    topo = load(args.topo)
+    result = status.collect(_addresses(args, topo), timeout=args.timeout)
+    if args.json:
+        print(json.dumps(status.to_json(result)))
+    else:
+        status.render(result, Console())
+    return EXIT_UNREACHABLE if any(s.error for s in result) else 0
+
+
+@_guard
+def cmd_shell(args: argparse.Namespace) -> int:
+    topo = load(args.topo)
+    addrs = _addresses(args, topo)
+    if args.switch not in addrs:
+        raise PlanError(f"no P4Runtime address for switch {args.switch!r} (known: {', '.join(sorted(addrs))})")
+    a = addrs[args.switch]
+    argv = [sys.executable, "-m", "p4runtime_sh", "--grpc-addr", a.addr, "--device-id", str(a.device_id),
+            "--election-id", args.election_id]
+    if args.print_command:
+        print(" ".join(argv))
+        return 0
+    os.execv(sys.executable, argv)
+    return 0  # not reached
+
+
+def _common(p: argparse.ArgumentParser, placement: bool) -> None:
+    p.add_argument("--topo", required=True, help="topology file (YAML or .json)")
+    if placement:
+        p.add_argument("--placement", required=True, help="placement JSON written by 'dhc-ctl place --out'")
+    p.add_argument("--switch-addr-map", default=None, metavar="MAP",
+                   help="NAME=HOST:PORT[@DEVICE],... or a JSON/YAML file (default: grpc_port/device_id of the topology)")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--timeout", type=float, default=10.0, help="per-RPC timeout in seconds")
+
+
+def _writer(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--manifest", default=None, metavar="OUT.json", help="write the workers' job manifest here")
+    p.add_argument("--prune", action="store_true",
+                   help="also delete state the placement does not contain (other jobs, orphans)")
+    p.add_argument("--dry-run", action="store_true", help="compute and report the changes, write nothing")
+    p.add_argument("--program", default=str(PROGRAM), help="P4 program to push (default p4src/dhc.p4)")
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("deploy", help="program every switch for a placement (P4Runtime, idempotent)")
+    _common(p, placement=True)
+    _writer(p)
+    p.add_argument("--no-pipeline", action="store_true", help="do not push the P4 program; use the running one")
+    p.add_argument("--p4info", default=None, help="push this P4Info instead of compiling --program (e.g. p4c's for BMv2)")
+    p.add_argument("--device-config", default=None, help="with --p4info: the device config to push (BMv2 JSON)")
+    p.set_defaults(handler=cmd_deploy)
+
+    jobs = sub.add_parser("jobs", help="add or remove one job's entries")
+    jsub = jobs.add_subparsers(dest="jobs_command", required=True)
+    add = jsub.add_parser("add", help="install one job of the placement (the pipeline must be running)")
+    _common(add, placement=True)
+    _writer(add)
+    add.add_argument("--job", type=int, required=True, help="job id")
+    add.set_defaults(handler=cmd_jobs_add)
+    rm = jsub.add_parser("remove", help="delete exactly one job's entries from every switch")
+    _common(rm, placement=False)
+    rm.add_argument("--job", type=int, required=True, help="job id")
+    rm.set_defaults(handler=cmd_jobs_remove)
+
+    st = sub.add_parser("status", help="per-switch, per-job counters")
+    _common(st, placement=False)
+    st.set_defaults(handler=cmd_status)
+
+    sh = sub.add_parser("shell", help="open p4runtime-shell on one switch")
+    sh.add_argument("switch", help="switch name")
+    sh.add_argument("--topo", required=True, help="topology file")
+    sh.add_argument("--switch-addr-map", default=None, metavar="MAP", help="as for deploy")
+    sh.add_argument("--election-id", default="0,2", help="HIGH,LOW (default 0,2: above the deployer's 0,1)")
+    sh.add_argument("--print-command", action="store_true", help="print the p4runtime-shell command, do not run it")
+    sh.set_defaults(handler=cmd_shell)

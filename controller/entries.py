@@ -1,0 +1,189 @@
+"""Topology + placement -> the intended state of every switch (pure, no I/O).
+
+Conventions (agreed with the data plane, ``p4src/README.md``):
+
+* One address per switch: the switch's topology ``ip``/``mac`` is its ``own_addr`` for every job,
+  is in ``local_addr`` and in ``arp_table``.
+* ``arp_table`` of every switch answers for every host and every switch address with that node's
+  real MAC (proxy ARP), so hosts can resolve anyone they talk to.
+* ``ipv4_lpm``: a /32 to every host and every other switch via the topology's unique shortest-path
+  next hop; ``dmac`` is the next hop's MAC (the host's if attached, else the neighbour switch's).
+* Multicast group of a job on a switch = the job id (ids must be 1..65535: group 0 is reserved).
+* Rids: per switch, 1, 2, ... over the switch's (job id, child index) pairs in sorted order.
+* ``stats_idx``: per switch, 0, 1, ... over the switch's job ids in sorted order (< DHC_MAX_JOBS).
+* Register region: ``region_base`` from the placement (even; the job owns ``2 * window`` cells).
+
+Rids and ``stats_idx`` are functions of the *whole placement*, so ``jobs add``/``jobs remove`` of
+one job must use the same placement file as the deployment (they never renumber other jobs).
+"""
+
+from __future__ import annotations
+
+from itertools import pairwise
+
+from controller.deploy_errors import PlanError
+from controller.intent import SwitchState
+from controller.placement import Aggregator, JobPlacement, Placement
+from controller.programs import PROGRAMS, ChildPlan, JobPlan, Route, SwitchPlan
+from controller.topology import Topology
+from dhc.wire import LEVEL_OPS, MAX_FAN_IN
+
+#: Per-job counter cells in the data plane (``DHC_MAX_JOBS`` default of p4src/dhc.p4).
+DEFAULT_MAX_JOBS = 256
+MAX_RID = 0xFFFF
+
+
+def _next_mac(topo: Topology, switch: str, dst: str) -> tuple[int, str]:
+    """(egress port, MAC of the next hop) from ``switch`` towards node ``dst``."""
+    link = topo.links[topo.next_hop_link(switch, dst)]
+    nb = link.other(switch)
+    mac = topo.hosts[nb].mac if nb in topo.hosts else topo.switches[nb].mac
+    return link.port_of(switch), mac
+
+
+def _node_ip(topo: Topology, name: str) -> str:
+    return topo.hosts[name].ip if name in topo.hosts else topo.switches[name].ip
+
+
+def check_placement(topo: Topology, placement: Placement, max_jobs: int = DEFAULT_MAX_JOBS) -> None:
+    """Raise PlanError naming the first problems that make the placement undeployable here."""
+    problems: list[str] = []
+    if placement.topology != topo.name:
+        problems.append(f"placement is for topology {placement.topology!r}, not {topo.name!r}")
+    topo_jobs = {j.id: j for j in topo.jobs}
+    per_switch: dict[str, list[tuple[int, Aggregator]]] = {}
+    for jp in placement.jobs:
+        if jp.job_id not in topo_jobs:
+            problems.append(f"job {jp.job_id}: not in the topology's job list")
+            continue
+        if jp.root is None:
+            continue
+        if not 1 <= jp.job_id <= 0xFFFF:
+            problems.append(f"job {jp.job_id}: job ids must be 1..65535 (the id is its multicast group; 0 is reserved)")
+        workers = set(topo_jobs[jp.job_id].workers)
+        for w, agg in jp.first_aggregator.items():
+            if w not in workers:
+                problems.append(f"job {jp.job_id}: {w} is not a worker of the job")
+            if agg not in {a.switch for a in jp.aggregators}:
+                problems.append(f"job {jp.job_id}: worker {w}'s first aggregator {agg} does not aggregate the job")
+        for a in jp.aggregators:
+            sw = topo.switches.get(a.switch)
+            if sw is None:
+                problems.append(f"job {jp.job_id}: aggregator {a.switch} is not a switch of the topology")
+                continue
+            per_switch.setdefault(a.switch, []).append((jp.job_id, a))
+            if a.region_base % 2:
+                problems.append(f"job {jp.job_id} on {a.switch}: region base {a.region_base} is odd")
+            if a.region_slots != 2 * jp.window:
+                problems.append(f"job {jp.job_id} on {a.switch}: region of {a.region_slots} cells, "
+                                f"window {jp.window} needs {2 * jp.window}")
+            if a.region_base < 0 or a.region_base + a.region_slots > sw.register_slots:
+                problems.append(f"job {jp.job_id} on {a.switch}: region {a.region_base}..."
+                                f"{a.region_base + a.region_slots - 1} outside the pool of {sw.register_slots}")
+            if not 1 <= len(a.children) <= MAX_FAN_IN:
+                problems.append(f"job {jp.job_id} on {a.switch}: {len(a.children)} children (1..{MAX_FAN_IN})")
+            if sorted(c.index for c in a.children) != list(range(len(a.children))):
+                problems.append(f"job {jp.job_id} on {a.switch}: child indexes are not 0..{len(a.children) - 1}")
+            for c in a.children:
+                if c.name not in topo.hosts and c.name not in topo.switches:
+                    problems.append(f"job {jp.job_id} on {a.switch}: unknown child {c.name}")
+            if (a.parent is None) != (a.switch == jp.root):
+                problems.append(f"job {jp.job_id} on {a.switch}: only the root {jp.root} has no parent")
+    for sw, aggs in sorted(per_switch.items()):
+        if len(aggs) > max_jobs:
+            problems.append(f"{sw}: {len(aggs)} jobs > {max_jobs} per-job counter cells (DHC_MAX_JOBS)")
+        if sum(len(a.children) for _, a in aggs) > MAX_RID:
+            problems.append(f"{sw}: more than {MAX_RID} children in total: out of replica ids")
+        spans = sorted((a.region_base, a.region_base + a.region_slots, j) for j, a in aggs)
+        for (_, e0, j0), (b1, _, j1) in pairwise(spans):
+            if b1 < e0:
+                problems.append(f"{sw}: register regions of jobs {j0} and {j1} overlap")
+    if problems:
+        raise PlanError("placement cannot be deployed:\n" + "\n".join(f"  - {p}" for p in problems))
+
+
+def _job_plan(topo: Topology, jp: JobPlacement, agg: Aggregator, stats_idx: int,
+              rids: dict[tuple[int, int], int]) -> JobPlan:
+    sw = topo.switches[agg.switch]
+    children = []
+    for c in sorted(agg.children, key=lambda c: c.index):
+        port, mac = _next_mac(topo, agg.switch, c.name)
+        children.append(ChildPlan(c.name, c.kind, c.index, port, _node_ip(topo, c.name), mac,
+                                  rids[(jp.job_id, c.index)]))
+    uplink = parent_child_id = 0
+    parent_addr = None
+    if agg.parent is not None:
+        uplink, _ = _next_mac(topo, agg.switch, agg.parent)
+        parent_child_id = next(c.index for c in jp.aggregator(agg.parent).children if c.name == agg.switch)
+        parent_addr = topo.switches[agg.parent].ip
+    return JobPlan(jp.job_id, agg.region_base, jp.window, jp.job_id, agg.parent is None, uplink, parent_child_id,
+                   sw.ip, parent_addr, stats_idx, tuple(children),
+                   tuple(sorted((int(lv), int(op)) for lv, op in LEVEL_OPS.items())))
+
+
+def switch_plans(topo: Topology, placement: Placement, max_jobs: int = DEFAULT_MAX_JOBS) -> dict[str, SwitchPlan]:
+    """Every switch of the topology, with addresses, routes and allocations resolved."""
+    check_placement(topo, placement, max_jobs)
+    aggs: dict[str, list[tuple[JobPlacement, Aggregator]]] = {s: [] for s in topo.switches}
+    for jp in placement.jobs:
+        for a in jp.aggregators:
+            aggs[a.switch].append((jp, a))
+    arp = tuple(sorted([(h.ip, h.mac) for h in topo.hosts.values()]
+                       + [(s.ip, s.mac) for s in topo.switches.values()]))
+    plans = {}
+    for name, sw in topo.switches.items():
+        routes = []
+        for dst in (*topo.hosts, *topo.switches):
+            if dst != name:
+                port, mac = _next_mac(topo, name, dst)
+                routes.append(Route(_node_ip(topo, dst), mac, port))
+        mine = sorted(aggs[name], key=lambda x: x[0].job_id)
+        pairs = sorted((jp.job_id, c.index) for jp, a in mine for c in a.children)
+        rids = {pair: i + 1 for i, pair in enumerate(pairs)}
+        jobs = tuple(_job_plan(topo, jp, a, i, rids) for i, (jp, a) in enumerate(mine))
+        plans[name] = SwitchPlan(name, sw.ip, sw.mac, tuple(sorted(routes, key=lambda r: r.ip)), arp, jobs)
+    return plans
+
+
+def state_of(plan: SwitchPlan) -> SwitchState:
+    """The entries, default actions and multicast groups the programs derive from one plan."""
+    st = SwitchState(plan.name)
+    for prog in PROGRAMS:
+        for d in prog.defaults(plan):
+            st.defaults[d.table] = d
+        for e in prog.entries(plan):
+            st.add(e)
+        for g in prog.groups(plan):
+            st.add_group(g)
+    return st
+
+
+def intended_state(topo: Topology, placement: Placement, max_jobs: int = DEFAULT_MAX_JOBS) -> dict[str, SwitchState]:
+    """switch name -> everything it must hold for this placement (all jobs, plus forwarding)."""
+    return {name: state_of(plan) for name, plan in switch_plans(topo, placement, max_jobs).items()}
+
+
+def manifest_jobs(topo: Topology, placement: Placement) -> list[dict]:
+    """The job manifest entries for ``hostagent.manifest.write_manifest``: per job, per worker its
+    IP, its child_id at its first aggregator and that aggregator's address; plus window and lanes.
+    Single-worker jobs have no aggregator and are left out."""
+    out = []
+    for jp in sorted(placement.jobs, key=lambda j: j.job_id):
+        if jp.root is None:
+            continue
+        job = topo.job(jp.job_id)
+        workers = {}
+        for w in job.workers:
+            agg = jp.aggregator(jp.first_aggregator[w])
+            child = next(c for c in agg.children if c.name == w)
+            workers[w] = {"ip": topo.hosts[w].ip, "child_id": child.index, "switch_ip": topo.switches[agg.switch].ip}
+        out.append({"job_id": jp.job_id, "window": jp.window, "lanes": job.lanes, "workers": workers})
+    return out
+
+
+def lanes_of(topo: Topology, placement: Placement) -> int | None:
+    """The lane count every aggregated job uses (the program's DHC_LANES); PlanError if they differ."""
+    lanes = {topo.job(jp.job_id).lanes for jp in placement.jobs if jp.root is not None}
+    if len(lanes) > 1:
+        raise PlanError(f"jobs use different lane counts {sorted(lanes)}; one P4 program has one DHC_LANES")
+    return lanes.pop() if lanes else None

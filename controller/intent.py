@@ -1,0 +1,194 @@
+"""Intended (and read-back) switch state as plain, hashable data.
+
+The deployment compares what a switch *should* hold with what it *does* hold, so both sides use
+the same representation: P4Info names and Python ints, never P4Runtime ids or byte strings.  Each
+piece of state carries its ``owner``: a job id, or ``None`` for the switch's base configuration
+(forwarding), which is what scopes ``jobs remove`` and scoped deletes.
+
+P4Info names follow ``p4src/README.md`` ("Control-plane contract"); they are the one place the
+controller spells them.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from dataclasses import dataclass, field
+
+# ---------------------------------------------------------------- P4Info names (p4src/README.md)
+T_LOCAL = "DhcIngress.dhc_index.local_addr"
+T_JOB = "DhcIngress.dhc_index.job_table"
+T_LEVEL = "DhcIngress.dhc_index.level_table"
+T_CHILD = "DhcIngress.dhc_index.child_table"
+T_SWITCH = "DhcIngress.forwarding.switch_config"
+T_ARP = "DhcIngress.forwarding.arp_table"
+T_LPM = "DhcIngress.forwarding.ipv4_lpm"
+T_REWRITE = "DhcEgress.rewrite.result_rewrite"
+
+A_SET_LOCAL = "DhcIngress.dhc_index.set_local"
+A_SET_JOB = "DhcIngress.dhc_index.set_job"
+A_SET_OP = "DhcIngress.dhc_index.set_op"
+A_SET_CHILD = "DhcIngress.dhc_index.set_child"
+A_SWITCH_MAC = "DhcIngress.forwarding.set_switch_mac"
+A_ARP_REPLY = "DhcIngress.forwarding.arp_reply"
+A_SET_NHOP = "DhcIngress.forwarding.set_nhop"
+A_REWRITE = "DhcEgress.rewrite.rewrite"
+
+#: Tables whose entries the controller installs; ``job_id`` in the key names the owning job.
+JOB_TABLES: tuple[str, ...] = (T_JOB, T_LEVEL, T_CHILD)
+BASE_TABLES: tuple[str, ...] = (T_LOCAL, T_ARP, T_LPM)
+#: Every table with controller-installed entries, in the order inserts are applied
+#: (a job becomes live when its job_table entry appears, so that goes last).
+WRITE_ORDER: tuple[str, ...] = (T_LOCAL, T_ARP, T_LPM, T_REWRITE, T_LEVEL, T_CHILD, T_JOB)
+#: Tables whose default action the controller sets.
+DEFAULT_TABLES: tuple[str, ...] = (T_SWITCH,)
+
+C_DROP = "DhcIngress.drops.drop_counter"
+C_EGRESS_DROP = "DhcEgress.rewrite.egress_drop_counter"
+C_CONTRIB = "DhcIngress.stats.job_contributions"
+C_COMPLETE = "DhcIngress.stats.job_completions"
+C_DUP = "DhcIngress.stats.job_duplicates"
+C_RESULTS = "DhcIngress.stats.job_results"
+JOB_COUNTERS: dict[str, str] = {"contributions": C_CONTRIB, "completions": C_COMPLETE,
+                                "duplicates": C_DUP, "results": C_RESULTS}
+
+#: drop_counter / egress_drop_counter indexes (p4src/include/define.p4).
+DROP_REASONS: dict[int, str] = {
+    1: "malformed", 2: "unauthorised", 3: "no_job", 4: "no_level", 5: "dup_pending", 6: "no_route",
+    7: "ttl", 8: "arp", 9: "local_not_dhc", 10: "unsupported", 11: "no_rewrite",
+}
+
+
+def ip2int(addr: str) -> int:
+    return int(ipaddress.IPv4Address(addr))
+
+
+def int2ip(value: int) -> str:
+    return str(ipaddress.IPv4Address(value))
+
+
+def mac2int(mac: str) -> int:
+    return int(mac.replace(":", ""), 16)
+
+
+def int2mac(value: int) -> str:
+    raw = f"{value:012x}"
+    return ":".join(raw[i:i + 2] for i in range(0, 12, 2))
+
+
+@dataclass(frozen=True, order=True)
+class MatchField:
+    """One match field: ``prefix_len`` is None for exact, the prefix length for lpm."""
+
+    name: str
+    value: int
+    prefix_len: int | None = None
+
+    def __str__(self) -> str:
+        return f"{self.name}={self.value:#x}" + (f"/{self.prefix_len}" if self.prefix_len is not None else "")
+
+
+@dataclass(frozen=True)
+class TableEntry:
+    """A table entry.  Identity (what P4Runtime keys it by) is ``key``; the rest is its value."""
+
+    table: str
+    match: tuple[MatchField, ...]
+    action: str
+    params: tuple[tuple[str, int], ...] = ()
+    owner: int | None = field(default=None, compare=False)
+
+    @property
+    def key(self) -> tuple[str, tuple[MatchField, ...]]:
+        return (self.table, self.match)
+
+    @property
+    def value(self) -> tuple[str, tuple[tuple[str, int], ...]]:
+        return (self.action, self.params)
+
+    def param(self, name: str) -> int:
+        return dict(self.params)[name]
+
+    def match_value(self, name: str) -> int:
+        for m in self.match:
+            if m.name == name:
+                return m.value
+        raise KeyError(f"{self.table} has no match field {name}")
+
+    def describe(self) -> str:
+        keys = ", ".join(str(m) for m in self.match)
+        args = ", ".join(f"{k}={v:#x}" for k, v in self.params)
+        return f"{self.table} [{keys}] -> {self.action}({args})"
+
+
+def entry(table: str, match: dict[str, int | tuple[int, int]], action: str, params: dict[str, int] | None = None,
+          owner: int | None = None) -> TableEntry:
+    """Build a TableEntry from dicts; an lpm field is given as ``(value, prefix_len)``."""
+    fields = []
+    for name, v in match.items():
+        fields.append(MatchField(name, v[0], v[1]) if isinstance(v, tuple) else MatchField(name, v))
+    return TableEntry(table, tuple(sorted(fields)), action, tuple(sorted((params or {}).items())), owner)
+
+
+@dataclass(frozen=True)
+class DefaultAction:
+    """The default action of a keyless/config table (only ``switch_config`` here)."""
+
+    table: str
+    action: str
+    params: tuple[tuple[str, int], ...] = ()
+
+    def describe(self) -> str:
+        args = ", ".join(f"{k}={v:#x}" for k, v in self.params)
+        return f"{self.table} default -> {self.action}({args})"
+
+
+@dataclass(frozen=True)
+class McGroup:
+    """A PRE multicast group: replicas ``(port, rid)`` sorted, so equal groups compare equal."""
+
+    group_id: int
+    replicas: tuple[tuple[int, int], ...]
+    owner: int | None = field(default=None, compare=False)
+
+    def describe(self) -> str:
+        reps = ", ".join(f"port {p} rid {r}" for p, r in self.replicas)
+        return f"multicast group {self.group_id} [{reps}]"
+
+
+@dataclass
+class SwitchState:
+    """Everything the controller manages on one switch, intended or read back."""
+
+    switch: str
+    entries: dict[tuple, TableEntry] = field(default_factory=dict)
+    defaults: dict[str, DefaultAction] = field(default_factory=dict)
+    groups: dict[int, McGroup] = field(default_factory=dict)
+
+    def add(self, e: TableEntry) -> None:
+        old = self.entries.get(e.key)
+        if old is not None and old.value != e.value:
+            raise ValueError(f"{self.switch}: conflicting entries for the same key: {old.describe()} "
+                             f"vs {e.describe()}")
+        self.entries[e.key] = e
+
+    def add_group(self, g: McGroup) -> None:
+        if g.group_id in self.groups:
+            raise ValueError(f"{self.switch}: multicast group {g.group_id} allocated twice")
+        self.groups[g.group_id] = g
+
+    def table(self, name: str) -> list[TableEntry]:
+        return sorted((e for e in self.entries.values() if e.table == name), key=lambda e: e.match)
+
+    def jobs(self) -> set[int]:
+        return {e.owner for e in self.entries.values() if e.owner is not None} | {
+            g.owner for g in self.groups.values() if g.owner is not None}
+
+    def restricted(self, jobs: set[int] | None, base: bool) -> SwitchState:
+        """The part of this state owned by ``jobs`` (None = every job), plus the base if ``base``."""
+        def keep(owner: int | None) -> bool:
+            return base if owner is None else (jobs is None or owner in jobs)
+
+        return SwitchState(self.switch,
+                           {k: e for k, e in self.entries.items() if keep(e.owner)},
+                           dict(self.defaults) if base else {},
+                           {k: g for k, g in self.groups.items() if keep(g.owner)})

@@ -1,0 +1,378 @@
+"""CP-SAT model of the aggregation-tree placement (see docs/placement.md for the mathematics).
+
+Per job j with at least two workers and per candidate root r, the routes of j's workers toward r
+form a tree T(j, r) (routes are unique and prefix-consistent).  The model picks one root per job
+(``y``), the aggregating switches (``a``), and propagates stream counts bottom-up along the tree
+of the chosen root: a switch sends 1 stream upward if it aggregates, otherwise everything it
+received (``f``).  ``g`` is the stream count on a directed tree arc; an arc exists only under the
+roots whose tree contains it (``z``).  Every relation is linear or a linear equality enforced by
+one literal, which CP-SAT handles natively.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+
+from ortools.sat.python import cp_model
+
+from controller.errors import BindingConstraint, InfeasiblePlacement, SolverError
+from controller.topology import Job, Topology
+from dhc.wire import MAX_FAN_IN
+
+#: Which stream formulation ``build`` uses by default (see docs/placement.md).
+PER_ROOT: bool = False
+#: Share of the time limit the final tidy-up phase (fewest regions) may use.
+TIDY_FRACTION: float = 0.1
+
+
+@dataclass
+class _JobVars:
+    job: Job
+    y: dict[str, cp_model.IntVar]                      # root choice
+    a: dict[str, cp_model.IntVar]                      # aggregates (only capable switches)
+    inflow: dict[str, cp_model.LinearExpr] = field(default_factory=dict)
+    g: dict[tuple, cp_model.IntVar] = field(default_factory=dict)  # (tail, link[, root]) -> streams
+    tree_streams: cp_model.IntVar | None = None
+
+
+@dataclass
+class Model:
+    """A built model plus the handles needed to read a solution or explain infeasibility."""
+
+    model: cp_model.CpModel
+    jobs: list[_JobVars]
+    link_load: dict[int, cp_model.LinearExpr]   # switch-switch links, in scaled byte units
+    host_load: dict[int, int]                   # host links: constant, scaled units
+    unit: int                                   # bytes per scaled unit
+    deploy: dict[str, cp_model.IntVar | int]
+    assumptions: dict[int, BindingConstraint] = field(default_factory=dict)
+
+
+def _capable(topo: Topology) -> list[str]:
+    return sorted(n for n, s in topo.switches.items() if s.programmable)
+
+
+def precheck(topo: Topology, budget: int | None) -> None:
+    """Infeasibility that needs no solver, reported with the constraint that causes it."""
+    capable = _capable(topo)
+    binding: list[BindingConstraint] = []
+    for job in topo.jobs:
+        if not job.needs_aggregation:
+            continue
+        if not capable:
+            binding.append(BindingConstraint("no-candidate", f"job {job.id}",
+                                             f"{len(job.workers)} workers need aggregation but no switch is programmable"))
+            continue
+        fits = [s for s in capable if topo.switches[s].register_slots >= job.region_slots]
+        if not fits:
+            best = max(topo.switches[s].register_slots for s in capable)
+            binding.append(BindingConstraint(
+                "memory", f"job {job.id}",
+                f"needs {job.region_slots} register slots (2 x window {job.window}); "
+                f"the largest programmable switch has {best}"))
+            continue
+        cheapest = min(topo.switches[s].deploy_cost for s in fits)
+        if budget is not None and cheapest > budget:
+            binding.append(BindingConstraint(
+                "budget", "network",
+                f"budget {budget} is below the cost {cheapest} of the cheapest switch that could "
+                f"aggregate job {job.id} ({len(job.workers)} workers)"))
+    if binding:
+        raise InfeasiblePlacement(binding)
+
+
+def build(topo: Topology, budget: int | None, *, diagnose: bool = False, root_cut: bool = True,
+          per_root: bool | None = None) -> Model:
+    """Build the CP-SAT model.  With ``diagnose`` every memory, fan-in and budget constraint is
+    guarded by an assumption literal so an infeasible model yields the constraints that conflict."""
+    m = cp_model.CpModel()
+    capable = _capable(topo)
+    jobs = [j for j in topo.jobs if j.needs_aggregation]
+    unit = math.gcd(*(j.bytes_per_iteration for j in jobs)) if jobs else 1
+    assumptions: dict[int, BindingConstraint] = {}
+
+    def guard(kind: str, where: str, detail: str) -> list:
+        if not diagnose:
+            return []
+        lit = m.new_bool_var(f"assume_{kind}_{where}")
+        m.add_assumption(lit)
+        assumptions[lit.Index()] = BindingConstraint(kind, where, detail)
+        return [lit]
+
+    if budget is None:
+        deploy: dict[str, cp_model.IntVar | int] = {s: 1 for s in capable}
+    else:
+        deploy = {s: m.new_bool_var(f"d_{s}") for s in capable}
+        m.add(sum(topo.switches[s].deploy_cost * d for s, d in deploy.items()) <= budget).only_enforce_if(
+            guard("budget", "network", f"switches made programmable may cost at most {budget}"))
+
+    fanin_guard: dict[str, list] = {}
+    out: list[_JobVars] = []
+    for job in jobs:
+        fits = [s for s in capable if topo.switches[s].register_slots >= job.region_slots]
+        attached: dict[str, int] = {}
+        for w in job.workers:
+            sw = topo.attachment(w).switch
+            attached[sw] = attached.get(sw, 0) + 1
+        arcs: dict[tuple[str, int], list[str]] = {}   # (tail, link) -> roots whose tree uses it
+        nodes: set[str] = set(attached) | set(fits)
+        for r in fits:
+            seen = {r}
+            for start in attached:
+                node = start
+                while node not in seen:
+                    seen.add(node)
+                    link = topo.next_hop_link(node, r)
+                    arcs.setdefault((node, link), []).append(r)
+                    node = topo.links[link].other(node)
+            nodes |= seen
+        jv = _JobVars(job, {r: m.new_bool_var(f"y_{job.id}_{r}") for r in fits},
+                      {s: m.new_bool_var(f"a_{job.id}_{s}") for s in sorted(nodes) if s in fits})
+        m.add_exactly_one(jv.y.values())
+        if (PER_ROOT if per_root is None else per_root):
+            _per_root_streams(m, topo, jv, attached, fits)
+        else:
+            _shared_streams(m, topo, jv, attached, arcs, nodes)
+        for s in jv.a:
+            if s not in fanin_guard:
+                fanin_guard[s] = guard("fan-in", s, f"an aggregator accepts at most {MAX_FAN_IN} children")
+            m.add(jv.inflow[s] <= MAX_FAN_IN).only_enforce_if([jv.a[s], *fanin_guard[s]])
+            if budget is not None:
+                m.add_implication(jv.a[s], deploy[s])
+        for r, y in jv.y.items():
+            m.add_implication(y, jv.a[r])
+            if root_cut:  # a root with one child is dominated by rooting at that child
+                m.add(jv.inflow[r] >= 2).only_enforce_if(y)
+        out.append(jv)
+
+    for s in capable:
+        terms = [(jv.job.region_slots, jv.a[s]) for jv in out if s in jv.a]
+        cap = topo.switches[s].register_slots
+        if terms and sum(w for w, _ in terms) > cap:
+            need = ", ".join(f"job {jv.job.id}: {jv.job.region_slots}" for jv in out if s in jv.a)
+            m.add(sum(w * a for w, a in terms) <= cap).only_enforce_if(
+                guard("memory", s, f"{cap} register slots; regions of candidate jobs ({need})"))
+
+    link_load: dict[int, cp_model.LinearExpr] = {}
+    per_link: dict[int, list] = {}
+    for jv in out:
+        for key, g in jv.g.items():
+            per_link.setdefault(key[1], []).append((jv.job.bytes_per_iteration // unit, g))
+    for link, terms in per_link.items():
+        link_load[link] = sum(w * g for w, g in terms)
+    host_load: dict[int, int] = {}
+    for jv in out:
+        for w in jv.job.workers:
+            i = topo.attachment(w).link
+            host_load[i] = host_load.get(i, 0) + jv.job.bytes_per_iteration // unit
+    return Model(m, out, link_load, host_load, unit, deploy, assumptions)
+
+
+def _shared_streams(m: cp_model.CpModel, topo: Topology, jv: _JobVars, attached: dict[str, int],
+                    arcs: dict[tuple[str, int], list[str]], nodes: set[str]) -> None:
+    """Streams per arc shared by all roots: g[e] = f[tail] if e is in the chosen tree, else 0."""
+    n = len(jv.job.workers)
+    jid = jv.job.id
+    for (tail, link) in sorted(arcs):
+        jv.g[(tail, link)] = m.new_int_var(0, n, f"g_{jid}_{tail}_{link}")
+    incoming: dict[str, list] = {s: [] for s in nodes}
+    for (tail, link), g in jv.g.items():
+        incoming[topo.links[link].other(tail)].append(g)
+    f: dict[str, cp_model.IntVar] = {}
+    for s in sorted(nodes):
+        jv.inflow[s] = attached.get(s, 0) + sum(incoming[s])
+        f[s] = m.new_int_var(0, n, f"f_{jid}_{s}")
+        a = jv.a.get(s)
+        if a is None:
+            m.add(f[s] == jv.inflow[s])
+            continue
+        m.add(f[s] == 1).only_enforce_if(a)
+        m.add(f[s] == jv.inflow[s]).only_enforce_if(~a)
+        m.add(jv.inflow[s] >= 1).only_enforce_if(a)  # an aggregator lies on the tree
+    size = {r: 0 for r in jv.y}
+    for (tail, link), roots in sorted(arcs.items()):
+        if len(roots) == 1:
+            z = jv.y[roots[0]]
+        else:
+            z = m.new_bool_var(f"z_{jid}_{tail}_{link}")
+            m.add(z == sum(jv.y[r] for r in roots))
+        g = jv.g[(tail, link)]
+        m.add(g == f[tail]).only_enforce_if(z)
+        m.add(g == 0).only_enforce_if(~z)
+        m.add(g >= z)  # every arc of the chosen tree lies on some worker's route (tight LP)
+        for r in roots:
+            size[r] += 1
+    jv.tree_streams = m.new_int_var(min(size.values()), max(size.values()), f"streams_{jid}")
+    m.add(jv.tree_streams == sum(size[r] * y for r, y in jv.y.items()))
+    m.add(sum(jv.g.values()) >= jv.tree_streams)
+
+
+def _per_root_streams(m: cp_model.CpModel, topo: Topology, jv: _JobVars, attached: dict[str, int],
+                      fits: list[str]) -> None:
+    """Streams per (root, arc): h[r,u] streams leave u toward r; zero unless r is the root.
+    Lower-bounded only (minimisation makes them exact), each within its own tight big-M."""
+    jid = jv.job.id
+    inflow: dict[str, list] = {}
+    sizes = {}
+    for r in fits:
+        y = jv.y[r]
+        up: dict[str, int] = {}
+        for start in attached:
+            node = start
+            while node != r and node not in up:
+                up[node] = topo.next_hop_link(node, r)
+                node = topo.links[up[node]].other(node)
+        kids: dict[str, list[str]] = {}
+        for node, link in up.items():
+            kids.setdefault(topo.links[link].other(node), []).append(node)
+        below: dict[str, int] = {}
+        for node in postorder(kids, r):
+            below[node] = attached.get(node, 0) + sum(below[k] for k in kids.get(node, ()))
+        h = {u: m.new_int_var(0, below[u], f"h_{jid}_{r}_{u}") for u in up}
+        for u in (*up, r):
+            into = attached.get(u, 0) * y + sum(h[v] for v in kids.get(u, ()))
+            inflow.setdefault(u, []).append(into)
+            if u == r:
+                continue
+            jv.g[(u, up[u], r)] = h[u]
+            m.add(h[u] >= y)
+            m.add(h[u] <= below[u] * y)
+            if u in jv.a:
+                m.add(h[u] >= into - below[u] * jv.a[u])
+            else:
+                m.add(h[u] >= into)
+        sizes[r] = len(up)
+    for u, terms in inflow.items():
+        jv.inflow[u] = sum(terms)
+    jv.tree_streams = m.new_int_var(min(sizes.values()), max(sizes.values()), f"streams_{jid}")
+    m.add(jv.tree_streams == sum(sizes[r] * y for r, y in jv.y.items()))
+
+
+@dataclass
+class Solution:
+    choice: dict[int, tuple[str | None, set[str]]]
+    bottleneck_bytes: int
+    total_bytes: int
+    optimal: bool
+    wall_s: float
+    phases: list[dict]
+
+
+def postorder(kids: dict[str, list[str]], root: str) -> list[str]:
+    """Nodes of the tree ``kids`` below ``root`` (included), every child before its parent."""
+    order, todo = [], [root]
+    while todo:
+        node = todo.pop()
+        order.append(node)
+        todo.extend(kids.get(node, ()))
+    return order[::-1]
+
+
+def _value(expr, values: dict[int, int]) -> int:
+    """Value of a linear expression under a stored assignment (variable index -> value)."""
+    if isinstance(expr, int):
+        return expr
+    coeffs, constant = expr.get_integer_var_value_map()
+    return int(constant + sum(c * values[v.Index()] for v, c in coeffs.items()))
+
+
+def _solver(time_limit: float, workers: int) -> cp_model.CpSolver:
+    s = cp_model.CpSolver()
+    s.parameters.num_workers = workers
+    s.parameters.max_time_in_seconds = max(time_limit, 0.01)
+    return s
+
+
+def explain(topo: Topology, budget: int | None) -> InfeasiblePlacement:
+    """Re-solve with assumption literals and name the constraints in an infeasible core."""
+    built = build(topo, budget, diagnose=True, root_cut=False)
+    solver = _solver(30.0, 1)  # cores from assumptions need a single worker
+    status = solver.solve(built.model)
+    if status == cp_model.INFEASIBLE:
+        core = [built.assumptions[i] for i in solver.sufficient_assumptions_for_infeasibility()
+                if i in built.assumptions]
+        if core:
+            return InfeasiblePlacement(core)
+    return InfeasiblePlacement([BindingConstraint(
+        "tree", "network", "every worker must reach an aggregating root along shortest paths; "
+        "no combination of programmable switches allows it")])
+
+
+def solve(topo: Topology, budget: int | None, *, time_limit: float = 60.0, workers: int = 2) -> Solution:
+    """Lexicographic optimisation: bottleneck, then total bytes, then deploy cost and regions."""
+    precheck(topo, budget)
+    start = time.perf_counter()
+    built = build(topo, budget)
+    m = built.model
+    jobs = built.jobs
+    if not jobs:
+        return Solution({}, 0, 0, True, time.perf_counter() - start, [])
+    upper = sum(jv.job.bytes_per_iteration // built.unit * len(jv.job.workers) for jv in jobs)
+    host_max = max(built.host_load.values())
+    bottleneck = m.new_int_var(host_max, max(upper, host_max), "bottleneck")
+    for expr in built.link_load.values():
+        m.add(bottleneck >= expr)
+    total = sum(built.link_load.values())
+    m.add(total >= sum(jv.job.bytes_per_iteration // built.unit * jv.tree_streams for jv in jobs))
+    host_total = sum(built.host_load.values())
+    n_aggs = sum(a for jv in jobs for a in jv.a.values())
+    n_pairs = sum(len(jv.a) for jv in jobs) + 1
+    deploy_cost = sum(topo.switches[s].deploy_cost * d for s, d in built.deploy.items() if not isinstance(d, int))
+    phases = [("bottleneck", bottleneck), ("total", total), ("regions", deploy_cost * n_pairs + n_aggs)]
+    tracked = [v for jv in jobs for v in (*jv.y.values(), *jv.a.values(), *jv.g.values())]
+    from controller.placement_greedy import greedy_choice  # imports placement, which imports us lazily
+
+    start_choice = greedy_choice(topo, budget)
+    if start_choice is not None:
+        for jv in jobs:
+            root, aggs = start_choice[jv.job.id]
+            for r, y in jv.y.items():
+                m.add_hint(y, int(r == root))
+            for s_name, a in jv.a.items():
+                m.add_hint(a, int(s_name in aggs))
+    values: dict[int, int] = {}
+    optimal = True
+    phase_log = []
+    for i, (name, objective) in enumerate(phases):
+        if isinstance(objective, int):
+            continue  # nothing left to optimise (e.g. no switch-to-switch traffic at all)
+        left = time_limit - (time.perf_counter() - start)
+        if name == "regions":  # a tidy-up: it never changes loads, so it gets a short slice
+            left = min(left, max(TIDY_FRACTION * time_limit, 1.0))
+        solver = _solver(left, workers)
+        m.minimize(objective)
+        status = solver.solve(m)
+        phase_log.append({"phase": name, "status": solver.status_name(status),
+                          "wall_s": round(solver.wall_time, 4), "value": solver.objective_value})
+        if status == cp_model.INFEASIBLE and i == 0:
+            raise explain(topo, budget)
+        if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+            if not values and start_choice is not None:
+                phase_log.append({"phase": "greedy start", "status": "FEASIBLE (solver found none)",
+                                  "wall_s": 0.0, "value": None})
+                return Solution(start_choice, 0, 0, False, time.perf_counter() - start, phase_log)
+            if not values:
+                raise SolverError(f"no placement found within {time_limit:.1f} s "
+                                  f"(solver status {solver.status_name(status)}); raise --time-limit")
+            break  # keep the previous phase's solution
+        if name != "regions":
+            optimal &= status == cp_model.OPTIMAL
+        values = {v.Index(): solver.value(v) for v in tracked}
+        m.clear_hints()
+        for v in tracked:
+            m.add_hint(v, values[v.Index()])
+        m.add(objective <= round(solver.objective_value))
+        if not optimal:
+            break  # later phases cannot be proven on top of an unproven one; keep this solution
+
+    choice = {}
+    for jv in jobs:
+        root = next(r for r, y in jv.y.items() if values[y.Index()])
+        on_tree = {n for w in jv.job.workers for n in topo.path(topo.attachment(w).switch, root)}
+        # an unproven solution may hold regions off the tree: they carry nothing, drop them
+        choice[jv.job.id] = (root, {s for s, a in jv.a.items() if values[a.Index()] and s in on_tree})
+    b_val = max(max((_value(e, values) for e in built.link_load.values()), default=0), host_max)
+    t_val = sum(_value(e, values) for e in built.link_load.values()) + host_total
+    return Solution(choice, b_val * built.unit, t_val * built.unit, optimal, time.perf_counter() - start, phase_log)
