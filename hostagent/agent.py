@@ -1,0 +1,87 @@
+"""The worker's AllReduce API over the in-network transport.
+
+``Agent(endpoint, n_workers).allreduce(x)`` runs the codec's rounds for ``x`` through the
+switches of the job's tree and returns the decoded sum — the codec guarantees it is the exact
+sum of the quantised inputs, or raises.  One ``Agent`` per (host, job): its transport keeps the
+job's chunk sequence across calls, which is what keeps the switch's slots in step.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from dhc.codec import make_worker
+from dhc.protocol import run_worker
+from hostagent.reducer import NetworkReducer
+from hostagent.transport import ChunkTransport, JobEndpoint, RetryPolicy
+
+
+@dataclass
+class AllReduceReport:
+    """What one AllReduce cost this worker."""
+
+    codec: str
+    elements: int
+    rounds: int
+    seconds: float
+    bytes_sent: int
+    bytes_received: int
+    dense_float32_bytes: int
+    packets_sent: int
+    retransmissions: int
+    duplicate_results: int
+    malformed_ignored: int
+    scale: float
+    extra: dict = field(default_factory=dict)
+
+    def as_dict(self) -> dict:
+        return dict(self.__dict__)
+
+
+class Agent:
+    """One worker of one job."""
+
+    def __init__(self, endpoint: JobEndpoint, n_workers: int, codec: str = "hg",
+                 retry: RetryPolicy | None = None, codec_params: dict | None = None):
+        self.endpoint = endpoint
+        self.n_workers = n_workers
+        self.codec = codec
+        self.codec_params = dict(codec_params or {})
+        self.transport = ChunkTransport(endpoint, retry)
+
+    def close(self) -> None:
+        self.transport.close()
+
+    def __enter__(self) -> Agent:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def allreduce(self, x: np.ndarray, progress: Callable[[int], None] | None = None
+                  ) -> tuple[np.ndarray, AllReduceReport]:
+        """Sum ``x`` over the job's workers in the network; returns (float32 sum, report)."""
+        stats = self.transport.stats
+        before = dict(stats.as_dict())
+        worker = make_worker(x, self.n_workers, self.codec, **self.codec_params)
+        reducer = NetworkReducer(self.transport, progress)
+        t0 = time.perf_counter()
+        run_worker(worker, reducer)
+        result = worker.result()
+        elapsed = time.perf_counter() - t0
+        after = stats.as_dict()
+        delta = {k: after[k] - before[k] for k in after if isinstance(after[k], int)}
+        report = AllReduceReport(
+            codec=self.codec, elements=int(np.asarray(x).size), rounds=reducer.rounds,
+            seconds=elapsed, bytes_sent=delta["bytes_sent"],
+            bytes_received=delta["bytes_received"],
+            dense_float32_bytes=int(np.asarray(x).size) * 4, packets_sent=delta["packets_sent"],
+            retransmissions=delta["retransmissions"],
+            duplicate_results=delta["duplicate_results"],
+            malformed_ignored=delta["malformed_ignored"], scale=float(worker.scale))
+        self.last_worker = worker
+        return result, report

@@ -1,0 +1,138 @@
+"""``dhc-agent``: join a job and AllReduce a tensor through the network.
+
+    dhc-agent --job 1 --child 0 --switch 10.0.0.201 --workers 4 --window 64 \
+              --dim 1000000 --density 0.01 --seed 7 --rank 0 --json
+    dhc-agent --manifest jobs.json --host h1 --input grad.npy --expect sum.npy --output out.npy
+
+With ``--manifest`` the endpoint comes from the deployment's job manifest (written by
+``dhc-ctl deploy``).  The JSON summary on stdout has bytes sent/received, retransmissions,
+time, and — given ``--expect`` — whether the result equals the expected sum bit for bit.
+Exit codes: 0 ok, 1 result differs from --expect, 2 bad input, 3 timeout (a peer or switch
+did not answer), 4 decode error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from dhc import wire
+from dhc.errors import CodecError, DecodeError
+from dhc.synthetic import synthetic_gradient
+from hostagent.agent import Agent
+from hostagent.manifest import ManifestError, load_endpoint
+from hostagent.transport import JobEndpoint, RetryPolicy, TransportTimeout
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="dhc-agent", description=__doc__.splitlines()[0])
+    who = p.add_argument_group("job endpoint (or --manifest/--host)")
+    who.add_argument("--manifest", type=Path, help="job manifest JSON written by dhc-ctl deploy")
+    who.add_argument("--host", help="this worker's host name in the manifest")
+    who.add_argument("--job", type=int, help="job id")
+    who.add_argument("--child", type=int, help="child index at the first aggregator")
+    who.add_argument("--switch", help="first aggregator's job address")
+    who.add_argument("--workers", type=int, help="number of workers in the job")
+    who.add_argument("--window", type=int, default=64, help="slots per job (W)")
+    who.add_argument("--lanes", type=int, default=wire.DEFAULT_LANES, help="lanes per packet (K)")
+    who.add_argument("--bind", default="0.0.0.0", help="local address to bind")
+    data = p.add_argument_group("tensor")
+    data.add_argument("--input", type=Path, help=".npy file (float32)")
+    data.add_argument("--dim", type=int, default=100_000)
+    data.add_argument("--density", type=float, default=0.01)
+    data.add_argument("--clustered", action="store_true", help="nonzeros in few blocks")
+    data.add_argument("--seed", type=int, default=0)
+    data.add_argument("--rank", type=int, default=0, help="selects this worker's synthetic tensor")
+    p.add_argument("--codec", choices=["hg", "dense"], default="hg")
+    p.add_argument("--repeat", type=int, default=1, help="AllReduce the tensor this many times")
+    p.add_argument("--expect", type=Path, help=".npy with the expected float32 sum")
+    p.add_argument("--output", type=Path, help="write the sum here (.npy)")
+    p.add_argument("--timeout", type=float, default=0.2, help="first retransmission timeout (s)")
+    p.add_argument("--retries", type=int, default=12, help="retransmissions per chunk")
+    p.add_argument("--json", action="store_true", help="print the summary as JSON")
+    p.add_argument("--progress", action="store_true", help="show a progress bar on stderr")
+    return p
+
+
+def _endpoint(args: argparse.Namespace) -> tuple[JobEndpoint, int]:
+    if args.manifest:
+        if not args.host:
+            raise ManifestError("--manifest needs --host")
+        return load_endpoint(args.manifest, args.host, job_id=args.job, bind_ip=args.bind)
+    missing = [n for n in ("job", "child", "switch", "workers") if getattr(args, n) is None]
+    if missing:
+        raise ManifestError("missing " + ", ".join("--" + m for m in missing) + " (or --manifest)")
+    return JobEndpoint(job_id=args.job, child_id=args.child, switch_ip=args.switch,
+                       window=args.window, lanes=args.lanes, bind_ip=args.bind), args.workers
+
+
+def _tensor(args: argparse.Namespace) -> np.ndarray:
+    if args.input:
+        try:
+            x = np.load(args.input, allow_pickle=False)
+        except (OSError, ValueError) as err:
+            raise ManifestError(f"{args.input}: cannot read .npy: {err}") from err
+        return np.asarray(x, dtype=np.float32)
+    return synthetic_gradient(args.dim, args.density, seed=args.seed, rank=args.rank,
+                              clustered=args.clustered)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        endpoint, n_workers = _endpoint(args)
+        x = _tensor(args)
+    except (ManifestError, CodecError) as err:
+        print(f"dhc-agent: {err}", file=sys.stderr)
+        return 2
+    retry = RetryPolicy(initial_timeout=args.timeout, max_retries=args.retries)
+    summary: dict = {"job": endpoint.job_id, "child": endpoint.child_id,
+                     "switch": endpoint.switch_ip, "workers": n_workers, "codec": args.codec}
+    bar = None
+    try:
+        with Agent(endpoint, n_workers, codec=args.codec, retry=retry) as agent:
+            reports = []
+            for _ in range(args.repeat):
+                if args.progress:
+                    from tqdm import tqdm
+                    bar = tqdm(unit="chunk", file=sys.stderr, desc=f"job {endpoint.job_id}")
+                result, report = agent.allreduce(x, progress=bar.update if bar else None)
+                if bar:
+                    bar.close()
+                reports.append(report.as_dict())
+    except TransportTimeout as err:
+        print(json.dumps({**summary, "ok": False, "error": str(err)}))
+        print(f"dhc-agent: {err}", file=sys.stderr)
+        return 3
+    except DecodeError as err:
+        print(json.dumps({**summary, "ok": False, "error": str(err)}))
+        print(f"dhc-agent: decode failed: {err}", file=sys.stderr)
+        return 4
+    except CodecError as err:
+        print(f"dhc-agent: {err}", file=sys.stderr)
+        return 2
+    summary.update(reports[-1])
+    summary["repeats"] = len(reports)
+    summary["ok"] = True
+    if args.output:
+        np.save(args.output, result)
+    if args.expect:
+        expected = np.load(args.expect, allow_pickle=False)
+        exact = expected.shape == result.shape and np.array_equal(
+            expected.view(np.uint32), np.asarray(result, dtype=np.float32).view(np.uint32))
+        summary["exact"] = bool(exact)
+        summary["ok"] = bool(exact)
+    if args.json:
+        print(json.dumps(summary))
+    else:
+        for k, v in summary.items():
+            print(f"{k:>20}: {v}")
+    return 0 if summary["ok"] else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

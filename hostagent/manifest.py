@@ -1,0 +1,63 @@
+"""The job manifest: what a worker needs to join a deployed job.
+
+``dhc-ctl deploy`` writes it; ``dhc-agent --manifest F --host H`` reads it::
+
+    {"version": 1,
+     "jobs": [{"job_id": 1, "window": 64, "lanes": 32,
+               "workers": {"h1": {"ip": "10.0.0.1", "child_id": 0, "switch_ip": "10.0.100.1"},
+                           ...}}]}
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from dhc import wire
+from hostagent.transport import JobEndpoint
+
+MANIFEST_VERSION = 1
+
+
+class ManifestError(ValueError):
+    """A manifest or command line that does not describe a job endpoint."""
+
+
+def write_manifest(path: Path, jobs: list[dict]) -> None:
+    Path(path).write_text(json.dumps({"version": MANIFEST_VERSION, "jobs": jobs}, indent=2) + "\n")
+
+
+def load_endpoint(path: Path, host: str, job_id: int | None = None,
+                  bind_ip: str = "0.0.0.0") -> tuple[JobEndpoint, int]:
+    """(endpoint, number of workers) of ``host`` in the manifest at ``path``."""
+    try:
+        doc = json.loads(Path(path).read_text())
+    except OSError as err:
+        raise ManifestError(f"{path}: cannot read: {err.strerror}") from err
+    except json.JSONDecodeError as err:
+        raise ManifestError(f"{path}:{err.lineno}:{err.colno}: not JSON: {err.msg}") from err
+    if not isinstance(doc, dict) or doc.get("version") != MANIFEST_VERSION:
+        raise ManifestError(f"{path}: not a DHC job manifest (version {MANIFEST_VERSION})")
+    matches = []
+    for i, job in enumerate(doc.get("jobs", [])):
+        try:
+            workers = job["workers"]
+            if host in workers and (job_id is None or job["job_id"] == job_id):
+                matches.append((i, job))
+        except (KeyError, TypeError) as err:
+            raise ManifestError(f"{path}: jobs[{i}]: missing or bad field {err}") from err
+    if not matches:
+        raise ManifestError(f"{path}: host {host!r} is not a worker of "
+                            + (f"job {job_id}" if job_id is not None else "any job"))
+    if len(matches) > 1:
+        ids = [j["job_id"] for _, j in matches]
+        raise ManifestError(f"{path}: host {host!r} is in jobs {ids}; choose one with --job")
+    i, job = matches[0]
+    try:
+        me = job["workers"][host]
+        ep = JobEndpoint(job_id=int(job["job_id"]), child_id=int(me["child_id"]),
+                         switch_ip=str(me["switch_ip"]), window=int(job["window"]),
+                         lanes=int(job.get("lanes", wire.DEFAULT_LANES)), bind_ip=bind_ip)
+    except (KeyError, TypeError, ValueError) as err:
+        raise ManifestError(f"{path}: jobs[{i}].workers.{host}: missing or bad field {err}") from err
+    return ep, len(job["workers"])

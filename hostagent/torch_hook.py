@@ -1,0 +1,202 @@
+"""PyTorch DDP communication hook that aggregates gradient buckets with HG-Sketch.
+
+Usage (see docs/ddp.md)::
+
+    from hostagent.torch_hook import DHCHookState, dhc_hook
+    state = DHCHookState(sparsify=SparsifyConfig("topk", ratio=0.01))
+    ddp_model.register_comm_hook(state, dhc_hook)
+
+Per bucket: compensated gradient ``c = g + r`` (error feedback), optional top-k/threshold
+sparsification, the codec's rounds (HG-Sketch by default) through a ``dhc.protocol.Reducer``,
+decode, average.  The reducer is, in order of precedence: ``reducer=`` (any ready Reducer, e.g.
+``NetworkReducer`` over a ``ChunkTransport``), ``endpoint=`` (an in-network job: a
+``ChunkTransport`` to the job's first switch is opened), else :class:`TorchDistReducer` on the
+DDP process group (gloo: ``all_reduce`` of the lanes).
+
+Guarantee: the bucket's new content is ``float(sum_w q_w / s) / N`` where ``q_w`` are the
+quantized values worker w sent and ``sum_w q_w`` is exact (the codec decodes the exact integer
+sum or raises).  Each ``q_w`` is within ``0.5 / s`` of the sent value, so the average is within
+``0.5 / s`` of the average of the sent values; ``s`` is recorded per step and bucket.
+
+torch is imported here only; nothing else in the project imports this module.  No
+``from __future__ import annotations``: DDP checks the hook's annotations as objects.
+"""
+
+from collections import deque
+from collections.abc import Hashable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+try:
+    import torch
+    import torch.distributed as dist
+except ImportError as exc:  # pragma: no cover - exercised only without the extra
+    raise ImportError("hostagent.torch_hook needs PyTorch: pip install 'dhc[torch]'") from exc
+
+from dhc.codec import make_worker
+from dhc.protocol import Reducer, run_worker
+from hostagent.torch_reducer import TorchDistReducer
+from hostagent.torch_sparsify import ErrorFeedback, SparsifyConfig, sparsify
+
+#: Most ScaleRecords a state keeps (oldest dropped first).
+SCALE_LOG_LIMIT = 100_000
+
+
+@dataclass(frozen=True)
+class ScaleRecord:
+    """The scale one bucket used in one step: q = rint(v * 2**scale_exponent)."""
+
+    step: int
+    bucket: int
+    scale_exponent: int
+    elements: int
+    sent_nonzeros: int
+    world_size: int
+
+    @property
+    def scale(self) -> float:
+        return float(np.ldexp(1.0, self.scale_exponent))
+
+    @property
+    def average_error_bound(self) -> float:
+        """Max |returned average - average of the sent values| per element: 0.5 / s."""
+        return 0.5 / self.scale
+
+
+@dataclass
+class BucketRecord:
+    """Everything one bucket of one step saw (kept only with ``record=True``; for tests)."""
+
+    step: int
+    bucket: int
+    param_keys: tuple[Hashable, ...]
+    param_sizes: tuple[int, ...]
+    raw: np.ndarray           # the local gradient as DDP handed it over
+    compensated: np.ndarray   # float64 raw + residual (== raw without error feedback)
+    sent: np.ndarray          # float64, what went into the codec (sparsified compensated)
+    scale_exponent: int
+    sum_int: np.ndarray       # int64 exact sum of every worker's quantized values
+    average: np.ndarray       # what the hook returned (bucket dtype)
+
+
+@dataclass
+class DHCHookState:
+    """State of the hook on one worker: configuration, reducer, residuals, scale log."""
+
+    process_group: object | None = None
+    reducer: Reducer | None = None
+    endpoint: object | None = None        # hostagent.transport.JobEndpoint of an in-network job
+    n_workers: int | None = None          # default: size of the process group
+    codec: str = "hg"
+    codec_params: dict = field(default_factory=dict)
+    sparsify: SparsifyConfig = field(default_factory=SparsifyConfig)
+    error_feedback: bool = True
+    or_mode: str = "auto"                 # TorchDistReducer only
+    sum_wire: str = "int32"               # TorchDistReducer only
+    record: bool = False
+    step: int = 0
+    scales: deque = field(default_factory=lambda: deque(maxlen=SCALE_LOG_LIMIT))
+    records: list = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.sparsify, SparsifyConfig):
+            raise TypeError(f"sparsify must be a SparsifyConfig, got {type(self.sparsify).__name__}")
+        if self.reducer is not None and not callable(getattr(self.reducer, "reduce", None)):
+            raise TypeError(f"reducer {self.reducer!r} has no reduce(segments) method")
+        if self.reducer is not None and self.endpoint is not None:
+            raise ValueError("give either reducer= or endpoint=, not both")
+        self.feedback = ErrorFeedback()
+        self._transport = None
+
+    @classmethod
+    def from_agent(cls, agent: object, **kwargs: object) -> "DHCHookState":
+        """State that aggregates in the network through ``hostagent.agent.Agent``'s transport
+        (codec, its parameters and the worker count are taken from the agent)."""
+        from hostagent.reducer import NetworkReducer
+        kwargs.setdefault("codec", agent.codec)
+        kwargs.setdefault("codec_params", dict(agent.codec_params))
+        kwargs.setdefault("n_workers", agent.n_workers)
+        return cls(reducer=NetworkReducer(agent.transport), **kwargs)
+
+    def world_size(self) -> int:
+        if self.n_workers is not None:
+            return self.n_workers
+        if not dist.is_initialized():
+            raise RuntimeError("n_workers not given and torch.distributed is not initialised")
+        return dist.get_world_size(self.process_group)
+
+    def get_reducer(self) -> Reducer:
+        """The reducer, created on first use (collectives need an initialised group)."""
+        if self.reducer is None:
+            if self.endpoint is not None:
+                from hostagent.reducer import NetworkReducer
+                from hostagent.transport import ChunkTransport
+                self._transport = ChunkTransport(self.endpoint)
+                self.reducer = NetworkReducer(self._transport)
+            else:
+                reducer = TorchDistReducer(self.process_group, self.or_mode, self.sum_wire)
+                if self.n_workers is not None and self.n_workers != reducer.world_size:
+                    # the scale's overflow bound is computed for n_workers: a larger group could wrap
+                    raise ValueError(f"n_workers={self.n_workers} but the process group has "
+                                     f"{reducer.world_size} ranks")
+                self.reducer = reducer
+        return self.reducer
+
+    def close(self) -> None:
+        """Close a transport this state opened itself."""
+        if self._transport is not None:
+            self._transport.close()
+            self._transport = None
+
+    def allreduce_bucket(self, grad: np.ndarray, param_keys: Sequence[Hashable],
+                         param_sizes: Sequence[int], bucket: int = 0) -> np.ndarray:
+        """The averaged bucket (float64, 1-D) for this worker's flat gradient ``grad``.
+
+        Every worker of the job must call this with the same layout in the same order."""
+        n = self.world_size()
+        keys, sizes = tuple(param_keys), tuple(int(s) for s in param_sizes)
+        flat = np.asarray(grad).reshape(-1)
+        if self.error_feedback:
+            compensated = self.feedback.compensate(flat, keys, sizes)
+        else:
+            if sum(sizes) != flat.size:
+                raise ValueError(f"bucket has {flat.size} elements but its parameters hold "
+                                 f"{sum(sizes)}")
+            compensated = flat.astype(np.float64)
+        sent = sparsify(compensated, self.sparsify)
+        worker = make_worker(sent, n, self.codec, **self.codec_params)
+        run_worker(worker, self.get_reducer())
+        t = worker.scale_exponent
+        sum_int = np.asarray(worker.result_int()).reshape(-1)
+        if self.error_feedback:
+            self.feedback.update(compensated, sent, t, n, keys, sizes)
+        average = np.ldexp(sum_int.astype(np.float64), -t) / n
+        self.scales.append(ScaleRecord(self.step, bucket, t, int(flat.size),
+                                       int(np.count_nonzero(sent)), n))
+        if self.record:
+            self.records.append(BucketRecord(
+                self.step, bucket, keys, sizes, flat.copy(), compensated, sent, t,
+                sum_int.copy(), average.astype(flat.dtype)))
+        return average
+
+
+def dhc_hook(state: DHCHookState, bucket: dist.GradBucket) -> torch.futures.Future[torch.Tensor]:
+    """``DistributedDataParallel.register_comm_hook`` hook: HG-Sketch allreduce of one bucket.
+
+    Runs the rounds synchronously (blocking collectives or the network transport) and returns
+    an already completed future holding the averaged bucket (written into the bucket buffer)."""
+    buf = bucket.buffer()
+    params = bucket.parameters()
+    keys = [id(p) for p in params]
+    sizes = [p.numel() for p in params]
+    # numpy has no bfloat16: such buckets go through the codec as float32 (exactly representable)
+    host_dtype = torch.float32 if buf.dtype == torch.bfloat16 else buf.dtype
+    grad = buf.detach().to("cpu", host_dtype).numpy()
+    average = state.allreduce_bucket(grad, keys, sizes, bucket.index())
+    buf.copy_(torch.from_numpy(average).view(buf.shape).to(buf.dtype))
+    if bucket.is_last():
+        state.step += 1
+    fut: torch.futures.Future[torch.Tensor] = torch.futures.Future()
+    fut.set_result(buf)
+    return fut

@@ -1,0 +1,108 @@
+"""Gradient sparsification with error feedback, for the DDP hook (numpy only, no torch).
+
+Per bucket the hook forms the *compensated* gradient ``c = g + r`` (``r``: what earlier steps
+did not deliver), keeps the top-k or above-threshold entries of ``c`` and hands them to the
+codec.  After the round it knows the global scale ``s`` and sets ``r = c - q/s`` where
+``q = rint(sparse * s)`` is exactly what this worker contributed to the sum: the residual holds
+both the dropped entries and the quantization error, so over many steps every gradient unit is
+eventually applied (error feedback, Seide et al. 2014; Karimireddy et al. 2019).
+
+Residuals are stored per parameter, not per bucket: DDP rebuilds its buckets after the first
+iteration (a different parameter order, possibly different bucket boundaries), and a per-bucket
+residual would be misaligned after the rebuild.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Hashable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from dhc import quantize as qz
+
+MODES = (None, "topk", "threshold")
+
+
+@dataclass(frozen=True)
+class SparsifyConfig:
+    """Which entries of a bucket's compensated gradient are sent.
+
+    ``mode=None``: all (dense input to the codec); ``"topk"``: the ``ceil(ratio * d)`` entries of
+    largest magnitude (at least one); ``"threshold"``: entries with ``|c| >= threshold``."""
+
+    mode: str | None = None
+    ratio: float = 0.01
+    threshold: float = 0.0
+
+    def __post_init__(self) -> None:
+        if self.mode not in MODES:
+            raise ValueError(f"sparsify mode must be one of {MODES}, got {self.mode!r}")
+        if self.mode == "topk" and not 0.0 < self.ratio <= 1.0:
+            raise ValueError(f"top-k ratio must be in (0, 1], got {self.ratio!r}")
+        if self.mode == "threshold" and not (self.threshold >= 0.0 and math.isfinite(self.threshold)):
+            raise ValueError(f"threshold must be a finite number >= 0, got {self.threshold!r}")
+
+    def keep_count(self, d: int) -> int:
+        """k for a bucket of d elements (top-k mode)."""
+        return min(d, max(1, math.ceil(self.ratio * d)))
+
+
+def sparsify(values: np.ndarray, cfg: SparsifyConfig) -> np.ndarray:
+    """A copy of 1-D ``values`` with the unselected entries set to zero."""
+    if values.ndim != 1:
+        raise ValueError(f"sparsify expects a 1-D array, got shape {values.shape}")
+    if cfg.mode is None:
+        return values.copy()
+    out = np.zeros_like(values)
+    mag = np.abs(values)
+    if cfg.mode == "topk":
+        k = cfg.keep_count(values.size)
+        keep = np.argpartition(mag, values.size - k)[values.size - k:] if k < values.size \
+            else np.arange(values.size)
+    else:
+        keep = np.flatnonzero(mag >= cfg.threshold)
+    out[keep] = values[keep]
+    return out
+
+
+class ErrorFeedback:
+    """Per-parameter residuals r (float64), keyed by any hashable parameter key."""
+
+    def __init__(self) -> None:
+        self._residual: dict[Hashable, np.ndarray] = {}
+
+    def compensate(self, grad: np.ndarray, keys: Sequence[Hashable],
+                   sizes: Sequence[int]) -> np.ndarray:
+        """float64 ``grad + r`` for a bucket laid out as the concatenation of ``keys``."""
+        if sum(sizes) != grad.size:
+            raise ValueError(f"bucket has {grad.size} elements but its parameters hold {sum(sizes)}")
+        out = grad.astype(np.float64, copy=True)
+        offset = 0
+        for key, n in zip(keys, sizes, strict=True):
+            r = self._residual.get(key)
+            if r is not None:
+                if r.size != n:
+                    raise ValueError(f"parameter {key!r} changed size from {r.size} to {n}")
+                out[offset:offset + n] += r
+            offset += n
+        return out
+
+    def update(self, compensated: np.ndarray, sent: np.ndarray, scale_exponent: int,
+               n_workers: int, keys: Sequence[Hashable], sizes: Sequence[int]) -> np.ndarray:
+        """Store ``r = c - q/s`` with q the quantized values this worker contributed; returns q."""
+        q = qz.quantize(sent, scale_exponent, n_workers)
+        delivered = np.ldexp(q.astype(np.float64), -scale_exponent)
+        residual = compensated - delivered
+        offset = 0
+        for key, n in zip(keys, sizes, strict=True):
+            self._residual[key] = residual[offset:offset + n].copy()
+            offset += n
+        return q
+
+    def residual(self, key: Hashable) -> np.ndarray | None:
+        return self._residual.get(key)
+
+    def clear(self) -> None:
+        self._residual.clear()

@@ -1,0 +1,231 @@
+"""Reliable, self-clocked chunk exchange with the in-network aggregator of one job.
+
+A worker sends chunk ``c`` of its job's stream to its first aggregating switch (a UDP
+datagram to the switch's job address on ``DHC_UDP_PORT``) and waits for the RESULT of
+``c``.  Chunk ``c + W`` may be sent only once the RESULT of ``c`` is in (DESIGN §2), which
+keeps a completed slot readable in its shadow set until every worker has it.  Lost
+packets are recovered by retransmitting the chunk after a timeout (exponential backoff);
+the switch never adds a retransmission twice and answers it with the stored result once
+the slot is complete.  Chunk numbers continue across calls, so consecutive rounds and
+consecutive AllReduces of the same job walk through the slots in order.
+"""
+
+from __future__ import annotations
+
+import select
+import socket
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from dhc import wire
+from hostagent.packet import MalformedPacket, decode_datagram, encode_datagram
+
+
+class TransportTimeout(TimeoutError):
+    """No RESULT for a chunk after the allowed retransmissions."""
+
+
+@dataclass(frozen=True)
+class JobEndpoint:
+    """Where and as whom a worker talks to the network for one job."""
+
+    job_id: int
+    child_id: int          # this worker's child index at its first aggregator
+    switch_ip: str         # the first aggregator's address for this job
+    window: int            # W: slots the job owns in each aggregator
+    lanes: int = wire.DEFAULT_LANES
+    bind_ip: str = "0.0.0.0"
+    port: int = wire.DHC_UDP_PORT
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """Retransmission timing: first timeout, growth, cap and how many tries per chunk.
+
+    The timeout adapts to the measured round-trip time as TCP's does (RFC 6298: SRTT + 4 RTTVAR,
+    samples only from chunks sent once — Karn's rule), never below ``min_timeout``; the
+    ``initial_timeout`` applies until the first sample."""
+
+    initial_timeout: float = 0.2
+    backoff: float = 2.0
+    max_timeout: float = 2.0
+    max_retries: int = 12
+    min_timeout: float = 0.05
+
+
+@dataclass
+class TransportStats:
+    chunks: int = 0
+    packets_sent: int = 0
+    packets_received: int = 0
+    bytes_sent: int = 0          # UDP payload bytes (dhc_h + lanes)
+    bytes_received: int = 0
+    retransmissions: int = 0
+    duplicate_results: int = 0
+    foreign_ignored: int = 0     # RESULTs of another job or of chunks not outstanding
+    malformed_ignored: int = 0
+    reasons: dict[str, int] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, int | dict[str, int]]:
+        return dict(self.__dict__)
+
+
+class ChunkTransport:
+    """Exchanges a sequence of (level, K lanes) chunks for their aggregated RESULTs."""
+
+    def __init__(self, endpoint: JobEndpoint, retry: RetryPolicy | None = None,
+                 sock: socket.socket | None = None, first_chunk: int = 0):
+        if not 0 < endpoint.window < wire.SLOT_SET_BIT:
+            raise ValueError(f"window must be in 1..{wire.SLOT_SET_BIT - 1}")
+        self.endpoint = endpoint
+        self.retry = retry or RetryPolicy()
+        self.stats = TransportStats()
+        self.next_chunk = first_chunk
+        # in-flight limit below the window W (AIMD): a slow switch is not flooded with
+        # more chunks than it can answer within the timeout
+        self._cwnd = float(min(endpoint.window, 16))
+        self._ssthresh = float(endpoint.window)
+        self._srtt: float | None = None
+        self._rttvar = 0.0
+        self._sock = sock or self._open_socket(endpoint)
+        self._dest = (endpoint.switch_ip, endpoint.port)
+
+    @staticmethod
+    def _open_socket(ep: JobEndpoint) -> socket.socket:
+        s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 8 << 20)
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 8 << 20)
+        s.bind((ep.bind_ip, ep.port))
+        s.setblocking(False)
+        return s
+
+    def close(self) -> None:
+        self._sock.close()
+
+    def __enter__(self) -> ChunkTransport:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @property
+    def rto(self) -> float:
+        """The current retransmission timeout for a chunk's first transmission."""
+        if self._srtt is None:
+            return self.retry.initial_timeout
+        rto = self._srtt + 4 * self._rttvar
+        return min(max(rto, self.retry.min_timeout), self.retry.max_timeout)
+
+    def _grow_window(self, completed: int) -> None:
+        for _ in range(completed):
+            self._cwnd += 1.0 if self._cwnd < self._ssthresh else 1.0 / self._cwnd
+        self._cwnd = min(self._cwnd, float(self.endpoint.window))
+
+    def _rtt_sample(self, rtt: float) -> None:
+        if self._srtt is None:
+            self._srtt, self._rttvar = rtt, rtt / 2
+        else:
+            self._rttvar = 0.75 * self._rttvar + 0.25 * abs(self._srtt - rtt)
+            self._srtt = 0.875 * self._srtt + 0.125 * rtt
+
+    # ------------------------------------------------------------------ exchange
+    def exchange(self, levels: np.ndarray, lanes: np.ndarray, progress=None) -> np.ndarray:
+        """Send ``len(levels)`` chunks (row i of ``lanes`` at level ``levels[i]``); return the
+        aggregated lanes of every chunk, same shape.  Raises TransportTimeout."""
+        ep, K = self.endpoint, self.endpoint.lanes
+        lanes = np.ascontiguousarray(lanes, dtype=np.uint32)
+        if lanes.ndim != 2 or lanes.shape[1] != K or lanes.shape[0] != len(levels):
+            raise ValueError(f"lanes must be ({len(levels)}, {K}) uint32, got {lanes.shape}")
+        n, base, W = len(levels), self.next_chunk, ep.window
+        results = np.zeros_like(lanes)
+        have = np.zeros(n, dtype=bool)
+        frames = [encode_datagram(wire.PacketType.DATA, int(levels[i]), ep.job_id, ep.child_id,
+                                  base + i, wire.slot_for_chunk(base + i, W), lanes[i])
+                  for i in range(n)]
+        deadline = np.full(n, np.inf)
+        first_sent = np.zeros(n)
+        timeout = np.zeros(n)
+        tries = np.zeros(n, dtype=np.int64)
+        sent_upto = 0       # chunks [0, sent_upto) have been sent at least once
+        done = 0
+
+        def send(i: int) -> None:
+            if tries[i] == 0:
+                timeout[i] = self.rto
+                first_sent[i] = time.monotonic()
+            self._sock.sendto(frames[i], self._dest)
+            self.stats.packets_sent += 1
+            self.stats.bytes_sent += len(frames[i])
+            deadline[i] = time.monotonic() + timeout[i]
+
+        while done < n:
+            # self-clocking: chunk i may go once chunk i - W has its RESULT
+            while sent_upto < n and (sent_upto < W or have[sent_upto - W]) \
+                    and sent_upto - done < self._cwnd:
+                send(sent_upto)
+                sent_upto += 1
+            now = time.monotonic()
+            wait = max(0.0, float(deadline[:sent_upto].min()) - now) if sent_upto else 0.0
+            readable, _, _ = select.select([self._sock], [], [], min(wait, 0.5))
+            if readable:
+                got = self._drain(base, n, have, results, deadline, progress, tries, first_sent)
+                done += got
+                self._grow_window(got)
+                continue
+            now = time.monotonic()
+            expired = np.flatnonzero(deadline[:sent_upto] <= now)
+            if expired.size:
+                self._ssthresh = max(2.0, self._cwnd / 2)
+                self._cwnd = self._ssthresh
+            for i in expired:
+                if tries[i] >= self.retry.max_retries:
+                    raise TransportTimeout(
+                        f"job {ep.job_id}: no RESULT for chunk {base + i} (slot "
+                        f"{wire.slot_for_chunk(base + i, W):#06x}) from switch {ep.switch_ip} after "
+                        f"{tries[i]} retransmissions; {n - done} of {n} chunks outstanding — a "
+                        f"worker of the job or a switch on its tree is not answering")
+                tries[i] += 1
+                timeout[i] = min(timeout[i] * self.retry.backoff, self.retry.max_timeout)
+                self.stats.retransmissions += 1
+                send(int(i))
+        self.next_chunk = base + n
+        self.stats.chunks += n
+        return results
+
+    def _drain(self, base: int, n: int, have: np.ndarray, results: np.ndarray,
+               deadline: np.ndarray, progress, tries: np.ndarray, first_sent: np.ndarray) -> int:
+        """Read every datagram waiting on the socket; return how many chunks completed."""
+        completed = 0
+        while True:
+            try:
+                payload = self._sock.recv(65535)
+            except BlockingIOError:
+                return completed
+            self.stats.packets_received += 1
+            self.stats.bytes_received += len(payload)
+            try:
+                dg = decode_datagram(payload, expected_lanes=self.endpoint.lanes)
+            except MalformedPacket as err:
+                self.stats.malformed_ignored += 1
+                key = str(err).split(":")[0]
+                self.stats.reasons[key] = self.stats.reasons.get(key, 0) + 1
+                continue
+            i = dg.chunk - base
+            if dg.pkt_type != wire.PacketType.RESULT or dg.job_id != self.endpoint.job_id \
+                    or not 0 <= i < n:
+                self.stats.foreign_ignored += 1
+                continue
+            if have[i]:
+                self.stats.duplicate_results += 1
+                continue
+            have[i] = True
+            results[i] = dg.lanes
+            if tries[i] == 0:
+                self._rtt_sample(time.monotonic() - first_sent[i])
+            deadline[i] = np.inf
+            completed += 1
+            if progress is not None:
+                progress(1)
