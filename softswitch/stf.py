@@ -1,0 +1,308 @@
+"""Run a P4 program against an STF test file on the software target.
+
+``python -m softswitch.stf PROGRAM.p4 TEST.stf`` (also ``softswitch stf ...``)
+loads the program, executes the file's commands in order and compares the
+packets the switch emits with the ``expect`` lines.  As in p4c's BMv2 runner,
+expectations are matched per port, in order; an emitted packet without an
+expectation, or an expectation never met, is a failure.  Comparison happens at
+``wait``/``no_packet`` checkpoints and at the end of the file.
+
+Expect patterns: hex digits, ``*`` for a nibble that may be anything, an
+optional trailing ``$`` to require the exact length (otherwise the received
+packet may be longer than the pattern, as in p4c).  ``expect <port>`` with no
+data accepts any number of packets on that port until the next checkpoint.
+
+Header comments set compile options: ``# defines: DHC_LANES=4 DEBUG`` and
+``# cpu_port: 64``; ``-D``/``--cpu-port`` on the command line override them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import operator
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from softswitch.api import Replica
+from softswitch.stf_names import ProgramNames, action_params, entry_match
+from softswitch.stf_syntax import (
+    AddEntry,
+    CheckCounter,
+    Checkpoint,
+    Command,
+    ExpectPacket,
+    McGroup,
+    McNodeAssociate,
+    McNodeCreate,
+    MirroringAdd,
+    RegisterRead,
+    RegisterWrite,
+    SendPacket,
+    SetDefault,
+    StfFile,
+    StfSyntaxError,
+    load_stf,
+)
+
+
+@dataclass
+class StfResult:
+    """Outcome of one STF run.  ``failures`` are human-readable, each naming its STF line."""
+
+    program: str
+    stf: str
+    failures: list[str] = field(default_factory=list)
+    packets_sent: int = 0
+    packets_received: int = 0
+    packets_expected: int = 0
+
+    @property
+    def passed(self) -> bool:
+        return not self.failures
+
+    def report(self) -> str:
+        head = (f"{'PASS' if self.passed else 'FAIL'} {self.stf} on {self.program}: "
+                f"{self.packets_sent} sent, {self.packets_received} received, "
+                f"{self.packets_expected} expected")
+        return "\n".join([head, *self.failures])
+
+
+def _hex(data: bytes) -> str:
+    return data.hex().upper()
+
+
+def _group(text: str, width: int = 8) -> str:
+    return " ".join(text[i:i + width] for i in range(0, len(text), width))
+
+
+def compare_packet(exp: ExpectPacket, got: bytes) -> str | None:
+    """``None`` if ``got`` matches; otherwise a diff showing where (nibble ``^`` markers)."""
+    assert exp.pattern is not None
+    pattern, received = exp.pattern, _hex(got)
+    problems = []
+    if len(received) < len(pattern):
+        problems.append(f"too short: {len(got)} bytes, expected {len(pattern) // 2}")
+    elif exp.exact_length and len(received) != len(pattern):
+        problems.append(f"length {len(got)} bytes, expected exactly {len(pattern) // 2} ($)")
+    marks = "".join(" " if i >= len(received) or p == "*" or p == received[i] else "^"
+                    for i, p in enumerate(pattern))
+    first = marks.find("^")
+    if first >= 0:
+        problems.append(f"differs from byte {first // 2} (nibble {first})")
+    if not problems:
+        return None
+    text = ("; ".join(problems) + "\n"
+            f"      expected: {_group(pattern)}\n"
+            f"      received: {_group(received)}")
+    if first >= 0:
+        text += f"\n                {_group(marks).rstrip()}"
+    return text
+
+
+class _Run:
+    """State of one STF execution against a loaded switch."""
+
+    def __init__(self, switch: object, result: StfResult):
+        self.sw = switch
+        self.names = ProgramNames(switch.p4info)
+        self.result = result
+        self.expected: dict[int, list[ExpectPacket]] = {}
+        self.any_ports: set[int] = set()
+        self.received: dict[int, list[tuple[int, bytes]]] = {}  # port -> [(stf line of packet, bytes)]
+        self.nodes: list[tuple[int, tuple[int, ...]]] = []  # BMv2 node handles: index -> (rid, ports)
+        self.groups: dict[int, list[int]] = {}  # group -> node handles
+
+    def fail(self, line: int, msg: str) -> None:
+        self.result.failures.append(f"line {line}: {msg}")
+
+    def execute(self, cmd: Command) -> None:
+        handler = getattr(self, "do_" + type(cmd).__name__)
+        try:
+            handler(cmd)
+        except (LookupError, ValueError) as exc:
+            self.fail(cmd.line, str(exc))
+        except Exception as exc:  # the switch refused a request: report it, keep going
+            self.fail(cmd.line, f"{type(exc).__name__}: {exc}")
+
+    # -- tables
+    def do_AddEntry(self, cmd: AddEntry) -> None:
+        table = self.names.table(cmd.table)
+        action = self.names.action(table, cmd.action.name)
+        match = entry_match(table, self.names, [(k.name, k.text) for k in cmd.keys])
+        params = action_params(action, list(cmd.action.args))
+        priority = cmd.priority
+        if table.needs_priority and priority is None:
+            raise ValueError(f"table {table.name} has ternary/range/optional keys: give a priority")
+        if not table.needs_priority:
+            priority = None
+        self.sw.table_add(table.name, action.name, match, params, priority)
+
+    def do_SetDefault(self, cmd: SetDefault) -> None:
+        table = self.names.table(cmd.table)
+        action = self.names.action(table, cmd.action.name)
+        self.sw.table_set_default(table.name, action.name, action_params(action, list(cmd.action.args)))
+
+    # -- packets
+    def do_SendPacket(self, cmd: SendPacket) -> None:
+        self.result.packets_sent += 1
+        for port, data in self.sw.process(cmd.port, cmd.data):
+            self.result.packets_received += 1
+            self.received.setdefault(port, []).append((cmd.line, bytes(data)))
+
+    def do_ExpectPacket(self, cmd: ExpectPacket) -> None:
+        if cmd.pattern is None:
+            self.any_ports.add(cmd.port)
+        else:
+            self.result.packets_expected += 1
+            self.expected.setdefault(cmd.port, []).append(cmd)
+
+    def do_Checkpoint(self, cmd: Checkpoint) -> None:
+        self.check_outputs(f"at {cmd.kind} (line {cmd.line})")
+
+    def check_outputs(self, where: str) -> None:
+        """Compare everything received with everything expected so far, then start afresh."""
+        for port in sorted(set(self.expected) | set(self.received)):
+            exps, gots = self.expected.get(port, []), self.received.get(port, [])
+            if port in self.any_ports and not exps:
+                continue
+            for exp, (src, got) in zip(exps, gots, strict=False):
+                diff = compare_packet(exp, got)
+                if diff:
+                    self.fail(exp.line, f"packet on port {port} (sent at line {src}) {diff}")
+            for exp in exps[len(gots):]:
+                self.fail(exp.line, f"expected packet on port {port} never came ({where})\n"
+                          f"      expected: {_group(exp.pattern or '')}")
+            if port not in self.any_ports:
+                for src, got in gots[len(exps):]:
+                    self.fail(src, f"unexpected packet on port {port} ({where})\n"
+                              f"      received: {_group(_hex(got))}")
+        self.expected.clear()
+        self.received.clear()
+        self.any_ports.clear()
+
+    # -- replication engine
+    def do_MirroringAdd(self, cmd: MirroringAdd) -> None:
+        self.sw.clone_session_set(cmd.session, [Replica(cmd.port, 0)])
+
+    def _push_group(self, group: int) -> None:
+        replicas = [Replica(port, rid) for h in self.groups[group] for port in self.nodes[h][1]
+                    for rid in [self.nodes[h][0]]]
+        self.sw.mc_group_set(group, replicas)
+
+    def do_McGroup(self, cmd: McGroup) -> None:
+        if cmd.create:
+            if cmd.group in self.groups:
+                raise ValueError(f"multicast group {cmd.group} already exists")
+            self.groups[cmd.group] = []
+            self._push_group(cmd.group)
+        else:
+            if self.groups.pop(cmd.group, None) is None:
+                raise ValueError(f"multicast group {cmd.group} does not exist")
+            self.sw.mc_group_delete(cmd.group)
+
+    def do_McNodeCreate(self, cmd: McNodeCreate) -> None:
+        self.nodes.append((cmd.rid, cmd.ports))
+
+    def do_McNodeAssociate(self, cmd: McNodeAssociate) -> None:
+        if cmd.group not in self.groups:
+            raise ValueError(f"multicast group {cmd.group} does not exist (mc_mgrp_create it first)")
+        if not 0 <= cmd.node < len(self.nodes):
+            raise ValueError(f"no multicast node with handle {cmd.node} ({len(self.nodes)} created)")
+        members = self.groups[cmd.group]
+        if cmd.associate:
+            if cmd.node in members:
+                raise ValueError(f"node {cmd.node} is already in group {cmd.group}")
+            members.append(cmd.node)
+        else:
+            if cmd.node not in members:
+                raise ValueError(f"node {cmd.node} is not in group {cmd.group}")
+            members.remove(cmd.node)
+        self._push_group(cmd.group)
+
+    # -- externs
+    def do_RegisterWrite(self, cmd: RegisterWrite) -> None:
+        self.sw.register_write(self.names.register(cmd.register), cmd.index, cmd.value)
+
+    def do_RegisterRead(self, cmd: RegisterRead) -> None:
+        name = self.names.register(cmd.register)
+        got = self.sw.register_read(name, cmd.index)
+        if got != cmd.expected:
+            self.fail(cmd.line, f"register {name}[{cmd.index}] = {got} ({got:#x}), "
+                      f"expected {cmd.expected} ({cmd.expected:#x})")
+
+    _OPS = {"==": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator.le,
+            ">": operator.gt, ">=": operator.ge}
+
+    def do_CheckCounter(self, cmd: CheckCounter) -> None:
+        name = self.names.counter(cmd.counter)
+        packets, bytes_ = self.sw.counter_read(name, cmd.index)
+        got = packets if cmd.kind == "packets" else bytes_
+        if not self._OPS[cmd.op](got, cmd.value):
+            self.fail(cmd.line, f"counter {name}[{cmd.index}] {cmd.kind} = {got}, "
+                      f"expected {cmd.op} {cmd.value}")
+
+
+def run_stf_file(switch: object, stf: StfFile, program: str = "<loaded>") -> StfResult:
+    """Execute a parsed STF file against an already loaded switch."""
+    result = StfResult(program, stf.path)
+    run = _Run(switch, result)
+    for cmd in stf.commands:
+        run.execute(cmd)
+    run.check_outputs("at end of file")
+    return result
+
+
+def run_stf(program_path: str, stf_path: str, defines: dict[str, str] | None = None,
+            include_dirs: Sequence[str] = (), cpu_port: int | None = None) -> StfResult:
+    """Load ``program_path`` and run ``stf_path`` on it.
+
+    ``defines`` are merged over the STF file's ``# defines:`` header (arguments win);
+    ``cpu_port`` overrides its ``# cpu_port:`` header.  A compile error or a
+    malformed STF file raises (``P4CompileError``, ``StfSyntaxError``): they are
+    not test outcomes.
+    """
+    from softswitch import Switch  # the core; imported late so parsing works without it
+
+    stf = load_stf(stf_path)
+    merged = {**stf.defines, **(defines or {})}
+    port = cpu_port if cpu_port is not None else stf.cpu_port
+    switch = Switch.load(program_path, defines=merged, include_dirs=list(include_dirs), cpu_port=port)
+    return run_stf_file(switch, stf, program_path)
+
+
+def _parse_define(text: str) -> tuple[str, str]:
+    name, _, value = text.partition("=")
+    if not name:
+        raise argparse.ArgumentTypeError(f"bad define {text!r}")
+    return name, value or "1"
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``softswitch stf PROGRAM.p4 TEST.stf``: 0 on pass, 1 on mismatch, 2 on bad input."""
+    ap = argparse.ArgumentParser(prog="softswitch stf", description="Run an STF test on the softswitch.")
+    ap.add_argument("program", help="P4_16 v1model program")
+    ap.add_argument("stf", help="STF test file")
+    ap.add_argument("-D", dest="defines", action="append", type=_parse_define, default=[],
+                    metavar="NAME[=VALUE]", help="preprocessor define (overrides the STF header)")
+    ap.add_argument("-I", dest="include_dirs", action="append", default=[], metavar="DIR")
+    ap.add_argument("--cpu-port", type=int, default=None)
+    ap.add_argument("-q", "--quiet", action="store_true", help="print only failures")
+    args = ap.parse_args(argv)
+    from softswitch.api import P4CompileError
+
+    try:
+        result = run_stf(args.program, args.stf, dict(args.defines), args.include_dirs, args.cpu_port)
+    except (P4CompileError, StfSyntaxError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    if not result.passed or not args.quiet:
+        print(result.report(), file=sys.stdout if result.passed else sys.stderr)
+    return 0 if result.passed else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,382 @@
+"""Parse p4c's simple-test-framework (STF) files into command records.
+
+The grammar follows what p4c's BMv2 STF runner accepts (one command per line,
+``#`` starts a comment), plus the commands it forwards to ``simple_switch_CLI``
+(``mirroring_add``, ``mc_*``) and register/counter checks:
+
+    add <table> [<priority>] <key>:<value> ... <action>(<param>:<value>, ...) [= <handle>]
+    setdefault <table> <action>(<param>:<value>, ...)
+    packet <port> <hex bytes ...>
+    expect <port> [<hex with * nibbles ...> [$]]
+    no_packet | wait
+    mirroring_add <session> <port>
+    mc_mgrp_create <group>        mc_mgrp_destroy <group>
+    mc_node_create <rid> <port> ...   (node handles are 0, 1, 2... in creation order, as BMv2)
+    mc_node_associate <group> <node handle>   mc_node_dissociate <group> <node handle>
+    register_write <register> <index> <value>
+    register_read <register> <index> <expected value>
+    check_counter <counter>(<index>) [packets|bytes] [== != < <= > >=] <number>
+
+Keys: exact ``0x0a``/``10``/``10.0.0.1``; ternary ``v&&&m``, or hex/binary digits with
+``*`` for don't-care digits (as p4c: the mask covers the digits written, so ``0x0a``
+on a 16-bit field matches only the low byte), ``*`` alone = wildcard; lpm ``v/len``,
+``10.0.0.0/8`` or ``0x0a**``; range ``lo->hi`` or ``lo..hi``; optional ``v`` or ``*``.
+Wildcard keys may be left out.  Priority: a higher number wins (P4Runtime order; p4c's
+runner maps STF priorities onto BMv2 the same way).  It is required for tables with
+ternary, range or optional keys and ignored for the others.
+
+Header lines ``# defines: NAME=VALUE NAME2`` and ``# cpu_port: N`` carry
+compile options for the program under test (see ``StfFile``).
+
+This module only parses; name resolution against a loaded program lives in
+``stf_names`` and execution in ``stf``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+
+class StfSyntaxError(ValueError):
+    """A malformed STF line; ``str`` names file, line and the problem."""
+
+    def __init__(self, reason: str, file: str = "<stf>", line: int = 0):
+        self.reason, self.file, self.line = reason, file, line
+        super().__init__(f"{file}:{line}: {reason}")
+
+
+# ---------------------------------------------------------------- records
+
+
+@dataclass(frozen=True)
+class KeyValue:
+    """A key field as written: ``name`` and the raw value text (parsed later, width known)."""
+
+    name: str
+    text: str
+
+
+@dataclass(frozen=True)
+class ActionCall:
+    name: str
+    args: tuple[tuple[str, int], ...] = ()
+
+
+@dataclass(frozen=True)
+class AddEntry:
+    line: int
+    table: str
+    keys: tuple[KeyValue, ...]
+    action: ActionCall
+    priority: int | None = None
+
+
+@dataclass(frozen=True)
+class SetDefault:
+    line: int
+    table: str
+    action: ActionCall
+
+
+@dataclass(frozen=True)
+class SendPacket:
+    line: int
+    port: int
+    data: bytes
+
+
+@dataclass(frozen=True)
+class ExpectPacket:
+    """``pattern`` is upper-case hex with ``*`` nibbles; ``None`` means any packets on the port."""
+
+    line: int
+    port: int
+    pattern: str | None
+    exact_length: bool = False
+
+
+@dataclass(frozen=True)
+class Checkpoint:
+    """``wait`` or ``no_packet``: everything sent so far must be accounted for by expects."""
+
+    line: int
+    kind: str
+
+
+@dataclass(frozen=True)
+class MirroringAdd:
+    line: int
+    session: int
+    port: int
+
+
+@dataclass(frozen=True)
+class McGroup:
+    """``mc_mgrp_create`` (create=True) or ``mc_mgrp_destroy``."""
+
+    line: int
+    group: int
+    create: bool
+
+
+@dataclass(frozen=True)
+class McNodeCreate:
+    line: int
+    rid: int
+    ports: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class McNodeAssociate:
+    """``mc_node_associate`` (associate=True) or ``mc_node_dissociate``."""
+
+    line: int
+    group: int
+    node: int
+    associate: bool
+
+
+@dataclass(frozen=True)
+class RegisterWrite:
+    line: int
+    register: str
+    index: int
+    value: int
+
+
+@dataclass(frozen=True)
+class RegisterRead:
+    line: int
+    register: str
+    index: int
+    expected: int
+
+
+@dataclass(frozen=True)
+class CheckCounter:
+    line: int
+    counter: str
+    index: int
+    kind: str  # "packets" or "bytes"
+    op: str
+    value: int
+
+
+Command = (AddEntry | SetDefault | SendPacket | ExpectPacket | Checkpoint | MirroringAdd | McGroup
+           | McNodeCreate | McNodeAssociate | RegisterWrite | RegisterRead | CheckCounter)
+
+
+@dataclass
+class StfFile:
+    """A parsed STF file: its commands and the compile options from its header comments."""
+
+    path: str
+    commands: list[Command] = field(default_factory=list)
+    defines: dict[str, str] = field(default_factory=dict)
+    cpu_port: int | None = None
+
+
+# ---------------------------------------------------------------- values
+
+_INT_RE = re.compile(r"^(0[xX][0-9a-fA-F_]+|0[bB][01_]+|0[oO][0-7_]+|[0-9][0-9_]*)$")
+
+
+def parse_int(text: str) -> int:
+    """Decimal, 0x hex, 0b binary or 0o octal; underscores allowed as separators."""
+    t = text.strip()
+    if not _INT_RE.match(t):
+        raise ValueError(f"not a number: {text!r}")
+    return int(t.replace("_", ""), 0)
+
+
+_HEX_DIGITS = set("0123456789abcdefABCDEF")
+
+
+def _packet_hex(words: list[str], allow_wild: bool) -> str:
+    """Join hex words, check characters, return upper-case text."""
+    text = "".join(words)
+    bad = {c for c in text if c not in _HEX_DIGITS and not (allow_wild and c == "*")}
+    if bad:
+        raise ValueError(f"bad character(s) {''.join(sorted(bad))!r} in packet data")
+    if len(text) % 2:
+        raise ValueError(f"packet data has an odd number of hex digits ({len(text)})")
+    return text.upper()
+
+
+# ---------------------------------------------------------------- commands
+
+_CALL_RE = re.compile(r"^([A-Za-z_][\w.$\[\]]*)\s*\((.*)\)$", re.S)
+_CHECK_COUNTER_RE = re.compile(
+    r"^([A-Za-z_][\w.$\[\]]*)\s*\(\s*([^)]*?)\s*\)\s*(?:(packets|bytes)\s*(==|!=|<=|>=|<|>)\s*(\S+))?$")
+_HEADER_RE = re.compile(r"^#\s*(defines|cpu_port)\s*:\s*(.*)$")
+
+
+def _parse_call(text: str) -> ActionCall:
+    m = _CALL_RE.match(text.strip())
+    if not m:
+        raise ValueError(f"expected an action call like act(p:1), got {text!r}")
+    args: list[tuple[str, int]] = []
+    body = m.group(2).strip()
+    if body:
+        for part in body.split(","):
+            if ":" not in part:
+                raise ValueError(f"action argument {part.strip()!r} is not name:value")
+            name, value = (s.strip() for s in part.split(":", 1))
+            try:
+                args.append((name, parse_int(value)))
+            except ValueError:
+                raise ValueError(f"action argument {name}: {value!r} is not a number") from None
+    return ActionCall(m.group(1), tuple(args))
+
+
+def _parse_add(line: int, rest: str) -> AddEntry:
+    if "(" not in rest:
+        raise ValueError("add needs an action call, e.g. add tbl key:1 act(p:2)")
+    head, call = rest.split("(", 1)
+    call_words = head.split()
+    if len(call_words) < 2:
+        raise ValueError("add needs a table name and an action")
+    action_name = call_words[-1]
+    tail = call.rsplit(")", 1)
+    if len(tail) != 2:
+        raise ValueError("unbalanced parenthesis in action call")
+    after = tail[1].strip()
+    if after and not re.match(r"^=\s*\S+$", after):
+        raise ValueError(f"unexpected text after the action call: {after!r}")
+    action = _parse_call(f"{action_name}({tail[0]})")
+    table, *items = call_words[:-1]
+    priority = None
+    if items and re.fullmatch(r"[0-9]+", items[0]):
+        priority = int(items.pop(0))
+    keys = []
+    for item in items:
+        if ":" not in item:
+            raise ValueError(f"key {item!r} is not field:value")
+        name, value = item.split(":", 1)
+        if not name or not value:
+            raise ValueError(f"key {item!r} is not field:value")
+        keys.append(KeyValue(name, value))
+    return AddEntry(line, table, tuple(keys), action, priority)
+
+
+def _ints(words: list[str], names: list[str], cmd: str) -> list[int]:
+    if len(words) != len(names):
+        raise ValueError(f"{cmd} takes {len(names)} argument(s): {' '.join(names)}")
+    out = []
+    for w, n in zip(words, names, strict=True):
+        try:
+            out.append(parse_int(w))
+        except ValueError:
+            raise ValueError(f"{cmd}: {n} {w!r} is not a number") from None
+    return out
+
+
+def parse_command(line: int, text: str) -> Command | None:
+    """Parse one comment-free line; ``None`` for a blank line.  Raises ValueError."""
+    words = text.split()
+    if not words:
+        return None
+    cmd, args = words[0].lower(), words[1:]
+    rest = text.strip()[len(words[0]):].strip()
+    if cmd == "add":
+        return _parse_add(line, rest)
+    if cmd == "setdefault":
+        if not args:
+            raise ValueError("setdefault needs a table and an action call")
+        return SetDefault(line, args[0], _parse_call(rest[len(args[0]):]))
+    if cmd == "packet":
+        if len(args) < 2:
+            raise ValueError("packet needs a port and data")
+        (port,) = _ints(args[:1], ["port"], cmd)
+        return SendPacket(line, port, bytes.fromhex(_packet_hex(args[1:], allow_wild=False)))
+    if cmd == "expect":
+        if not args:
+            raise ValueError("expect needs a port")
+        (port,) = _ints(args[:1], ["port"], cmd)
+        data = args[1:]
+        exact = False
+        if data and data[-1].endswith("$"):
+            exact = True
+            data[-1] = data[-1][:-1]
+        pattern = _packet_hex(data, allow_wild=True) if data else None
+        if pattern == "" or (pattern is None and exact):
+            raise ValueError("expect with '$' needs packet data")
+        return ExpectPacket(line, port, pattern, exact)
+    if cmd in ("wait", "no_packet"):
+        if args:
+            raise ValueError(f"{cmd} takes no arguments")
+        return Checkpoint(line, cmd)
+    if cmd == "mirroring_add":
+        session, port = _ints(args, ["session", "port"], cmd)
+        return MirroringAdd(line, session, port)
+    if cmd in ("mc_mgrp_create", "mc_mgrp_destroy"):
+        (group,) = _ints(args, ["group"], cmd)
+        return McGroup(line, group, cmd == "mc_mgrp_create")
+    if cmd == "mc_node_create":
+        if len(args) < 2:
+            raise ValueError("mc_node_create takes: rid port [port ...]")
+        nums = _ints(args, ["rid"] + ["port"] * (len(args) - 1), cmd)
+        return McNodeCreate(line, nums[0], tuple(nums[1:]))
+    if cmd in ("mc_node_associate", "mc_node_dissociate"):
+        group, node = _ints(args, ["group", "node"], cmd)
+        return McNodeAssociate(line, group, node, cmd == "mc_node_associate")
+    if cmd == "register_write":
+        if len(args) != 3:
+            raise ValueError("register_write takes: register index value")
+        index, value = _ints(args[1:], ["index", "value"], cmd)
+        return RegisterWrite(line, args[0], index, value)
+    if cmd == "register_read":
+        if len(args) != 3:
+            raise ValueError("register_read takes: register index expected_value")
+        index, value = _ints(args[1:], ["index", "expected_value"], cmd)
+        return RegisterRead(line, args[0], index, value)
+    if cmd == "check_counter":
+        m = _CHECK_COUNTER_RE.match(rest)
+        if not m:
+            raise ValueError("check_counter takes: counter(index) [packets|bytes] <op> <number>")
+        name, index_text, kind, op, value = m.groups()
+        (index,) = _ints([index_text], ["index"], cmd)
+        if kind is None:  # p4c's default check: packet count == 0
+            kind, op, value = "packets", "==", "0"
+        (number,) = _ints([value], ["number"], cmd)
+        return CheckCounter(line, name, index, kind, op, number)
+    raise ValueError(f"unknown STF command {words[0]!r}")
+
+
+def parse_stf(text: str, path: str = "<stf>") -> StfFile:
+    """Parse a whole file; the first malformed line raises ``StfSyntaxError``."""
+    out = StfFile(path)
+    for lineno, raw in enumerate(text.splitlines(), start=1):
+        stripped = raw.strip()
+        header = _HEADER_RE.match(stripped)
+        if header:
+            _apply_header(out, header.group(1), header.group(2), path, lineno)
+            continue
+        body = raw.split("#", 1)[0]
+        try:
+            command = parse_command(lineno, body)
+        except ValueError as exc:
+            raise StfSyntaxError(str(exc), path, lineno) from None
+        if command is not None:
+            out.commands.append(command)
+    return out
+
+
+def _apply_header(out: StfFile, kind: str, value: str, path: str, lineno: int) -> None:
+    if kind == "cpu_port":
+        try:
+            out.cpu_port = parse_int(value)
+        except ValueError:
+            raise StfSyntaxError(f"cpu_port {value!r} is not a number", path, lineno) from None
+        return
+    for item in value.split():
+        name, _, val = item.partition("=")
+        if not re.fullmatch(r"[A-Za-z_]\w*", name):
+            raise StfSyntaxError(f"bad define {item!r} (want NAME or NAME=VALUE)", path, lineno)
+        out.defines[name] = val if val else "1"
+
+
+def load_stf(path: str) -> StfFile:
+    with open(path, encoding="utf-8") as fh:
+        return parse_stf(fh.read(), path)
