@@ -20,6 +20,17 @@ DHC_UDP_PORT: int = 0x4448
 #: Protocol version carried in ``dhc_h.version``; anything else is malformed.
 DHC_VERSION: int = 1
 
+#: Workers of job j send from, and receive RESULTs on, UDP port ``worker_port(j)``, so one host
+#: can be a worker of several jobs at once; switches talk to each other on DHC_UDP_PORT.
+WORKER_PORT_BASE: int = 0xC000
+WORKER_PORT_SPAN: int = 0x3FFF
+
+
+def worker_port(job_id: int) -> int:
+    """The UDP port a worker of ``job_id`` binds (49152 + job_id mod 16383)."""
+    return WORKER_PORT_BASE + job_id % WORKER_PORT_SPAN
+
+
 #: Lanes (32-bit words) per packet.  Compile-time constant of the P4 program
 #: (``-DDHC_LANES=N`` overrides it there; keep both in step).
 DEFAULT_LANES: int = 32

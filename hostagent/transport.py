@@ -37,7 +37,12 @@ class JobEndpoint:
     window: int            # W: slots the job owns in each aggregator
     lanes: int = wire.DEFAULT_LANES
     bind_ip: str = "0.0.0.0"
-    port: int = wire.DHC_UDP_PORT
+    switch_port: int = wire.DHC_UDP_PORT
+
+    @property
+    def port(self) -> int:
+        """The UDP port this worker binds: its job's worker port (RESULTs arrive there)."""
+        return wire.worker_port(self.job_id)
 
 
 @dataclass(frozen=True)
@@ -90,7 +95,7 @@ class ChunkTransport:
         self._srtt: float | None = None
         self._rttvar = 0.0
         self._sock = sock or self._open_socket(endpoint)
-        self._dest = (endpoint.switch_ip, endpoint.port)
+        self._dest = (endpoint.switch_ip, endpoint.switch_port)
 
     @staticmethod
     def _open_socket(ep: JobEndpoint) -> socket.socket:

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 
 from controller.intent import A_REWRITE, T_REWRITE, McGroup, TableEntry, entry, ip2int, mac2int
 from controller.programs.plan import SwitchPlan
+from dhc.wire import DHC_UDP_PORT, worker_port
 
 
 class ResultRewrite:
@@ -22,7 +23,8 @@ class ResultRewrite:
             for c in j.children:
                 yield entry(T_REWRITE, {"egress_rid": c.rid}, A_REWRITE, {
                     "dmac": mac2int(c.next_mac), "dip": ip2int(c.addr),
-                    "smac": mac2int(plan.mac), "sip": ip2int(j.own_addr)}, owner=j.job_id)
+                    "smac": mac2int(plan.mac), "sip": ip2int(j.own_addr),
+                    "dport": worker_port(j.job_id) if c.kind == "host" else DHC_UDP_PORT}, owner=j.job_id)
 
     def groups(self, plan: SwitchPlan) -> Iterator[McGroup]:
         for j in plan.jobs:

@@ -81,13 +81,14 @@ class Host:
 def dhc_frame(src: Host, dst_mac: str, dst_ip: str, lanes: list[int], *, job: int, chunk: int = 0,
               slot: int = 0, level: int = int(wire.Level.VALUE_SKETCH), child_id: int = 0,
               pkt_type: int = int(wire.PacketType.DATA), num_lanes: int | None = None,
-              version: int = wire.DHC_VERSION, sport: int = 40000, ttl: int = 64) -> bytes:
+              version: int = wire.DHC_VERSION, sport: int | None = None, ttl: int = 64) -> bytes:
     """Ethernet | IPv4 | UDP | dhc_h | lanes, as a worker (or switch) puts it on the wire."""
     hdr = wire.pack_header(version=version, pkt_type=pkt_type, level=level, job_id=job, child_id=child_id,
                            num_lanes=len(lanes) if num_lanes is None else num_lanes, chunk=chunk, slot=slot)
     payload = hdr + struct.pack(f"!{len(lanes)}I", *[v & 0xFFFFFFFF for v in lanes])
     pkt = (Ether(src=src.mac, dst=dst_mac) / IP(src=src.ip, dst=dst_ip, ttl=ttl, id=1)
-           / UDP(sport=sport, dport=wire.DHC_UDP_PORT) / payload)
+           / UDP(sport=wire.worker_port(job) if sport is None else sport, dport=wire.DHC_UDP_PORT)
+           / payload)
     return bytes(pkt)
 
 
@@ -140,6 +141,7 @@ class Child:
     port: int
     child_id: int        # its index at this aggregator (bit child_id of the bitmap)
     rid: int             # replica id of its copy of the RESULT
+    is_switch: bool = False  # a lower aggregator listens on DHC_UDP_PORT, a worker on its job's port
 
 
 @dataclass
@@ -190,7 +192,8 @@ def program_job(sw, agg: Aggregator) -> None:
             "child_id": Exact(ch.child_id)}, params={"child_mask": 1 << ch.child_id})
         sw.table_add(T_REWRITE, "DhcEgress.rewrite.rewrite", match={"egress_rid": Exact(ch.rid)}, params={
             "dmac": mac2int(ch.host.mac), "dip": ip2int(ch.host.ip),
-            "smac": mac2int(agg.own.mac), "sip": ip2int(agg.own.ip)})
+            "smac": mac2int(agg.own.mac), "sip": ip2int(agg.own.ip),
+            "dport": wire.DHC_UDP_PORT if ch.is_switch else wire.worker_port(agg.job)})
     sw.mc_group_set(agg.mcast_grp, [Replica(ch.port, ch.rid) for ch in agg.children])
 
 

@@ -68,7 +68,7 @@ def assert_result_to_workers(rig: Rig, out: list[tuple[int, bytes]], expected: l
         p = got[i + 1]
         assert (p.eth_dst, p.eth_src, p.ip_dst, p.ip_src) == (w.mac, SWITCH.mac, w.ip, SWITCH.ip)
         assert p.ip_checksum_ok
-        assert (p.udp_dport, p.udp_checksum) == (wire.DHC_UDP_PORT, 0)
+        assert (p.udp_dport, p.udp_checksum) == (wire.worker_port(rig.agg.job), 0)
         assert p.header["pkt_type"] == wire.PacketType.RESULT
         assert p.header["chunk"] == chunk and p.header["job_id"] == rig.agg.job
         assert p.lanes == expected
@@ -131,7 +131,7 @@ def test_retransmission_after_completion_gets_stored_result() -> None:
     p = rig.parse(out)[2]
     w1 = WORKERS[1]
     assert (p.eth_dst, p.eth_src, p.ip_dst, p.ip_src) == (w1.mac, SWITCH.mac, w1.ip, SWITCH.ip)
-    assert p.ip_checksum_ok and p.udp_dport == wire.DHC_UDP_PORT
+    assert p.ip_checksum_ok and p.udp_dport == wire.worker_port(rig.agg.job)  # back to its port
     assert p.header["pkt_type"] == wire.PacketType.RESULT
     assert p.lanes == [18, 21, 24, 27]
     # and again: still the same stored result

@@ -4,7 +4,8 @@
  * One const-entry table on (pkt_type, is_new, complete, is_root) picks the
  * disposition; see the table in p4src/README.md.  Packets the switch
  * originates (results, partials, answers) get TTL DHC_TTL, UDP ports
- * DHC_UDP_PORT -> DHC_UDP_PORT and UDP checksum 0.
+ * DHC_UDP_PORT -> DHC_UDP_PORT (an answer goes to the sender's source port)
+ * and UDP checksum 0.
  */
 #ifndef _DHC_COMPLETION_P4_
 #define _DHC_COMPLETION_P4_
@@ -53,11 +54,14 @@ control DhcCompletion(inout headers_t hdr,
         m.outcome = OUTCOME_COMPLETE_UP;
     }
 
-    /* root, duplicate of a complete slot: stored RESULT back to the sender */
+    /* root, duplicate of a complete slot: stored RESULT back to the sender,
+     * to the UDP port it sent from (its job's worker port) */
     action answer_unicast() {
         bit<48> mac = hdr.ethernet.dstAddr;
         bit<32> addr = hdr.ipv4.dstAddr;
+        bit<16> sender_port = hdr.udp.srcPort;
         DHC_ORIGINATE
+        hdr.udp.dstPort = sender_port;
         hdr.ethernet.dstAddr = hdr.ethernet.srcAddr;
         hdr.ethernet.srcAddr = mac;
         hdr.ipv4.dstAddr = hdr.ipv4.srcAddr;

@@ -15,12 +15,14 @@ control DhcResultRewrite(inout headers_t hdr,
 
     counter(DHC_DROP_REASONS, CounterType.packets_and_bytes) egress_drop_counter;
 
-    action rewrite(bit<48> dmac, bit<32> dip, bit<48> smac, bit<32> sip) {
+    /* dport: the child's UDP port: the job's worker port for a worker (so
+     * one host can be a worker of several jobs), DHC_UDP_PORT for a switch */
+    action rewrite(bit<48> dmac, bit<32> dip, bit<48> smac, bit<32> sip, bit<16> dport) {
         hdr.ethernet.dstAddr = dmac;
         hdr.ethernet.srcAddr = smac;
         hdr.ipv4.dstAddr = dip;
         hdr.ipv4.srcAddr = sip;
-        hdr.udp.dstPort = DHC_UDP_PORT;
+        hdr.udp.dstPort = dport;
         hdr.udp.checksum = 0;
     }
 

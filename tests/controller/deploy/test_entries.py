@@ -58,7 +58,8 @@ def test_single_switch_job_entries(single) -> None:
     rewrites = {e.match_value("egress_rid"): dict(e.params) for e in st.table(T_REWRITE)}
     for i in range(1, 5):
         assert rewrites[i] == {"dmac": mac2int(f"02:00:00:00:00:0{i}"), "dip": ip2int(f"10.0.0.{i}"),
-                               "smac": mac2int("02:00:00:00:01:01"), "sip": ip2int("10.0.0.254")}
+                               "smac": mac2int("02:00:00:00:01:01"), "sip": ip2int("10.0.0.254"),
+                               "dport": wire.worker_port(1)}
     assert len(st.table(T_ARP)) == 5
     routes = {e.match[0].value: (e.match[0].prefix_len, e.param("port"), e.param("dmac")) for e in st.table(T_LPM)}
     assert routes == {ip2int(f"10.0.0.{i}"): (32, i, mac2int(f"02:00:00:00:00:0{i}")) for i in range(1, 5)}

@@ -36,25 +36,28 @@ def hexs(frame: bytes) -> str:
 
 
 def dhc(src_mac: str, dst_mac: str, src_ip: str, dst_ip: str, lanes: list[int], *, ident: int = 1,
-        sport: int = 40000, udp_csum: int | None = None, ttl: int = 64, **hdr: int) -> bytes:
+        sport: int = 40000, dport: int = wire.DHC_UDP_PORT, udp_csum: int | None = None, ttl: int = 64,
+        **hdr: int) -> bytes:
     hdr.setdefault("num_lanes", K)
     payload = wire.pack_header(**hdr) + struct.pack(f"!{len(lanes)}I", *[v & 0xFFFFFFFF for v in lanes])
-    udp = UDP(sport=sport, dport=wire.DHC_UDP_PORT) if udp_csum is None else \
-        UDP(sport=sport, dport=wire.DHC_UDP_PORT, chksum=udp_csum)
+    udp = UDP(sport=sport, dport=dport) if udp_csum is None else \
+        UDP(sport=sport, dport=dport, chksum=udp_csum)
     return bytes(Ether(src=src_mac, dst=dst_mac) / IP(src=src_ip, dst=dst_ip, ttl=ttl, id=ident) / udp / payload)
 
 
 def data(w: int, lanes: list[int], *, ident: int = 1, child_id: int | None = None, **hdr: int) -> bytes:
     hdr.setdefault("pkt_type", int(wire.PacketType.DATA))
     hdr.setdefault("job_id", 7)
-    return dhc(W[w][0], SW_MAC, W[w][1], SW_IP, lanes, ident=ident,
+    return dhc(W[w][0], SW_MAC, W[w][1], SW_IP, lanes, ident=ident, sport=wire.worker_port(hdr["job_id"]),
                child_id=w if child_id is None else child_id, **hdr)
 
 
 def result_to(w: int, lanes: list[int], *, ident: int, **hdr: int) -> bytes:
-    """What a worker receives from the root: RESULT, switch -> worker, UDP DHC->DHC, checksum 0."""
+    """What a worker receives from the root: RESULT, switch -> worker, UDP DHC -> the job's worker
+    port, checksum 0."""
     hdr.setdefault("job_id", 7)
-    return dhc(SW_MAC, W[w][0], SW_IP, W[w][1], lanes, ident=ident, sport=wire.DHC_UDP_PORT, udp_csum=0,
+    return dhc(SW_MAC, W[w][0], SW_IP, W[w][1], lanes, ident=ident, sport=wire.DHC_UDP_PORT,
+               dport=wire.worker_port(hdr["job_id"]), udp_csum=0,
                pkt_type=int(wire.PacketType.RESULT), child_id=0, **hdr)
 
 
@@ -71,7 +74,7 @@ def setup(job_levels: dict[int, int]) -> str:
         lines.append(f"add child_table job_id:7 ingress_port:{i + 1} src_addr:{ip_hex(ip)} child_id:{i} "
                      f"set_child(child_mask:{1 << i})")
         lines.append(f"add result_rewrite egress_rid:{i + 1} rewrite(dmac:{mac_hex(mac)}, dip:{ip_hex(ip)}, "
-                     f"smac:{mac_hex(SW_MAC)}, sip:{ip_hex(SW_IP)})")
+                     f"smac:{mac_hex(SW_MAC)}, sip:{ip_hex(SW_IP)}, dport:{wire.worker_port(7)})")
         lines.append(f"add ipv4_lpm dst_addr:{ip_hex(ip)}/32 set_nhop(dmac:{mac_hex(mac)}, port:{i + 1})")
     lines.append("mc_mgrp_create 1")
     for i in range(3):
