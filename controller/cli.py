@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -110,6 +111,9 @@ def main(argv: list[str] | None = None) -> int:
         return args.handler(args)
     except ControllerError as err:
         return _fail(err, getattr(args, "json", False))
+    except BrokenPipeError:  # output piped into e.g. `head`: not an error of ours
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - keep the interpreter from re-raising at exit
+        return EXIT_OK
 
 
 if __name__ == "__main__":
