@@ -50,6 +50,10 @@ class PacketType(enum.IntEnum):
 
     DATA = 1    # a contribution (worker -> switch, or partial sum switch -> parent)
     RESULT = 2  # a completed aggregate (root -> down the tree -> workers)
+    # worker <-> worker liveness check on the job's worker port; switches only route these
+    # (the P4 program aggregates DATA/RESULT only and counts anything else as malformed)
+    PROBE = 3
+    PROBE_ACK = 4
 
 
 class Op(enum.IntEnum):

@@ -52,15 +52,22 @@ class Agent:
         self.codec = codec
         self.codec_params = dict(codec_params or {})
         self.transport = ChunkTransport(endpoint, retry)
+        self.failed = False
 
-    def close(self) -> None:
-        self.transport.close()
+    def close(self, finish: bool = True) -> None:
+        """Leave the job: pad the stream to a 2W boundary (unless ``finish`` is False or the
+        session failed, when no peer could complete the padding anyway), close the socket."""
+        try:
+            if finish and not self.failed:
+                self.transport.finish()
+        finally:
+            self.transport.close()
 
     def __enter__(self) -> Agent:
         return self
 
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+    def __exit__(self, exc_type, *exc: object) -> None:
+        self.close(finish=exc_type is None)
 
     def allreduce(self, x: np.ndarray, progress: Callable[[int], None] | None = None
                   ) -> tuple[np.ndarray, AllReduceReport]:
@@ -70,8 +77,12 @@ class Agent:
         worker = make_worker(x, self.n_workers, self.codec, **self.codec_params)
         reducer = NetworkReducer(self.transport, progress)
         t0 = time.perf_counter()
-        run_worker(worker, reducer)
-        result = worker.result()
+        try:
+            run_worker(worker, reducer)
+            result = worker.result()
+        except BaseException:
+            self.failed = True
+            raise
         elapsed = time.perf_counter() - t0
         after = stats.as_dict()
         delta = {k: after[k] - before[k] for k in after if isinstance(after[k], int)}

@@ -55,9 +55,12 @@ def load_endpoint(path: Path, host: str, job_id: int | None = None,
     i, job = matches[0]
     try:
         me = job["workers"][host]
+        peers = tuple(sorted((name, str(w["ip"])) for name, w in job["workers"].items()
+                             if name != host))
         ep = JobEndpoint(job_id=int(job["job_id"]), child_id=int(me["child_id"]),
                          switch_ip=str(me["switch_ip"]), window=int(job["window"]),
-                         lanes=int(job.get("lanes", wire.DEFAULT_LANES)), bind_ip=bind_ip)
+                         lanes=int(job.get("lanes", wire.DEFAULT_LANES)), bind_ip=bind_ip,
+                         peers=peers)
     except (KeyError, TypeError, ValueError) as err:
         raise ManifestError(f"{path}: jobs[{i}].workers.{host}: missing or bad field {err}") from err
     return ep, len(job["workers"])

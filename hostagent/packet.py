@@ -70,7 +70,7 @@ def decode_datagram(payload: bytes, expected_lanes: int | None = None) -> Datagr
     h = wire.unpack_header(payload)
     if h["version"] != wire.DHC_VERSION:
         raise MalformedPacket(f"bad version {h['version']} (expected {wire.DHC_VERSION})")
-    if h["pkt_type"] not in (wire.PacketType.DATA, wire.PacketType.RESULT):
+    if h["pkt_type"] not in set(wire.PacketType):
         raise MalformedPacket(f"unknown packet type {h['pkt_type']}")
     n = h["num_lanes"]
     if expected_lanes is not None and n != expected_lanes:

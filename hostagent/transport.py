@@ -38,6 +38,7 @@ class JobEndpoint:
     lanes: int = wire.DEFAULT_LANES
     bind_ip: str = "0.0.0.0"
     switch_port: int = wire.DHC_UDP_PORT
+    peers: tuple[tuple[str, str], ...] = ()  # (name, ip) of the job's other workers
 
     @property
     def port(self) -> int:
@@ -71,6 +72,8 @@ class TransportStats:
     duplicate_results: int = 0
     foreign_ignored: int = 0     # RESULTs of another job or of chunks not outstanding
     malformed_ignored: int = 0
+    padding_chunks: int = 0
+    send_errors: int = 0
     reasons: dict[str, int] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, int | dict[str, int]]:
@@ -92,6 +95,7 @@ class ChunkTransport:
         # more chunks than it can answer within the timeout
         self._cwnd = float(min(endpoint.window, 16))
         self._ssthresh = float(endpoint.window)
+        self._acks: set[str] = set()   # peers that answered the last liveness probe
         self._srtt: float | None = None
         self._rttvar = 0.0
         self._sock = sock or self._open_socket(endpoint)
@@ -106,6 +110,18 @@ class ChunkTransport:
         s.bind((ep.bind_ip, ep.port))
         s.setblocking(False)
         return s
+
+    def finish(self) -> int:
+        """End the session on a boundary of 2W chunks (zero chunks pad the stream), so every slot's
+        last use is shadow set 1 and the next session of this job — or the next job given the
+        region — starts cleanly at chunk 0 in set 0 (p4src/README.md).  Returns padding chunks."""
+        lap = 2 * self.endpoint.window
+        pad = (-self.next_chunk) % lap
+        if pad:
+            levels = np.full(pad, int(wire.Level.DENSE))
+            self.exchange(levels, np.zeros((pad, self.endpoint.lanes), dtype=np.uint32))
+            self.stats.padding_chunks += pad
+        return pad
 
     def close(self) -> None:
         self._sock.close()
@@ -161,7 +177,13 @@ class ChunkTransport:
             if tries[i] == 0:
                 timeout[i] = self.rto
                 first_sent[i] = time.monotonic()
-            self._sock.sendto(frames[i], self._dest)
+            try:
+                self._sock.sendto(frames[i], self._dest)
+            except OSError as err:
+                # a local filter (EPERM), a full queue or an ICMP error: the datagram is lost,
+                # and the retransmission timer recovers it like any other loss
+                self.stats.send_errors += 1
+                self.stats.reasons[type(err).__name__] = self.stats.reasons.get(type(err).__name__, 0) + 1
             self.stats.packets_sent += 1
             self.stats.bytes_sent += len(frames[i])
             deadline[i] = time.monotonic() + timeout[i]
@@ -190,8 +212,8 @@ class ChunkTransport:
                     raise TransportTimeout(
                         f"job {ep.job_id}: no RESULT for chunk {base + i} (slot "
                         f"{wire.slot_for_chunk(base + i, W):#06x}) from switch {ep.switch_ip} after "
-                        f"{tries[i]} retransmissions; {n - done} of {n} chunks outstanding — a "
-                        f"worker of the job or a switch on its tree is not answering")
+                        f"{tries[i]} retransmissions; {n - done} of {n} chunks outstanding; "
+                        + self._blame())
                 tries[i] += 1
                 timeout[i] = min(timeout[i] * self.retry.backoff, self.retry.max_timeout)
                 self.stats.retransmissions += 1
@@ -200,19 +222,55 @@ class ChunkTransport:
         self.stats.chunks += n
         return results
 
+    def _blame(self, wait: float = 1.0) -> str:
+        """Probe every peer worker directly; name those that do not answer."""
+        ep = self.endpoint
+        if not ep.peers:
+            return "a worker of the job or a switch on its tree is not answering"
+        self._acks.clear()
+        probe = encode_datagram(wire.PacketType.PROBE, 0, ep.job_id, ep.child_id, 0, 0,
+                                np.zeros(0, dtype=np.uint32))
+        for _name, ip in ep.peers:
+            self._sock.sendto(probe, (ip, ep.port))
+        end = time.monotonic() + wait
+        while time.monotonic() < end and len(self._acks) < len(ep.peers):
+            if select.select([self._sock], [], [], max(0.0, end - time.monotonic()))[0]:
+                self._drain(0, 0, np.zeros(0, bool), np.zeros((0, ep.lanes), np.uint32),
+                            np.zeros(0), None, np.zeros(0, np.int64), np.zeros(0))
+        silent = [f"{name} ({ip})" for name, ip in ep.peers if ip not in self._acks]
+        if silent:
+            return "worker(s) not answering a liveness probe: " + ", ".join(silent)
+        return (f"every peer worker answers; a switch on the job's tree (first aggregator "
+                f"{ep.switch_ip}) is not forwarding")
+
+    def _answer_probe(self, dg, addr: tuple[str, int]) -> None:
+        if dg.pkt_type == wire.PacketType.PROBE:
+            ack = encode_datagram(wire.PacketType.PROBE_ACK, 0, self.endpoint.job_id,
+                                  self.endpoint.child_id, 0, 0, np.zeros(0, dtype=np.uint32))
+            self._sock.sendto(ack, addr)
+        else:
+            self._acks.add(addr[0])
+
     def _drain(self, base: int, n: int, have: np.ndarray, results: np.ndarray,
                deadline: np.ndarray, progress, tries: np.ndarray, first_sent: np.ndarray) -> int:
         """Read every datagram waiting on the socket; return how many chunks completed."""
         completed = 0
         while True:
             try:
-                payload = self._sock.recv(65535)
+                payload, addr = self._sock.recvfrom(65535)
             except BlockingIOError:
                 return completed
             self.stats.packets_received += 1
             self.stats.bytes_received += len(payload)
             try:
-                dg = decode_datagram(payload, expected_lanes=self.endpoint.lanes)
+                dg = decode_datagram(payload)
+                if dg.pkt_type in (wire.PacketType.PROBE, wire.PacketType.PROBE_ACK):
+                    if dg.job_id == self.endpoint.job_id:
+                        self._answer_probe(dg, addr)
+                    continue
+                if len(dg.lanes) != self.endpoint.lanes:
+                    raise MalformedPacket(f"wrong lane count {len(dg.lanes)} "
+                                          f"(expected {self.endpoint.lanes})")
             except MalformedPacket as err:
                 self.stats.malformed_ignored += 1
                 key = str(err).split(":")[0]

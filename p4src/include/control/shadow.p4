@@ -8,13 +8,16 @@
  *       the packet's own set:   old = bm; bm = old | mask   (old tells duplicate)
  *       the other set:          bm = bm & ~mask              (the sender has moved on)
  *   slot_count[reg_idx]                        reg_idx = base + slot*2 + set
- *       new contribution:       cnt = (cnt == fan_in) ? 1 : cnt + 1
+ *       first contribution:     cnt = 1
+ *       later contribution:     cnt = cnt + 1
  *       duplicate:              read
  *
  * A set is reused (chunk c+2W) only after its previous chunk completed and
- * every worker has moved on to chunk c+W (self-clocking), so "cnt == fan_in"
- * on a new contribution means "stale, start over at 1" and cnt == 1 after a
- * new contribution means "first writer".
+ * every worker has moved on to chunk c+W (self-clocking), and each worker's
+ * first packet of chunk c+W cleared its bit in chunk c's set.  So the own
+ * set's bitmap is empty exactly for the first contribution of a chunk: that
+ * is "first writer", whatever the counter holds (stale counts of an earlier
+ * job with another fan-in in the same region do not matter).
  */
 #ifndef _DHC_SHADOW_P4_
 #define _DHC_SHADOW_P4_
@@ -83,10 +86,15 @@ control DhcShadow(in bit<1> shadow_set,
         size = 2;
     }
 
-    action count_new() {
+    action count_first() {
+        slot_count.write(reg_idx, 32w1);
+        cnt = 32w1;
+    }
+
+    action count_add() {
         bit<32> c;
         slot_count.read(c, reg_idx);
-        c = (c == fan_in) ? 32w1 : c + 32w1;
+        c = c + 32w1;
         slot_count.write(reg_idx, c);
         cnt = c;
     }
@@ -96,14 +104,18 @@ control DhcShadow(in bit<1> shadow_set,
     }
 
     table count_update {
-        key = { is_new : exact @name("is_new"); }
-        actions = { count_new; count_read; @defaultonly NoAction; }
+        key = {
+            is_new   : exact @name("is_new");
+            is_first : exact @name("is_first");
+        }
+        actions = { count_first; count_add; count_read; @defaultonly NoAction; }
         const entries = {
-            1 : count_new();
-            0 : count_read();
+            (1, 1) : count_first();
+            (1, 0) : count_add();
+            (0, 0) : count_read();
         }
         const default_action = NoAction();
-        size = 2;
+        size = 4;
     }
 
     apply {
@@ -116,16 +128,16 @@ control DhcShadow(in bit<1> shadow_set,
         } else {
             is_new = 0;
         }
+        if (seen == 0) {
+            is_first = 1;
+        } else {
+            is_first = 0;
+        }
         count_update.apply();
         if (cnt == fan_in) {
             complete = 1;
         } else {
             complete = 0;
-        }
-        if (is_new == 1 && cnt == 1) {
-            is_first = 1;
-        } else {
-            is_first = 0;
         }
     }
 }
