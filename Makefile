@@ -9,16 +9,18 @@ APT_STAMP  := $(VENV)/.apt-stamp
 APT_PKGS   := mininet iputils-ping iproute2 nftables tcpdump docker-compose
 TOPO       ?= topologies/leafspine.yaml
 MODE       ?= sketch
+TARGET     ?= auto
 P4C        ?= p4c
 BUILD      := build
 
-.PHONY: setup test run stop bench lint p4 clean help
+.PHONY: setup test run stop bench lint p4 clean help docker-run
 
 help:
 	@echo "make run   - the whole story on the default topology ($(TOPO))"
 	@echo "make test  - every test (unit, packet, gRPC, Mininet end-to-end)"
 	@echo "make bench - benchmarks (JSON to bench/out/)"
 	@echo "make p4    - compile p4src/ with p4c when it is on PATH"
+	@echo "make docker-run - the same story on real BMv2 (needs a Docker engine)"
 	@echo "make lint | stop | clean"
 
 setup: $(STAMP) $(APT_STAMP)
@@ -44,7 +46,7 @@ test: setup
 	$(PY) -m pytest -q
 
 run: setup
-	$(PY) -m topologies.run_story --topo $(TOPO) --mode $(MODE)
+	$(PY) -m topologies.run_story --topo $(TOPO) --mode $(MODE) --target $(TARGET)
 
 stop:
 	-$(PY) -m topologies.cleanup
@@ -62,6 +64,9 @@ p4:
 	  mkdir -p $(BUILD) && $(P4C) --target bmv2 --arch v1model \
 	    --p4runtime-files $(BUILD)/dhc.p4info.txtpb -o $(BUILD) p4src/dhc.p4; \
 	else echo "p4c not on PATH: skipping (the softswitch compiles p4src/ at load time)"; fi
+
+docker-run:
+	docker-compose up --build --abort-on-container-exit
 
 clean:
 	rm -rf $(VENV) $(BUILD) .pytest_cache .ruff_cache .hypothesis

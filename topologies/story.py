@@ -15,6 +15,7 @@
 from __future__ import annotations
 
 import contextlib
+import subprocess
 import tempfile
 import time
 from collections.abc import Iterator
@@ -29,7 +30,7 @@ from controller.status import collect as collect_status
 from controller.status import to_json as status_json
 from controller.topology import Topology
 from hostagent.manifest import write_manifest
-from topologies.net import NetHandle, running_net
+from topologies.net import NetHandle, choose_target, running_net
 from topologies.workload import WorkerOutcome, Workload, agent_command, collect, expected_sum
 
 
@@ -52,13 +53,27 @@ def switch_addresses(handle: NetHandle) -> dict[str, SwitchAddress]:
     return {n: SwitchAddress(n, addr, handle.device_ids[n]) for n, addr in handle.grpc_addresses.items()}
 
 
+REPO = Path(__file__).resolve().parents[1]
+
+
+def bmv2_pipeline_files(build: Path = REPO / "build") -> tuple[str, str]:
+    """p4c's P4Info and BMv2 JSON for p4src/dhc.p4 (compiled once, as ``make p4`` does)."""
+    p4info, config = build / "dhc.p4info.txtpb", build / "dhc.json"
+    if not (p4info.exists() and config.exists()):
+        build.mkdir(parents=True, exist_ok=True)
+        subprocess.run(["p4c", "--target", "bmv2", "--arch", "v1model", "--p4runtime-files",
+                        str(p4info), "-o", str(build), str(REPO / "p4src" / "dhc.p4")], check=True)
+    return str(p4info), str(config)
+
+
 @contextlib.contextmanager
 def deployed_net(topo: Topology, placement: Placement, workdir: Path, target: str = "auto",
                  log_level: str = "warn") -> Iterator[tuple[NetHandle, Path, float]]:
     """A running, deployed network and its job manifest; torn down on exit."""
+    files = bmv2_pipeline_files() if choose_target(target) == "bmv2" else None
     with running_net(topo, target, log_dir=str(workdir / "logs"), log_level=log_level) as handle:
         t0 = time.perf_counter()
-        deploy(topo, placement, switch_addresses(handle), timeout=60.0)
+        deploy(topo, placement, switch_addresses(handle), timeout=60.0, pipeline_files=files)
         manifest = workdir / "manifest.json"
         write_manifest(manifest, manifest_jobs(topo, placement))
         yield handle, manifest, time.perf_counter() - t0
@@ -79,9 +94,15 @@ def run_jobs(handle: NetHandle, manifest: Path, topo: Topology, workload: Worklo
                 cmd, stdout=-1, stderr=-1, cwd=str(Path(__file__).resolve().parents[1]))
     outcomes: list[WorkerOutcome] = []
     end = time.monotonic() + deadline_s
-    for job_id in sorted({j for j, _ in procs}):
-        mine = {h: p for (j, h), p in procs.items() if j == job_id}
-        outcomes += collect(mine, job_id, max(1.0, end - time.monotonic()))
+    try:
+        for job_id in sorted({j for j, _ in procs}):
+            mine = {h: p for (j, h), p in procs.items() if j == job_id}
+            outcomes += collect(mine, job_id, max(1.0, end - time.monotonic()))
+    except BaseException:  # Ctrl-C or an error: leave no agent behind
+        for p in procs.values():
+            if p.poll() is None:
+                p.kill()
+        raise
     return outcomes
 
 
@@ -93,7 +114,6 @@ def run_story(topo: Topology, workload: Workload, target: str = "auto",
         tmp = tempfile.TemporaryDirectory(prefix="dhc-story-")
         workdir = Path(tmp.name)
     try:
-        from topologies.net import choose_target
         result = StoryResult(topology=topo.name, target=choose_target(target), placement=placement)
         with deployed_net(topo, placement, workdir, target, log_level) as (handle, manifest, dt):
             result.deploy_seconds = dt

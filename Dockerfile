@@ -1,0 +1,17 @@
+# DHC on real BMv2: p4c and simple_switch_grpc from the public p4lang image, plus Debian's Mininet.
+# Build and run with `make docker-run` (needs a Docker engine; not available on the dev machines).
+FROM p4lang/p4c:latest
+
+ARG DEBIAN_FRONTEND=noninteractive
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends mininet iputils-ping iproute2 nftables make \
+        python3 python3-venv python3-pip git \
+ && rm -rf /var/lib/apt/lists/*
+
+WORKDIR /dhc
+COPY . /dhc
+# the project's own setup: venv, Python packages, P4Runtime stubs, Mininet exposed to the venv
+RUN make setup PYTHON=python3 && make p4
+
+# Mininet needs a privileged container (namespaces, veth); see docker-compose.yml
+CMD ["make", "run", "TARGET=bmv2"]
