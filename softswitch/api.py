@@ -12,7 +12,7 @@ fit the declared width; a value that does not fit raises ``ValueError``.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Protocol, Union
+from typing import Protocol
 
 
 class P4CompileError(Exception):
@@ -65,7 +65,7 @@ class Optional:
     value: int | None
 
 
-MatchValue = Union[Exact, Lpm, Ternary, Range, Optional]
+MatchValue = Exact | Lpm | Ternary | Range | Optional
 
 
 @dataclass
@@ -137,3 +137,12 @@ class SwitchAPI(Protocol):
                             priority: int | None = None) -> tuple[int, int]: ...
     def digests(self) -> list[tuple[str, tuple[int, ...]]]:
         """Drain queued digests: (P4Info name of the digest struct type, field values)."""
+
+    # introspection and extras (tests, the P4Runtime server)
+    header_types: dict[str, list[tuple[str, int]]]  # header type -> [(field, width)] in order
+    last_trace: list[str]                           # with Switch.load(..., trace=True)
+    def table_const_entries(self, table: str) -> list[TableEntry]: ...
+    def direct_counter_write(self, table: str, match: dict[str, MatchValue], packets: int,
+                             bytes_: int, priority: int | None = None) -> None: ...
+    def register_reset(self, name: str) -> None: ...
+    def value_set_set(self, name: str, members: list) -> None: ...

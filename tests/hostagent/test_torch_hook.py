@@ -91,7 +91,7 @@ def test_from_agent_uses_the_agents_transport() -> None:
     from hostagent.reducer import NetworkReducer
     from hostagent.transport import JobEndpoint
     ep = JobEndpoint(job_id=7, child_id=0, switch_ip="127.0.0.1", window=8,
-                     bind_ip="127.0.0.1", port=0)
+                     bind_ip="127.0.0.1")
     with Agent(ep, 3, codec="hg", codec_params={"block_size": 64}) as agent:
         state = DHCHookState.from_agent(agent, sparsify=SparsifyConfig("topk", 0.1))
         red = state.get_reducer()

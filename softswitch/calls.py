@@ -1,0 +1,391 @@
+"""Calls: actions, table apply, header/stack methods, packet_in/out, v1model externs."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from lark import Tree
+
+from .decls import ann_dict
+from .exprs import Sym, is_const, wrap_code
+from .externs import Counter, DirectCounter, Meter, Register
+from .layout import pyfield
+from .types import (
+    BitT,
+    BoolT,
+    EnumT,
+    ErrorT,
+    HeaderT,
+    IntLitT,
+    NamedT,
+    P4Type,
+    SpecializedT,
+    StackT,
+    StructLikeT,
+    StructT,
+)
+
+SUPPORTED_EXTERNS = {"register", "counter", "direct_counter", "meter", "direct_meter"}
+EXTERN_FUNCS = {"mark_to_drop", "hash", "verify_checksum", "update_checksum", "verify_checksum_with_payload",
+                "update_checksum_with_payload", "clone", "clone_preserving_field_list", "clone3", "resubmit",
+                "recirculate",
+                "resubmit_preserving_field_list", "recirculate_preserving_field_list", "random", "digest",
+                "truncate", "assert", "assume", "log_msg", "verify"}
+
+
+@dataclass
+class ExternInst:
+    name: str      # P4Info name (MyIngress.r)
+    extern: str    # extern type
+    pyname: str
+    obj: Any
+    type_args: tuple
+    annotations: dict
+    table: str | None = None
+
+
+def _args(n: Tree) -> tuple[Tree, list]:
+    if n.data == "tcall":
+        callee, _tlt, targs, args = n.children
+    else:
+        callee, args = n.children
+        targs = None
+    lst = [a for a in (args.children if args is not None else []) if a is not None]
+    for a in lst:
+        if isinstance(a, Tree) and a.data in ("named_arg", "dontcare_arg"):
+            raise ValueError(a)
+    return callee, lst, targs
+
+
+class Calls:
+    def __init__(self, prog):
+        self.prog = prog
+
+    # ------------------------------------------------------------ instantiation
+    def instantiate(self, g, loc: Tree) -> None:
+        ann, tnode, args_node, nm = loc.children
+        local = str(nm.children[0])
+        if g.kind != "control":
+            raise g.err(loc, f"extern instance {local}: register/counter/meter instances are only "
+                             "supported inside controls")
+        t = g.d.resolve_type(tnode)
+        base = t.base if isinstance(t, SpecializedT) else t.name if isinstance(t, NamedT) else str(t)
+        targs = t.args if isinstance(t, SpecializedT) else ()
+        if base not in g.d.externs:
+            raise g.err(loc, f"{base} is not an extern type")
+        if base not in SUPPORTED_EXTERNS:
+            raise g.err(loc, f"extern {base} is not supported by this target")
+        args = [a for a in (args_node.children if args_node is not None else []) if a is not None]
+        ctors = g.d.externs[base].ctors
+        if not any(len(c) == len(args) for c in ctors):
+            raise g.err(loc, f"{base} constructor takes {' or '.join(str(len(c)) for c in ctors)} "
+                             f"arguments, got {len(args)}")
+        vals = []
+        for a in args:
+            c, at = g.ex(a)
+            if not is_const(c):
+                raise g.err(a, "constructor arguments must be compile-time constants")
+            vals.append(int(c))
+        annd = ann_dict(ann, g.d)
+        qname = g.qualify(local, annd)
+        pyname = f"X_{self.prog.pyident(qname)}"
+        if base == "register":
+            if not targs or not isinstance(targs[0], BitT):
+                raise g.err(loc, "register needs a bit<W>/int<W> element type")
+            obj = Register(qname, vals[0], targs[0].width, targs[0].signed)
+        elif base == "counter":
+            obj = Counter(qname, vals[0], vals[1])
+        elif base == "direct_counter":
+            obj = DirectCounter(qname, vals[0])
+        elif base == "meter":
+            obj = Meter(qname, vals[0], vals[1])
+        else:
+            obj = Meter(qname, 0, vals[0], direct=True)
+        inst = ExternInst(qname, base, pyname, obj, targs, annd)
+        self.prog.ns[pyname] = obj
+        self.prog.extern_insts[qname] = inst
+        g.scope.declare(local, Sym("extern", t, pyname, False, inst))
+
+    # ------------------------------------------------------------ dispatch
+    def call_expr(self, g, n: Tree) -> tuple[str, P4Type]:
+        r = self._dispatch(g, n, as_expr=True)
+        if isinstance(r, list):
+            raise g.err(n, "this call does not return a value")
+        return r
+
+    def call_stmt(self, g, n: Tree) -> list[str]:
+        r = self._dispatch(g, n, as_expr=False)
+        if isinstance(r, tuple):
+            return [r[0]]
+        return r
+
+    def _dispatch(self, g, n: Tree, as_expr: bool):
+        try:
+            callee, args, targs = _args(n)
+        except ValueError as e:
+            raise g.err(e.args[0], "named and don't-care arguments are not supported") from None
+        if isinstance(callee, Tree) and callee.data == "member":
+            base, method = callee.children[0], str(callee.children[1].children[0])
+            if isinstance(base, Tree) and base.data == "ident":
+                sym = g.scope.lookup(str(base.children[-1]))
+                if sym is None:
+                    raise g.err(base, f"undeclared identifier {base.children[-1]}")
+                if sym.kind == "table":
+                    if method != "apply":
+                        raise g.err(callee, f"tables have no method {method}")
+                    if args:
+                        raise g.err(n, "apply() takes no arguments")
+                    if sym.info.applied and not g.prog.checking_unused:
+                        raise g.err(n, f"table {sym.info.local} is applied more than once; p4c's BMv2 back end "
+                                       "supports one apply site per table (simple_switch.md)")
+                    sym.info.applied = True
+                    return f"{sym.code}(L)", NamedT("__apply_result__")
+                if sym.kind == "extern":
+                    if g.kind != "control":
+                        raise g.err(n, f"{sym.info.extern} {base.children[-1]} can only be used in controls")
+                    return self.extern_method(g, sym, method, args, n)
+                if sym.kind == "control":
+                    if method != "apply":
+                        raise g.err(callee, f"controls have no method {method}")
+                    return self.control_apply(g, sym, args, n)
+                if sym.kind in ("packet_in", "packet_out"):
+                    return self.packet_method(g, sym, method, args, targs, n)
+                if sym.kind == "action":
+                    raise g.err(n, f"action {base.children[-1]} has no methods")
+            code, t = g.ex(base)
+            if isinstance(t, HeaderT):
+                return self.header_method(g, base, code, t, method, args, n)
+            if isinstance(t, StackT) and method in ("push_front", "pop_front"):
+                if len(args) != 1:
+                    raise g.err(n, f"{method} takes 1 argument")
+                k = g.ec()._const_of(args[0])
+                g.lvalue(base)
+                return [f"{code}.{method}({k})"]
+            raise g.err(callee, f"type {t} has no method {method}")
+        if isinstance(callee, Tree) and callee.data == "ident":
+            name = str(callee.children[-1])
+            sym = g.scope.lookup(name)
+            if sym is not None and sym.kind == "action":
+                return self.action_call(g, sym.info, args, n)
+            if sym is None and name in getattr(self.prog, "functions", {}):
+                from .functions import call_function
+
+                return call_function(g, self.prog.functions[name], args, n, as_expr)
+            if name in g.d.extern_funcs:
+                return self.extern_func(g, name, args, targs, n)
+            if sym is None:
+                raise g.err(callee, f"undeclared function or action {name}")
+            raise g.err(callee, f"{name} is not callable")
+        raise g.err(n, "unsupported call")
+
+    # ------------------------------------------------------------ actions
+    def action_call(self, g, info, args, n) -> list[str]:
+        if g.kind != "control":
+            raise g.err(n, f"action {info.local} can only be called from a control")
+        if g.in_action is not None and g.in_action is info:
+            raise g.err(n, "recursive action call")
+        if len(args) != len(info.params):
+            raise g.err(n, f"action {info.local} expects {len(info.params)} arguments, got {len(args)}")
+        codes, outs = [], []
+        for i, (p, a) in enumerate(zip(info.params, args, strict=False)):
+            if p.direction in ("out", "inout"):
+                code, t, setter = g.lvalue(a)
+                if not _compatible(t, p.type):
+                    raise g.err(a, f"argument of type {t} for {p.direction} parameter {p.name}: {p.type}")
+                codes.append(code)
+                if i in info.scalar_outs:
+                    outs.append(setter)
+            else:
+                codes.append(g.ex_to(a, p.type))
+        call = f"{info.pyfn}(L{''.join(', ' + c for c in codes)})"
+        if not outs:
+            return [call]
+        lines = [f"_r = {call}"]
+        for k, setter in enumerate(outs):
+            lines += setter(f"_r[{k}]")
+        return lines
+
+    def control_apply(self, g, sym, args, n) -> list[str]:
+        """Apply a sub-control: copy-in to a fresh Locals, run, copy scalar out/inout back."""
+        sub = sym.info
+        if g.kind != "control":
+            raise g.err(n, "controls can only be applied from controls")
+        if len(args) != len(sub.params):
+            raise g.err(n, f"{sub.name}.apply expects {len(sub.params)} arguments, got {len(args)}")
+        var = g.fresh("_L")
+        lines = [f"{var} = _Locals()"]
+        backs = []
+        for p, a in zip(sub.params, args, strict=False):
+            if p.direction in ("out", "inout"):
+                code, t, setter = g.lvalue(a)
+                if not _compatible(t, p.type):
+                    raise g.err(a, f"argument of type {t} for {p.direction} parameter {p.name}: {p.type}")
+                lines.append(f"{var}.p_{p.name} = {code}")
+                if not isinstance(p.type, (StructLikeT, StackT)):
+                    backs += setter(f"{var}.p_{p.name}")
+            else:
+                lines.append(f"{var}.p_{p.name} = {g.ex_to(a, p.type)}")
+        lines.append(f"{sym.code}({var})")
+        return lines + backs
+
+    # ------------------------------------------------------------ headers
+    def header_method(self, g, base, code, t, method, args, n):
+        if args:
+            raise g.err(n, f"{method}() takes no arguments")
+        if method == "isValid":
+            return f"{code}._v", BoolT()
+        if method == "setValid":
+            # p4c compiles setValid() to BMv2's add_header: an invalid header is reset to 0 first
+            g.lvalue(base)
+            return [f"if not {code}._v: {code}._inval()", f"{code}._v = True"]
+        if method == "setInvalid":
+            g.lvalue(base)  # BMv2 remove_header: only the validity bit changes
+            return [f"{code}._v = False"]
+        raise g.err(n, f"headers have no method {method}")
+
+    # ------------------------------------------------------------ packets
+    def packet_method(self, g, sym, method, args, targs, n):
+        pk = sym.code
+        if sym.kind == "packet_out":
+            if method != "emit" or len(args) != 1:
+                raise g.err(n, "packet_out supports only emit(hdr)")
+            code, t = g.ex(args[0])
+            return self.emit_lines(g, code, t, args[0], pk)
+        if g.kind != "parser":
+            raise g.err(n, "packet_in methods can only be used in parsers")
+        oob = self.prog.err_short
+        if method == "extract":
+            if len(args) not in (1, 2):
+                raise g.err(n, f"extract takes 1 or 2 arguments, got {len(args)}")
+            a = args[0]
+            is_next = isinstance(a, Tree) and a.data == "member" and str(a.children[1].children[0]) == "next"
+            if is_next:
+                scode, st = g.ex(a.children[0])
+                g.lvalue(a.children[0])
+                t = st.elem if isinstance(st, StackT) else None
+                if t is None:
+                    raise g.err(a, ".next needs a header stack")
+            else:
+                code, t, _s = g.lvalue(a)
+            if not isinstance(t, HeaderT):
+                raise g.err(a, f"extract needs a header, got {t}")
+            var = any(f.__class__.__name__ == "VarbitT" for _, f in t.fields)
+            extra = ""
+            if len(args) == 2:
+                if not var:
+                    raise g.err(n, f"two-argument extract needs a header with a varbit field; {t.name} has none")
+                extra = ", " + g.ex_to(args[1], BitT(32))
+            elif var:
+                raise g.err(n, f"header {t.name} has a varbit field: use extract(hdr, sizeInBits)")
+            if is_next:
+                return [f"_s = {scode}", f"X_{t.pyname}({pk}, _s.next(){extra})", "_s.n += 1"]
+            return [f"X_{t.pyname}({pk}, {code}{extra})"]
+        if method == "lookahead":
+            if args or targs is None or len(targs.children) != 1:
+                raise g.err(n, "lookahead<T>() takes one type argument and no arguments")
+            t = g.d.resolve_type(targs.children[0])
+            if isinstance(t, BitT):
+                v = f"_look({pk}, {t.width}, {oob})"
+                return (wrap_code(v, t) if t.signed else v), t
+            if isinstance(t, HeaderT):
+                return f"_lookh({pk}, X_{t.pyname}, {t.pyname})", t
+            raise g.err(n, f"lookahead of type {t} is not supported")
+        if method == "advance":
+            if len(args) != 1:
+                raise g.err(n, "advance takes 1 argument")
+            return [f"_adv({pk}, {g.ex_to(args[0], BitT(32))}, {oob})"]
+        if method == "length":
+            return f"({pk}.nbits >> 3)", BitT(32)
+        raise g.err(n, f"packet_in has no method {method}")
+
+    def emit_lines(self, g, code: str, t: P4Type, node, pk: str) -> list[str]:
+        if isinstance(t, HeaderT):
+            return [f"E_{t.pyname}({pk}.parts, {code})"]
+        if isinstance(t, StackT):
+            return [f"for _e in {code}.h: E_{t.elem.pyname}({pk}.parts, _e)"]
+        if isinstance(t, StructT):
+            out = []
+            for fname, ft in t.fields:
+                out += self.emit_lines(g, f"{code}.{pyfield(fname)}", ft, node, pk)
+            return out
+        raise g.err(node, f"emit needs a header, stack or struct of headers, got {t}")
+
+    # ------------------------------------------------------------ extern methods
+    def extern_method(self, g, sym: Sym, method, args, n):
+        inst: ExternInst = sym.info
+        x = inst.pyname
+        decl = g.d.externs[inst.extern]
+        if method not in decl.methods:
+            raise g.err(n, f"{inst.extern} has no method {method}")
+        arities = sorted({len(s.params) for s in decl.methods[method]})
+        if len(args) not in arities:
+            raise g.err(n, f"{inst.extern}.{method} takes {' or '.join(map(str, arities))} arguments, "
+                           f"got {len(args)}")
+        if inst.extern == "register":
+            et = BitT(inst.obj.width, inst.obj.signed)
+            if method == "read" and len(args) == 1:
+                return f"{x}.read({self.index(g, args[0], inst)})", et
+            if method == "read":
+                cur, t, setter = g.lvalue(args[0])
+                if not _compatible(t, et):
+                    raise g.err(args[0], f"register {inst.name} holds {et}, cannot read into {t}")
+                return setter(f"{x}.read({self.index(g, args[1], inst)}, {cur})")
+            if method == "write":
+                return [f"{x}.write({self.index(g, args[0], inst)}, {g.ex_to(args[1], et)})"]
+        if inst.extern == "counter":
+            return [f"{x}.count({self.index(g, args[0], inst)}, _ST.cur_len)"]
+        if inst.extern == "direct_counter":
+            return []  # BMv2 counts every hit of the owning table's entries
+        if inst.extern == "meter":
+            cur, t, setter = g.lvalue(args[1])
+            return setter(self._color(f"{x}.execute({self.index(g, args[0], inst)}, {cur})", t, args[1], g))
+        if inst.extern == "direct_meter":
+            _c, t, setter = g.lvalue(args[0])
+            return setter(self._color("0", t, args[0], g))
+        raise g.err(n, f"{inst.extern}.{method} is not supported")
+
+    def _color(self, code, t, node, g) -> str:
+        if not isinstance(t, BitT) and not (isinstance(t, EnumT) and t.underlying):
+            raise g.err(node, f"meter result must be bit<W>, got {t}")
+        return code
+
+    def index(self, g, node, inst) -> str:
+        c, t = g.ex(node)
+        want = inst.type_args[1] if inst.extern == "register" and len(inst.type_args) > 1 else \
+            inst.type_args[0] if inst.extern in ("counter", "meter") and inst.type_args else None
+        if want is not None:
+            return g.ec().convert(c, t, want, node)
+        if isinstance(t, IntLitT):
+            return c
+        if not isinstance(t, BitT) or t.signed:
+            raise g.err(node, f"index must be bit<W>, got {t}")
+        return c
+
+    # ------------------------------------------------------------ extern functions
+    def extern_func(self, g, name, args, targs, n):
+        sigs = g.d.extern_funcs[name]
+        if name not in EXTERN_FUNCS:
+            raise g.err(n, f"extern function {name} is not supported by this target")
+        arities = sorted({len(s.params) for s in sigs})
+        if len(args) not in arities:
+            raise g.err(n, f"{name} takes {' or '.join(map(str, arities))} arguments, got {len(args)}")
+        if name == "verify":
+            if g.kind != "parser":
+                raise g.err(n, "verify() can only be called in a parser")
+            cond = g.ec().expect_bool(args[0])
+            c, t = g.ex(args[1])
+            if not isinstance(t, ErrorT):
+                raise g.err(args[1], f"verify needs an error value, got {t}")
+            return [f"if not {cond}: raise _Reject({c})"]
+        if g.kind != "control":
+            raise g.err(n, f"{name} can only be called in a control")
+        from .v1funcs import v1_function
+
+        return v1_function(self, g, name, args, n, targs)
+
+
+def _compatible(a: P4Type, b: P4Type) -> bool:
+    from .types import same_type
+
+    return same_type(a, b) or (isinstance(a, BitT) and isinstance(b, BitT) and a == b)

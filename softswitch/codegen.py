@@ -1,0 +1,399 @@
+"""Code generator for controls, actions and statements (parsers: parsergen.py).
+
+Everything a packet executes is emitted as Python source once, at load time, and
+exec'd into one namespace.  Per invocation a ``Locals`` object ``L`` holds the
+block's parameters (``L.p_x``) and control-level variables (``L.v_x``); block-local
+variables are Python locals; action data are Python arguments.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from lark import Token, Tree
+
+from .decls import Decls, Param
+from .exprs import DuplicateName, ExprCompiler, Scope, Sym, is_const
+from .layout import default_code
+from .types import (
+    BitT,
+    BoolT,
+    EnumT,
+    IntLitT,
+    NamedT,
+    P4Type,
+    StackT,
+    StructLikeT,
+)
+
+
+@dataclass
+class ActionInfo:
+    name: str          # P4Info name
+    local: str         # declared name
+    pyfn: str
+    params: list[Param]
+    annotations: dict[str, list]
+    control: str | None
+    node: Tree
+    scalar_outs: list[int] = field(default_factory=list)  # indexes of out/inout scalar params
+
+    @property
+    def data_params(self) -> list[Param]:
+        return [p for p in self.params if not p.direction]
+
+
+@dataclass
+class KeyInfo:
+    name: str
+    match_kind: str
+    width: int
+    code: str
+    annotations: dict[str, list] = field(default_factory=dict)
+
+
+@dataclass
+class TableInfo:
+    name: str
+    local: str
+    control: str
+    keys: list[KeyInfo]
+    actions: list[ActionInfo]
+    action_annotations: list[dict[str, list]]
+    default: tuple[ActionInfo, tuple[int, ...]] | None
+    default_const: bool
+    const_entries: list[tuple[list[Any], ActionInfo, tuple[int, ...], int | None]]
+    entries_const: bool
+    size: int
+    direct_counter: str | None
+    direct_meter: str | None
+    annotations: dict[str, list]
+    pyname: str
+    node: Tree
+    runtime: Any = None
+    applied: bool = False
+
+
+class Emitter:
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+        self.level = 0
+
+    def __call__(self, s: str) -> None:
+        self.lines.append("    " * self.level + s)
+
+    def block(self, header: str, body: Callable[[], None]) -> None:
+        self(header)
+        self.level += 1
+        n = len(self.lines)
+        body()
+        if len(self.lines) == n:
+            self("pass")
+        self.level -= 1
+
+
+def text_of(node) -> str:
+    """Source text of a key expression as p4c prints it in P4Info (``hdr.ipv4.dstAddr``)."""
+    if isinstance(node, Token):
+        return str(node)
+    d = node.data
+    if d == "ident":
+        return str(node.children[-1])
+    if d == "member":
+        return f"{text_of(node.children[0])}.{node.children[1].children[0]}"
+    if d == "index":
+        return f"{text_of(node.children[0])}[{text_of(node.children[1])}]"
+    if d == "slice":
+        return f"{text_of(node.children[0])}[{text_of(node.children[1])}:{text_of(node.children[2])}]"
+    if d == "call":
+        callee = node.children[0]
+        if isinstance(callee, Tree) and callee.data == "member" and str(callee.children[1].children[0]) == "isValid":
+            return f"{text_of(callee.children[0])}.$valid$"  # p4c's P4Info name for validity keys
+        return f"{text_of(callee)}()"
+    if d == "int_lit":
+        return str(node.children[0])
+    if d == "name":
+        return str(node.children[0])
+    return d
+
+
+class BlockGen:
+    """Generates one parser or control: its locals, actions, tables and body."""
+
+    def __init__(self, prog, name: str, tree: Tree, kind: str):
+        self.prog = prog
+        self.d: Decls = prog.decls
+        self.name = name
+        self.tree = tree
+        self.kind = kind  # "parser" | "control"
+        self.scope: Scope = Scope(prog.gscope)
+        self.em = prog.em
+        self.tmp = 0
+        self.in_action: ActionInfo | None = None
+        self.tables: dict[str, TableInfo] = {}
+        self.actions: dict[str, ActionInfo] = {}
+        self.params: list[Param] = []
+        if tree.children:
+            prog.generated.add(str(tree.children[1].children[0]))
+
+    # ------------------------------------------------------------ helpers
+    def err(self, node, msg):
+        return self.d.err(node, msg)
+
+    def fresh(self, base: str) -> str:
+        self.tmp += 1
+        return f"{base}_{self.tmp}"
+
+    def ec(self) -> ExprCompiler:
+        return ExprCompiler(self.d, self.scope, self)
+
+    def ex(self, node, expected: P4Type | None = None) -> tuple[str, P4Type]:
+        return self.ec().expr(node, expected)
+
+    def ex_to(self, node, t: P4Type) -> str:
+        ec = self.ec()
+        c, et = ec.expr(node, t)
+        return ec.convert(c, et, t, node)
+
+    def qualify(self, local: str, ann: dict[str, list]) -> str:
+        n = ann.get("name")
+        prefix = f"{self.name}." if self.name else ""
+        if n and isinstance(n[0], str):
+            return n[0][1:] if n[0].startswith(".") else f"{prefix}{n[0]}"
+        return f"{prefix}{local}"
+
+    def declare_params(self, params: list[Param]) -> None:
+        for p in params:
+            if isinstance(p.type, NamedT) and p.type.name in ("packet_in", "packet_out"):
+                self.scope.declare(p.name, Sym(p.type.name, p.type, f"L.p_{p.name}", False))
+            else:
+                self.scope.declare(p.name, Sym("var", p.type, f"L.p_{p.name}", p.direction != "in",
+                                               info=p))
+
+    # ------------------------------------------------------------ lvalues
+    def root_sym(self, node) -> tuple[str, Sym | None]:
+        while isinstance(node, Tree) and node.data in ("member", "index", "slice"):
+            node = node.children[0]
+        if isinstance(node, Tree) and node.data == "ident":
+            nm = str(node.children[-1])
+            return nm, self.scope.lookup(nm)
+        return "", None
+
+    def lvalue(self, node) -> tuple[str, P4Type, Callable[[str], list[str]]]:
+        name, sym = self.root_sym(node)
+        if sym is None:
+            if name:
+                raise self.err(node, f"undeclared identifier {name}")
+            raise self.err(node, "expression is not assignable")
+        if sym.kind != "var":
+            raise self.err(node, f"cannot assign to {sym.kind} {name}")
+        if not sym.writable:
+            p = sym.info
+            why = "in parameter" if isinstance(p, Param) and p.direction == "in" else \
+                "directionless action parameter" if isinstance(p, Param) else "read-only value"
+            raise self.err(node, f"cannot assign to {why} {name}")
+        if isinstance(node, Tree) and node.data == "slice":
+            bcode, bt, bset = self.lvalue(node.children[0])
+            if not isinstance(bt, BitT):
+                raise self.err(node, f"cannot slice a value of type {bt}")
+            ec = self.ec()
+            hi, lo = ec._const_of(node.children[1]), ec._const_of(node.children[2])
+            if not 0 <= lo <= hi < bt.width:
+                raise self.err(node, f"slice [{hi}:{lo}] out of range for {bt}")
+            w = hi - lo + 1
+            keep = bt.mask ^ (((1 << w) - 1) << lo)
+            return bcode, BitT(w), lambda rhs: bset(f"(({bcode} & {keep}) | (({rhs}) << {lo}))")
+        if isinstance(node, Tree) and node.data == "member" and \
+                str(node.children[1].children[0]) in ("next", "last"):
+            raise self.err(node, "stack .next/.last can only be extracted into, not assigned")
+        code, t = self.ex(node)
+        if isinstance(node, Tree) and node.data == "index" and ".at(" in code:
+            base = code[: code.rindex(".at(")]
+            idx = code[code.rindex(".at(") + 4:-1]
+            return code, t, lambda rhs: [f"{base}.at({idx})", f"{base}.h[{idx}] = {rhs}"]
+        return code, t, lambda rhs: [f"{code} = {rhs}"]
+
+    def assign(self, target_node, value_node) -> None:
+        code, t, setter = self.lvalue(target_node)
+        ec = self.ec()
+        vc, vt = ec.expr(value_node, t)
+        vc = ec.convert(vc, vt, t, value_node)
+        if isinstance(t, (StructLikeT, StackT)) and not vc.startswith("_mk("):
+            vc = f"{vc}.copy()"
+        for ln in setter(vc):
+            self.em(ln)
+
+    # ------------------------------------------------------------ statements
+    def stmts(self, nodes) -> None:
+        for s in nodes:
+            self.stmt(s)
+
+    def block(self, node: Tree) -> None:
+        outer = self.scope
+        self.scope = Scope(outer)
+        try:
+            self.stmts(node.children)
+        finally:
+            self.scope = outer
+
+    def stmt(self, node) -> None:
+        fn = getattr(self, "_s_" + node.data, None)
+        if fn is None:
+            raise self.err(node, f"unsupported statement {node.data}")
+        try:
+            fn(node)
+        except DuplicateName as e:
+            raise self.err(node, f"duplicate declaration of {e.args[0]}") from None
+
+    def _s_block(self, n):
+        self.block(n)
+
+    def _s_annotated_block(self, n):
+        self.block(n.children[1])  # e.g. @atomic: a single-threaded target executes blocks atomically
+
+    def _s_empty_stmt(self, n):
+        pass
+
+    def _s_var_decl(self, n):
+        _ann, tnode, nm, init = n.children
+        t = self.d.resolve_type(tnode)
+        name = str(nm.children[0])
+        if isinstance(t, IntLitT):
+            raise self.err(n, f"variable {name} cannot have type int (infinite precision is compile-time only)")
+        py = self.fresh("v_" + name)
+        if init is not None:
+            c = self.ex_to(init, t)
+            if isinstance(t, (StructLikeT, StackT)) and not c.startswith("_mk("):
+                c = f"{c}.copy()"
+        else:
+            c = default_code(t, self.prog.err_oob)
+        self.em(f"{py} = {c}")
+        self.scope.declare(name, Sym("var", t, py, True))
+
+    def _s_const_decl(self, n):
+        _ann, tnode, nm, init = n.children
+        t = self.d.resolve_type(tnode)
+        c = self.ex_to(init, t)
+        if not is_const(c) and c not in ("True", "False"):
+            raise self.err(n, f"constant {nm.children[0]} is not a compile-time constant")
+        self.scope.declare(str(nm.children[0]), Sym("const", t, c, False))
+
+    def _s_assign_stmt(self, n):
+        self.assign(n.children[0], n.children[1])
+
+    def _s_call_stmt(self, n):
+        e = n.children[0]
+        if not (isinstance(e, Tree) and e.data in ("call", "tcall")):
+            raise self.err(n, "expression statement must be a call")
+        for ln in self.prog.calls.call_stmt(self, e):
+            self.em(ln)
+
+    def _s_if_stmt(self, n):
+        cond = self.ec().expect_bool(n.children[0])
+        self.em.block(f"if {cond}:", lambda: self.sub(n.children[1]))
+        if n.children[2] is not None:
+            els = n.children[2]
+            self.em.block("else:", lambda: self.sub(els))
+
+    def sub(self, node) -> None:
+        outer = self.scope
+        self.scope = Scope(outer)
+        try:
+            self.stmt(node)
+        finally:
+            self.scope = outer
+
+    def _s_exit_stmt(self, n):
+        if self.kind == "parser":
+            raise self.err(n, "exit is not allowed in a parser")
+        self.em("raise _Exit()")
+
+    def _s_return_stmt(self, n):
+        if self.kind == "parser":
+            raise self.err(n, "return is not allowed in a parser")
+        if n.children[0] is not None:
+            raise self.err(n, "return with a value is only allowed in functions")
+        self.em(self.return_code())
+
+    def return_code(self) -> str:
+        if self.in_action is not None and self.in_action.scalar_outs:
+            outs = ", ".join(f"a_{self.in_action.params[i].name}" for i in self.in_action.scalar_outs)
+            return f"return ({outs},)"
+        return "return"
+
+    def _s_switch_stmt(self, n):
+        e = n.children[0]
+        var = self.fresh("_sw")
+        if isinstance(e, Tree) and e.data == "member" and str(e.children[1].children[0]) == "action_run":
+            tinfo = self.applied_table(e.children[0])
+            self.em(f"{var} = {self.prog.calls.call_expr(self, e.children[0])[0]}[1]")
+
+            def label_key(label: Tree, c: Tree) -> int:
+                x = label.children[0]
+                aname = str(x.children[-1]) if isinstance(x, Tree) and x.data == "ident" else ""
+                idx = next((i for i, a in enumerate(tinfo.actions) if a.local == aname and aname), None)
+                if idx is None:
+                    raise self.err(c, f"switch label {aname or text_of(x)} is not an action of table {tinfo.local}")
+                return idx
+        else:
+            code, t = self.ex(e)
+            if isinstance(t, BoolT) or not isinstance(t, (BitT, EnumT)):
+                raise self.err(e, f"switch expression must be bit<W>, int<W> or an enum, not {t}")
+            self.em(f"{var} = {code}")
+
+            def label_key(label: Tree, c: Tree) -> int:
+                k = self.ex_to(label.children[0], t)
+                if not is_const(k):
+                    raise self.err(c, "switch labels must be compile-time constants")
+                return int(k)
+        pending: list[int | None] = []
+        first = True
+        seen: set = set()
+        for c in n.children[1:]:
+            label, body = c.children
+            key = None if label.data == "label_default" else label_key(label, c)
+            if key in seen:
+                raise self.err(c, "duplicate switch label")
+            seen.add(key)
+            pending.append(key)
+            if body is None:
+                continue
+            if None in pending:
+                hdr = "else:" if not first else "if True:"
+            else:
+                cond = " or ".join(f"{var} == {k}" for k in pending)
+                hdr = f"{'if' if first else 'elif'} {cond}:"
+            self.em.block(hdr, lambda b=body: self.block(b))
+            first = False
+            pending = []
+
+    # ------------------------------------------------------------ tables
+    def applied_table(self, call: Tree) -> TableInfo:
+        if not (isinstance(call, Tree) and call.data == "call" and isinstance(call.children[0], Tree)
+                and call.children[0].data == "member"
+                and str(call.children[0].children[1].children[0]) == "apply"):
+            raise self.err(call, "expected table.apply()")
+        base = call.children[0].children[0]
+        nm = str(base.children[-1]) if isinstance(base, Tree) and base.data == "ident" else ""
+        sym = self.scope.lookup(nm)
+        if sym is None or sym.kind != "table":
+            raise self.err(call, f"{nm or 'expression'} is not a table")
+        return sym.info
+
+    def table_apply_code(self, t: TableInfo) -> str:
+        return f"{t.pyname}(L)"
+
+    def member_value(self, code: str, t: P4Type, member: str, n):
+        if isinstance(t, NamedT) and t.name.startswith("__apply_result__"):
+            if member == "hit":
+                return f"{code}[0]", BoolT()
+            if member == "miss":
+                return f"(not {code}[0])", BoolT()
+            if member == "action_run":
+                raise self.err(n, "action_run can only be used in a switch statement")
+        return None
+
+    def call(self, n, as_expr: bool = True):
+        return self.prog.calls.call_expr(self, n)

@@ -1,0 +1,338 @@
+"""Controls: local declarations, actions, tables and the apply block."""
+
+from __future__ import annotations
+
+from lark import Tree
+
+from .codegen import ActionInfo, BlockGen, KeyInfo, TableInfo, text_of
+from .decls import ann_dict
+from .exprs import DuplicateName, Scope, Sym, is_const
+from .layout import default_code, field_width
+from .types import BitT, BoolT, EnumT, IntLitT, NamedT, StackT, StructLikeT
+
+
+class ControlGen(BlockGen):
+    def __init__(self, prog, name: str, tree: Tree):
+        super().__init__(prog, name, tree, "control")
+
+    def generate(self) -> str:
+        """Emit the control; returns the Python function name running it."""
+        ann, nm, tps, params_node, ctor, *rest = self.tree.children
+        if ctor is not None and ctor.children[0] is not None and ctor.children[0].children:
+            raise self.err(self.tree, "control constructor parameters are not supported")
+        self.params = self.d.params(params_node)
+        self.declare_params(self.params)
+        locals_ = rest[:-2]
+        body = rest[-1]
+        init_lines: list[str] = []
+        for loc in locals_:
+            try:
+                self.local(loc, init_lines)
+            except DuplicateName as e:
+                raise self.err(loc, f"duplicate declaration of {e.args[0]}") from None
+        self.emit_apply(body, init_lines)
+        return f"C_{self.prog.pyident(self.name)}"
+
+    def local(self, loc: Tree, init_lines: list[str]) -> None:
+        if True:
+            k = loc.data
+            if k == "var_decl":
+                _a, tnode, nmn, init = loc.children
+                t = self.d.resolve_type(tnode)
+                vname = str(nmn.children[0])
+                c = self.ex_to(init, t) if init is not None else default_code(t, self.prog.err_oob)
+                if isinstance(t, (StructLikeT, StackT)) and init is not None and not c.startswith("_mk("):
+                    c += ".copy()"
+                init_lines.append(f"L.v_{vname} = {c}")
+                self.scope.declare(vname, Sym("var", t, f"L.v_{vname}", True))
+            elif k == "const_decl":
+                _a, tnode, nmn, init = loc.children
+                t = self.d.resolve_type(tnode)
+                c = self.ex_to(init, t)
+                if not is_const(c) and c not in ("True", "False"):
+                    raise self.err(loc, "constant is not a compile-time constant")
+                self.scope.declare(str(nmn.children[0]), Sym("const", t, c, False))
+            elif k == "instantiation":
+                if not self.sub_control(loc):
+                    self.prog.externs.instantiate(self, loc)
+            elif k == "action_decl":
+                self.action(loc)
+            elif k == "table_decl":
+                self.table(loc)
+            else:
+                raise self.err(loc, f"unsupported control declaration {k}")
+
+    def emit_apply(self, body: Tree, init_lines: list[str]) -> None:
+        fn = f"C_{self.prog.pyident(self.name)}"
+        self.em(f"def {fn}(L):")
+        self.em.level += 1
+        for ln in init_lines:
+            self.em(ln)
+        n0 = len(self.em.lines)
+        self.block(body)
+        if len(self.em.lines) == n0:
+            self.em("pass")
+        self.em.level -= 1
+        self.em("")
+
+    def sub_control(self, loc: Tree) -> bool:
+        """``MyCtl() inst;`` inside a control: generate that control under this instance's name."""
+        ann, tnode, args_node, nm = loc.children
+        t = self.d.resolve_type(tnode)
+        tname = getattr(t, "name", None)
+        if tname not in self.d.controls:
+            return False
+        if args_node is not None and any(a is not None for a in args_node.children):
+            raise self.err(loc, "control constructor arguments are not supported")
+        local = str(nm.children[0])
+        qname = self.qualify(local, ann_dict(ann, self.d))
+        sub = ControlGen(self.prog, qname, self.d.controls[tname])
+        fn = sub.generate()
+        self.scope.declare(local, Sym("control", NamedT(tname), fn, False, sub))
+        return True
+
+    # ------------------------------------------------------------ actions
+    def action(self, node: Tree, top_level: bool = False) -> ActionInfo:
+        ann, nm, params_node, body = node.children
+        local = str(nm.children[0])
+        annd = ann_dict(ann, self.d)
+        name = local if top_level else self.qualify(local, annd)
+        if top_level and annd.get("name") and isinstance(annd["name"][0], str):
+            name = annd["name"][0].lstrip(".")
+        params = self.d.params(params_node)
+        seen_data = False
+        for p in params:
+            if not p.direction:
+                seen_data = True
+            elif seen_data:
+                raise self.err(p.node, f"action {local}: directional parameter {p.name} after a "
+                                       "directionless one")
+            if not p.direction and not isinstance(p.type, (BitT, BoolT)) and \
+                    not (isinstance(p.type, EnumT) and p.type.underlying):
+                raise self.err(p.node, f"action parameter {p.name}: control-plane data must be bit<W>/int<W>/bool")
+        pyfn = f"A_{self.prog.pyident(name)}"
+        info = ActionInfo(name, local, pyfn, params, annd, None if top_level else self.name, node)
+        info.scalar_outs = [i for i, p in enumerate(params)
+                            if p.direction in ("out", "inout") and not isinstance(p.type, (StructLikeT, StackT))]
+        if local in self.actions:
+            raise self.err(node, f"duplicate action {local}")
+        self.actions[local] = info
+        if not top_level:
+            self.scope.declare(local, Sym("action", BoolT(), pyfn, False, info))
+        outer = self.scope
+        self.scope = Scope(outer)
+        for p in params:
+            self.scope.declare(p.name, Sym("var", p.type, f"a_{p.name}", bool(p.direction) and p.direction != "in",
+                                           info=p))
+        args = "".join(f", a_{p.name}" for p in params)
+        self.em(f"def {pyfn}(L{args}):")
+        self.em.level += 1
+        if self.prog.trace:
+            self.em(f"_C.trace.append('action {name}')")
+        self.in_action = info
+        n0 = len(self.em.lines)
+        try:
+            self.block(body)
+        finally:
+            self.in_action = None
+            self.scope = outer
+        if info.scalar_outs:
+            self.em(self.return_code_for(info))
+        elif len(self.em.lines) == n0:
+            self.em("pass")
+        self.em.level -= 1
+        self.em("")
+        self.prog.actions[name] = info
+        return info
+
+    @staticmethod
+    def return_code_for(info: ActionInfo) -> str:
+        outs = ", ".join(f"a_{info.params[i].name}" for i in info.scalar_outs)
+        return f"return ({outs},)"
+
+    def find_action(self, name: str, node) -> ActionInfo:
+        if name in self.actions:
+            return self.actions[name]
+        info = self.prog.top_action(name, node)
+        if info is None:
+            raise self.err(node, f"undeclared action {name}")
+        return info
+
+    # ------------------------------------------------------------ tables
+    def table(self, node: Tree) -> None:
+        ann, nm, *props = node.children
+        local = str(nm.children[0])
+        annd = ann_dict(ann, self.d)
+        qname = self.qualify(local, annd)
+        pyname = f"T_{self.prog.pyident(qname)}"
+        keys: list[KeyInfo] = []
+        actions: list[ActionInfo] = []
+        act_ann: list[dict] = []
+        bound: list[list[str]] = []
+        default = None
+        default_const = False
+        const_entries: list = []
+        entries_const = False
+        size = 1024
+        dcounter = dmeter = None
+        entries_node = None
+        for p in props:
+            if p.data == "tp_key":
+                for k in p.children[1:]:
+                    kexpr, kind_node, kann = k.children
+                    kind = str(kind_node.children[0])
+                    if kind not in self.d.match_kinds:
+                        raise self.err(k, f"unknown match kind {kind}")
+                    if kind == "selector":
+                        raise self.err(k, "action selectors are not supported")
+                    code, t = self.ex(kexpr)
+                    if isinstance(t, BoolT):
+                        code, w = f"int({code})", 1
+                    elif isinstance(t, BitT):
+                        w = t.width
+                        if t.signed:
+                            code = f"({code} & {t.mask})"
+                    elif isinstance(t, EnumT) and t.underlying is not None:
+                        w = t.underlying.width
+                    elif isinstance(t, NamedT) or isinstance(t, IntLitT):
+                        raise self.err(k, f"table key of type {t} is not supported")
+                    else:
+                        w = field_width(t)
+                    kd = ann_dict(kann, self.d)
+                    kname = kd["name"][0] if kd.get("name") else text_of(kexpr)
+                    keys.append(KeyInfo(kname, kind, w, code, kd))
+            elif p.data == "tp_actions":
+                for ar in p.children[1:]:
+                    aann, anm, aargs = ar.children
+                    a = self.find_action(str(anm.children[0]), ar)
+                    if a in actions:
+                        raise self.err(ar, f"action {a.local} listed twice in table {local}")
+                    actions.append(a)
+                    act_ann.append(ann_dict(aann, self.d))
+                    bound.append(self.bind_directional(a, aargs, ar))
+            elif p.data == "tp_default":
+                dann, dconst, ar = p.children
+                default_const = dconst is not None
+                default = ar
+            elif p.data == "tp_entries":
+                eann, econst, _kw, *ents = p.children
+                entries_const = econst is not None
+                if not entries_const:
+                    raise self.err(p, "non-const table entries are not supported")
+                entries_node = ents
+            elif p.data == "tp_generic":
+                gann, gname, gexpr = p.children
+                pname = str(gname.children[0])
+                if pname == "size":
+                    size = self.ec()._const_of(gexpr)
+                elif pname in ("counters", "meters"):
+                    ident = str(gexpr.children[-1]) if isinstance(gexpr, Tree) and gexpr.data == "ident" else ""
+                    sym = self.scope.lookup(ident)
+                    want = "direct_counter" if pname == "counters" else "direct_meter"
+                    if sym is None or sym.kind != "extern" or sym.info.extern != want:
+                        raise self.err(p, f"table property {pname} must name a {want} instance")
+                    if pname == "counters":
+                        dcounter = sym.info.name
+                    else:
+                        dmeter = sym.info.name
+                    sym.info.table = qname
+                    sym.info.obj.table = qname
+                elif pname in ("implementation",):
+                    raise self.err(p, "action profiles/selectors are not supported")
+                elif pname in ("support_timeout", "max_group_size", "psa_direct_counter"):
+                    pass
+                else:
+                    raise self.err(p, f"unknown table property {pname}")
+        if not actions:
+            raise self.err(node, f"table {local} has no actions")
+        kinds = {k.match_kind for k in keys}
+        if sum(1 for k in keys if k.match_kind == "lpm") > 1:
+            raise self.err(node, f"table {local} has more than one lpm key")
+        info = TableInfo(qname, local, self.name, keys, actions, act_ann, None, default_const, [],
+                         entries_const, size, dcounter, dmeter, annd, pyname, node)
+        if default is not None:
+            info.default = self.action_call(info, default)
+        else:
+            # P4_16: the default action is NoAction; p4c adds it to the table as @defaultonly
+            noact = self.find_action("NoAction", node)
+            if noact not in actions:
+                actions.append(noact)
+                act_ann.append({"defaultonly": []})
+                bound.append([])
+            info.default = (noact, ())
+        if entries_node:
+            from .tables import keyset_values
+            for ent in entries_node:
+                ks, ar, _ea = ent.children
+                a, args = self.action_call(info, ar)
+                vals = keyset_values(self, info, ks)
+                prio = None
+                if kinds & {"ternary", "range", "optional"}:
+                    prio = len(entries_node) - len(const_entries)  # earlier entries win
+                const_entries.append((vals, a, args, prio))
+        info.const_entries = const_entries
+        self.tables[local] = info
+        self.scope.declare(local, Sym("table", NamedT("__table__"), pyname, False, info))
+        self.prog.tables[qname] = info
+        self.prog.new_table_runtime(info)
+        # the apply function
+        self.em(f"def {pyname}(L):")
+        self.em.level += 1
+        key = "(" + "".join(k.code + ", " for k in keys) + ")"
+        self.em(f"hit, ai, args = TB_{pyname}.lookup({key})")
+        if self.prog.trace:
+            self.em(f"_C.trace.append('table {qname} ' + ('hit' if hit else 'miss') + ' -> ' + "
+                    f"{[a.name for a in actions]!r}[ai])")
+        for i, (a, b) in enumerate(zip(actions, bound, strict=False)):
+            kw = "if" if i == 0 else "elif"
+            self.em(f"{kw} ai == {i}:")
+            self.em.level += 1
+            if a.scalar_outs:
+                targets = []
+                for j in a.scalar_outs:
+                    targets.append(b[j] if j < len(b) else "_")
+                self.em(f"({', '.join(targets)},) = {a.pyfn}(L{''.join(', ' + x for x in b)}, *args)")
+            else:
+                self.em(f"{a.pyfn}(L{''.join(', ' + x for x in b)}, *args)")
+            self.em.level -= 1
+        self.em("return hit, ai")
+        self.em.level -= 1
+        self.em("")
+
+    def bind_directional(self, a: ActionInfo, args_node, node) -> list[str]:
+        dirp = [p for p in a.params if p.direction]
+        args = [x for x in (args_node.children if args_node is not None else []) if x is not None]
+        if len(args) != len(dirp):
+            if args or dirp:
+                raise self.err(node, f"action {a.local} in a table list must bind exactly its "
+                                     f"{len(dirp)} directional parameters, got {len(args)}")
+        out = []
+        for p, arg in zip(dirp, args, strict=False):
+            if p.direction == "in":
+                out.append(self.ex_to(arg, p.type))
+            else:
+                code, t, _s = self.lvalue(arg)
+                if not isinstance(t, type(p.type)):
+                    raise self.err(arg, f"argument type {t} does not match parameter {p.name}: {p.type}")
+                out.append(code)
+        return out
+
+    def action_call(self, info: TableInfo, ar: Tree) -> tuple[ActionInfo, tuple[int, ...]]:
+        aann, anm, aargs = ar.children
+        a = self.find_action(str(anm.children[0]), ar)
+        if a not in info.actions:
+            raise self.err(ar, f"action {a.local} is not in the actions of table {info.local}")
+        args = [x for x in (aargs.children if aargs is not None else []) if x is not None]
+        dirp = [p for p in a.params if p.direction]
+        datap = a.data_params
+        if len(args) == len(dirp) + len(datap):
+            args = args[len(dirp):]
+        if len(args) != len(datap):
+            raise self.err(ar, f"action {a.local} expects {len(datap)} action-data arguments, got {len(args)}")
+        vals = []
+        for p, x in zip(datap, args, strict=False):
+            c = self.ex_to(x, p.type)
+            if not is_const(c) and c not in ("True", "False"):
+                raise self.err(x, "action arguments in table properties must be constants")
+            vals.append(int(c) if not isinstance(p.type, BoolT) else (c == "True"))
+        return a, tuple(vals)

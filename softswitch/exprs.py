@@ -1,0 +1,503 @@
+"""Expression compiler: type-checks a P4 expression and returns Python source computing it.
+
+Values: bit<W> are non-negative ints < 2**W, int<W> are signed ints in range, bool is bool,
+error/enum values are ints.  Integer literals (type ``int``) are folded at compile time, so
+an expression of type ``int`` always compiles to a Python integer literal.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from lark import Token, Tree
+
+from .layout import pyfield
+from .types import (
+    BitT,
+    BoolT,
+    EnumT,
+    ErrorT,
+    HeaderT,
+    IntLitT,
+    ListT,
+    P4Type,
+    StackT,
+    StringT,
+    StructLikeT,
+    StructT,
+    TupleT,
+    same_type,
+)
+
+
+@dataclass
+class Sym:
+    kind: str  # var | const | table | action | extern | state | packet_in | packet_out | valueset
+    type: P4Type
+    code: str
+    writable: bool = True
+    info: Any = None
+
+
+class Scope:
+    def __init__(self, parent: Scope | None):
+        self.parent = parent
+        self.names: dict[str, Sym] = {}
+
+    def lookup(self, name: str) -> Sym | None:
+        if name in self.names:
+            return self.names[name]
+        return self.parent.lookup(name) if self.parent is not None else None
+
+    def declare(self, name: str, sym: Sym) -> None:
+        if name in self.names:
+            raise DuplicateName(name)
+        self.names[name] = sym
+
+
+class DuplicateName(Exception):
+    """A name declared twice in one scope (turned into P4CompileError by the generator)."""
+
+
+class GlobalScope(Scope):
+    """Constants and top-level actions of the program."""
+
+    def __init__(self, decls):
+        super().__init__(None)
+        self.decls = decls
+
+    def lookup(self, name: str) -> Sym | None:
+        if name in self.names:
+            return self.names[name]
+        c = self.decls.consts.get(name)
+        if c is not None:
+            return Sym("const", c.type, str(c.value), False)
+        if name in self.decls.actions:
+            return Sym("action", BoolT(), name, False, self.decls.actions[name])
+        return None
+
+
+def wrap_code(code: str, t: BitT) -> str:
+    """Python source reducing an unbounded int expression to type t."""
+    if t.signed:
+        h = 1 << (t.width - 1)
+        return f"((({code}) + {h}) & {t.mask}) - {h}"
+    return f"(({code}) & {t.mask})"
+
+
+def wrap_value(v: int, t: BitT) -> int:
+    v &= t.mask
+    if t.signed and v >> (t.width - 1):
+        v -= 1 << t.width
+    return v
+
+
+def is_const(code: str) -> bool:
+    try:
+        int(code)
+        return True
+    except ValueError:
+        return False
+
+
+_ARITH = {"+": "+", "-": "-", "*": "*", "/": "//", "%": "%"}
+
+
+class ExprCompiler:
+    """Compiles expressions in one scope; ``gen`` (the code generator) handles calls with effects."""
+
+    def __init__(self, decls, scope: Scope, gen=None):
+        self.d = decls
+        self.scope = scope
+        self.gen = gen
+
+    def err(self, node, msg: str):
+        return self.d.err(node, msg)
+
+    # ------------------------------------------------------------ conversions
+    def convert(self, code: str, src: P4Type, dst: P4Type, node) -> str:
+        """Implicit conversion for assignment / argument passing (p4c's rules)."""
+        if same_type(src, dst):
+            return code
+        if isinstance(src, IntLitT) and isinstance(dst, BitT):
+            return str(wrap_value(int(code), dst))
+        if isinstance(src, IntLitT) and isinstance(dst, IntLitT):
+            return code
+        if isinstance(src, ListT) and isinstance(dst, StructLikeT) and not isinstance(dst, HeaderT) \
+                or isinstance(src, ListT) and isinstance(dst, HeaderT):
+            return self.list_to_struct(code, src, dst, node)
+        if isinstance(src, ListT) and isinstance(dst, TupleT):
+            if len(src.elems) != len(dst.elems):
+                raise self.err(node, f"cannot convert {src} to {dst}: wrong number of elements")
+            return code
+        if isinstance(dst, EnumT) and isinstance(src, EnumT) and src is dst:
+            return code
+        raise self.err(node, f"type mismatch: cannot use {src} where {dst} is expected (cast needed)")
+
+    def list_to_struct(self, code: str, src: ListT, dst: StructLikeT, node) -> str:
+        if len(src.elems) != len(dst.fields):
+            raise self.err(node, f"cannot initialise {dst} from a list of {len(src.elems)} elements")
+        items = self._list_items.get(code)
+        if items is None:
+            raise self.err(node, "list expression cannot be used here")
+        parts = [self.convert(c, t, ft, node) for (c, t), (_, ft) in zip(items, dst.fields, strict=False)]
+        valid = ", True" if isinstance(dst, HeaderT) else ""
+        return f"_mk({dst.pyname}, ({', '.join(parts)},){valid})"
+
+    _list_items: dict[str, list[tuple[str, P4Type]]] = {}
+
+    def expect_bool(self, node) -> str:
+        code, t = self.expr(node)
+        if not isinstance(t, BoolT):
+            raise self.err(node, f"condition must be bool, not {t}")
+        return code
+
+    # ------------------------------------------------------------ dispatch
+    def expr(self, node, expected: P4Type | None = None) -> tuple[str, P4Type]:
+        if isinstance(node, Token):
+            if node.type == "INTEGER":
+                return self._int(node)
+            raise self.err(node, f"unexpected token {node}")
+        fn = getattr(self, "_e_" + node.data, None)
+        if fn is None:
+            raise self.err(node, f"unsupported expression {node.data}")
+        return fn(node, expected) if node.data in ("list_expr",) else fn(node)
+
+    def _int(self, tok) -> tuple[str, P4Type]:
+        from .decls import parse_int
+
+        v, t = parse_int(str(tok))
+        if t is None:
+            return str(v), IntLitT()
+        if not t.signed and v > t.mask or t.signed and v >= 1 << t.width:
+            raise self.err(tok, f"literal {tok} does not fit in {t}")
+        return str(wrap_value(v, t)), t
+
+    def _e_int_lit(self, n):
+        return self._int(n.children[0])
+
+    def _e_true_lit(self, n):
+        return "True", BoolT()
+
+    def _e_false_lit(self, n):
+        return "False", BoolT()
+
+    def _e_string_lit(self, n):
+        return repr(str(n.children[0])[1:-1]), StringT()
+
+    def _e_ident(self, n):
+        name = str(n.children[-1])
+        sym = self.scope.lookup(name)
+        if sym is None:
+            raise self.err(n, f"undeclared identifier {name}")
+        if sym.kind in ("var", "const", "packet_in", "packet_out", "valueset"):
+            return sym.code, sym.type
+        raise self.err(n, f"{name} is a {sym.kind} and cannot be used as a value here")
+
+    def _e_error_member(self, n):
+        name = str(n.children[-1].children[0])
+        return str(self.d.error_code(name, n)), ErrorT()
+
+    def _e_type_member(self, n):
+        tname = str(n.children[0].children[-1])
+        member = str(n.children[1].children[0])
+        t = self.d.types.get(tname)
+        if not isinstance(t, EnumT):
+            raise self.err(n, f"{tname}.{member}: {tname} is not an enum")
+        if member not in t.members:
+            raise self.err(n, f"enum {tname} has no member {member}")
+        if t.underlying is not None:
+            return str(t.values[member]), t
+        return str(t.members.index(member)), t
+
+    def _e_list_expr(self, n, expected=None):
+        items = [self.expr(e) for e in n.children[0].children if e is not None]
+        code = "(" + "".join(c + ", " for c, _ in items) + ")"
+        key = f"{code}#{id(n)}"
+        ExprCompiler._list_items[code] = items
+        del key
+        return code, ListT(tuple(t for _, t in items))
+
+    # ------------------------------------------------------------ members
+    def _e_member(self, n):
+        base, member = n.children[0], str(n.children[1].children[0])
+        if isinstance(base, Tree) and base.data == "ident":
+            sym = self.scope.lookup(str(base.children[-1]))
+            if sym is not None and sym.kind in ("table", "extern"):
+                raise self.err(n, f"{sym.kind} member {member} must be called")
+        code, t = self.expr(base)
+        if isinstance(t, StructLikeT):
+            ft = t.field_type(member)
+            if ft is None:
+                raise self.err(n, f"{t.name} has no field {member}")
+            return f"{code}.{pyfield(member)}", ft
+        if isinstance(t, StackT):
+            return self.stack_member(code, t, member, n)
+        if self.gen is not None:
+            r = self.gen.member_value(code, t, member, n)
+            if r is not None:
+                return r
+        raise self.err(n, f"type {t} has no member {member}")
+
+    def stack_member(self, code: str, t: StackT, member: str, n):
+        if member in ("next", "last", "lastIndex") and self.gen is not None and self.gen.kind != "parser":
+            raise self.err(n, f"header stack .{member} can only be used in a parser (P4_16 spec 8.18)")
+        if member == "size":
+            return str(t.size), BitT(32)
+        if member == "lastIndex":
+            return f"(({code}.n - 1) & 0xffffffff)", BitT(32)
+        if member == "nextIndex":
+            return f"{code}.n", BitT(32)
+        if member == "last":
+            return f"{code}.last()", t.elem
+        if member == "next":
+            return f"{code}.next()", t.elem
+        raise self.err(n, f"header stack has no member {member}")
+
+    def _e_index(self, n):
+        code, t = self.expr(n.children[0])
+        if not isinstance(t, StackT):
+            raise self.err(n, f"cannot index a value of type {t}")
+        icode, it = self.expr(n.children[1])
+        if not isinstance(it, (BitT, IntLitT)):
+            raise self.err(n, f"stack index must be an integer, not {it}")
+        if is_const(icode):
+            if not 0 <= int(icode) < t.size:
+                raise self.err(n, f"index {icode} out of range for stack of size {t.size}")
+            return f"{code}.h[{icode}]", t.elem
+        return f"{code}.at({icode})", t.elem
+
+    def _e_slice(self, n):
+        code, t = self.expr(n.children[0])
+        hi = self._const_of(n.children[1])
+        lo = self._const_of(n.children[2])
+        if not isinstance(t, BitT):
+            raise self.err(n, f"cannot slice a value of type {t}")
+        if not (0 <= lo <= hi < t.width):
+            raise self.err(n, f"slice [{hi}:{lo}] out of range for {t}")
+        w = hi - lo + 1
+        src = f"({code} & {t.mask})" if t.signed else code
+        if is_const(code):
+            return str((int(code) & t.mask) >> lo & ((1 << w) - 1)), BitT(w)
+        return (f"(({src} >> {lo}) & {(1 << w) - 1})" if lo else f"({src} & {(1 << w) - 1})"), BitT(w)
+
+    def _const_of(self, node) -> int:
+        code, t = self.expr(node)
+        if not is_const(code):
+            raise self.err(node, "expected a compile-time constant")
+        return int(code)
+
+    # ------------------------------------------------------------ calls
+    def _e_call(self, n):
+        if self.gen is None:
+            raise self.err(n, "calls are not allowed in constant expressions")
+        code, t = self.gen.call(n, as_expr=True)
+        return code, t
+
+    _e_tcall = _e_call
+
+    def _e_ctor_call(self, n):
+        raise self.err(n, "constructor calls are only allowed in instantiations")
+
+    def _e_this_expr(self, n):
+        raise self.err(n, "'this' is not supported")
+
+    # ------------------------------------------------------------ operators
+    def unify(self, a: tuple[str, P4Type], b: tuple[str, P4Type], node, op: str):
+        (ac, at), (bc, bt) = a, b
+        if isinstance(at, IntLitT) and isinstance(bt, BitT):
+            return str(wrap_value(int(ac), bt)), bc, bt
+        if isinstance(bt, IntLitT) and isinstance(at, BitT):
+            return ac, str(wrap_value(int(bc), at)), at
+        if isinstance(at, IntLitT) and isinstance(bt, IntLitT):
+            return ac, bc, at
+        if isinstance(at, BitT) and isinstance(bt, BitT):
+            if at != bt:
+                raise self.err(node, f"operator {op}: width mismatch between {at} and {bt} (cast needed)")
+            return ac, bc, at
+        raise self.err(node, f"operator {op} cannot be applied to {at} and {bt}")
+
+    def _e_binop(self, n):
+        left, optok, right = n.children
+        return self.binary(str(optok), self.expr(left), self.expr(right), n)
+
+    def _bin(self, op):
+        def f(n):
+            return self.binary(op, self.expr(n.children[0]), self.expr(n.children[-1]), n)
+        return f
+
+    def __getattr__(self, name):
+        ops = {"_e_lt": "<", "_e_gt": ">", "_e_bor": "|", "_e_bxor": "^", "_e_band": "&",
+               "_e_shl": "<<", "_e_shr": ">>", "_e_lor": "||", "_e_land": "&&"}
+        if name in ops:
+            return self._bin(ops[name])
+        raise AttributeError(name)
+
+    def binary(self, op: str, a, b, n) -> tuple[str, P4Type]:
+        (ac, at), (bc, bt) = a, b
+        if op in ("&&", "||"):
+            for _c, t in (a, b):
+                if not isinstance(t, BoolT):
+                    raise self.err(n, f"operator {op} needs bool operands, got {t}")
+            return f"({ac} {'and' if op == '&&' else 'or'} {bc})", BoolT()
+        if op in ("==", "!="):
+            if isinstance(at, (BitT, IntLitT)) and isinstance(bt, (BitT, IntLitT)):
+                ac, bc, _ = self.unify(a, b, n, op)
+            elif not same_type(at, bt) and not (isinstance(at, ListT) or isinstance(bt, ListT)):
+                raise self.err(n, f"operator {op}: cannot compare {at} and {bt}")
+            if isinstance(at, StructLikeT):
+                return f"({'' if op == '==' else 'not '}_eq({ac}, {bc}))", BoolT()
+            return f"({ac} {op} {bc})", BoolT()
+        if op in ("<", ">", "<=", ">="):
+            ac, bc, t = self.unify(a, b, n, op)
+            if is_const(ac) and is_const(bc):
+                return str(eval(f"{ac} {op} {bc}")), BoolT()
+            return f"({ac} {op} {bc})", BoolT()
+        if op == "++":
+            for _c, t in (a, b):
+                if not isinstance(t, BitT):
+                    raise self.err(n, f"operator ++ needs bit<W>/int<W> operands with a known width, got {t}")
+            rt = BitT(at.width + bt.width, at.signed)
+            bm = f"({bc} & {bt.mask})" if bt.signed else bc
+            am = f"({ac} & {at.mask})" if at.signed else ac
+            code = f"(({am} << {bt.width}) | {bm})"
+            return (wrap_code(code, rt) if rt.signed else code), rt
+        if op in ("<<", ">>"):
+            if isinstance(bt, BitT) and bt.signed:
+                raise self.err(n, f"shift amount must be unsigned, got {bt}")
+            if not isinstance(bt, (BitT, IntLitT)):
+                raise self.err(n, f"shift amount must be an integer, got {bt}")
+            if is_const(bc) and int(bc) < 0:
+                raise self.err(n, f"negative shift amount {bc}")
+            if isinstance(at, IntLitT):
+                if not is_const(bc):
+                    raise self.err(n, "shift of an integer literal by a non-constant amount: width of the "
+                                      "left operand cannot be inferred (cast the literal)")
+                return str(eval(f"{ac} {op} {bc}")), at
+            if not isinstance(at, BitT):
+                raise self.err(n, f"operator {op} cannot be applied to {at}")
+            if is_const(bc):
+                s = int(bc)
+                if s >= at.width:
+                    return ("0" if op == "<<" or not at.signed else f"(-1 if {ac} < 0 else 0)"), at
+                if op == "<<":
+                    return wrap_code(f"{ac} << {s}", at), at
+                return f"({ac} >> {s})", at
+            if op == "<<":
+                return f"(({wrap_code(f'{ac} << {bc}', at)}) if {bc} < {at.width} else 0)", at
+            return f"({ac} >> {bc})", at
+        ac, bc, t = self.unify(a, b, n, op)
+        if isinstance(t, IntLitT):
+            x, y = int(ac), int(bc)
+            if op in ("/", "%") and y == 0:
+                raise self.err(n, "division by zero")
+            if op in ("|+|", "|-|"):
+                raise self.err(n, f"saturating operator {op} needs a fixed-width operand")
+            if op in ("/", "%") and (x < 0 or y < 0):
+                raise self.err(n, f"operator {op} on negative constants is not allowed")
+            val = {"+": x + y, "-": x - y, "*": x * y, "/": x // y if y else 0, "%": x % y if y else 0,
+                   "&": x & y, "|": x | y, "^": x ^ y}[op]
+            return str(val), t
+        if op in ("&", "|", "^"):
+            return f"({ac} {op} {bc})", t
+        if op in ("+", "-", "*"):
+            code = wrap_code(f"{ac} {op} {bc}", t)
+            if is_const(ac) and is_const(bc):
+                return str(wrap_value(eval(f"{ac} {op} {bc}"), t)), t
+            return code, t
+        if op in ("/", "%"):
+            if t.signed:
+                raise self.err(n, f"operator {op} is not supported on signed values")
+            if is_const(bc) and int(bc) == 0:
+                raise self.err(n, "division by zero")
+            if is_const(bc):
+                return f"({ac} {_ARITH[op]} {bc})", t
+            return f"(({ac} {_ARITH[op]} {bc}) if {bc} else 0)", t  # runtime x/0: 0 (undefined in P4)
+        if op == "|+|":
+            if t.signed:
+                lo, hi = -(1 << (t.width - 1)), (1 << (t.width - 1)) - 1
+                return f"min(max({ac} + {bc}, {lo}), {hi})", t
+            return f"min({ac} + {bc}, {t.mask})", t
+        if op == "|-|":
+            if t.signed:
+                lo, hi = -(1 << (t.width - 1)), (1 << (t.width - 1)) - 1
+                return f"min(max({ac} - {bc}, {lo}), {hi})", t
+            return f"max({ac} - {bc}, 0)", t
+        raise self.err(n, f"unsupported operator {op}")
+
+    def _e_lnot(self, n):
+        c, t = self.expr(n.children[0])
+        if not isinstance(t, BoolT):
+            raise self.err(n, f"operator ! needs a bool operand, got {t}")
+        return f"(not {c})", t
+
+    def _e_bnot(self, n):
+        c, t = self.expr(n.children[0])
+        if isinstance(t, IntLitT):
+            raise self.err(n, "operator ~ on an integer literal: width cannot be inferred (cast it)")
+        if not isinstance(t, BitT):
+            raise self.err(n, f"operator ~ cannot be applied to {t}")
+        return (f"(~{c})" if t.signed else f"({c} ^ {t.mask})"), t
+
+    def _e_neg(self, n):
+        c, t = self.expr(n.children[1])
+        if isinstance(t, IntLitT):
+            return str(-int(c)), t
+        if not isinstance(t, BitT):
+            raise self.err(n, f"unary - cannot be applied to {t}")
+        return wrap_code(f"-{c}", t), t
+
+    def _e_pos(self, n):
+        return self.expr(n.children[1])
+
+    def _e_ternary(self, n):
+        cond = self.expect_bool(n.children[0])
+        a, b = self.expr(n.children[1]), self.expr(n.children[2])
+        if isinstance(a[1], IntLitT) and isinstance(b[1], IntLitT):
+            raise self.err(n, "?: with two integer literals: width cannot be inferred")
+        if isinstance(a[1], (BitT, IntLitT)) and isinstance(b[1], (BitT, IntLitT)):
+            ac, bc, t = self.unify(a, b, n, "?:")
+        elif same_type(a[1], b[1]):
+            ac, bc, t = a[0], b[0], a[1]
+        else:
+            raise self.err(n, f"?: branches have different types {a[1]} and {b[1]}")
+        return f"({ac} if {cond} else {bc})", t
+
+    def _e_cast(self, n):
+        dst = self.d.resolve_type(n.children[0])
+        c, src = self.expr(n.children[1])
+        return self.cast(c, src, dst, n), dst
+
+    def cast(self, c: str, src: P4Type, dst: P4Type, n) -> str:
+        if same_type(src, dst):
+            return c
+        if isinstance(dst, BitT):
+            if isinstance(src, IntLitT):
+                return str(wrap_value(int(c), dst))
+            if isinstance(src, BoolT):
+                if dst.width != 1:
+                    raise self.err(n, f"cannot cast bool to {dst} (only bit<1>)")
+                return f"int({c})"
+            if isinstance(src, EnumT) and src.underlying is not None:
+                src = src.underlying
+            if isinstance(src, BitT):
+                if src.signed != dst.signed and src.width != dst.width:
+                    raise self.err(n, f"cannot cast {src} to {dst} directly: change width and "
+                                      "signedness in two casts")
+                if is_const(c):
+                    return str(wrap_value(int(c), dst))
+                if not dst.signed:
+                    return f"({c} & {dst.mask})" if (src.signed or dst.width < src.width) else c
+                return wrap_code(c, dst)
+        if isinstance(dst, BoolT) and isinstance(src, BitT) and src.width == 1 and not src.signed:
+            return f"({c} == 1)"
+        if isinstance(dst, BoolT) and isinstance(src, IntLitT) and int(c) in (0, 1):
+            return str(bool(int(c)))
+        if isinstance(dst, EnumT) and dst.underlying is not None and isinstance(src, (BitT, IntLitT)):
+            return self.cast(c, src, dst.underlying, n)
+        if isinstance(dst, IntLitT) and isinstance(src, IntLitT):
+            return c
+        if isinstance(src, ListT) and isinstance(dst, (StructT, HeaderT, TupleT)):
+            return self.convert(c, src, dst, n)
+        raise self.err(n, f"invalid cast from {src} to {dst}")

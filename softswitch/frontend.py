@@ -1,0 +1,311 @@
+"""Front end: C preprocessing (pcpp), lexing with p4c's type-name lexer hack, LALR parsing (lark).
+
+P4 is not context free at the token level: ``a < b`` and ``register<bit<32>>``
+need to know which identifiers name types.  p4c's lexer asks the symbol table;
+we do the same with a single pass over the tokens (P4 declares before use).
+"""
+
+from __future__ import annotations
+
+import io
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import lark
+from lark import Token
+from pcpp import Preprocessor
+
+from .api import P4CompileError
+
+INCLUDE_DIR = str(Path(__file__).parent / "p4include")
+_GRAMMAR = Path(__file__).with_name("grammar.lark")
+_PARSER: lark.Lark | None = None
+
+_TYPE_TOKENS = {"bit", "int", "varbit", "bool", "error", "string", "tuple", "_", "<", ">", ",", "void"}
+_DECL_KW = {"header", "struct", "header_union", "parser", "control", "package"}
+
+
+def _parser() -> lark.Lark:
+    global _PARSER
+    if _PARSER is None:
+        _PARSER = lark.Lark(_GRAMMAR.read_text(), parser="lalr", lexer="basic",
+                            propagate_positions=True, maybe_placeholders=True, cache=True)
+    return _PARSER
+
+
+class _Pre(Preprocessor):
+    def __init__(self) -> None:
+        super().__init__()
+        self.errors: list[str] = []
+        self.line_directive = "#line"
+        self.rewrite_paths = []
+
+    def on_error(self, file, line, msg):  # noqa: D401 - pcpp hook
+        self.errors.append(f"{file}:{line}:0: {msg}")
+
+    def on_include_not_found(self, is_malformed, is_system_include, curdir, includepath):
+        self.errors.append(f"{self.lastfile or '<source>'}:0:0: include file not found: {includepath}")
+        from pcpp.preprocessor import Action, OutputDirective
+        raise OutputDirective(Action.IgnoreAndRemove)
+
+    def on_directive_unknown(self, directive, toks, ifpassthru, precedingtoks):
+        """``#error`` stops compilation (as cpp does for p4c); ``#warning`` is dropped."""
+        if directive.value == "error":
+            text = "".join(t.value for t in toks).strip()
+            self.errors.append(f"{directive.source}:{directive.lineno}:0: #error {text}")
+            return True
+        if directive.value == "warning":
+            return True
+        return None
+
+    def on_comment(self, tok):
+        return True
+
+    lastfile: str | None = None
+
+
+def preprocess_text(text: str, filename: str = "<source>", defines: dict[str, str] | None = None,
+                    include_dirs: Sequence[str] = ()) -> str:
+    """Run the C preprocessor; the output keeps ``#line`` markers so errors map to original files."""
+    pre = _Pre()
+    for d in include_dirs:
+        pre.add_path(str(d))
+    if filename and os.path.dirname(filename):
+        pre.add_path(os.path.dirname(os.path.abspath(filename)))
+    pre.add_path(INCLUDE_DIR)
+    for k, v in (defines or {}).items():
+        pre.define(f"{k} {v}" if v not in (None, "") else f"{k} 1")
+    pre.lastfile = filename
+    pre.parse(text, source=filename)
+    out = io.StringIO()
+    pre.write(out)
+    if pre.errors:
+        first = pre.errors[0]
+        parts = first.split(":", 3)
+        raise P4CompileError(parts[3].strip() if len(parts) > 3 else first, parts[0],
+                             int(parts[1]) if parts[1].isdigit() else 0, 0)
+    return out.getvalue()
+
+
+def preprocess(path: str, defines: dict[str, str] | None = None, include_dirs: Sequence[str] = ()) -> str:
+    """Preprocess a P4 file into self-contained source text (the P4Runtime device config)."""
+    try:
+        text = Path(path).read_text()
+    except OSError as e:
+        raise P4CompileError(f"cannot read program: {e.strerror}", str(path), 0, 0) from e
+    return preprocess_text(text, str(path), defines, include_dirs)
+
+
+@dataclass
+class LineMap:
+    """Maps lines of preprocessed text back to (file, line) of the original sources."""
+
+    entries: list[tuple[str, int]] = field(default_factory=list)
+
+    def where(self, line: int) -> tuple[str, int]:
+        if 1 <= line <= len(self.entries):
+            return self.entries[line - 1]
+        return ("<source>", line)
+
+
+def strip_line_markers(text: str, filename: str) -> tuple[str, LineMap]:
+    """Blank out ``#line``/``# N "file"`` markers and record where each line came from."""
+    lines = text.split("\n")
+    given_abs = os.path.abspath(filename)
+    lm = LineMap()
+    cur_file, cur_line = filename, 1
+    out = []
+    for ln in lines:
+        s = ln.strip()
+        if s.startswith("#"):
+            parts = s[1:].split()
+            if parts and parts[0] == "line":
+                parts = parts[1:]
+            if parts and parts[0].isdigit():
+                cur_line = int(parts[0])
+                if len(parts) > 1:
+                    cur_file = parts[1].strip('"')
+                    if cur_file == given_abs:
+                        cur_file = filename
+                lm.entries.append((cur_file, cur_line))
+                out.append("")
+                continue
+            if parts and parts[0] == "pragma":
+                lm.entries.append((cur_file, cur_line))
+                cur_line += 1
+                out.append("")
+                continue
+        lm.entries.append((cur_file, cur_line))
+        cur_line += 1
+        out.append(ln)
+    return "\n".join(out), lm
+
+
+def _retype(tokens: list[Token]) -> list[Token]:
+    """Mark type names (TYPE_IDENTIFIER) and call type-argument '<' (TLT), as p4c's lexer does."""
+    types: set[str] = set()
+    scopes: list[tuple[set[str], int, bool]] = []  # (names, brace depth, ends at ';')
+    depth = 0
+    out: list[Token] = []
+    n = len(tokens)
+    in_extern_depth: list[int] = []
+
+    def is_type(v: str) -> bool:
+        return v in types or any(v in s[0] for s in scopes)
+
+    def grab_params(j: int) -> tuple[set[str], int]:
+        names: set[str] = set()
+        if j < n and tokens[j] == "<":
+            k = j + 1
+            while k < n and tokens[k] != ">":
+                if tokens[k].type == "IDENTIFIER":
+                    names.add(str(tokens[k]))
+                elif tokens[k] != ",":
+                    return set(), j
+                k += 1
+            return names, k
+        return names, j
+
+    def scan_generic(j: int) -> set[str]:
+        """Generic parameters of the method/function prototype starting at token j."""
+        while j < n and str(tokens[j]) not in ("(", ";", "{", "}"):
+            if str(tokens[j]) == "<" and tokens[j - 1].type == "IDENTIFIER":
+                names, _ = grab_params(j)
+                return names
+            j += 1
+        return set()
+
+    i = 0
+    while i < n:
+        t = tokens[i]
+        v = str(t)
+        prev_s = str(tokens[i - 1]) if i else ""
+        if (in_extern_depth and depth == in_extern_depth[-1] + 1 and prev_s in ("{", ";")) or \
+                (v == "extern" and i + 2 < n and str(tokens[i + 2]) not in ("{", "<")):
+            names = scan_generic(i + 1 if v == "extern" else i)
+            if names:
+                scopes.append((names, depth, True))
+        if t.type == "IDENTIFIER" and is_type(v):
+            t = Token.new_borrow_pos("TYPE_IDENTIFIER", v, t)
+        elif t.type == "IDENTIFIER":
+            prev = str(tokens[i - 1]) if i else ""
+            nxt = tokens[i + 1] if i + 1 < n else None
+            if prev in _DECL_KW:
+                types.add(v)
+                t = Token.new_borrow_pos("TYPE_IDENTIFIER", v, t)
+                names, _ = grab_params(i + 1)
+                if names:
+                    scopes.append((names, depth, True))
+            elif prev == "extern" and nxt is not None and str(nxt) in ("{", "<"):
+                types.add(v)
+                t = Token.new_borrow_pos("TYPE_IDENTIFIER", v, t)
+                names, _ = grab_params(i + 1)
+                scopes.append((names, depth, False))
+                in_extern_depth.append(depth)
+            elif nxt is not None and str(nxt) in ("{",) and _enum_name(tokens, i):
+                types.add(v)
+                t = Token.new_borrow_pos("TYPE_IDENTIFIER", v, t)
+            elif nxt is not None and str(nxt) == ";" and _typedef_name(tokens, i):
+                types.add(v)
+                t = Token.new_borrow_pos("TYPE_IDENTIFIER", v, t)
+        if v == "{" and t.type != "STRING_LIT":
+            depth += 1
+        elif v == "}" and t.type != "STRING_LIT":
+            depth -= 1
+            scopes = [s for s in scopes if not (not s[2] and s[1] >= depth)]
+            while in_extern_depth and in_extern_depth[-1] >= depth:
+                in_extern_depth.pop()
+        elif v == ";":
+            scopes = [s for s in scopes if not (s[2] and s[1] >= depth)]
+        out.append(t)
+        i += 1
+    # second pass: '<' opening explicit type arguments of a call (or constructor)
+    for i, t in enumerate(out):
+        if t == "<" and t.type != "STRING_LIT" and i and out[i - 1].type in ("IDENTIFIER", "TYPE_IDENTIFIER"):
+            d, k = 0, i
+            ok = True
+            while k < len(out):
+                s = str(out[k])
+                if s == "<":
+                    d += 1
+                elif s == ">":
+                    d -= 1
+                    if d == 0:
+                        break
+                elif not (s in _TYPE_TOKENS or out[k].type in ("TYPE_IDENTIFIER", "INTEGER")):
+                    ok = False
+                    break
+                k += 1
+            if ok and d == 0 and k + 1 < len(out) and out[k + 1] == "(":
+                out[i] = Token.new_borrow_pos("TLT", "<", t)
+    # third pass: '>' '>' outside type-argument brackets is the shift operator
+    res: list[Token] = []
+    depth = 0
+    j = 0
+    while j < len(out):
+        t = out[j]
+        if t.type == "TLT" or (t == "<" and j and (str(out[j - 1]) in ("bit", "int", "varbit", "tuple")
+                                                   or out[j - 1].type == "TYPE_IDENTIFIER")):
+            depth += 1
+        elif t == ">" and t.type != "STRING_LIT":
+            if depth:
+                depth -= 1
+            elif j + 1 < len(out) and out[j + 1] == ">" and out[j + 1].line == t.line \
+                    and out[j + 1].column == t.column + 1:
+                res.append(Token.new_borrow_pos("SHR", ">>", t))
+                j += 2
+                continue
+        res.append(t)
+        j += 1
+    return res
+
+
+def _enum_name(tokens: list[Token], i: int) -> bool:
+    j = i - 1
+    while j >= 0 and str(tokens[j]) not in (";", "{", "}"):
+        if str(tokens[j]) == "enum":
+            return True
+        j -= 1
+    return False
+
+
+def _typedef_name(tokens: list[Token], i: int) -> bool:
+    j = i - 1
+    while j >= 0 and str(tokens[j]) not in (";", "{", "}"):
+        if str(tokens[j]) in ("typedef", "type"):
+            return True
+        j -= 1
+    return False
+
+
+@dataclass
+class ParsedProgram:
+    tree: lark.Tree
+    lines: LineMap
+
+
+def parse(text: str, filename: str = "<source>") -> ParsedProgram:
+    """Parse preprocessed text into a lark tree, raising P4CompileError with original positions."""
+    clean, lm = strip_line_markers(text, filename)
+    p = _parser()
+    try:
+        toks = list(p.lex(clean))
+    except lark.exceptions.UnexpectedCharacters as e:
+        f, ln = lm.where(e.line)
+        raise P4CompileError(f"unexpected character {clean[e.pos_in_stream]!r}", f, ln, e.column) from None
+    toks = _retype(toks)
+    ip = p.parse_interactive("")
+    try:
+        for t in toks:
+            ip.feed_token(t)
+        tree = ip.feed_eof(toks[-1] if toks else None)
+    except lark.exceptions.UnexpectedToken as e:
+        tok = e.token
+        line = getattr(tok, "line", None) or (toks[-1].line if toks else 0)
+        col = getattr(tok, "column", None) or 0
+        f, ln = lm.where(line)
+        what = "end of input" if tok.type == "$END" else repr(str(tok))
+        raise P4CompileError(f"syntax error: unexpected {what}", f, ln, col) from None
+    return ParsedProgram(tree, lm)

@@ -1,0 +1,111 @@
+"""User-defined functions (top level): compiled to Python functions returning their value.
+
+A function returns ``value`` when it has no scalar ``out``/``inout`` parameters, otherwise
+``(value, out1, out2, ...)`` and the caller copies the outs back (copy-in/copy-out).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from lark import Tree
+
+from .codegen import BlockGen
+from .decls import Param, ann_dict
+from .exprs import Scope, Sym
+from .layout import default_code
+from .types import P4Type, StackT, StructLikeT, VoidT
+
+
+@dataclass
+class FuncInfo:
+    name: str
+    pyfn: str
+    ret: P4Type
+    params: list[Param]
+    scalar_outs: list[int] = field(default_factory=list)
+
+
+class FuncGen(BlockGen):
+    def __init__(self, prog, tree: Tree):
+        super().__init__(prog, "", Tree("function", []), "function")
+        self.ftree = tree
+        self.info: FuncInfo | None = None
+
+    def generate(self) -> FuncInfo:
+        ann, ret_node, nm, tps, params_node, body = self.ftree.children
+        if tps is not None:
+            raise self.err(self.ftree, "generic functions are not supported")
+        name = str(nm.children[0])
+        ret = self.d.resolve_type(ret_node)
+        params = self.d.params(params_node)
+        info = FuncInfo(name, f"F_{self.prog.pyident(name)}", ret, params)
+        info.scalar_outs = [i for i, p in enumerate(params)
+                            if p.direction in ("out", "inout") and not isinstance(p.type, (StructLikeT, StackT))]
+        self.info = info
+        ann_dict(ann, self.d)
+        self.scope = Scope(self.prog.gscope)
+        for p in params:
+            self.scope.declare(p.name, Sym("var", p.type, f"a_{p.name}", p.direction in ("out", "inout"), info=p))
+        self.em(f"def {info.pyfn}({', '.join(f'a_{p.name}' for p in params)}):")
+        self.em.level += 1
+        self.block(body)
+        fallback = "None" if isinstance(ret, VoidT) else default_code(ret, self.prog.err_oob)
+        self.em(self.ret_code(fallback))
+        self.em.level -= 1
+        self.em("")
+        return info
+
+    def ret_code(self, value: str) -> str:
+        assert self.info is not None
+        if not self.info.scalar_outs:
+            return f"return {value}"
+        outs = "".join(f", a_{self.info.params[i].name}" for i in self.info.scalar_outs)
+        return f"return ({value}{outs})"
+
+    def _s_return_stmt(self, n):
+        assert self.info is not None
+        e = n.children[0]
+        if isinstance(self.info.ret, VoidT):
+            if e is not None:
+                raise self.err(n, f"function {self.info.name} returns void")
+            self.em(self.ret_code("None"))
+            return
+        if e is None:
+            raise self.err(n, f"function {self.info.name} must return a {self.info.ret}")
+        self.em(self.ret_code(self.ex_to(e, self.info.ret)))
+
+    def _s_exit_stmt(self, n):
+        raise self.err(n, "exit is not allowed in a function")
+
+
+def call_function(g, info: FuncInfo, args, n, as_expr: bool):
+    """Code for a call of a user function: (code, type) in expressions, lines in statements."""
+    from .calls import _compatible
+
+    if len(args) != len(info.params):
+        raise g.err(n, f"function {info.name} expects {len(info.params)} arguments, got {len(args)}")
+    codes, setters = [], []
+    for i, (p, a) in enumerate(zip(info.params, args, strict=True)):
+        if p.direction in ("out", "inout"):
+            code, t, setter = g.lvalue(a)
+            if not _compatible(t, p.type):
+                raise g.err(a, f"argument of type {t} for {p.direction} parameter {p.name}: {p.type}")
+            codes.append(code)
+            if i in info.scalar_outs:
+                setters.append(setter)
+        else:
+            codes.append(g.ex_to(a, p.type))
+    call = f"{info.pyfn}({', '.join(codes)})"
+    if as_expr:
+        if setters:
+            raise g.err(n, f"function {info.name} has out parameters and cannot be used in an expression")
+        if isinstance(info.ret, VoidT):
+            raise g.err(n, f"function {info.name} returns void")
+        return call, info.ret
+    if not setters:
+        return [call]
+    lines = [f"_r = {call}"]
+    for k, setter in enumerate(setters, 1):
+        lines += setter(f"_r[{k}]")
+    return lines

@@ -1,0 +1,170 @@
+"""Python classes and (de)serialisers generated per header/struct type, compiled once."""
+
+from __future__ import annotations
+
+import keyword
+
+from .types import BitT, BoolT, EnumT, ErrorT, HeaderT, P4Type, StackT, StructLikeT, VarbitT
+
+_RESERVED = {"copy", "_vals", "_inval", "_fields", "_v", "_vbl"}
+
+
+def pyfield(name: str) -> str:
+    """Python attribute for a P4 field (P4 allows names like ``not`` or ``copy``)."""
+    if keyword.iskeyword(name) or keyword.issoftkeyword(name) or name in _RESERVED:
+        return name + "_f"
+    return name
+
+
+def field_width(t: P4Type) -> int:
+    if isinstance(t, BitT):
+        return t.width
+    if isinstance(t, BoolT):
+        return 1
+    if isinstance(t, EnumT) and t.underlying is not None:
+        return t.underlying.width
+    if isinstance(t, VarbitT):
+        return 0
+    raise TypeError(t)
+
+
+def default_code(t: P4Type, oob: int) -> str:
+    if isinstance(t, BoolT):
+        return "False"
+    if isinstance(t, StructLikeT):
+        return f"{t.pyname}()"
+    if isinstance(t, StackT):
+        return f"_Stack({t.elem.pyname}, {t.size}, {oob})"
+    return "0"
+
+
+def class_source(t: StructLikeT, oob: int) -> str:
+    """Source of the Python class for a header or struct type."""
+    names = [pyfield(n) for n, _ in t.fields]
+    is_hdr = isinstance(t, HeaderT)
+    slots = names + (["_v", "_vbl"] if is_hdr else [])
+    L = [f"class {t.pyname}:",
+         f"    __slots__ = {tuple(slots)!r}",
+         f"    _fields = {tuple(names)!r}",
+         "    def __init__(self):"]
+    for n, ft in t.fields:
+        L.append(f"        self.{pyfield(n)} = {default_code(ft, oob)}")
+    if is_hdr:
+        L.append("        self._v = False")
+        L.append("        self._vbl = 0")
+    if not t.fields and not is_hdr:
+        L.append("        pass")
+    L.append("    def copy(self):")
+    L.append(f"        o = {t.pyname}.__new__({t.pyname})")
+    for n, ft in t.fields:
+        n = pyfield(n)
+        if isinstance(ft, (StructLikeT, StackT)):
+            L.append(f"        o.{pyfield(n)} = self.{n}.copy()")
+        else:
+            L.append(f"        o.{pyfield(n)} = self.{n}")
+    if is_hdr:
+        L.append("        o._v = self._v")
+        L.append("        o._vbl = self._vbl")
+    L.append("        return o")
+    vals = ", ".join(
+        f"self.{pyfield(n)}._vals()" if isinstance(ft, (StructLikeT, StackT)) else f"self.{pyfield(n)}"
+        for n, ft in t.fields)
+    L.append("    def _vals(self):")
+    L.append(f"        return ({vals}{',' if t.fields else ''}{' self._v,' if is_hdr else ''})")
+    if is_hdr:
+        L.append("    def _inval(self):")
+        L.append("        self._v = False")
+        for n, ft in t.fields:
+            L.append(f"        self.{pyfield(n)} = {default_code(ft, oob)}")
+    return "\n".join(L)
+
+
+def _from_int(n: str, ft: P4Type, expr: str) -> str:
+    if isinstance(ft, BitT) and ft.signed:
+        h = 1 << (ft.width - 1)
+        return f"((({expr}) + {h}) & {ft.mask}) - {h}"
+    if isinstance(ft, BoolT):
+        return f"bool({expr})"
+    return expr
+
+
+def extract_source(h: HeaderT, err_short: int) -> str:
+    """``X_<hdr>(pk, o)``: extract a fixed header; ``XV_<hdr>(pk, o, nbits)`` for varbit headers."""
+    var = [n for n, t in h.fields if isinstance(t, VarbitT)]
+    fixed_w = sum(field_width(t) for _, t in h.fields)
+    nbytes = fixed_w // 8
+    L = []
+    if not var:
+        L.append(f"def X_{h.pyname}(pk, o):")
+        L.append("    pos = pk.pos")
+        L.append(f"    end = pos + {fixed_w}")
+        L.append(f"    if end > pk.nbits: raise _Reject({err_short})")
+        L.append("    if pos & 7 == 0:")
+        L.append(f"        v = int.from_bytes(pk.data[pos >> 3:(pos >> 3) + {nbytes}], 'big')")
+        L.append("    else:")
+        L.append(f"        v = pk.bits(pos, {fixed_w})")
+        shift = fixed_w
+        for n, ft in h.fields:
+            w = field_width(ft)
+            shift -= w
+            mask = (1 << w) - 1
+            e = f"(v >> {shift}) & {mask}" if shift else f"v & {mask}"
+            if shift + w == fixed_w and shift:
+                e = f"v >> {shift}"
+            L.append(f"    o.{pyfield(n)} = {_from_int(n, ft, e)}")
+        L.append("    o._v = True")
+        L.append("    pk.pos = end")
+        return "\n".join(L)
+    # varbit header: field by field
+    L.append(f"def X_{h.pyname}(pk, o, vbits=0):")
+    L.append("    pos = pk.pos")
+    max_w = sum(t.max_width for _, t in h.fields if isinstance(t, VarbitT))
+    L.append(f"    if vbits > {max_w} or vbits < 0: raise _Reject(_ERR_HDR_TOO_LONG)")
+    L.append("    if vbits & 7: raise _Reject(_ERR_INVALID_ARG)")
+    L.append(f"    if pos + {fixed_w} + vbits > pk.nbits: raise _Reject({err_short})")
+    for n, ft in h.fields:
+        if isinstance(ft, VarbitT):
+            L.append(f"    o.{pyfield(n)} = pk.bits(pos, vbits) if vbits else 0")
+            L.append("    pos += vbits")
+        else:
+            w = field_width(ft)
+            L.append(f"    o.{pyfield(n)} = {_from_int(n, ft, f'pk.bits(pos, {w})')}")
+            L.append(f"    pos += {w}")
+    L.append("    o._vbl = vbits")
+    L.append("    o._v = True")
+    L.append("    pk.pos = pos")
+    return "\n".join(L)
+
+
+def emit_source(h: HeaderT) -> str:
+    """``E_<hdr>(parts, o)``: append the header's bytes when valid."""
+    var = [n for n, t in h.fields if isinstance(t, VarbitT)]
+    L = [f"def E_{h.pyname}(parts, o):", "    if not o._v: return"]
+    if not var:
+        fixed_w = sum(field_width(t) for _, t in h.fields)
+        terms = []
+        shift = fixed_w
+        for n, ft in h.fields:
+            w = field_width(ft)
+            shift -= w
+            val = f"(o.{pyfield(n)} & {(1 << w) - 1})" if (isinstance(ft, BitT) and ft.signed) else f"int(o.{pyfield(n)})" \
+                if isinstance(ft, BoolT) else f"o.{pyfield(n)}"
+            terms.append(f"({val} << {shift})" if shift else val)
+        L.append(f"    parts.append(({' | '.join(terms) or '0'}).to_bytes({fixed_w // 8}, 'big'))")
+        return "\n".join(L)
+    L.append("    v = 0")
+    L.append("    w = 0")
+    for n, ft in h.fields:
+        if isinstance(ft, VarbitT):
+            L.append(f"    v = (v << o._vbl) | (o.{pyfield(n)} & ((1 << o._vbl) - 1))")
+            L.append("    w += o._vbl")
+        else:
+            fw = field_width(ft)
+            L.append(f"    v = (v << {fw}) | (int(o.{pyfield(n)}) & {(1 << fw) - 1})")
+            L.append(f"    w += {fw}")
+    L.append("    parts.append(v.to_bytes(w // 8, 'big'))")
+    return "\n".join(L)
+
+
+def error_default(t: P4Type) -> bool:
+    return isinstance(t, ErrorT)

@@ -1,0 +1,228 @@
+"""P4Info generation, laid out as p4c writes it for v1model.
+
+Ids are ``(resource prefix << 24) | (Jenkins one-at-a-time hash of the fully qualified name)``
+(low 24 bits), probing upwards on collision; ``@id`` annotations are honoured.  This is what
+p4c's P4RuntimeSymbolTable does, so ids are stable across runs and independent of order.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .decls import cp_name
+from .types import BitT, BoolT, EnumT, HeaderT, StructT
+
+# The P4Ids.Prefix values of p4info.proto (p4c uses these): controller headers 0x04, meters 0x14,
+# direct meters 0x15, registers 0x16, digests 0x17.
+PREFIX = {"action": 0x01, "table": 0x02, "value_set": 0x03, "controller_header": 0x04,
+          "counter": 0x12, "direct_counter": 0x13, "meter": 0x14, "direct_meter": 0x15,
+          "register": 0x16, "digest": 0x17}
+
+MATCH = {"exact": 2, "lpm": 3, "ternary": 4, "range": 5, "optional": 6}
+
+
+def p4info_pb2():
+    """The one place that imports the P4Info stubs (regenerated stubs first, if present)."""
+    try:
+        from softswitch.p4runtime_stubs.p4.config.v1 import p4info_pb2 as m  # type: ignore
+        return m
+    except ImportError:
+        from p4.config.v1 import p4info_pb2 as m  # type: ignore
+        return m
+
+
+def jenkins_oaat(name: str) -> int:
+    h = 0
+    for c in name.encode():
+        h = (h + c) & 0xFFFFFFFF
+        h = (h + (h << 10)) & 0xFFFFFFFF
+        h ^= h >> 6
+    h = (h + (h << 3)) & 0xFFFFFFFF
+    h ^= h >> 11
+    h = (h + (h << 15)) & 0xFFFFFFFF
+    return h
+
+
+class _Ids:
+    def __init__(self) -> None:
+        self.used: set[int] = set()
+        self.by_name: dict[tuple[str, str], int] = {}
+
+    def get(self, kind: str, name: str, ann: dict | None = None) -> int:
+        key = (kind, name)
+        if key in self.by_name:
+            return self.by_name[key]
+        prefix = PREFIX[kind]
+        if ann and ann.get("id") and isinstance(ann["id"][0], int):
+            i = (prefix << 24) | (ann["id"][0] & 0xFFFFFF)
+        else:
+            i = (prefix << 24) | (jenkins_oaat(name) & 0xFFFFFF)
+            while i in self.used:
+                i = (prefix << 24) | (((i & 0xFFFFFF) + 1) & 0xFFFFFF)
+        self.used.add(i)
+        self.by_name[key] = i
+        return i
+
+
+def _ann_strings(ann: dict[str, list]) -> list[str]:
+    out = []
+    for k, vals in ann.items():
+        if k in ("name", "id", "hidden"):
+            continue
+        if not vals:
+            out.append(f"@{k}")
+        else:
+            out.append(f"@{k}(" + ", ".join(f'"{v}"' if isinstance(v, str) else str(v) for v in vals) + ")")
+    return out
+
+
+def _alias(name: str, all_names: list[str]) -> str:
+    parts = name.split(".")
+    for i in range(len(parts) - 1, -1, -1):
+        cand = ".".join(parts[i:])
+        if sum(1 for n in all_names if n == cand or n.endswith("." + cand)) == 1:
+            return cand
+    return name
+
+
+def _preamble(pre, i: int, name: str, alias: str, ann: dict) -> None:
+    pre.id = i
+    pre.name = name
+    pre.alias = alias
+    pre.annotations.extend(_ann_strings(ann))
+
+
+def _width(t) -> int:
+    if isinstance(t, BitT):
+        return t.width
+    if isinstance(t, BoolT):
+        return 1
+    if isinstance(t, EnumT) and t.underlying is not None:
+        return t.underlying.width
+    return 0
+
+
+def build_p4info(prog) -> Any:
+    pb = p4info_pb2()
+    info = pb.P4Info()
+    info.pkg_info.arch = "v1model"
+    ids = _Ids()
+    tables = [t for t in prog.tables.values() if "hidden" not in t.annotations]
+    used_actions: dict[str, Any] = {}
+    for t in tables:
+        for a in t.actions:
+            if "hidden" not in a.annotations:
+                used_actions[a.name] = a
+    # like p4c, only actions a table can run are control-plane visible (direct calls are inlined)
+    anames = list(used_actions)
+    for name in sorted(used_actions):
+        a = used_actions[name]
+        pa = info.actions.add()
+        _preamble(pa.preamble, ids.get("action", name, a.annotations), name, _alias(name, anames), a.annotations)
+        for k, p in enumerate(a.data_params, 1):
+            pp = pa.params.add()
+            pp.id = k
+            pp.name = cp_name(p)
+            pp.bitwidth = _width(p.type)
+            pp.annotations.extend(_ann_strings(p.annotations))
+    tnames = [t.name for t in tables]
+    dc_ids: dict[str, int] = {}
+    for inst in prog.extern_insts.values():
+        if inst.extern == "direct_counter":
+            dc_ids[inst.name] = ids.get("direct_counter", inst.name, inst.annotations)
+    for t in sorted(tables, key=lambda t: t.name):
+        pt = info.tables.add()
+        _preamble(pt.preamble, ids.get("table", t.name, t.annotations), t.name, _alias(t.name, tnames),
+                  t.annotations)
+        for k, key in enumerate(t.keys, 1):
+            mf = pt.match_fields.add()
+            mf.id = k
+            mf.name = key.name
+            mf.bitwidth = key.width
+            mf.match_type = MATCH[key.match_kind]
+            mf.annotations.extend(_ann_strings({x: v for x, v in key.annotations.items() if x != "name"}))
+        for a, ann in zip(t.actions, t.action_annotations, strict=False):
+            ar = pt.action_refs.add()
+            ar.id = ids.get("action", a.name, a.annotations)
+            ar.scope = 1 if "tableonly" in ann else 2 if "defaultonly" in ann else 0
+            ar.annotations.extend(_ann_strings(ann))
+        if t.default_const and t.default is not None:
+            pt.const_default_action_id = ids.get("action", t.default[0].name, t.default[0].annotations)
+        if t.direct_counter:
+            pt.direct_resource_ids.append(dc_ids[t.direct_counter])
+        if t.direct_meter:
+            pt.direct_resource_ids.append(ids.get("direct_meter", t.direct_meter))
+        pt.size = t.size
+        if t.entries_const:
+            pt.is_const_table = True
+    for inst in sorted(prog.extern_insts.values(), key=lambda i: i.name):
+        o = inst.obj
+        if inst.extern == "register":
+            r = info.registers.add()
+            _preamble(r.preamble, ids.get("register", inst.name, inst.annotations), inst.name,
+                      inst.name.split(".")[-1], inst.annotations)
+            if o.signed:
+                r.type_spec.bitstring.int.bitwidth = o.width
+            else:
+                r.type_spec.bitstring.bit.bitwidth = o.width
+            r.size = o.size
+        elif inst.extern == "counter":
+            c = info.counters.add()
+            _preamble(c.preamble, ids.get("counter", inst.name, inst.annotations), inst.name,
+                      inst.name.split(".")[-1], inst.annotations)
+            c.spec.unit = {0: 2, 1: 1, 2: 3}[o.kind]
+            c.size = o.size
+        elif inst.extern == "direct_counter":
+            c = info.direct_counters.add()
+            _preamble(c.preamble, dc_ids[inst.name], inst.name, inst.name.split(".")[-1], inst.annotations)
+            c.spec.unit = {0: 2, 1: 1, 2: 3}[o.kind]
+            if o.table:
+                c.direct_table_id = ids.get("table", o.table)
+        elif inst.extern in ("meter", "direct_meter"):
+            m = info.meters.add() if inst.extern == "meter" else info.direct_meters.add()
+            _preamble(m.preamble, ids.get(inst.extern, inst.name, inst.annotations), inst.name,
+                      inst.name.split(".")[-1], inst.annotations)
+            m.spec.unit = 2 if o.kind == 0 else 1
+            if inst.extern == "meter":
+                m.size = o.size
+            elif o.table:
+                m.direct_table_id = ids.get("table", o.table)
+    for h in prog.decls.header_order:
+        if isinstance(h, HeaderT) and "controller_header" in h.annotations:
+            cname = h.annotations["controller_header"][0]
+            cm = info.controller_packet_metadata.add()
+            _preamble(cm.preamble, ids.get("controller_header", cname), cname, cname, h.annotations)
+            for k, (fname, ft) in enumerate(h.fields, 1):
+                md = cm.metadata.add()
+                md.id = k
+                md.name = fname
+                md.bitwidth = _width(ft)
+    for vname, vs in sorted(prog.value_sets.items()):
+        pv = info.value_sets.add()
+        _preamble(pv.preamble, ids.get("value_set", vname), vname, vname.split(".")[-1], {})
+        for k, (fname, width, kind) in enumerate(vs.fields, 1):
+            mf = pv.match.add()
+            mf.id = k
+            mf.name = fname
+            mf.bitwidth = width
+            mf.match_type = MATCH.get(kind, 2)
+        pv.size = vs.size
+    for dname, st in sorted(prog.digests.items()):
+        dg = info.digests.add()
+        _preamble(dg.preamble, ids.get("digest", dname), dname, dname, {})
+        dg.type_spec.struct.name = dname
+        _struct_info(info, st)
+    return info
+
+
+def _struct_info(info, st: StructT) -> None:
+    s = info.type_info.structs[st.name]
+    for fname, ft in st.fields:
+        m = s.members.add()
+        m.name = fname
+        if isinstance(ft, BitT) and ft.signed:
+            m.type_spec.bitstring.int.bitwidth = ft.width
+        elif isinstance(ft, BoolT):
+            m.type_spec.bool.SetInParent()
+        else:
+            m.type_spec.bitstring.bit.bitwidth = _width(ft)

@@ -1,0 +1,252 @@
+"""Compile a parsed program into one Python namespace of generated functions and runtime objects."""
+
+from __future__ import annotations
+
+import random
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from lark import Tree
+
+from . import rtlib
+from .calls import Calls, ExternInst
+from .codegen import ActionInfo, Emitter, TableInfo
+from .controlgen import ControlGen
+from .decls import Decls
+from .exprs import ExprCompiler, GlobalScope, Sym
+from .externs import ALGORITHMS, pack_bits
+from .frontend import ParsedProgram
+from .functions import FuncGen
+from .layout import class_source, emit_source, extract_source
+from .parsergen import ParserGen
+from .tables import Table
+from .types import BoolT, HeaderT, NamedT, SpecializedT, StructLikeT, StructT
+
+V1_ORDER = ("parser", "verify", "ingress", "egress", "compute", "deparser")
+
+
+@dataclass
+class SwitchState:
+    """Mutable per-switch state the generated code reads (packet length for counters)."""
+
+    cur_len: int = 0
+
+
+@dataclass
+class PacketCtx:
+    """Per-pass context the generated code writes: clone/resubmit/recirculate requests, digests."""
+
+    clone: tuple | None = None
+    resubmit: int | None = None
+    recirculate: int | None = None
+    truncate: int | None = None
+    checksum_error: int = 0
+    payload: bytes = b""
+    digests: list = field(default_factory=list)
+    trace: list = field(default_factory=list)
+
+
+class _TopGen(ControlGen):
+    """Generates top-level actions (e.g. NoAction); they see only their parameters."""
+
+    def __init__(self, prog):
+        super().__init__(prog, "", Tree("control_decl", []))
+
+
+def _look(pk, n: int, err: int) -> int:
+    if pk.pos + n > pk.nbits:
+        raise rtlib.Reject(err)
+    return pk.bits(pk.pos, n)
+
+
+def _lookh(pk, extract, cls):
+    o = cls()
+    save = pk.pos
+    extract(pk, o)
+    pk.pos = save
+    return o
+
+
+def _adv(pk, n: int, err: int) -> None:
+    if pk.pos + n > pk.nbits:
+        raise rtlib.Reject(err)
+    pk.pos += n
+
+
+def _reject_state(L):
+    raise rtlib.Reject(0)
+
+
+class Program:
+    """The compiled program: generated namespace plus the metadata P4Info and the runtime need."""
+
+    def __init__(self, parsed: ParsedProgram, trace: bool = False):
+        self.trace = trace
+        ExprCompiler._list_items = {}  # list-expression items of this compilation only
+        self.decls = Decls(parsed.lines)
+        self.decls.collect(parsed.tree)
+        d = self.decls
+        for e in ("NoError", "PacketTooShort", "NoMatch", "StackOutOfBounds", "HeaderTooShort",
+                  "ParserInvalidArgument"):
+            if e not in d.errors:
+                d.errors.append(e)
+        self.err_short = d.errors.index("PacketTooShort")
+        self.err_nomatch = d.errors.index("NoMatch")
+        self.err_oob = d.errors.index("StackOutOfBounds")
+        self.gscope = GlobalScope(d)
+        self.em = Emitter()
+        self.calls = Calls(self)
+        self.externs = self.calls
+        self.ns: dict[str, Any] = {}
+        self.tables: dict[str, TableInfo] = {}
+        self.actions: dict[str, ActionInfo] = {}
+        self.extern_insts: dict[str, ExternInst] = {}
+        self.digests: dict[str, StructT] = {}
+        self.value_sets: dict[str, Any] = {}
+        self.state = SwitchState()
+        self._pyids: dict[str, str] = {}
+        self.generated: set[str] = set()
+        self.checking_unused = False
+        self._classes()
+        self._top_actions()
+        self.functions = {name: FuncGen(self, tree).generate() for name, tree in self.decls.functions.items()}
+        self.blocks = self._pipeline()
+        self.source = "\n".join(self.em.lines)
+        self._check_unused()
+        self._exec()
+
+    # ------------------------------------------------------------ helpers
+    def pyident(self, name: str) -> str:
+        p = re.sub(r"[^A-Za-z0-9_]", "_", name)
+        while p in self._pyids.values() and self._pyids.get(name) != p:
+            p += "_"
+        self._pyids[name] = p
+        return p
+
+    def top_action(self, name: str, node) -> ActionInfo | None:
+        return self._top.actions.get(name)
+
+    def new_table_runtime(self, info: TableInfo) -> None:
+        info.runtime = Table(info, self.state)
+        self.ns[f"TB_{info.pyname}"] = info.runtime
+
+    # ------------------------------------------------------------ generation
+    def _classes(self) -> None:
+        for t in self.decls.header_order:
+            t.pyname = ("H_" if isinstance(t, HeaderT) else "S_") + self.pyident(t.name)
+        for t in self.decls.header_order:
+            self.em.lines.append(class_source(t, self.err_oob))
+            self.em.lines.append("")
+            if isinstance(t, HeaderT):
+                self.em.lines.append(extract_source(t, self.err_short))
+                self.em.lines.append(emit_source(t))
+                self.em.lines.append("")
+
+    def _top_actions(self) -> None:
+        self._top = _TopGen(self)
+        self._top.scope = self.gscope
+        for d in self.decls.global_externs:
+            self.calls.instantiate(self._top, d)
+        self._top.scope = type(self._top.scope)(self.gscope)
+        for name, node in self.decls.actions.items():
+            info = self._top.action(node, top_level=True)
+            self.gscope.declare(name, Sym("action", BoolT(), info.pyfn, False, info))
+
+    def _pipeline(self) -> dict[str, str]:
+        d = self.decls
+        main = d.instances.get("main")
+        if main is None:
+            raise d.err(None, "program has no 'main' package instance")
+        t = d.resolve_type(main.children[1])
+        tname = t.base if isinstance(t, SpecializedT) else getattr(t, "name", "")
+        if tname != "V1Switch":
+            raise d.err(main, f"main must be a V1Switch (v1model), not {tname}")
+        args = [a for a in (main.children[2].children if main.children[2] is not None else []) if a is not None]
+        if len(args) != 6:
+            raise d.err(main, f"V1Switch takes 6 arguments, got {len(args)}")
+        blocks: dict[str, str] = {}
+        self.block_params: dict[str, list] = {}
+        self.block_names: dict[str, str] = {}
+        for role, a in zip(V1_ORDER, args, strict=False):
+            if not (isinstance(a, Tree) and a.data == "ctor_call"):
+                raise d.err(a, "V1Switch arguments must be parser/control instantiations like MyIngress()")
+            name = str(a.children[0].children[-1])
+            if role == "parser":
+                if name not in d.parsers:
+                    raise d.err(a, f"{name} is not a parser")
+                g = ParserGen(self, name, d.parsers[name])
+            else:
+                if name not in d.controls:
+                    raise d.err(a, f"{name} is not a control")
+                g = ControlGen(self, name, d.controls[name])
+            blocks[role] = g.generate()
+            self.block_params[role] = g.params
+            self.block_names[role] = name
+        self._check_signatures()
+        return blocks
+
+    def _check_unused(self) -> None:
+        """Type-check parsers/controls that are declared but never instantiated (as p4c does);
+        their code and tables are discarded."""
+        used = self.generated
+        saved = (dict(self.tables), dict(self.actions), dict(self.extern_insts), dict(self.ns), self.em,
+                 dict(self.value_sets))
+        self.em = Emitter()
+        self.checking_unused = True
+        try:
+            for name, tree in self.decls.controls.items():
+                if name not in used:
+                    ControlGen(self, f"__unused__.{name}", tree).generate()
+            for name, tree in self.decls.parsers.items():
+                if name not in used:
+                    ParserGen(self, f"__unused__.{name}", tree).generate()
+        finally:
+            self.tables, self.actions, self.extern_insts, self.ns, self.em, self.value_sets = saved
+            self.checking_unused = False
+
+    def _check_signatures(self) -> None:
+        d = self.decls
+        want = {"parser": 4, "verify": 2, "ingress": 3, "egress": 3, "compute": 2, "deparser": 2}
+        for role, n in want.items():
+            ps = self.block_params[role]
+            if len(ps) != n:
+                raise d.err(None, f"{self.block_names[role]} has {len(ps)} parameters; v1model {role} "
+                                  f"needs {n}")
+        hdr_t = self.block_params["parser"][1].type
+        meta_t = self.block_params["parser"][2].type
+        for role in ("verify", "ingress", "egress", "compute"):
+            ps = self.block_params[role]
+            if ps[0].type is not hdr_t or ps[1].type is not meta_t:
+                raise d.err(None, f"{self.block_names[role]}: header/metadata types differ from the parser's")
+        if self.block_params["deparser"][1].type is not hdr_t:
+            raise d.err(None, f"{self.block_names['deparser']}: header type differs from the parser's")
+        if not isinstance(hdr_t, StructT) or not isinstance(meta_t, StructT):
+            raise d.err(None, "v1model headers and metadata must be structs")
+        self.hdr_t, self.meta_t = hdr_t, meta_t
+        self.std_t = d.types["standard_metadata_t"]
+
+    def _exec(self) -> None:
+        ns = self.ns
+        ns.update({
+            "_Exit": rtlib.Exit, "_Locals": rtlib.Locals, "_Reject": rtlib.Reject, "_Stack": rtlib.Stack, "_mk": rtlib.mk,
+            "_eq": rtlib.eq, "_pack": pack_bits, "_HASH": ALGORITHMS, "_look": _look, "_lookh": _lookh,
+            "_adv": _adv, "_REJECT": _reject_state, "_ST": self.state, "_C": PacketCtx(),
+            "_rand": lambda lo, hi: random.randint(min(lo, hi), max(lo, hi)),
+            "_ERR_HDR_TOO_LONG": self.decls.errors.index("HeaderTooShort"),
+            "_ERR_INVALID_ARG": self.decls.errors.index("ParserInvalidArgument"),
+        })
+        try:
+            code = compile(self.source, "<p4-generated>", "exec")
+        except SyntaxError as e:  # a bug in the generator, not in the program
+            raise RuntimeError(f"internal error in generated code line {e.lineno}: {e.text}") from e
+        exec(code, ns)
+
+    def cls(self, t: StructLikeT):
+        return self.ns[t.pyname]
+
+    def fn(self, role: str):
+        return self.ns[self.blocks[role]]
+
+
+__all__ = ["Program", "PacketCtx", "SwitchState", "NamedT"]

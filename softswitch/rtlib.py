@@ -1,0 +1,102 @@
+"""Runtime support used by the generated code: exceptions, stacks, packet cursor, struct helpers."""
+
+from __future__ import annotations
+
+
+class Exit(Exception):
+    """``exit`` statement: ends the current top-level control."""
+
+
+class Reject(Exception):
+    """Parser reached reject with an error code."""
+
+    def __init__(self, code: int):
+        super().__init__(code)
+        self.code = code
+
+
+class PacketIn:
+    """Bit cursor over the received frame."""
+
+    __slots__ = ("data", "pos", "nbits")
+
+    def __init__(self, data: bytes):
+        self.data = data
+        self.pos = 0
+        self.nbits = len(data) * 8
+
+    def bits(self, pos: int, n: int) -> int:
+        """n bits starting at bit pos (MSB first)."""
+        start, end = pos >> 3, (pos + n + 7) >> 3
+        v = int.from_bytes(self.data[start:end], "big")
+        return (v >> ((end << 3) - pos - n)) & ((1 << n) - 1)
+
+
+class PacketOut:
+    __slots__ = ("parts",)
+
+    def __init__(self) -> None:
+        self.parts: list[bytes] = []
+
+
+class Stack:
+    """A header stack: elements ``h`` and ``n`` (nextIndex)."""
+
+    __slots__ = ("h", "n", "cls", "size", "oob")
+
+    def __init__(self, cls, size: int, oob: int):
+        self.cls, self.size, self.oob = cls, size, oob
+        self.h = [cls() for _ in range(size)]
+        self.n = 0
+
+    def copy(self) -> Stack:
+        s = Stack.__new__(Stack)
+        s.cls, s.size, s.oob, s.n = self.cls, self.size, self.oob, self.n
+        s.h = [e.copy() for e in self.h]
+        return s
+
+    def next(self):
+        if self.n >= self.size:
+            raise Reject(self.oob)
+        return self.h[self.n]
+
+    def last(self):
+        if self.n == 0:
+            raise Reject(self.oob)
+        return self.h[self.n - 1]
+
+    def at(self, i: int):
+        if not 0 <= i < self.size:
+            raise Reject(self.oob)
+        return self.h[i]
+
+    def push_front(self, k: int) -> None:
+        k = min(k, self.size)
+        self.h = [self.cls() for _ in range(k)] + self.h[: self.size - k]
+        self.n = min(self.n + k, self.size)
+
+    def pop_front(self, k: int) -> None:
+        k = min(k, self.size)
+        self.h = self.h[k:] + [self.cls() for _ in range(k)]
+        self.n = max(self.n - k, 0)
+
+    def _vals(self) -> tuple:
+        return tuple(e._vals() for e in self.h)
+
+
+def mk(cls, vals: tuple, valid: bool = False):
+    """Build a struct/header object from field values (list expression)."""
+    o = cls()
+    for name, v in zip(cls._fields, vals, strict=False):
+        setattr(o, name, v.copy() if hasattr(v, "copy") else v)
+    if valid:
+        o._v = True
+    return o
+
+
+def eq(a, b) -> bool:
+    return a._vals() == b._vals()
+
+
+class Locals:
+    """Per-invocation namespace of a parser/control: parameters and control-level variables."""

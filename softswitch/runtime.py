@@ -1,0 +1,251 @@
+"""``Switch``: a loaded v1model program, its packet pipeline (as BMv2 simple_switch) and runtime API."""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Sequence
+from pathlib import Path
+
+from . import frontend
+from .api import MatchValue, P4CompileError, Replica, RuntimeAPIError, TableEntry
+from .pipeline import Pipeline
+from .program import Program
+
+
+class Switch(Pipeline):
+    """One software switch running one P4 program.  Not thread-safe: callers serialise."""
+
+    def __init__(self, program: Program, cpu_port: int | None = None, source: str = ""):
+        super().__init__(program)
+        self.cpu_port = cpu_port
+        self.source = source
+        from .p4info import build_p4info
+
+        self.p4info = build_p4info(program)
+
+    # ------------------------------------------------------------ loading
+    @classmethod
+    def load(cls, path: str | Path, defines: dict[str, str] | None = None, include_dirs: Sequence[str] = (),
+             cpu_port: int | None = None, trace: bool = False) -> Switch:
+        text = frontend.preprocess(str(path), defines, include_dirs)
+        return cls._build(text, str(path), cpu_port, trace)
+
+    @classmethod
+    def from_source(cls, text: str, filename: str = "<source>", defines: dict[str, str] | None = None,
+                    include_dirs: Sequence[str] = (), cpu_port: int | None = None,
+                    trace: bool = False) -> Switch:
+        pre = frontend.preprocess_text(text, filename, defines, include_dirs)
+        return cls._build(pre, filename, cpu_port, trace)
+
+    @classmethod
+    def _build(cls, text: str, filename: str, cpu_port: int | None, trace: bool) -> Switch:
+        parsed = frontend.parse(text, filename)
+        try:
+            prog = Program(parsed, trace=trace)
+        except RecursionError:
+            raise P4CompileError("program nesting too deep", filename, 0, 0) from None
+        return cls(prog, cpu_port, text)
+
+    @property
+    def header_types(self) -> dict[str, list[tuple[str, int]]]:
+        from .layout import field_width
+        from .types import HeaderT, VarbitT
+
+        out = {}
+        for t in self.prog.decls.header_order:
+            if isinstance(t, HeaderT):
+                out[t.name] = [(n, ft.max_width if isinstance(ft, VarbitT) else field_width(ft))
+                               for n, ft in t.fields]
+        return out
+
+    # ------------------------------------------------------------ tables
+    def _table(self, name: str):
+        info = self.prog.tables.get(name)
+        if info is None:
+            for i in self.prog.tables.values():
+                if i.local == name:
+                    info = i
+                    break
+        if info is None:
+            raise RuntimeAPIError(f"no table {name}; tables are {sorted(self.prog.tables)}")
+        return info.runtime
+
+    def table_add(self, table: str, action: str, match: dict[str, MatchValue],
+                  params: dict[str, int] | None = None, priority: int | None = None) -> None:
+        self._table(table).add(action, match, params, priority)
+
+    def table_modify(self, table: str, action: str, match: dict[str, MatchValue],
+                     params: dict[str, int] | None = None, priority: int | None = None) -> None:
+        self._table(table).modify(action, match, params, priority)
+
+    def table_delete(self, table: str, match: dict[str, MatchValue], priority: int | None = None) -> None:
+        self._table(table).delete(match, priority)
+
+    def table_set_default(self, table: str, action: str, params: dict[str, int] | None = None) -> None:
+        self._table(table).set_default(action, params)
+
+    def table_reset_default(self, table: str) -> None:
+        self._table(table).reset_default()
+
+    def table_entries(self, table: str) -> list[TableEntry]:
+        t = self._table(table)
+        return [t.to_entry(e) for e in sorted(t.entries.values(), key=lambda e: e.seq)]
+
+    def table_const_entries(self, table: str) -> list[TableEntry]:
+        t = self._table(table)
+        return [t.to_entry(e) for e in t.const]
+
+    def table_default(self, table: str) -> TableEntry:
+        return self._table(table).default_entry()
+
+    def table_clear(self, table: str) -> None:
+        self._table(table).clear()
+
+    # ------------------------------------------------------------ PRE
+    def mc_group_set(self, group_id: int, replicas: list[Replica]) -> None:
+        if not 0 < group_id < 1 << 16:
+            raise ValueError(f"multicast group id {group_id} out of range 1..65535")
+        _check_replicas(replicas)
+        self.mc[group_id] = list(replicas)
+
+    def mc_group_delete(self, group_id: int) -> None:
+        if self.mc.pop(group_id, None) is None:
+            raise RuntimeAPIError(f"no multicast group {group_id}")
+
+    def mc_groups(self) -> dict[int, list[Replica]]:
+        return {k: list(v) for k, v in self.mc.items()}
+
+    def clone_session_set(self, session_id: int, replicas: list[Replica], packet_length_bytes: int = 0,
+                          class_of_service: int = 0) -> None:
+        if not 0 <= session_id < 1 << 32:
+            raise ValueError(f"clone session id {session_id} out of range")
+        _check_replicas(replicas)
+        self.sessions[session_id] = (list(replicas), packet_length_bytes)
+
+    def clone_session_delete(self, session_id: int) -> None:
+        if self.sessions.pop(session_id, None) is None:
+            raise RuntimeAPIError(f"no clone session {session_id}")
+
+    def clone_sessions(self) -> dict[int, list[Replica]]:
+        return {k: list(v[0]) for k, v in self.sessions.items()}
+
+    # ------------------------------------------------------------ externs
+    def _inst(self, name: str, kinds: tuple[str, ...]):
+        inst = self.prog.extern_insts.get(name)
+        if inst is None:
+            for i in self.prog.extern_insts.values():
+                if i.name.split(".")[-1] == name and i.extern in kinds:
+                    inst = i
+        if inst is None or inst.extern not in kinds:
+            raise RuntimeAPIError(f"no {'/'.join(kinds)} named {name}")
+        return inst.obj
+
+    def register_read(self, name: str, index: int) -> int:
+        r = self._inst(name, ("register",))
+        if not 0 <= index < r.size:
+            raise RuntimeAPIError(f"register {r.name}: index {index} out of range 0..{r.size - 1}")
+        v = r.cells[index]
+        return v & ((1 << r.width) - 1)
+
+    def register_write(self, name: str, index: int, value: int) -> None:
+        r = self._inst(name, ("register",))
+        if not 0 <= index < r.size:
+            raise RuntimeAPIError(f"register {r.name}: index {index} out of range 0..{r.size - 1}")
+        if not 0 <= value < 1 << r.width:
+            raise ValueError(f"register {r.name}: value {value} does not fit in {r.width} bits")
+        if r.signed and value >> (r.width - 1):
+            value -= 1 << r.width
+        r.cells[index] = value
+
+    def register_reset(self, name: str) -> None:
+        r = self._inst(name, ("register",))
+        r.cells = [0] * r.size
+
+    def counter_read(self, name: str, index: int) -> tuple[int, int]:
+        c = self._inst(name, ("counter",))
+        if not 0 <= index < c.size:
+            raise RuntimeAPIError(f"counter {c.name}: index {index} out of range 0..{c.size - 1}")
+        return tuple(c.cells[index])  # type: ignore[return-value]
+
+    def counter_write(self, name: str, index: int, packets: int, bytes_: int) -> None:
+        c = self._inst(name, ("counter",))
+        if not 0 <= index < c.size:
+            raise RuntimeAPIError(f"counter {c.name}: index {index} out of range 0..{c.size - 1}")
+        c.cells[index] = [packets, bytes_]
+
+    def direct_counter_read(self, table: str, match: dict[str, MatchValue],
+                            priority: int | None = None) -> tuple[int, int]:
+        t = self._table(table)
+        if t.info.direct_counter is None:
+            raise RuntimeAPIError(f"table {t.info.name} has no direct counter")
+        return tuple(t.find(match, priority).counter)  # type: ignore[return-value]
+
+    def direct_counter_write(self, table: str, match: dict[str, MatchValue], packets: int, bytes_: int,
+                             priority: int | None = None) -> None:
+        t = self._table(table)
+        if t.info.direct_counter is None:
+            raise RuntimeAPIError(f"table {t.info.name} has no direct counter")
+        t.find(match, priority).counter[:] = [packets, bytes_]
+
+    # ------------------------------------------------------------ parser value sets (extension)
+    def value_set_set(self, name: str, members: list[dict[str, MatchValue]]) -> None:
+        """Replace the members of a parser value set (P4Runtime ValueSetEntry semantics)."""
+        from .api import Exact, Lpm, Ternary
+
+        vs = self._value_set(name)
+        if len(members) > vs.size:
+            raise RuntimeAPIError(f"value set {vs.name} holds at most {vs.size} members")
+        out = []
+        for m in members:
+            unknown = set(m) - {f for f, _, _ in vs.fields}
+            if unknown:
+                raise RuntimeAPIError(f"value set {vs.name}: unknown field(s) {sorted(unknown)}")
+            row = []
+            for fname, width, _kind in vs.fields:
+                mv = m.get(fname)
+                full = (1 << width) - 1
+                if isinstance(mv, Exact):
+                    v, mask = mv.value, full
+                elif isinstance(mv, Ternary):
+                    v, mask = mv.value, mv.mask
+                elif isinstance(mv, Lpm):
+                    v, mask = mv.value, (full << (width - mv.prefix_len)) & full
+                elif mv is None:
+                    v, mask = 0, 0
+                else:
+                    raise RuntimeAPIError(f"value set {vs.name}: unsupported match {mv!r} for {fname}")
+                if not 0 <= v <= full or not 0 <= mask <= full:
+                    raise ValueError(f"value set {vs.name}: {fname} value does not fit in {width} bits")
+                row.append((v & mask, mask))
+            out.append(tuple(row))
+        vs.members = out
+
+    def value_set_members(self, name: str) -> list[tuple[tuple[int, int], ...]]:
+        return list(self._value_set(name).members)
+
+    def _value_set(self, name: str):
+        vs = self.prog.value_sets.get(name)
+        if vs is None:
+            for v in self.prog.value_sets.values():
+                if v.name.split(".")[-1] == name:
+                    vs = v
+        if vs is None:
+            raise RuntimeAPIError(f"no value set {name}")
+        return vs
+
+    def digests(self) -> list[tuple[str, tuple[int, ...]]]:
+        out, self.digest_queue = self.digest_queue, deque()
+        return list(out)
+
+
+def _check_replicas(replicas: list[Replica]) -> None:
+    for r in replicas:
+        if not 0 <= r.port < 511:
+            raise ValueError(f"replica port {r.port} out of range 0..510")
+        if not 0 <= r.rid < 1 << 16:
+            raise ValueError(f"replica rid {r.rid} out of range 0..65535")
+
+
+def load_program(path: str | Path, **kw) -> Switch:
+    """Convenience: ``Switch.load``."""
+    return Switch.load(path, **kw)

@@ -1,0 +1,348 @@
+"""Match-action table runtime: entries, lookup by match kind, default action, direct counters."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from .api import (
+    EntryExistsError,
+    EntryNotFoundError,
+    Exact,
+    Lpm,
+    MatchValue,
+    Optional,
+    Range,
+    RuntimeAPIError,
+    TableEntry,
+    Ternary,
+)
+from .decls import cp_name
+
+
+@dataclass
+class _Entry:
+    match: dict[str, MatchValue]
+    norm: tuple           # per key: (value, mask) for exact/lpm/ternary/optional, (lo, hi) for range
+    ai: int
+    args: tuple
+    priority: int | None
+    plen: int = 0         # lpm prefix length
+    seq: int = 0
+    is_const: bool = False
+    counter: list[int] = field(default_factory=lambda: [0, 0])
+
+
+class Table:
+    """One table; ``lookup`` is called by generated code with a tuple of key values."""
+
+    def __init__(self, info, switch_state):
+        self.info = info
+        self.st = switch_state  # has .cur_len (bytes of the packet being processed)
+        self.kinds = [k.match_kind for k in info.keys]
+        self.widths = [k.width for k in info.keys]
+        self.names = [k.name for k in info.keys]
+        self.needs_priority = any(k in ("ternary", "range", "optional") for k in self.kinds)
+        self.exact_only = all(k == "exact" for k in self.kinds)
+        self.lpm_idx = self.kinds.index("lpm") if "lpm" in self.kinds else None
+        self.entries: dict[tuple, _Entry] = {}
+        self.const: list[_Entry] = []
+        self.seq = 0
+        self._exact: dict[tuple, _Entry] = {}
+        self._lpm: dict[int, dict[tuple, _Entry]] = {}
+        self._plens: list[int] = []
+        self._scan: list[_Entry] = []
+        da, dargs = info.default
+        self.default_ai = info.actions.index(da)
+        self.default_args = tuple(dargs)
+        self.initial_default = (self.default_ai, self.default_args)
+        for vals, a, args, prio in info.const_entries:
+            match = dict(zip(self.names, vals, strict=False))
+            e = self._make(match, info.actions.index(a), tuple(args), prio, const=True)
+            self.const.append(e)
+        self._rebuild()
+
+    # ------------------------------------------------------------ lookup
+    def lookup(self, key: tuple):
+        e = None
+        if self.exact_only:
+            e = self._exact.get(key)
+        elif not self.needs_priority and self.lpm_idx is not None:
+            li = self.lpm_idx
+            w = self.widths[li]
+            kv = key[li]
+            for plen in self._plens:
+                m = ((1 << plen) - 1) << (w - plen) if plen else 0
+                k2 = key[:li] + (kv & m,) + key[li + 1:]
+                e = self._lpm[plen].get(k2)
+                if e is not None:
+                    break
+        else:
+            for cand in self._scan:
+                if self._matches(cand.norm, key):
+                    e = cand
+                    break
+        if e is None:
+            return False, self.default_ai, self.default_args
+        if self.info.direct_counter is not None:
+            c = e.counter
+            c[0] += 1
+            c[1] += self.st.cur_len
+        return True, e.ai, e.args
+
+    def _matches(self, norm: tuple, key: tuple) -> bool:
+        for kind, n, k in zip(self.kinds, norm, key, strict=False):
+            if kind == "range":
+                if not n[0] <= k <= n[1]:
+                    return False
+            elif (k & n[1]) != n[0]:
+                return False
+        return True
+
+    def _rebuild(self) -> None:
+        allents = self.const + list(self.entries.values())
+        if self.exact_only:
+            self._exact = {tuple(v for v, _ in e.norm): e for e in reversed(allents)}
+        elif not self.needs_priority and self.lpm_idx is not None:
+            self._lpm = {}
+            for e in reversed(allents):
+                k = tuple(v for v, _ in e.norm)
+                self._lpm.setdefault(e.plen, {})[k] = e
+            self._plens = sorted(self._lpm, reverse=True)
+        else:
+            self._scan = sorted(allents, key=lambda e: (-(e.priority or 0), e.seq))
+
+    # ------------------------------------------------------------ entries
+    def _normalise(self, match: dict[str, MatchValue]) -> tuple[tuple, dict[str, MatchValue], int]:
+        unknown = set(match) - set(self.names)
+        if unknown:
+            raise RuntimeAPIError(f"table {self.info.name}: unknown match field(s) {sorted(unknown)}; "
+                                  f"fields are {self.names}")
+        norm, stored, plen = [], {}, 0
+        for name, kind, w in zip(self.names, self.kinds, self.widths, strict=False):
+            full = (1 << w) - 1
+            mv = match.get(name)
+            if kind == "exact":
+                if mv is None:
+                    raise RuntimeAPIError(f"table {self.info.name}: exact field {name} is required")
+                if not isinstance(mv, Exact):
+                    raise RuntimeAPIError(f"table {self.info.name}: field {name} is exact, got {mv!r}")
+                _fit(mv.value, w, name)
+                norm.append((mv.value, full))
+                stored[name] = mv
+            elif kind == "lpm":
+                if mv is None:
+                    mv = Lpm(0, 0)
+                if isinstance(mv, Exact):
+                    mv = Lpm(mv.value, w)
+                if not isinstance(mv, Lpm):
+                    raise RuntimeAPIError(f"table {self.info.name}: field {name} is lpm, got {mv!r}")
+                _fit(mv.value, w, name)
+                if not 0 <= mv.prefix_len <= w:
+                    raise ValueError(f"{name}: prefix length {mv.prefix_len} out of range 0..{w}")
+                m = ((1 << mv.prefix_len) - 1) << (w - mv.prefix_len) if mv.prefix_len else 0
+                norm.append((mv.value & m, m))
+                plen = mv.prefix_len
+                if mv.prefix_len:
+                    stored[name] = Lpm(mv.value & m, mv.prefix_len)
+            elif kind == "ternary":
+                if mv is None:
+                    mv = Ternary(0, 0)
+                if isinstance(mv, Exact):
+                    mv = Ternary(mv.value, full)
+                if not isinstance(mv, Ternary):
+                    raise RuntimeAPIError(f"table {self.info.name}: field {name} is ternary, got {mv!r}")
+                _fit(mv.value, w, name)
+                _fit(mv.mask, w, name)
+                norm.append((mv.value & mv.mask, mv.mask))
+                if mv.mask:
+                    stored[name] = Ternary(mv.value & mv.mask, mv.mask)
+            elif kind == "optional":
+                if mv is None:
+                    mv = Optional(None)
+                if isinstance(mv, Exact):
+                    mv = Optional(mv.value)
+                if not isinstance(mv, Optional):
+                    raise RuntimeAPIError(f"table {self.info.name}: field {name} is optional, got {mv!r}")
+                if mv.value is None:
+                    norm.append((0, 0))
+                else:
+                    _fit(mv.value, w, name)
+                    norm.append((mv.value, full))
+                    stored[name] = mv
+            elif kind == "range":
+                if mv is None:
+                    mv = Range(0, full)
+                if isinstance(mv, Exact):
+                    mv = Range(mv.value, mv.value)
+                if not isinstance(mv, Range):
+                    raise RuntimeAPIError(f"table {self.info.name}: field {name} is range, got {mv!r}")
+                _fit(mv.low, w, name)
+                _fit(mv.high, w, name)
+                if mv.low > mv.high:
+                    raise ValueError(f"{name}: range low {mv.low} > high {mv.high}")
+                norm.append((mv.low, mv.high))
+                if (mv.low, mv.high) != (0, full):
+                    stored[name] = mv
+            else:
+                raise RuntimeAPIError(f"match kind {kind} not supported")
+        return tuple(norm), stored, plen
+
+    def _make(self, match, ai, args, priority, const=False) -> _Entry:
+        norm, stored, plen = self._normalise(match)
+        self.seq += 1
+        return _Entry(stored, norm, ai, args, priority, plen, self.seq, const)
+
+    def _key(self, norm: tuple, priority: int | None) -> tuple:
+        return (norm, priority if self.needs_priority else None)
+
+    def action_index(self, action: str, for_default: bool) -> int:
+        for i, a in enumerate(self.info.actions):
+            if a.name == action or a.local == action:
+                ann = self.info.action_annotations[i]
+                if for_default and "tableonly" in ann:
+                    raise RuntimeAPIError(f"action {action} is @tableonly in {self.info.name}")
+                if not for_default and "defaultonly" in ann:
+                    raise RuntimeAPIError(f"action {action} is @defaultonly in {self.info.name}")
+                return i
+        raise RuntimeAPIError(f"table {self.info.name} has no action {action}; actions are "
+                              f"{[a.name for a in self.info.actions]}")
+
+    def action_args(self, ai: int, params: dict[str, int] | None) -> tuple:
+        a = self.info.actions[ai]
+        params = dict(params or {})
+        out = []
+        for p in a.data_params:
+            pname = cp_name(p)
+            if pname not in params:
+                raise RuntimeAPIError(f"action {a.name}: missing parameter {pname}")
+            v = params.pop(pname)
+            w = getattr(p.type, "width", None) or getattr(getattr(p.type, "underlying", None), "width", 1)
+            _fit(int(v), w, p.name)
+            if getattr(p.type, "signed", False) and v >> (w - 1):
+                v -= 1 << w
+            out.append(v)
+        if params:
+            raise RuntimeAPIError(f"action {a.name}: unknown parameter(s) {sorted(params)}")
+        return tuple(out)
+
+    def _check_prio(self, priority):
+        if self.needs_priority:
+            if priority is None or priority <= 0:
+                raise RuntimeAPIError(f"table {self.info.name} needs a priority > 0 for each entry")
+            return priority
+        return None
+
+    def add(self, action, match, params, priority) -> None:
+        if self.info.entries_const:
+            raise RuntimeAPIError(f"table {self.info.name} has const entries")
+        priority = self._check_prio(priority)
+        ai = self.action_index(action, False)
+        e = self._make(match, ai, self.action_args(ai, params), priority)
+        k = self._key(e.norm, priority)
+        if k in self.entries:
+            raise EntryExistsError(f"table {self.info.name}: entry already exists")
+        if len(self.entries) >= self.info.size:
+            raise RuntimeAPIError(f"table {self.info.name} is full ({self.info.size} entries)")
+        self.entries[k] = e
+        self._rebuild()
+
+    def modify(self, action, match, params, priority) -> None:
+        priority = self._check_prio(priority)
+        norm, _s, _p = self._normalise(match)
+        k = self._key(norm, priority)
+        e = self.entries.get(k)
+        if e is None:
+            raise EntryNotFoundError(f"table {self.info.name}: no such entry")
+        ai = self.action_index(action, False)
+        e.ai, e.args = ai, self.action_args(ai, params)
+        self._rebuild()
+
+    def delete(self, match, priority) -> None:
+        priority = self._check_prio(priority)
+        norm, _s, _p = self._normalise(match)
+        if self.entries.pop(self._key(norm, priority), None) is None:
+            raise EntryNotFoundError(f"table {self.info.name}: no such entry")
+        self._rebuild()
+
+    def find(self, match, priority) -> _Entry:
+        priority = self._check_prio(priority)
+        norm, _s, _p = self._normalise(match)
+        e = self.entries.get(self._key(norm, priority))
+        if e is None:
+            for c in self.const:
+                if c.norm == norm:
+                    return c
+            raise EntryNotFoundError(f"table {self.info.name}: no such entry")
+        return e
+
+    def set_default(self, action, params) -> None:
+        if self.info.default_const:
+            raise RuntimeAPIError(f"table {self.info.name} has a const default action")
+        ai = self.action_index(action, True)
+        self.default_ai, self.default_args = ai, self.action_args(ai, params)
+
+    def reset_default(self) -> None:
+        self.default_ai, self.default_args = self.initial_default
+
+    def clear(self) -> None:
+        self.entries.clear()
+        self._rebuild()
+
+    def to_entry(self, e: _Entry) -> TableEntry:
+        a = self.info.actions[e.ai]
+        params = {cp_name(p): (v & ((1 << p.type.width) - 1) if isinstance(v, int) and hasattr(p.type, "width")
+                               else int(v))
+                  for p, v in zip(a.data_params, e.args, strict=False)}
+        return TableEntry(self.info.name, dict(e.match), a.name, params, e.priority, False, e.is_const,
+                          tuple(e.counter) if self.info.direct_counter else None)
+
+    def default_entry(self) -> TableEntry:
+        a = self.info.actions[self.default_ai]
+        params = {cp_name(p): int(v) for p, v in zip(a.data_params, self.default_args, strict=False)}
+        return TableEntry(self.info.name, {}, a.name, params, None, True, self.info.default_const)
+
+
+def _fit(v: Any, w: int, name: str) -> None:
+    if not isinstance(v, int) or v < 0 or v >> w:
+        raise ValueError(f"{name}: value {v!r} does not fit in {w} bits")
+
+
+def keyset_values(gen, info, ks) -> list[MatchValue]:
+    """Const entry keyset (tree) -> match values, one per key."""
+    from .exprs import is_const
+
+    items = ks.children if ks.data == "ks_tuple" else [ks]
+    if len(items) != len(info.keys):
+        raise gen.err(ks, f"entry has {len(items)} key values, table {info.local} has {len(info.keys)} keys")
+    out: list[MatchValue] = []
+    from .types import BitT
+
+    for it, k in zip(items, info.keys, strict=False):
+        t = BitT(k.width)
+
+        def const(node, t=t):
+            c = gen.ex_to(node, t)
+            if not is_const(c):
+                raise gen.err(node, "table entry keys must be compile-time constants")
+            return int(c) & t.mask
+
+        if it.data == "ks_default":
+            out.append({"exact": None, "lpm": Lpm(0, 0), "ternary": Ternary(0, 0), "optional": Optional(None),
+                        "range": Range(0, t.mask)}[k.match_kind])
+            if k.match_kind == "exact":
+                raise gen.err(it, "default/_ is not allowed for an exact key")
+        elif it.data == "ks_mask":
+            v, m = const(it.children[0]), const(it.children[1])
+            if k.match_kind == "lpm":
+                plen = bin(m).count("1")
+                out.append(Lpm(v & m, plen))
+            else:
+                out.append(Ternary(v & m, m))
+        elif it.data == "ks_range":
+            out.append(Range(const(it.children[0]), const(it.children[1])))
+        else:
+            v = const(it.children[0])
+            out.append({"exact": Exact(v), "lpm": Lpm(v, k.width), "ternary": Ternary(v, t.mask),
+                        "optional": Optional(v), "range": Range(v, v)}[k.match_kind])
+    return out

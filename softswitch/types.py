@@ -1,0 +1,215 @@
+"""P4 types as the compiler sees them.  Runtime values: bit/int/bool/error/enum are Python ints
+(bools for bool); headers and structs are generated classes; stacks are ``Stack`` objects."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+class P4Type:
+    """Base of all types."""
+
+    def __str__(self) -> str:  # pragma: no cover - overridden
+        return type(self).__name__
+
+
+@dataclass(frozen=True)
+class BitT(P4Type):
+    width: int
+    signed: bool = False
+
+    def __str__(self) -> str:
+        return f"{'int' if self.signed else 'bit'}<{self.width}>"
+
+    @property
+    def mask(self) -> int:
+        return (1 << self.width) - 1
+
+
+@dataclass(frozen=True)
+class VarbitT(P4Type):
+    max_width: int
+
+    def __str__(self) -> str:
+        return f"varbit<{self.max_width}>"
+
+
+@dataclass(frozen=True)
+class IntLitT(P4Type):
+    """Infinite-precision integer (literals and constants without a width)."""
+
+    def __str__(self) -> str:
+        return "int"
+
+
+@dataclass(frozen=True)
+class BoolT(P4Type):
+    def __str__(self) -> str:
+        return "bool"
+
+
+@dataclass(frozen=True)
+class ErrorT(P4Type):
+    def __str__(self) -> str:
+        return "error"
+
+
+@dataclass(frozen=True)
+class StringT(P4Type):
+    def __str__(self) -> str:
+        return "string"
+
+
+@dataclass(frozen=True)
+class VoidT(P4Type):
+    def __str__(self) -> str:
+        return "void"
+
+
+@dataclass(frozen=True)
+class MatchKindT(P4Type):
+    def __str__(self) -> str:
+        return "match_kind"
+
+
+@dataclass(frozen=True)
+class DontCareT(P4Type):
+    def __str__(self) -> str:
+        return "_"
+
+
+@dataclass(eq=False)
+class StructLikeT(P4Type):
+    name: str
+    fields: list[tuple[str, P4Type]]
+    annotations: dict[str, list] = field(default_factory=dict)
+    pyname: str = ""
+
+    def field_type(self, fname: str) -> P4Type | None:
+        for n, t in self.fields:
+            if n == fname:
+                return t
+        return None
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class HeaderT(StructLikeT):
+    """A header: fixed fields (at most one varbit), a validity bit."""
+
+    @property
+    def width(self) -> int:
+        w = 0
+        for _, t in self.fields:
+            if isinstance(t, BitT):
+                w += t.width
+            elif isinstance(t, VarbitT):
+                w += t.max_width
+            elif isinstance(t, BoolT):
+                w += 1
+            elif isinstance(t, EnumT) and t.underlying is not None:
+                w += t.underlying.width
+        return w
+
+
+class StructT(StructLikeT):
+    pass
+
+
+class UnionT(StructLikeT):
+    pass
+
+
+@dataclass(frozen=True)
+class StackT(P4Type):
+    elem: HeaderT
+    size: int
+
+    def __str__(self) -> str:
+        return f"{self.elem.name}[{self.size}]"
+
+
+@dataclass(eq=False)
+class EnumT(P4Type):
+    name: str
+    members: list[str]
+    underlying: BitT | None = None
+    values: dict[str, int] = field(default_factory=dict)
+
+    def __str__(self) -> str:
+        return self.name
+
+
+@dataclass(frozen=True)
+class TupleT(P4Type):
+    elems: tuple[P4Type, ...]
+
+    def __str__(self) -> str:
+        return "tuple<" + ", ".join(map(str, self.elems)) + ">"
+
+
+@dataclass(frozen=True)
+class ListT(P4Type):
+    """Type of a ``{a, b}`` list expression before it meets its target type."""
+
+    elems: tuple[P4Type, ...]
+
+    def __str__(self) -> str:
+        return "{" + ", ".join(map(str, self.elems)) + "}"
+
+
+@dataclass(frozen=True)
+class TypeVar(P4Type):
+    name: str
+
+    def __str__(self) -> str:
+        return self.name
+
+
+@dataclass(frozen=True)
+class SpecializedT(P4Type):
+    """An extern (or parser/control/package type) with type arguments."""
+
+    base: str
+    args: tuple[P4Type, ...] = ()
+
+    def __str__(self) -> str:
+        return self.base + ("<" + ", ".join(map(str, self.args)) + ">" if self.args else "")
+
+
+@dataclass(frozen=True)
+class NamedT(P4Type):
+    """Parser, control, package or extern object type by name (no type arguments)."""
+
+    name: str
+
+    def __str__(self) -> str:
+        return self.name
+
+
+def same_type(a: P4Type, b: P4Type) -> bool:
+    if isinstance(a, StructLikeT) or isinstance(b, StructLikeT) or isinstance(a, EnumT):
+        return a is b
+    if isinstance(a, StackT) and isinstance(b, StackT):
+        return a.elem is b.elem and a.size == b.size
+    return a == b
+
+
+def is_numeric(t: P4Type) -> bool:
+    return isinstance(t, (BitT, IntLitT))
+
+
+def bit_width(t: P4Type) -> int:
+    """Width in bits of a serialisable type (for hashing, field lists, digests)."""
+    if isinstance(t, BitT):
+        return t.width
+    if isinstance(t, BoolT):
+        return 1
+    if isinstance(t, EnumT) and t.underlying is not None:
+        return t.underlying.width
+    if isinstance(t, StructLikeT):
+        return sum(bit_width(ft) for _, ft in t.fields)
+    if isinstance(t, StackT):
+        return bit_width(t.elem) * t.size
+    raise TypeError(f"type {t} has no fixed bit width")
