@@ -108,6 +108,7 @@ class DHCHookState:
             raise ValueError("give either reducer= or endpoint=, not both")
         self.feedback = ErrorFeedback()
         self._transport = None
+        self._failed = False     # a bucket raised: no peer would complete close()'s padding
 
     @classmethod
     def from_agent(cls, agent: object, **kwargs: object) -> "DHCHookState":
@@ -143,9 +144,17 @@ class DHCHookState:
                 self.reducer = reducer
         return self.reducer
 
-    def close(self) -> None:
-        """Close a transport this state opened itself."""
-        if self._transport is not None:
+    def close(self, finish: bool = True) -> None:
+        """Close a transport this state opened itself.  Unless ``finish`` is False or a bucket
+        failed, first pad the job's stream to a 2W-chunk boundary (``ChunkTransport.finish``):
+        the next session of the job then starts cleanly at chunk 0 (p4src/README.md).  The
+        padding is aggregated, so every worker of the job must close the same way."""
+        if self._transport is None:
+            return
+        try:
+            if finish and not self._failed:
+                self._transport.finish()
+        finally:
             self._transport.close()
             self._transport = None
 
@@ -166,7 +175,11 @@ class DHCHookState:
             compensated = flat.astype(np.float64)
         sent = sparsify(compensated, self.sparsify)
         worker = make_worker(sent, n, self.codec, **self.codec_params)
-        run_worker(worker, self.get_reducer())
+        try:
+            run_worker(worker, self.get_reducer())
+        except BaseException:
+            self._failed = True
+            raise
         t = worker.scale_exponent
         sum_int = np.asarray(worker.result_int()).reshape(-1)
         if self.error_feedback:
