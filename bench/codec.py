@@ -4,7 +4,8 @@ LHC / entropy bound, and peeling success around the threshold, all measured in o
 Throughput: for each (d, density, workers) every worker is a real HGSketchWorker and rounds are
 aggregated in process; worker 0's own encode and decode time is reported (decode includes writing
 the dense float32 result into a preallocated buffer, as memcpy writes into one).  GB/s are of
-float32 input (4*d bytes / seconds); best of --repeats.
+float32 input (4*d bytes / seconds); best of --repeats, with the median of the repeats alongside
+(the machine is shared and noisy: compare ratios to memcpy, not absolute times).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import numpy as np
 
 from dhc import HGParams, HGSketchWorker, simulate_allreduce
 from dhc.hashing import SketchHash
-from dhc.peeling import peel
+from dhc.peeling import peel_rows
 from dhc.protocol import aggregate_round
 
 LHC_FACTOR = 1.23
@@ -121,14 +122,17 @@ def throughput(d: int, density: float, n: int, repeats: int, rng: np.random.Gene
     xs = random_sparse(rng, n, d, density)
     out = np.empty(d, dtype=np.float32)
     best = None
+    totals = []
     for _ in range(repeats):
         w = _run_workers(xs, out)
         s = w.stats
-        if best is None or s.encode_seconds + s.decode_seconds < best.encode_seconds + best.decode_seconds:
+        totals.append(s.encode_seconds + s.decode_seconds)
+        if best is None or totals[-1] < best.encode_seconds + best.decode_seconds:
             best = s
     assert best is not None
     gb = 4 * d / 1e9
     both = gb / (best.encode_seconds + best.decode_seconds)
+    median_both = gb / float(np.median(totals))
     return {"d": d, "density": density, "workers": n, "union_nnz": best.union_nnz,
             "encode_gbps": round(gb / best.encode_seconds, 3),
             "decode_gbps": round(gb / best.decode_seconds, 3),
@@ -136,7 +140,8 @@ def throughput(d: int, density: float, n: int, repeats: int, rng: np.random.Gene
             "encode_ms": round(best.encode_seconds * 1e3, 2),
             "decode_ms": round(best.decode_seconds * 1e3, 2),
             "peeling_iterations": best.peeling_iterations,
-            "ratio_to_memcpy": float(f"{both / memcpy:.4g}")}
+            "ratio_to_memcpy": float(f"{both / memcpy:.4g}"),
+            "ratio_to_memcpy_median": float(f"{median_both / memcpy:.4g}")}
 
 
 def lhc_bytes(d: int, union: int) -> float:
@@ -193,11 +198,8 @@ def peeling_curve(ks: list[int], ratios: list[float], trials: int, seed: int) ->
             for trial in range(t):
                 h = SketchHash(seed * 7919 + trial, 3, m // 3)
                 cand = np.sort(np.random.default_rng(trial).choice(10 * k, size=k, replace=False))
-                keys = h.keys(cand)
-                parts = [h.row(keys, j) for j in range(3)]
-                buckets = np.stack([b for b, _ in parts], axis=1)
-                signs = np.stack([s for _, s in parts], axis=1)
-                res = peel(buckets, signs, np.zeros(m, dtype=np.uint32))
+                buckets, negative = h.rows_of(h.keys(cand))
+                res = peel_rows(buckets, negative, np.zeros(m, dtype=np.uint32))
                 ok += res.stuck.size == 0
                 stuck += res.stuck.size / k
             rows.append({"k": k, "m_over_k": round(m / k, 4), "setting": str(ratio), "trials": t,
@@ -228,6 +230,7 @@ def run(args: argparse.Namespace) -> dict:
     goals = {
         "encode_decode_ge_25pct_memcpy_at_10M_1pct": {
             str(r["workers"]) + "_workers": {"ratio": r["ratio_to_memcpy"],
+                                             "ratio_median": r["ratio_to_memcpy_median"],
                                              "met": r["ratio_to_memcpy"] >= 0.25}
             for r in goal_tput},
         "wire_le_1.05x_lhc_random": {str(r["density"]): {"hg_over_lhc": r["hg_over_lhc"],

@@ -29,7 +29,7 @@ from . import quantize as qz
 from .errors import DecodeError, InputError, ProtocolError
 from .hashing import SketchHash
 from .index import LocalIndex, candidates, lanes_to_bits
-from .peeling import PeelResult, peel, residual_is_zero, subtract_known
+from .peeling import PeelResult, peel_rows, residual_is_zero, subtract_known
 from .protocol import Segment, check_aggregated
 from .wire import Level
 
@@ -38,9 +38,6 @@ from .wire import Level
 #: probability 2**-(32-t); six weights keep even t = 31 (a parity) at 2**-6.
 HASHED_CHECKS = 6
 CHECK_LANES = 2 + HASHED_CHECKS
-# float64 bincount is exact while every partial sum stays below 2**53: |q| < 2**31 per element,
-# so up to 2**22 elements per worker can be summed in one pass; beyond that, split q in halves.
-_EXACT_BINCOUNT = 1 << 22
 
 
 @dataclass(frozen=True)
@@ -97,22 +94,20 @@ def check_lanes(idx: np.ndarray, q: np.ndarray, hasher: SketchHash,
     qu = q.astype(np.int64, copy=False).view(np.uint64)
     with np.errstate(over="ignore"):
         c = [qu.sum(dtype=np.uint64), (idx.astype(np.uint64) * qu).sum(dtype=np.uint64)]
-        c += [(hasher.weights(keys, j) * qu).sum(dtype=np.uint64) for j in range(hasher.checks)]
+    c += list(hasher.check_sums(keys, q))
     return np.array([int(v) & 0xFFFFFFFF for v in c], dtype=np.uint32)
 
 
-def _bucket_sums(bucket: np.ndarray, weighted: np.ndarray, m: int) -> np.ndarray:
-    """Exact int64 per-bucket sums of int64 ``weighted`` via float64 bincount."""
-    if weighted.size < _EXACT_BINCOUNT:
-        return np.rint(np.bincount(bucket, weights=weighted.astype(np.float64),
-                                   minlength=m)).astype(np.int64)
-    lo = weighted & 0xFFFF
-    hi = weighted >> 16
-    return (_bucket_sums_small(bucket, hi, m) << 16) + _bucket_sums_small(bucket, lo, m)
-
-
-def _bucket_sums_small(bucket: np.ndarray, w: np.ndarray, m: int) -> np.ndarray:
-    return np.rint(np.bincount(bucket, weights=w.astype(np.float64), minlength=m)).astype(np.int64)
+def _bucket_sums(buckets: np.ndarray, negative: np.ndarray, q: np.ndarray, m: int) -> np.ndarray:
+    """The sketch lanes: per-bucket sums of sign * q mod 2**32 (uint32), for row-major
+    ``buckets``/``negative`` (rows x n) and int64 ``q`` (n).  uint32 arithmetic wraps exactly
+    like the switch, so the sums are exact mod 2**32 for any n (no float rounding limit)."""
+    signed = negative * np.int32(-2)
+    signed += np.int32(1)
+    signed *= q.astype(np.int32)                  # |q| < 2**31: exact; the product wraps mod 2**32
+    lanes = np.zeros(m, dtype=np.uint32)
+    np.add.at(lanes, buckets.reshape(-1), signed.reshape(-1).view(np.uint32))
+    return lanes
 
 
 class HGSketchWorker:
@@ -195,7 +190,7 @@ class HGSketchWorker:
         self._cand, self._values = cand, values
         # drop per-round state (bitmaps, hashes, peeling arrays): a finished worker keeps only
         # the support and its sums
-        for name in ("_index", "_vals", "_q", "_peel", "_keys", "_buckets", "_signs", "_stuck"):
+        for name in ("_index", "_vals", "_q", "_peel", "_keys", "_rows", "_stuck"):
             self.__dict__.pop(name, None)
         return self._emit("done", [])
 
@@ -207,6 +202,8 @@ class HGSketchWorker:
         global_active = lanes_to_bits(agg[1], ix.n_blocks, "BLOCK_INDEX")
         ix.check_blocks_covered(global_active)
         self._active_ids = np.flatnonzero(global_active)
+        # every aggregated block is one of ours: the union may be exactly our support
+        self._blocks_mine = self._active_ids.size == int(np.count_nonzero(ix.active))
         self.stats.active_blocks = int(self._active_ids.size)
         t1 = time.perf_counter()
         self.stats.decode_seconds += t1 - t0
@@ -220,43 +217,44 @@ class HGSketchWorker:
     def _after_b(self, agg: list[np.ndarray]) -> list[Segment]:
         t0 = time.perf_counter()
         ix = self._index
-        ix.check_elements_covered(self._sent[0].lanes, agg[0])
-        cand = candidates(self._active_ids, agg[0], ix.block, self.d)
+        mine = self._sent[0].lanes
+        ix.check_elements_covered(mine, agg[0])
+        if self._blocks_mine and np.array_equal(mine, agg[0]):
+            cand, own = ix.nz, None                 # the union is our support
+        else:
+            cand = candidates(self._active_ids, agg[0], ix.block, self.d)
+            own = np.searchsorted(cand, ix.nz)      # our elements' positions in the union
         self._cand = cand
         p = self.params
         m = p.sketch_buckets(cand.size)
         self._hash = SketchHash(p.seed, p.rows, m // p.rows, HASHED_CHECKS)
         self.stats.union_nnz = int(cand.size)
         self.stats.sketch_buckets = m
+        # hash the union once: the decoder peels it, the encoder reads its own columns
+        self._keys = self._hash.keys(cand)
+        self._rows = self._hash.rows_of(self._keys)
         t1 = time.perf_counter()
         self.stats.decode_seconds += t1 - t0
-        keys = self._hash.keys(ix.nz)
-        sketch = np.zeros(m, dtype=np.int64)
-        for j in range(p.rows):
-            bucket, sign = self._hash.row(keys, j)
-            lo = j * self._hash.row_len
-            sums = _bucket_sums(bucket - lo, sign * self._q, self._hash.row_len)
-            sketch[lo: lo + self._hash.row_len] = sums
+        buckets, negative = self._rows
+        keys = self._keys
+        if own is not None:
+            buckets, negative, keys = buckets[:, own], negative[:, own], keys[own]
+        sketch = _bucket_sums(buckets, negative, self._q, m)
         checks = check_lanes(ix.nz, self._q, self._hash, keys)
-        segs = [Segment(Level.VALUE_SKETCH, qz.to_lanes(sketch)),
-                Segment(Level.VALUE_SKETCH, checks)]
+        segs = [Segment(Level.VALUE_SKETCH, sketch), Segment(Level.VALUE_SKETCH, checks)]
         self.stats.encode_seconds += time.perf_counter() - t1
         return self._emit("C", segs)
 
-    def _hash_candidates(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        rows = self.params.rows
-        keys = self._hash.keys(self._cand)
-        parts = [self._hash.row(keys, j) for j in range(rows)]
-        buckets = np.stack([b for b, _ in parts], axis=1)   # k x rows
-        signs = np.stack([s for _, s in parts], axis=1)
-        return keys, buckets, signs
+    def _candidate_columns(self, pos: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(buckets, +-1 signs) of the candidates at ``pos``, k x rows (for round D)."""
+        buckets, negative = self._rows
+        return buckets[:, pos].T, 1 - 2 * negative[:, pos].T.astype(np.int64)
 
     def _after_c(self, agg: list[np.ndarray]) -> list[Segment]:
         t0 = time.perf_counter()
-        keys, buckets, signs = self._hash_candidates()
-        res = peel(buckets, signs, agg[0])
+        buckets, negative = self._rows
+        res = peel_rows(buckets, negative, agg[0])
         self._peel, self._agg_checks = res, agg[1]
-        self._keys, self._buckets, self._signs = keys, buckets, signs
         self.stats.peeling_iterations = res.iterations
         stuck = res.stuck
         self.stats.stuck_size = int(stuck.size)
@@ -278,7 +276,8 @@ class HGSketchWorker:
         s = self._stuck
         res.values[s] = qz.from_lanes(agg[0])
         res.recovered[s] = True
-        subtract_known(res.residual, self._buckets[s], self._signs[s], res.values[s])
+        buckets, signs = self._candidate_columns(s)
+        subtract_known(res.residual, buckets, signs, res.values[s])
         self._verify(res)
         self.stats.decode_seconds += time.perf_counter() - t0
         return self._finish(self._cand, res.values)

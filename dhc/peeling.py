@@ -6,7 +6,14 @@ the candidate's sum (mod 2**32, read as int32).  Each iteration recovers every c
 pure somewhere, subtracts it from all its buckets and looks for new pure buckets among the
 buckets it touched.  Counts and candidate positions per bucket are computed locally from the
 exact candidate list, so they are never corrupted; only the values can be, and the caller's
-checks catch that.  Work per iteration is proportional to what it peels (np.add.at), not to m.
+checks catch that.  Work per iteration is proportional to what it peels (np.subtract.at), not
+to m.
+
+The cost is a few dozen numpy passes over each peeled candidate plus random accesses, so the
+state is kept compact: one uint64 word per bucket holds the value (mod 2**32) and the count and
+position sum (see :class:`_Buckets`), so one gather and one ``np.subtract.at`` serve all three;
+each candidate's r (bucket, sign) pairs are one candidate-major int32 code
+``bucket << 1 | negative``, fetched by one gather; recovered values are scattered once at the end.
 """
 
 from __future__ import annotations
@@ -17,6 +24,8 @@ import numpy as np
 
 _TWO31 = 1 << 31
 _MASK32 = (1 << 32) - 1
+_S32 = np.uint64(32)
+_LOW32 = np.uint64(_MASK32)
 
 
 def as_int32(v: np.ndarray) -> np.ndarray:
@@ -30,7 +39,8 @@ class PeelResult:
 
     values: np.ndarray      # int64 per candidate (0 where not recovered)
     recovered: np.ndarray   # bool per candidate
-    residual: np.ndarray    # int64 sketch after subtracting every recovered candidate
+    residual: np.ndarray    # int64 sketch after subtracting every recovered candidate, each
+                            # bucket reduced mod 2**32 and read as int32
     iterations: int
 
     @property
@@ -42,46 +52,144 @@ class PeelResult:
 def peel(buckets: np.ndarray, signs: np.ndarray, sketch: np.ndarray) -> PeelResult:
     """Peel ``sketch`` (m uint32 lanes) given each candidate's ``buckets``/``signs`` (k x rows,
     bucket of row j in [j*m/rows, (j+1)*m/rows))."""
-    k, rows = buckets.shape
+    buckets = np.asarray(buckets, dtype=np.int64)
+    return peel_rows(buckets.T, np.asarray(signs).T < 0, sketch)
+
+
+def _position_state(buckets: np.ndarray, k: int, m: int) -> tuple[np.ndarray, np.ndarray, int]:
+    """Per bucket ``count + (position sum << shift)`` (uint64), the counts, and the shift.
+
+    One float64 bincount of ``1 + position * 2**s`` per row gives both fields at once; every
+    weight is positive, so if the largest total is below 2**53 every partial sum was exact."""
+    s = max(1, int(k).bit_length())                        # count <= k < 2**s
+    weights = np.arange(k, dtype=np.float64)
+    weights *= float(1 << s)
+    weights += 1.0
+    both = np.bincount(buckets.reshape(-1), weights=np.tile(weights, buckets.shape[0]),
+                       minlength=m)
+    if k and float(both.max()) < 2.0 ** 53:
+        both = both.astype(np.uint64)
+        count = (both & np.uint64((1 << s) - 1)).astype(np.int64)
+        possum = both >> np.uint64(s)
+    else:
+        count = np.bincount(buckets.reshape(-1), minlength=m)
+        possum = np.zeros(m, dtype=np.uint64)
+        for row in buckets:
+            np.add.at(possum, row, np.arange(k, dtype=np.uint64))
+    shift = max(1, int(count.max(initial=0)).bit_length())
+    return count.astype(np.uint64) + (possum << np.uint64(shift)), count, shift
+
+
+class _Buckets:
+    """Mutable per-bucket state: count, position sum and value of every bucket.
+
+    When count and position sum fit in 32 bits (always, unless k is in the millions) they share
+    one uint64 word with the value: low half ``count + (possum << shift)``, high half the value
+    mod 2**32.  Subtracting a candidate never borrows from the low half (both fields are exact
+    sums of what is subtracted), so the high half wraps mod 2**32 exactly like the switch, and
+    one gather / one ``np.subtract.at`` serves both.  Otherwise two arrays are used."""
+
+    def __init__(self, state: np.ndarray, shift: int, sketch: np.ndarray) -> None:
+        self.shift = np.uint64(shift)
+        self.low = np.uint64((1 << shift) - 1)
+        y = np.asarray(sketch).astype(np.uint32)
+        # both fields only decrease while peeling, so what fits now fits throughout
+        self.packed = int(state.max(initial=0)) < 1 << 32
+        if self.packed:
+            self.word = (y.astype(np.uint64) << _S32) | state
+        else:
+            self.state, self.y = state, y
+
+    def read(self, pure: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(candidate position, value mod 2**32 read as int32) of pure buckets."""
+        if self.packed:
+            halves = np.take(self.word, pure).view(np.uint32).reshape(-1, 2)   # (low, high)
+            return np.right_shift(halves[:, 0], np.uint32(self.shift), dtype=np.int64), \
+                halves[:, 1].view(np.int32)
+        return (np.take(self.state, pure) >> self.shift).astype(np.int64), \
+            np.take(self.y, pure).view(np.int32)
+
+    def subtract(self, touched: np.ndarray, pos: np.ndarray, rows: int, sv: np.ndarray) -> None:
+        """Remove the candidates at ``pos`` (values*signs ``sv``, int32, candidate-major) from
+        their ``touched`` buckets."""
+        one = np.repeat((pos.astype(np.uint64) << self.shift) + np.uint64(1), rows)
+        if self.packed:
+            one |= sv.view(np.uint32).astype(np.uint64) << _S32
+            np.subtract.at(self.word, touched, one)
+        else:
+            np.subtract.at(self.state, touched, one)
+            np.subtract.at(self.y, touched, sv.view(np.uint32))
+
+    def pure_among(self, touched: np.ndarray) -> np.ndarray:
+        """The touched buckets that now hold exactly one candidate."""
+        arr = self.word if self.packed else self.state
+        return touched[(np.take(arr, touched) & self.low) == np.uint64(1)]
+
+    def residual(self) -> np.ndarray:
+        """Bucket values mod 2**32 read as int32 (int64)."""
+        y = (self.word >> _S32).astype(np.uint32) if self.packed else self.y
+        return y.view(np.int32).astype(np.int64)
+
+
+def peel_rows(buckets: np.ndarray, negative: np.ndarray, sketch: np.ndarray) -> PeelResult:
+    """Peel ``sketch`` (m uint32 lanes) given the candidates' buckets and negative-sign flags
+    in row-major layout (rows x k, as ``SketchHash.rows_of`` returns them)."""
+    rows, k = buckets.shape
     m = sketch.shape[0]
-    y = sketch.astype(np.int64)
-    values = np.zeros(k, dtype=np.int64)
-    recovered = np.zeros(k, dtype=bool)
     if k == 0:
-        return PeelResult(values, recovered, y, 0)
-    signs = signs.astype(np.int8, copy=False)        # small gathers, fast broadcasting
-    flat = buckets.ravel()
-    sflat = signs.ravel()
-    count = np.bincount(flat, minlength=m)
-    possum = np.zeros(m, dtype=np.int64)
-    np.add.at(possum, flat, np.repeat(np.arange(k, dtype=np.int64), rows))
+        y = np.asarray(sketch).astype(np.uint32)
+        return PeelResult(np.zeros(0, np.int64), np.zeros(0, bool),
+                          y.view(np.int32).astype(np.int64), 0)
     row_len = m // rows
-    mark = np.empty(k, dtype=np.int64)
+    state, count, shift = _position_state(buckets, k, m)
+    bk = _Buckets(state, shift, sketch)
+    del state
+    cdt = np.int32 if 2 * m < _TWO31 else np.int64
+    codes = np.empty((k, rows), dtype=cdt)                  # k x rows: bucket << 1 | negative
+    for j in range(rows):
+        np.left_shift(buckets[j], 1, out=codes[:, j], casting="unsafe")
+        codes[:, j] |= negative[j]
+    mark = np.empty(k, dtype=np.int32)
+    own_base = np.arange(0, k * rows, rows, dtype=np.int64)
+    got_pos: list[np.ndarray] = []
+    got_val: list[np.ndarray] = []
     pure = np.flatnonzero(count == 1)
     iterations = 0
     while pure.size:
         iterations += 1
-        pos = possum[pure]
-        # keep one bucket per candidate (a candidate may be pure in several rows at once)
-        order = np.arange(pos.size, dtype=np.int64)
+        pos, a = bk.read(pure)
+        # keep one bucket per candidate: a bucket may be listed twice, and a candidate may be
+        # pure in several rows at once
+        order = np.arange(pos.size, dtype=np.int32)
         mark[pos] = order
-        keep = mark[pos] == order
+        keep = np.take(mark, pos) == order
         if not keep.all():
-            pos, pure = pos[keep], pure[keep]
-        v = as_int32(y[pure]) * sflat[pos * rows + pure // row_len]
-        values[pos] = v
-        recovered[pos] = True
-        tflat = np.take(buckets, pos, axis=0).ravel()      # n*rows, candidate-major
-        np.subtract.at(count, tflat, 1)
-        np.subtract.at(possum, tflat, np.repeat(pos, rows))
-        np.subtract.at(y, tflat, (np.take(signs, pos, axis=0) * v[:, None]).ravel())
-        pure = tflat[count[tflat] == 1]
-    return PeelResult(values, recovered, y, iterations)
+            kept = np.flatnonzero(keep)
+            pos, pure, a = np.take(pos, kept), np.take(pure, kept), np.take(a, kept)
+        n = pos.size
+        g = np.take(codes, pos, axis=0).reshape(-1)           # n*rows, candidate-major
+        sg = (1 - 2 * (g & 1)).astype(np.int32, copy=False)   # +-1 per touched bucket
+        s_own = np.take(sg, own_base[:n] + pure // row_len)
+        got_pos.append(pos)
+        got_val.append(a.astype(np.int64) * s_own)            # exact, +2**31 included
+        sv = np.repeat(a * s_own, rows)                       # value mod 2**32 (int32 wraps)
+        sv *= sg
+        touched = (g >> 1).astype(np.int64)
+        bk.subtract(touched, pos, rows, sv)
+        pure = bk.pure_among(touched)
+    values = np.zeros(k, dtype=np.int64)
+    recovered = np.zeros(k, dtype=bool)
+    if got_pos:
+        done = np.concatenate(got_pos)
+        values[done] = np.concatenate(got_val)
+        recovered[done] = True
+    return PeelResult(values, recovered, bk.residual(), iterations)
 
 
 def subtract_known(residual: np.ndarray, buckets: np.ndarray, signs: np.ndarray,
                    values: np.ndarray) -> None:
-    """Remove candidates with known ``values`` from ``residual`` in place."""
+    """Remove candidates with known ``values`` from ``residual`` in place (``buckets``/``signs``
+    are k x rows)."""
     np.subtract.at(residual, buckets.ravel(),
                    (signs.astype(np.int8, copy=False) * values[:, None]).ravel())
 

@@ -117,14 +117,35 @@ def test_float16_and_float64_inputs() -> None:
         assert np.array_equal(res.sum_int, exact_quantized_sum(xs, res.scale_exponent))
 
 
-def test_split_bincount_path_is_exact(monkeypatch) -> None:
-    """Workers with >= 2**22 nonzeros sum the sketch in 16-bit halves; force that path."""
-    import dhc.hgsketch as hg
-    monkeypatch.setattr(hg, "_EXACT_BINCOUNT", 8)
+def test_sketch_lanes_wrap_exactly_mod_2_32() -> None:
+    """Per-worker bucket sums are uint32 and wrap mod 2**32 like the switch: the VALUE_SKETCH
+    lanes equal a Python-int reference mod 2**32 even where the true sum leaves int32, and the
+    decoded sum stays exact.  (m forced to 3: one bucket per row holds all ~1500 large values.)"""
+    from dhc.hashing import SketchHash
+    from dhc.hgsketch import HGParams
+
     rng = np.random.default_rng(9)
     xs = sparse_tensors(rng, 6, 5000, 0.3, magnitude=1e6)
-    res = simulate_allreduce(xs)
+    sent: dict[int, np.ndarray] = {}
+
+    def capture(round_idx: int, segs0: list, agg: list) -> None:
+        if round_idx == 2:
+            sent[0] = segs0[0].lanes.copy()
+
+    res = simulate_allreduce(xs, tamper=capture, buckets=3)
     assert np.array_equal(res.sum_int, exact_quantized_sum(xs, res.scale_exponent))
+    p = HGParams(buckets=3)
+    h = SketchHash(p.seed, p.rows, res.sketch_buckets // p.rows, 6)
+    idx = np.flatnonzero(xs[0])
+    q = np.rint(np.ldexp(xs[0][idx].astype(np.float64), res.scale_exponent)).astype(np.int64)
+    keys = h.keys(idx)
+    true = [0] * res.sketch_buckets
+    for j in range(p.rows):
+        b, s = h.row(keys, j)
+        for bucket, value in zip(b.tolist(), (s * q).tolist(), strict=True):
+            true[bucket] += value
+    assert max(abs(v) for v in true) >= 2**31          # some bucket really wraps
+    assert sent[0].tolist() == [v % 2**32 for v in true]
 
 
 def test_tiny_float64_values_are_clamped_not_lost_in_scale() -> None:
