@@ -185,19 +185,7 @@ class Calls:
             raise g.err(n, f"action {info.local} can only be called from a control")
         if g.in_action is not None and g.in_action is info:
             raise g.err(n, "recursive action call")
-        if len(args) != len(info.params):
-            raise g.err(n, f"action {info.local} expects {len(info.params)} arguments, got {len(args)}")
-        codes, outs = [], []
-        for i, (p, a) in enumerate(zip(info.params, args, strict=False)):
-            if p.direction in ("out", "inout"):
-                code, t, setter = g.lvalue(a)
-                if not _compatible(t, p.type):
-                    raise g.err(a, f"argument of type {t} for {p.direction} parameter {p.name}: {p.type}")
-                codes.append(code)
-                if i in info.scalar_outs:
-                    outs.append(setter)
-            else:
-                codes.append(g.ex_to(a, p.type))
+        codes, outs = bind_arguments(g, f"action {info.local}", info.params, args, info.scalar_outs, n)
         call = f"{info.pyfn}(L{''.join(', ' + c for c in codes)})"
         if not outs:
             return [call]
@@ -389,3 +377,22 @@ def _compatible(a: P4Type, b: P4Type) -> bool:
     from .types import same_type
 
     return same_type(a, b) or (isinstance(a, BitT) and isinstance(b, BitT) and a == b)
+
+
+def bind_arguments(g, what: str, params, args, scalar_outs, n) -> tuple[list[str], list]:
+    """Argument code for a call of an action or function: checks arity and the types of
+    out/inout arguments; returns (argument codes, setters of scalar out/inout arguments)."""
+    if len(args) != len(params):
+        raise g.err(n, f"{what} expects {len(params)} arguments, got {len(args)}")
+    codes, setters = [], []
+    for i, (p, a) in enumerate(zip(params, args, strict=True)):
+        if p.direction in ("out", "inout"):
+            code, t, setter = g.lvalue(a)
+            if not _compatible(t, p.type):
+                raise g.err(a, f"argument of type {t} for {p.direction} parameter {p.name}: {p.type}")
+            codes.append(code)
+            if i in scalar_outs:
+                setters.append(setter)
+        else:
+            codes.append(g.ex_to(a, p.type))
+    return codes, setters

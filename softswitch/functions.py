@@ -81,21 +81,9 @@ class FuncGen(BlockGen):
 
 def call_function(g, info: FuncInfo, args, n, as_expr: bool):
     """Code for a call of a user function: (code, type) in expressions, lines in statements."""
-    from .calls import _compatible
+    from .calls import bind_arguments
 
-    if len(args) != len(info.params):
-        raise g.err(n, f"function {info.name} expects {len(info.params)} arguments, got {len(args)}")
-    codes, setters = [], []
-    for i, (p, a) in enumerate(zip(info.params, args, strict=True)):
-        if p.direction in ("out", "inout"):
-            code, t, setter = g.lvalue(a)
-            if not _compatible(t, p.type):
-                raise g.err(a, f"argument of type {t} for {p.direction} parameter {p.name}: {p.type}")
-            codes.append(code)
-            if i in info.scalar_outs:
-                setters.append(setter)
-        else:
-            codes.append(g.ex_to(a, p.type))
+    codes, setters = bind_arguments(g, f"function {info.name}", info.params, args, info.scalar_outs, n)
     call = f"{info.pyfn}({', '.join(codes)})"
     if as_expr:
         if setters:

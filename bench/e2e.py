@@ -1,0 +1,201 @@
+"""``dhc-bench e2e``: DHC vs dense in-network aggregation vs a host-only ring, on one Mininet.
+
+One deployed network (``topologies.story.deployed_net``: softswitch processes running
+``p4src/dhc.p4``, placed and deployed by the controller), one job, and in one run, one mode
+after the other on the same hosts:
+
+* ``dhc``: ``dhc-agent --codec hg`` on every worker (HG-Sketch lanes summed by the switches);
+* ``dense_ina``: ``dhc-agent --codec dense`` (every quantized value through the switches,
+  SwitchML style) — at ``--dense-dim`` elements if given, and then labelled as scaled;
+* ``ring``: ``python -m hostagent.ring`` on every worker (reduce-scatter + all-gather of the
+  int32-quantized dense tensor over UDP; the switches only forward).
+
+All three return bit for bit the same float32 sum (DHC's codecs and the ring quantize with the
+same global scale), so ``exact`` is one check against one independently simulated sum.  Per
+mode: ``seconds`` = max over workers of the AllReduce time each worker measured (from its first
+packet to holding the sum, peers' start-up skew included), ``wire_bytes`` = max over workers of
+the UDP payload bytes it sent.  ``ratios`` compare the modes measured here side by side.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+MODES = ("dhc", "dense_ina", "ring")
+QUICK_DIM = 50_000
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--topo", type=Path, default=ROOT / "topologies" / "single.yaml",
+                        help="topology file (default topologies/single.yaml)")
+    parser.add_argument("--job", type=int, help="job to run (default: the first aggregated job)")
+    parser.add_argument("--dim", type=int, default=1_000_000, help="tensor elements (default 1M)")
+    parser.add_argument("--density", type=float, default=0.01, help="nonzero share (default 0.01)")
+    parser.add_argument("--dense-dim", type=int,
+                        help="measure dense INA at this many elements (default --dim) and report "
+                             "it per element, scaled to --dim")
+    parser.add_argument("--clustered", action="store_true", help="clustered supports")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--modes", default=",".join(MODES), help="comma-separated subset of "
+                        + ", ".join(MODES))
+    parser.add_argument("--quick", action="store_true", help=f"d = {QUICK_DIM} (a smoke run)")
+    parser.add_argument("--target", choices=["auto", "softswitch", "bmv2"], default="auto")
+    parser.add_argument("--deadline", type=float, default=240.0, help="seconds allowed per mode")
+
+
+def _modes(text: str) -> list[str]:
+    modes = [m.strip() for m in text.split(",") if m.strip()]
+    bad = [m for m in modes if m not in MODES]
+    if bad or not modes:
+        raise SystemExit(f"dhc-bench e2e: unknown mode(s) {bad or text!r}; choose from {', '.join(MODES)}")
+    return modes
+
+
+def _check_args(args: argparse.Namespace) -> tuple[int, int]:
+    dim = QUICK_DIM if args.quick else args.dim
+    dense_dim = min(args.dense_dim or dim, dim)
+    if dim < 1 or dense_dim < 1:
+        raise SystemExit(f"dhc-bench e2e: --dim and --dense-dim must be >= 1 (got {dim}, {dense_dim})")
+    if not 0.0 < args.density <= 1.0:
+        raise SystemExit(f"dhc-bench e2e: --density must be in (0, 1], got {args.density}")
+    if os.geteuid() != 0:
+        raise SystemExit("dhc-bench e2e: needs root (Mininet creates network namespaces)")
+    return dim, dense_dim
+
+
+def _ring_command(manifest: Path, host: str, rank: int, job_id: int, dim: int, args,
+                  expect: Path, output: Path | None) -> list[str]:
+    cmd = [sys.executable, "-m", "hostagent.ring", "--manifest", str(manifest), "--host", host,
+           "--job", str(job_id), "--dim", str(dim), "--density", str(args.density),
+           "--seed", str(args.seed), "--rank", str(rank), "--expect", str(expect), "--json"]
+    cmd += ["--clustered"] if args.clustered else []
+    return cmd + (["--output", str(output)] if output else [])
+
+
+def _summarize(mode: str, dim: int, outcomes, launch_seconds: float) -> dict:
+    """One row of ``runs`` from the workers' JSON summaries."""
+    s = {o.host: o.summary for o in outcomes}
+    ok = bool(outcomes) and all(o.exact for o in outcomes)
+    row = {
+        "mode": mode,
+        "seconds": max((float(v["seconds"]) for v in s.values() if "seconds" in v), default=None),
+        "wire_bytes": max((int(v.get("bytes_sent", 0)) for v in s.values()), default=0),
+        "exact": ok,
+        "elements": dim,
+        "workers": len(outcomes),
+        "packets_sent": max((int(v.get("packets_sent", 0)) for v in s.values()), default=0),
+        "retransmissions": sum(int(v.get("retransmissions", 0)) for v in s.values()),
+        "dense_float32_bytes": 4 * dim,
+        "launch_seconds": launch_seconds,
+        "wire_bytes_per_worker": {h: int(v.get("bytes_sent", 0)) for h, v in s.items()},
+        "seconds_per_worker": {h: v.get("seconds") for h, v in s.items()},
+    }
+    row["bytes_per_element"] = row["wire_bytes"] / dim
+    row["seconds_per_million_elements"] = None if row["seconds"] is None else row["seconds"] / dim * 1e6
+    if not ok:
+        row["errors"] = {o.host: (o.summary.get("error") or o.stderr.strip()[-300:] or
+                                  f"exit {o.returncode}") for o in outcomes if not o.exact}
+    return row
+
+
+def _run_ring(handle, manifest: Path, job, dim: int, args, workdir: Path, expected: Path) -> tuple:
+    from topologies.workload import collect
+    out0 = workdir / "ring-rank0.npy"
+    procs = {h: handle.host(h).popen(
+        _ring_command(manifest, h, r, job.id, dim, args, expected, out0 if r == 0 else None),
+        stdout=-1, stderr=-1, cwd=str(ROOT)) for r, h in enumerate(job.workers)}
+    return collect(procs, job.id, args.deadline), out0
+
+
+def _ratio(a: float | None, b: float | None) -> float | None:
+    return float(a / b) if a is not None and b else None
+
+
+def _ratios(rows: dict[str, dict], dim: int) -> dict:
+    """Side-by-side factors, >1 meaning DHC is better (fewer bytes / less time)."""
+    out: dict = {}
+    dhc = rows.get("dhc")
+    if dhc is None:
+        return out
+    for other in ("ring", "dense_ina"):
+        r = rows.get(other)
+        if r is None:
+            continue
+        scale = dim / r["elements"]       # dense INA may have been measured on a smaller tensor
+        out[f"bytes_{other}_over_dhc"] = _ratio(r["wire_bytes"] * scale, dhc["wire_bytes"])
+        out[f"time_{other}_over_dhc"] = _ratio(None if r["seconds"] is None else r["seconds"] * scale,
+                                               dhc["seconds"])
+        if scale != 1:
+            out[f"{other}_scaled_from_elements"] = r["elements"]
+    if "ring" in rows:
+        out["goal_4x_fewer_bytes_than_ring"] = bool((out["bytes_ring_over_dhc"] or 0) >= 4)
+        out["goal_faster_than_ring"] = bool((out["time_ring_over_dhc"] or 0) > 1)
+    return out
+
+
+def run(args: argparse.Namespace) -> dict:
+    """Deploy once, run every mode on the same job, return runs + ratios + config."""
+    modes = _modes(args.modes)
+    dim, dense_dim = _check_args(args)
+    from controller.placement import place
+    from controller.topology_file import load
+    from dhc.codec import simulate_allreduce
+    from dhc.synthetic import synthetic_job
+    from topologies.net import choose_target
+    from topologies.story import deployed_net, run_jobs
+    from topologies.workload import Workload
+
+    topo = load(args.topo)
+    candidates = [j for j in topo.jobs if j.needs_aggregation and (args.job is None or j.id == args.job)]
+    if not candidates:
+        raise SystemExit(f"dhc-bench e2e: {args.topo}: no aggregated job"
+                         + (f" with id {args.job}" if args.job is not None else ""))
+    job = candidates[0]
+    placement = place(topo)
+    t_start = time.perf_counter()
+    rows: dict[str, dict] = {}
+    with tempfile.TemporaryDirectory(prefix="dhc-e2e-") as tmp:
+        workdir = Path(tmp)
+        xs = synthetic_job(len(job.workers), dim, args.density, args.seed, args.clustered)
+        reference = simulate_allreduce(xs, codec="dense")
+        expected = workdir / "expected-ring.npy"
+        np.save(expected, reference.sum)
+        f32_sum = np.sum(np.stack(xs), axis=0, dtype=np.float32)
+        del xs
+        with deployed_net(topo, placement, workdir, args.target) as (handle, manifest, deploy_s):
+            for mode in modes:
+                t0 = time.perf_counter()
+                if mode == "ring":
+                    outcomes, out0 = _run_ring(handle, manifest, job, dim, args, workdir, expected)
+                else:
+                    d = dim if mode == "dhc" else dense_dim
+                    wl = Workload(dim=d, density=args.density, clustered=args.clustered,
+                                  seed=args.seed, codec="hg" if mode == "dhc" else "dense")
+                    outcomes = run_jobs(handle, manifest, topo, wl, workdir, [job.id], args.deadline)
+                row = rows[mode] = _summarize(mode, dim if mode != "dense_ina" else dense_dim,
+                                              outcomes, time.perf_counter() - t0)
+                if mode == "ring" and out0.exists():
+                    got = np.load(out0)
+                    row["max_abs_err_vs_float32_sum"] = float(np.abs(got - f32_sum).max())
+                if mode == "dense_ina" and dense_dim != dim:
+                    row["label"] = (f"dense INA measured at d={dense_dim}; per-element figures "
+                                    f"scaled to d={dim} in ratios")
+    config = {
+        "topology": topo.name, "topo_file": str(args.topo), "target": choose_target(args.target),
+        "job": job.id, "workers": len(job.workers), "dim": dim, "density": args.density,
+        "dense_dim": dense_dim, "clustered": args.clustered, "seed": args.seed,
+        "quick": bool(args.quick), "deploy_seconds": deploy_s,
+        "total_seconds": time.perf_counter() - t_start,
+        "quantization_step": float(np.ldexp(1.0, -reference.scale_exponent)),
+        "exactness": "bit-for-bit equal to DHC's dense-codec sum of the int32-quantized inputs "
+                     "(one global power-of-two scale); the ring sums the same int32 values",
+    }
+    return {"runs": [rows[m] for m in modes], "ratios": _ratios(rows, dim), "config": config}

@@ -1,0 +1,448 @@
+"""Reliable step exchange between ring neighbours over UDP: the transport of ``hostagent.ring``.
+
+A ring AllReduce is a sequence of *steps*; in every step each host sends one int32 array to its
+next neighbour and receives one from its previous neighbour.  This module moves those arrays:
+
+* a step's array goes out as numbered DATA datagrams of at most ``MAX_DATAGRAM`` bytes (header
+  plus up to ``VALUES_PER_PACKET`` int32 values), at most ``cwnd`` of them unacknowledged;
+* the receiver answers every batch of arrivals with one ACK per step: the cumulative count of
+  packets received in order plus a 64-bit selective-ack bitmap of the packets after it;
+* unacknowledged packets are retransmitted after an RTT-adaptive timeout (RFC 6298 style, Karn's
+  rule) with exponential backoff; the window halves on a timeout and grows by one per window of
+  acks (AIMD), so a slow software switch is not flooded;
+* a packet still unacknowledged after ``max_retries`` retransmissions, or a previous neighbour
+  silent for as long as those retransmissions take, raises ``RingTimeout`` naming the peer.
+
+Arrivals for later steps (a faster previous neighbour) are buffered; arrivals for finished steps
+are acknowledged again (the sender lost the ACK).  ``linger`` keeps re-acknowledging after the
+last step until the previous neighbour falls quiet, as TCP's TIME_WAIT does.
+"""
+
+from __future__ import annotations
+
+import enum
+import select
+import socket
+import struct
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+#: Ring traffic of job j uses UDP port ``ring_port(j)`` on every host (below the DHC worker ports).
+RING_PORT_BASE = 0xB000
+RING_PORT_SPAN = 0x1000
+
+MAGIC = b"RG"
+#: magic, type, flags, job id, step, seq, count  (little endian, 16 bytes)
+HEADER = struct.Struct("<2sBBHHII")
+#: UDP payload limit of one datagram (fits a 1500-byte MTU with IP/UDP headers to spare)
+MAX_DATAGRAM = 1400
+VALUES_PER_PACKET = (MAX_DATAGRAM - HEADER.size) // 4
+SACK_BITS = 64
+HELLO_INTERVAL = 0.05
+
+
+def ring_port(job_id: int) -> int:
+    return RING_PORT_BASE + job_id % RING_PORT_SPAN
+
+
+class Msg(enum.IntEnum):
+    DATA = 1       # seq = packet index in the step, count = packets in the step; int32 payload
+    ACK = 2        # seq = packets received in order, count = packets in the step; u64 sack payload
+    HELLO = 3      # seq = sender's rank, count = tensor elements
+    HELLO_ACK = 4  # same fields as HELLO
+
+
+class RingTimeout(TimeoutError):
+    """A ring neighbour did not answer within the allowed retransmissions."""
+
+
+class RingError(ValueError):
+    """A neighbour disagrees on the tensor or the protocol (bad input, not a lost packet)."""
+
+
+@dataclass(frozen=True)
+class RingPeer:
+    name: str
+    ip: str
+
+
+@dataclass(frozen=True)
+class RingConfig:
+    """Who this host is on the ring and how patiently it retransmits."""
+
+    job_id: int
+    rank: int
+    peers: tuple[RingPeer, ...]     # every worker in ring order, this host included
+    window: int = 64                # largest number of unacknowledged DATA packets
+    initial_timeout: float = 0.2
+    min_timeout: float = 0.02
+    max_timeout: float = 1.0
+    max_retries: int = 12
+    port: int | None = None         # default: ring_port(job_id)
+
+    def __post_init__(self) -> None:
+        if len(self.peers) < 1 or not 0 <= self.rank < len(self.peers):
+            raise RingError(f"rank {self.rank} is not a position on a ring of {len(self.peers)}")
+        if len({p.ip for p in self.peers}) != len(self.peers):
+            raise RingError(f"ring peers must have distinct addresses: {self.peers}")
+        if self.window < 1 or self.max_retries < 0 or self.initial_timeout <= 0:
+            raise RingError("window must be >= 1, max_retries >= 0 and initial_timeout > 0")
+
+    @property
+    def me(self) -> RingPeer:
+        return self.peers[self.rank]
+
+    @property
+    def next(self) -> RingPeer:
+        return self.peers[(self.rank + 1) % len(self.peers)]
+
+    @property
+    def prev(self) -> RingPeer:
+        return self.peers[(self.rank - 1) % len(self.peers)]
+
+    @property
+    def udp_port(self) -> int:
+        return self.port if self.port is not None else ring_port(self.job_id)
+
+    def give_up_after(self) -> float:
+        """Seconds one packet's retransmissions take before we give up: the silence allowed."""
+        t, total = self.initial_timeout, 0.0
+        for _ in range(self.max_retries + 1):
+            total += t
+            t = min(t * 2, self.max_timeout)
+        return total
+
+
+@dataclass
+class RingStats:
+    packets_sent: int = 0
+    bytes_sent: int = 0          # UDP payload bytes, headers and ACKs included
+    packets_received: int = 0
+    bytes_received: int = 0
+    data_packets_sent: int = 0
+    acks_sent: int = 0
+    retransmissions: int = 0
+    duplicates: int = 0
+    foreign_ignored: int = 0
+
+    def as_dict(self) -> dict[str, int]:
+        return dict(self.__dict__)
+
+
+@dataclass
+class StepInbox:
+    """What the previous neighbour sent in one step."""
+
+    count: int
+    have: np.ndarray
+    pieces: dict[int, bytes] = field(default_factory=dict)
+    consumed: bool = False
+    dirty: bool = False          # arrivals not yet acknowledged
+
+    @property
+    def complete(self) -> bool:
+        return bool(self.have.all())
+
+    def ack_fields(self) -> tuple[int, int]:
+        missing = np.flatnonzero(~self.have)
+        cum = int(missing[0]) if missing.size else self.count
+        window = self.have[cum + 1: cum + 1 + SACK_BITS]
+        return cum, sum(1 << i for i in np.flatnonzero(window).tolist())
+
+
+@dataclass
+class SendState:
+    """Acknowledgement state of the step this host is sending."""
+
+    step: int
+    n: int
+    acked: np.ndarray = field(init=False)
+    tries: np.ndarray = field(init=False)
+    sent_at: np.ndarray = field(init=False)
+    deadline: np.ndarray = field(init=False)
+    timeout: np.ndarray = field(init=False)
+    in_flight: int = 0
+
+    def __post_init__(self) -> None:
+        self.acked = np.zeros(self.n, dtype=bool)
+        self.tries = np.zeros(self.n, dtype=np.int64)
+        self.sent_at = np.zeros(self.n)
+        self.deadline = np.full(self.n, np.inf)
+        self.timeout = np.zeros(self.n)
+
+
+def packets_for(values: np.ndarray) -> list[np.ndarray]:
+    """The DATA payloads of a step (at least one packet, possibly empty)."""
+    n = max(1, -(-values.size // VALUES_PER_PACKET))
+    return [values[i * VALUES_PER_PACKET:(i + 1) * VALUES_PER_PACKET] for i in range(n)]
+
+
+class RingTransport:
+    """One UDP socket on ``ring_port(job)``; exchanges step arrays with the two neighbours."""
+
+    def __init__(self, cfg: RingConfig, bind_ip: str | None = None):
+        self.cfg = cfg
+        self.stats = RingStats()
+        self.inbox: dict[int, StepInbox] = {}
+        self.cwnd = float(min(16, cfg.window))
+        self._srtt: float | None = None
+        self._rttvar = 0.0
+        self._next_ready = False
+        self._prev_heard = False
+        self._last_from_prev = time.monotonic()
+        self._mismatches: list[str] = []   # disagreements heard, each named once
+        self._dim = 0
+        self._send: SendState | None = None
+        self._sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 8 << 20)
+        self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 8 << 20)
+        self._sock.bind((bind_ip or cfg.me.ip, cfg.udp_port))
+        self._sock.setblocking(False)
+        self._next_addr = (cfg.next.ip, cfg.udp_port)
+        self._prev_addr = (cfg.prev.ip, cfg.udp_port)
+
+    def close(self) -> None:
+        self._sock.close()
+
+    def __enter__(self) -> RingTransport:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ------------------------------------------------------------------ timing
+    @property
+    def rto(self) -> float:
+        if self._srtt is None:
+            return self.cfg.initial_timeout
+        return min(max(self._srtt + 4 * self._rttvar, self.cfg.min_timeout), self.cfg.max_timeout)
+
+    def _rtt_sample(self, rtt: float) -> None:
+        if self._srtt is None:
+            self._srtt, self._rttvar = rtt, rtt / 2
+        else:
+            self._rttvar = 0.75 * self._rttvar + 0.25 * abs(self._srtt - rtt)
+            self._srtt = 0.875 * self._srtt + 0.125 * rtt
+
+    # ------------------------------------------------------------------ sockets
+    def _sendto(self, data: bytes, addr: tuple[str, int]) -> None:
+        try:
+            self._sock.sendto(data, addr)
+        except OSError:
+            pass   # a full queue or an ICMP error: lost like any datagram, the timers recover it
+        self.stats.packets_sent += 1
+        self.stats.bytes_sent += len(data)
+
+    def _header(self, msg: Msg, step: int, seq: int, count: int) -> bytes:
+        return HEADER.pack(MAGIC, int(msg), 0, self.cfg.job_id & 0xFFFF, step, seq, count)
+
+    def _who(self, peer: RingPeer) -> str:
+        return f"{peer.name} ({peer.ip})"
+
+    # ------------------------------------------------------------------ receive side
+    def _poll(self, wait: float, raise_mismatch: bool = True) -> None:
+        """Wait up to ``wait`` s for datagrams, handle all that are queued, then send the ACKs."""
+        if select.select([self._sock], [], [], max(0.0, wait))[0]:
+            while True:
+                try:
+                    data, addr = self._sock.recvfrom(65535)
+                except BlockingIOError:
+                    break
+                self.stats.packets_received += 1
+                self.stats.bytes_received += len(data)
+                self._handle(data, addr)
+        for step, box in self.inbox.items():
+            if box.dirty:
+                cum, sack = box.ack_fields()
+                self._sendto(self._header(Msg.ACK, step, cum, box.count) + struct.pack("<Q", sack),
+                             self._prev_addr)
+                self.stats.acks_sent += 1
+                box.dirty = False
+        if self._mismatch and raise_mismatch:
+            raise RingError(self._mismatch)
+
+    def _handle(self, data: bytes, addr: tuple[str, int]) -> None:
+        if len(data) < HEADER.size:
+            self.stats.foreign_ignored += 1
+            return
+        magic, kind, _flags, job, step, seq, count = HEADER.unpack_from(data)
+        if magic != MAGIC or job != self.cfg.job_id & 0xFFFF or kind not in Msg._value2member_map_:
+            self.stats.foreign_ignored += 1
+            return
+        kind = Msg(kind)
+        from_prev, from_next = addr[0] == self.cfg.prev.ip, addr[0] == self.cfg.next.ip
+        if kind == Msg.DATA and from_prev:
+            self._on_data(step, seq, count, data[HEADER.size:])
+        elif kind == Msg.ACK and from_next and len(data) == HEADER.size + 8:
+            self._on_ack(step, seq, struct.unpack_from("<Q", data, HEADER.size)[0])
+        elif kind == Msg.HELLO and from_prev:
+            self._last_from_prev = time.monotonic()
+            self._prev_heard = True
+            self._check_peer(self.cfg.prev, seq, count, (self.cfg.rank - 1) % len(self.cfg.peers))
+            self._sendto(self._header(Msg.HELLO_ACK, 0, self.cfg.rank, self._dim), self._prev_addr)
+        elif kind == Msg.HELLO_ACK and from_next:
+            self._check_peer(self.cfg.next, seq, count, (self.cfg.rank + 1) % len(self.cfg.peers))
+            self._next_ready = True
+        else:
+            self.stats.foreign_ignored += 1
+
+    @property
+    def _mismatch(self) -> str:
+        return "; ".join(self._mismatches)
+
+    def _disagree(self, text: str) -> None:
+        if text not in self._mismatches:
+            self._mismatches.append(text)
+
+    def _check_peer(self, peer: RingPeer, rank: int, dim: int, want_rank: int) -> None:
+        if rank != want_rank or (self._dim and dim != self._dim):
+            self._disagree(f"ring job {self.cfg.job_id}: {self._who(peer)} is rank {rank} with "
+                           f"{dim} elements; this host ({self._who(self.cfg.me)}) expects rank "
+                           f"{want_rank} with {self._dim} elements (different manifests or --dim?)")
+
+    def _on_data(self, step: int, seq: int, count: int, payload: bytes) -> None:
+        self._last_from_prev = time.monotonic()
+        if count < 1 or len(payload) % 4:
+            self.stats.foreign_ignored += 1
+            return
+        box = self.inbox.get(step)
+        if box is None:
+            box = self.inbox[step] = StepInbox(count, np.zeros(count, dtype=bool))
+        if count != box.count or seq >= box.count:
+            self._disagree(f"ring job {self.cfg.job_id}: {self._who(self.cfg.prev)} sent step "
+                           f"{step} packet {seq} of {count}, earlier packets said {box.count}")
+            return
+        box.dirty = True
+        if box.have[seq]:
+            self.stats.duplicates += 1
+            return
+        box.have[seq] = True
+        if not box.consumed:
+            box.pieces[seq] = payload
+
+    def _on_ack(self, step: int, cum: int, sack: int) -> None:
+        st = self._send
+        if st is None or st.step != step:
+            return   # a late ACK of a finished step
+        acked, tries, sent = st.acked, st.tries, st.sent_at
+        n = len(acked)
+        newly = np.flatnonzero(~acked[:min(cum, n)]).tolist()
+        bits = sack
+        while bits:
+            low = bits & -bits
+            i = cum + low.bit_length()       # bit b acknowledges packet cum + 1 + b
+            if i < n and not acked[i]:
+                newly.append(i)
+            bits ^= low
+        now = time.monotonic()
+        for i in newly:
+            acked[i] = True
+            if tries[i] == 0:
+                self._rtt_sample(now - sent[i])
+            self.cwnd = min(float(self.cfg.window), self.cwnd + 1.0 / self.cwnd)
+        st.in_flight -= len(newly)
+
+    # ------------------------------------------------------------------ public API
+    def rendezvous(self, dim: int, give_up: float | None = None) -> None:
+        """Wait until both neighbours are up: the next one answered our HELLO, the previous one
+        sent its HELLO.  A neighbour that disagrees on the ring position or ``dim`` raises
+        RingError — after both were heard, so that they learn of the disagreement too."""
+        self._dim = dim
+        hello = self._header(Msg.HELLO, 0, self.cfg.rank, dim)
+        limit = give_up if give_up is not None else max(3.0, self.cfg.give_up_after())
+        end = time.monotonic() + limit
+        while not (self._next_ready and self._prev_heard):
+            if time.monotonic() > end:
+                if self._mismatch:
+                    raise RingError(self._mismatch)
+                late = (f"{self._who(self.cfg.next)}, next on the ring after {self._who(self.cfg.me)}, "
+                        "did not answer HELLO") if not self._next_ready else (
+                        f"{self._who(self.cfg.prev)}, previous on the ring before "
+                        f"{self._who(self.cfg.me)}, sent no HELLO")
+                raise RingTimeout(f"ring job {self.cfg.job_id}: {late} within {limit:.1f} s "
+                                  "(not started, or unreachable)")
+            if not self._next_ready:
+                self._sendto(hello, self._next_addr)
+            t_next = time.monotonic() + HELLO_INTERVAL
+            while not (self._next_ready and self._prev_heard) and time.monotonic() < t_next:
+                self._poll(t_next - time.monotonic(), raise_mismatch=False)
+        if self._mismatch:
+            raise RingError(self._mismatch)
+        self._last_from_prev = time.monotonic()
+
+    def exchange(self, step: int, values: np.ndarray) -> np.ndarray:
+        """Send ``values`` (int32) to the next neighbour as step ``step``; return the previous
+        neighbour's int32 array of the same step."""
+        payloads = packets_for(np.ascontiguousarray(values, dtype="<i4"))
+        n = len(payloads)
+        frames = [self._header(Msg.DATA, step, i, n) + p.tobytes() for i, p in enumerate(payloads)]
+        st = self._send = SendState(step, n)
+        acked, tries, deadline, timeout = st.acked, st.tries, st.deadline, st.timeout
+        silence = max(self.cfg.give_up_after(), 2.0)
+        self._last_from_prev = max(self._last_from_prev, time.monotonic())
+        next_new = 0
+
+        def send(i: int) -> None:
+            now = time.monotonic()
+            if tries[i] == 0:
+                timeout[i] = self.rto
+                st.sent_at[i] = now
+            deadline[i] = now + timeout[i]
+            self._sendto(frames[i], self._next_addr)
+            self.stats.data_packets_sent += 1
+
+        while True:
+            box = self.inbox.get(step)
+            if acked.all() and box is not None and box.complete:
+                break
+            while next_new < n and st.in_flight < self.cwnd:
+                send(next_new)
+                next_new += 1
+                st.in_flight += 1
+            now = time.monotonic()
+            pending = deadline[:next_new][~acked[:next_new]]
+            wait = float(pending.min()) - now if pending.size else 0.05
+            self._poll(min(max(wait, 0.0), 0.05))
+            now = time.monotonic()
+            if box is None or not box.complete:
+                if now - self._last_from_prev > silence:
+                    got = 0 if box is None else int(box.have.sum())
+                    total = "?" if box is None else box.count
+                    raise RingTimeout(
+                        f"ring job {self.cfg.job_id} step {step}: nothing from "
+                        f"{self._who(self.cfg.prev)}, previous on the ring, for {silence:.1f} s "
+                        f"({got} of {total} packets of the step received)")
+            expired = np.flatnonzero((deadline[:next_new] <= now) & ~acked[:next_new])
+            if expired.size:
+                self.cwnd = max(2.0, self.cwnd / 2)
+            for i in expired.tolist():
+                if tries[i] >= self.cfg.max_retries:
+                    raise RingTimeout(
+                        f"ring job {self.cfg.job_id} step {step}: {self._who(self.cfg.next)}, next "
+                        f"on the ring, did not acknowledge packet {i} of {n} after {tries[i]} "
+                        f"retransmissions")
+                tries[i] += 1
+                timeout[i] = min(timeout[i] * 2, self.cfg.max_timeout)
+                self.stats.retransmissions += 1
+                send(i)
+        self._send = None
+        box = self.inbox[step]
+        out = np.frombuffer(b"".join(box.pieces[i] for i in range(box.count)), dtype="<i4")
+        box.pieces.clear()
+        box.consumed = True
+        return out.astype(np.int32)
+
+    def linger(self, quiet: float | None = None, limit: float = 5.0) -> None:
+        """Keep answering the previous neighbour (re-ACK, HELLO_ACK) until it is quiet for
+        ``quiet`` s: it may have lost our last ACK and be retransmitting."""
+        quiet = quiet if quiet is not None else min(max(0.25, 8 * self.rto), 2 * self.cfg.max_timeout)
+        end = time.monotonic() + limit
+        last = self.stats.packets_received
+        calm_since = time.monotonic()
+        while time.monotonic() < end and time.monotonic() - calm_since < quiet:
+            self._poll(0.02)
+            if self.stats.packets_received != last:
+                last, calm_since = self.stats.packets_received, time.monotonic()

@@ -1,0 +1,50 @@
+"""``dhc-bench e2e --quick`` end to end: one Mininet, DHC vs dense INA vs the host-only ring.
+
+Runs the real CLI (its own deployed network, so not the module's shared fixtures) and checks the
+JSON it prints: every mode ran on every worker, all three hold the exact sum, the byte counts
+are what the algorithms imply, and the ratios are computed from the rows.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+pytestmark = [pytest.mark.root, pytest.mark.slow, pytest.mark.skipif(
+    os.geteuid() != 0 or shutil.which("mnexec") is None, reason="needs root and Debian's mininet")]
+
+
+def test_quick_bench_runs_all_modes_exactly_in_under_a_minute():
+    t0 = time.monotonic()
+    proc = subprocess.run([sys.executable, "-m", "bench.cli", "e2e", "--json", "--quick"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=120)
+    elapsed = time.monotonic() - t0
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert elapsed < 60, f"--quick took {elapsed:.0f} s"
+    assert set(out) == {"runs", "ratios", "config"}
+    rows = {r["mode"]: r for r in out["runs"]}
+    assert list(rows) == ["dhc", "dense_ina", "ring"]
+    cfg = out["config"]
+    n, dim = cfg["workers"], cfg["dim"]
+    for mode, r in rows.items():
+        assert r["exact"] is True, (mode, r.get("errors"))
+        assert r["workers"] == n == 4 and r["seconds"] > 0 and r["wire_bytes"] > 0, (mode, r)
+        assert len(r["wire_bytes_per_worker"]) == n
+    # the ring sends 2 (N-1)/N of the int32 tensor (plus headers and ACKs)
+    assert 2 * (n - 1) / n * 4 * dim <= rows["ring"]["wire_bytes"] <= 1.1 * 2 * (n - 1) / n * 4 * dim
+    # dense INA sends every value once, in 32-lane packets with their headers
+    assert 4 * dim <= rows["dense_ina"]["wire_bytes"] <= 1.25 * 4 * dim
+    ratios = out["ratios"]
+    assert ratios["bytes_ring_over_dhc"] == pytest.approx(rows["ring"]["wire_bytes"] / rows["dhc"]["wire_bytes"])
+    assert ratios["time_ring_over_dhc"] == pytest.approx(rows["ring"]["seconds"] / rows["dhc"]["seconds"])
+    assert ratios["bytes_dense_ina_over_dhc"] > 4   # 1% density: the sketch is far below dense
+    assert rows["ring"]["max_abs_err_vs_float32_sum"] <= n * cfg["quantization_step"] / 2 + 1e-6
