@@ -25,6 +25,7 @@ from dhc.errors import CodecError, DecodeError
 from dhc.synthetic import synthetic_gradient
 from hostagent.agent import Agent
 from hostagent.manifest import ManifestError, load_endpoint
+from hostagent.summary import finish
 from hostagent.transport import JobEndpoint, RetryPolicy, TransportTimeout
 
 
@@ -118,20 +119,7 @@ def main(argv: list[str] | None = None) -> int:
     summary.update(reports[-1])
     summary["repeats"] = len(reports)
     summary["ok"] = True
-    if args.output:
-        np.save(args.output, result)
-    if args.expect:
-        expected = np.load(args.expect, allow_pickle=False)
-        exact = expected.shape == result.shape and np.array_equal(
-            expected.view(np.uint32), np.asarray(result, dtype=np.float32).view(np.uint32))
-        summary["exact"] = bool(exact)
-        summary["ok"] = bool(exact)
-    if args.json:
-        print(json.dumps(summary))
-    else:
-        for k, v in summary.items():
-            print(f"{k:>20}: {v}")
-    return 0 if summary["ok"] else 1
+    return finish(summary, result, args.output, args.expect, args.json)
 
 
 if __name__ == "__main__":

@@ -27,22 +27,21 @@ def write_manifest(path: Path, jobs: list[dict]) -> None:
     Path(path).write_text(json.dumps({"version": MANIFEST_VERSION, "jobs": jobs}, indent=2) + "\n")
 
 
-def load_endpoint(path: Path, host: str, job_id: int | None = None,
-                  bind_ip: str = "0.0.0.0") -> tuple[JobEndpoint, int]:
-    """(endpoint, number of workers) of ``host`` in the manifest at ``path``."""
+def find_job(path: Path, host: str, job_id: int | None = None) -> tuple[int, dict]:
+    """(index, job) of the one job in the manifest at ``path`` that ``host`` works for."""
     try:
         doc = json.loads(Path(path).read_text())
     except OSError as err:
         raise ManifestError(f"{path}: cannot read: {err.strerror}") from err
     except json.JSONDecodeError as err:
         raise ManifestError(f"{path}:{err.lineno}:{err.colno}: not JSON: {err.msg}") from err
-    if not isinstance(doc, dict) or doc.get("version") != MANIFEST_VERSION:
+    if not isinstance(doc, dict) or doc.get("version") != MANIFEST_VERSION \
+            or not isinstance(doc.get("jobs"), list):
         raise ManifestError(f"{path}: not a DHC job manifest (version {MANIFEST_VERSION})")
     matches = []
-    for i, job in enumerate(doc.get("jobs", [])):
+    for i, job in enumerate(doc["jobs"]):
         try:
-            workers = job["workers"]
-            if host in workers and (job_id is None or job["job_id"] == job_id):
+            if host in job["workers"] and (job_id is None or job["job_id"] == job_id):
                 matches.append((i, job))
         except (KeyError, TypeError) as err:
             raise ManifestError(f"{path}: jobs[{i}]: missing or bad field {err}") from err
@@ -52,7 +51,13 @@ def load_endpoint(path: Path, host: str, job_id: int | None = None,
     if len(matches) > 1:
         ids = [j["job_id"] for _, j in matches]
         raise ManifestError(f"{path}: host {host!r} is in jobs {ids}; choose one with --job")
-    i, job = matches[0]
+    return matches[0]
+
+
+def load_endpoint(path: Path, host: str, job_id: int | None = None,
+                  bind_ip: str = "0.0.0.0") -> tuple[JobEndpoint, int]:
+    """(endpoint, number of workers) of ``host`` in the manifest at ``path``."""
+    i, job = find_job(path, host, job_id)
     try:
         me = job["workers"][host]
         peers = tuple(sorted((name, str(w["ip"])) for name, w in job["workers"].items()

@@ -28,13 +28,9 @@ import numpy as np
 from dhc import quantize as qz
 from dhc.errors import CodecError
 from dhc.synthetic import synthetic_gradient
+from hostagent.manifest import ManifestError, find_job
 from hostagent.ring_transport import RingConfig, RingError, RingPeer, RingTimeout, RingTransport
-
-
-class ManifestError(ValueError):
-    """A job manifest or command line that does not describe this host's ring (defined here,
-    not imported from ``hostagent.manifest``, to keep Scapy out of this process's start-up)."""
-
+from hostagent.summary import finish
 
 #: int32 marker for "this worker's tensor is all zeros" in the exponent exchange
 NO_EXPONENT = -(1 << 31)
@@ -130,24 +126,7 @@ def ring_allreduce(x: np.ndarray, transport: RingTransport) -> tuple[np.ndarray,
 def load_ring(path: Path, host: str, job_id: int | None = None) -> tuple[int, tuple[RingPeer, ...], int]:
     """(job id, peers in ring order, this host's rank) from a job manifest
     (``hostagent.manifest`` format); the ring order is the manifest's worker order."""
-    try:
-        doc = json.loads(Path(path).read_text())
-    except OSError as err:
-        raise ManifestError(f"{path}: cannot read: {err.strerror}") from err
-    except json.JSONDecodeError as err:
-        raise ManifestError(f"{path}:{err.lineno}:{err.colno}: not JSON: {err.msg}") from err
-    jobs = doc.get("jobs") if isinstance(doc, dict) else None
-    if not isinstance(jobs, list):
-        raise ManifestError(f"{path}: not a DHC job manifest (no 'jobs' list)")
-    matches = [j for j in jobs if isinstance(j, dict) and isinstance(j.get("workers"), dict)
-               and host in j["workers"] and (job_id is None or j.get("job_id") == job_id)]
-    if not matches:
-        raise ManifestError(f"{path}: host {host!r} is not a worker of "
-                            + (f"job {job_id}" if job_id is not None else "any job"))
-    if len(matches) > 1:
-        raise ManifestError(f"{path}: host {host!r} is in jobs {[j.get('job_id') for j in matches]}; "
-                            "choose one with --job")
-    job = matches[0]
+    _, job = find_job(path, host, job_id)
     try:
         peers = tuple(RingPeer(name, str(w["ip"])) for name, w in job["workers"].items())
         jid = int(job["job_id"])
@@ -210,19 +189,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     summary.update(report.as_dict())
     summary["ok"] = True
-    if args.output:
-        np.save(args.output, result)
-    if args.expect:
-        expected = np.load(args.expect, allow_pickle=False)
-        exact = expected.shape == result.shape and np.array_equal(
-            expected.astype(np.float32).view(np.uint32), result.view(np.uint32))
-        summary["exact"] = summary["ok"] = bool(exact)
-    if args.json:
-        print(json.dumps(summary))
-    else:
-        for k, v in summary.items():
-            print(f"{k:>20}: {v}")
-    return 0 if summary["ok"] else 1
+    return finish(summary, result, args.output, args.expect, args.json)
 
 
 if __name__ == "__main__":

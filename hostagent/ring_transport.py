@@ -29,6 +29,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from hostagent.rtt import RttEstimator
+
 #: Ring traffic of job j uses UDP port ``ring_port(j)`` on every host (below the DHC worker ports).
 RING_PORT_BASE = 0xB000
 RING_PORT_SPAN = 0x1000
@@ -187,8 +189,7 @@ class RingTransport:
         self.stats = RingStats()
         self.inbox: dict[int, StepInbox] = {}
         self.cwnd = float(min(16, cfg.window))
-        self._srtt: float | None = None
-        self._rttvar = 0.0
+        self._rtt = RttEstimator(cfg.initial_timeout, cfg.min_timeout, cfg.max_timeout)
         self._next_ready = False
         self._prev_heard = False
         self._last_from_prev = time.monotonic()
@@ -216,16 +217,7 @@ class RingTransport:
     # ------------------------------------------------------------------ timing
     @property
     def rto(self) -> float:
-        if self._srtt is None:
-            return self.cfg.initial_timeout
-        return min(max(self._srtt + 4 * self._rttvar, self.cfg.min_timeout), self.cfg.max_timeout)
-
-    def _rtt_sample(self, rtt: float) -> None:
-        if self._srtt is None:
-            self._srtt, self._rttvar = rtt, rtt / 2
-        else:
-            self._rttvar = 0.75 * self._rttvar + 0.25 * abs(self._srtt - rtt)
-            self._srtt = 0.875 * self._srtt + 0.125 * rtt
+        return self._rtt.rto
 
     # ------------------------------------------------------------------ sockets
     def _sendto(self, data: bytes, addr: tuple[str, int]) -> None:
@@ -341,7 +333,7 @@ class RingTransport:
         for i in newly:
             acked[i] = True
             if tries[i] == 0:
-                self._rtt_sample(now - sent[i])
+                self._rtt.sample(now - sent[i])
             self.cwnd = min(float(self.cfg.window), self.cwnd + 1.0 / self.cwnd)
         st.in_flight -= len(newly)
 

@@ -21,6 +21,7 @@ import numpy as np
 
 from dhc import wire
 from hostagent.packet import MalformedPacket, decode_datagram, encode_datagram
+from hostagent.rtt import RttEstimator
 
 
 class TransportTimeout(TimeoutError):
@@ -96,8 +97,8 @@ class ChunkTransport:
         self._cwnd = float(min(endpoint.window, 16))
         self._ssthresh = float(endpoint.window)
         self._acks: set[str] = set()   # peers that answered the last liveness probe
-        self._srtt: float | None = None
-        self._rttvar = 0.0
+        self._rtt = RttEstimator(self.retry.initial_timeout, self.retry.min_timeout,
+                                 self.retry.max_timeout)
         self._sock = sock or self._open_socket(endpoint)
         self._dest = (endpoint.switch_ip, endpoint.switch_port)
 
@@ -135,22 +136,12 @@ class ChunkTransport:
     @property
     def rto(self) -> float:
         """The current retransmission timeout for a chunk's first transmission."""
-        if self._srtt is None:
-            return self.retry.initial_timeout
-        rto = self._srtt + 4 * self._rttvar
-        return min(max(rto, self.retry.min_timeout), self.retry.max_timeout)
+        return self._rtt.rto
 
     def _grow_window(self, completed: int) -> None:
         for _ in range(completed):
             self._cwnd += 1.0 if self._cwnd < self._ssthresh else 1.0 / self._cwnd
         self._cwnd = min(self._cwnd, float(self.endpoint.window))
-
-    def _rtt_sample(self, rtt: float) -> None:
-        if self._srtt is None:
-            self._srtt, self._rttvar = rtt, rtt / 2
-        else:
-            self._rttvar = 0.75 * self._rttvar + 0.25 * abs(self._srtt - rtt)
-            self._srtt = 0.875 * self._srtt + 0.125 * rtt
 
     # ------------------------------------------------------------------ exchange
     def exchange(self, levels: np.ndarray, lanes: np.ndarray, progress=None) -> np.ndarray:
@@ -287,7 +278,7 @@ class ChunkTransport:
             have[i] = True
             results[i] = dg.lanes
             if tries[i] == 0:
-                self._rtt_sample(time.monotonic() - first_sent[i])
+                self._rtt.sample(time.monotonic() - first_sent[i])
             deadline[i] = np.inf
             completed += 1
             if progress is not None:
