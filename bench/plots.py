@@ -180,7 +180,7 @@ def plot_lhc_failure(res: dict, path: Path) -> Path:
 
 _LABEL_KEYS = ("mode", "codec", "name", "label", "topology")
 _PREFERRED = ("seconds", "wall_seconds", "time_s", "elapsed_s", "allreduce_seconds",
-              "wire_bytes", "bytes_on_wire", "bytes_per_worker", "goodput_gbps", "speedup")
+              "wire_bytes", "bytes_on_wire", "bytes_per_worker", "packets_sent", "goodput_gbps", "speedup")
 
 
 def e2e_rows(e2e: dict) -> list[dict]:
