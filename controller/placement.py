@@ -20,7 +20,10 @@ its parent crosses it (contribution up, result down along the same route reverse
 
 from __future__ import annotations
 
+import contextlib
 import json
+import signal
+import threading
 from dataclasses import asdict, dataclass, field
 
 from controller.topology import Job, Topology
@@ -272,6 +275,20 @@ def prune_relays(topo: Topology, choice: dict[int, tuple[str | None, set[str]]]
     return out
 
 
+@contextlib.contextmanager
+def _keep_sigint_handler():
+    """CP-SAT installs its own SIGINT handler for the solve and leaves SIG_DFL behind, after
+    which Ctrl-C kills the process without running any cleanup (Mininet would stay up).
+    Put back whatever Python had."""
+    main = threading.current_thread() is threading.main_thread()
+    previous = signal.getsignal(signal.SIGINT) if main else None
+    try:
+        yield
+    finally:
+        if main and previous is not None:
+            signal.signal(signal.SIGINT, previous)
+
+
 def place(topo: Topology, budget: int | None = None, *, time_limit: float = 60.0, workers: int = 2,
           force_general: bool = False) -> Placement:
     """Optimal placement of every job in ``topo`` (CP-SAT).  ``budget``: at most this total
@@ -285,10 +302,12 @@ def place(topo: Topology, budget: int | None = None, *, time_limit: float = 60.0
     placement_model.precheck(topo, budget)
     options = None if force_general else placement_assign.applicable(topo, budget)
     if options is not None:
-        sol = placement_assign.solve(topo, options, time_limit=time_limit, workers=workers)
+        with _keep_sigint_handler():
+            sol = placement_assign.solve(topo, options, time_limit=time_limit, workers=workers)
         solver = "cp-sat/root-assignment"
     else:
-        sol = placement_model.solve(topo, budget, time_limit=time_limit, workers=workers)
+        with _keep_sigint_handler():
+            sol = placement_model.solve(topo, budget, time_limit=time_limit, workers=workers)
         solver = "cp-sat/tree-flow"
     result = evaluate(topo, prune_relays(topo, sol.choice), budget, solve_time_s=round(sol.wall_s, 4), optimal=sol.optimal,
                       solver=solver)

@@ -83,3 +83,14 @@ def test_manifest_round_trip_and_errors(tmp_path):
     path.write_text(json.dumps({"version": 1, "jobs": [{"job_id": 1, "workers": {"h1": {}}}]}))
     with pytest.raises(ManifestError, match=r"jobs\[0\].workers.h1: missing or bad field"):
         load_endpoint(path, "h1")
+
+
+def test_scapy_layer_matches_the_p4_header_as_the_softswitch_parses_it():
+    from pathlib import Path
+
+    from softswitch import Switch
+
+    program = Path(__file__).resolve().parents[2] / "p4src" / "dhc.p4"
+    p4_fields = Switch.load(str(program)).header_types["dhc_h"]
+    scapy_fields = [(f.name, f.size) for f in DHC.fields_desc[:-1]]
+    assert scapy_fields == list(p4_fields)
