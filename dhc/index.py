@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import parallel
 from .errors import DecodeError
 
 _ONE = np.uint64(1)
@@ -80,20 +81,41 @@ def lanes_to_bits(lanes: np.ndarray, n: int, what: str) -> np.ndarray:
     return bits[:n].astype(bool)
 
 
+def _scan(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Packed ``x != 0`` bitmap of a slice (its size a multiple of 64 unless it is the last),
+    the positions of its set bits and the values there."""
+    packed = np.packbits(x != 0, bitorder="little")
+    nz = set_bits(_as_words(packed))
+    return packed, nz, x[nz]
+
+
 class LocalIndex:
     """One worker's support: sorted nonzero indices and its per-block packed element bitmaps.
 
-    The tensor is read once (``x != 0``); everything else works on the 1/8-size bitmap."""
+    The tensor is read once (``x != 0``, then the values at the nonzeros); everything else
+    works on the 1/8-size bitmap.  Large tensors are scanned in two halves on two cores."""
 
     def __init__(self, x: np.ndarray, block: int) -> None:
         self.d = x.size
         self.block = block
         self.n_blocks = -(-self.d // block)
-        packed = np.packbits(x != 0, bitorder="little")
         need = -(-self.n_blocks * block // 64) * 8          # whole blocks and whole words
-        if packed.size < need:
-            packed = np.concatenate([packed, np.zeros(need - packed.size, dtype=np.uint8)])
-        self.nz = set_bits(packed.view("<u8"))
+        h = parallel.split_point(self.d, 64)
+        if h is None:
+            packed = np.packbits(x != 0, bitorder="little")
+            if packed.size < need:
+                packed = np.concatenate([packed, np.zeros(need - packed.size, dtype=np.uint8)])
+            self.nz = set_bits(packed.view("<u8"))
+            self.values = x[self.nz]
+        else:
+            # two halves on two cores, split at a word boundary
+            (pa, na, va), (pb, nb, vb) = parallel.both(lambda: _scan(x[:h]),
+                                                       lambda: _scan(x[h:]))
+            packed = np.concatenate([pa, pb, np.zeros(need - pa.size - pb.size, np.uint8)])
+            nb += h
+            self.nz = np.concatenate([na, nb])
+            #: x at nz (gathered in the same pass)
+            self.values = np.concatenate([va, vb])
         #: (n_blocks, block/32) uint32 element bitmaps
         self.block_words = packed[: self.n_blocks * block // 8].view("<u4").reshape(
             self.n_blocks, block // 32)

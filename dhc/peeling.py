@@ -10,14 +10,18 @@ checks catch that.  Work per iteration is proportional to what it peels (np.subt
 to m.
 
 The cost is a few dozen numpy passes over each peeled candidate plus random accesses, so the
-state is kept compact: one uint64 word per bucket holds the value (mod 2**32) and the count and
-position sum (see :class:`_Buckets`), so one gather and one ``np.subtract.at`` serve all three;
-each candidate's r (bucket, sign) pairs are one candidate-major int32 code
-``bucket << 1 | negative``, fetched by one gather; recovered values are scattered once at the end.
+state is kept compact: one 64-bit word per bucket holds the value (mod 2**32) and the count and
+position sum, so one gather and one ``np.subtract.at`` serve all three; recovered values are
+scattered once at the end.  Two layouts: :func:`_peel_packed` (k <= 2**18, the common case) works
+row-major and derives each touched bucket's change from the recovered word with an xor, a
+multiply and an add; :func:`_peel_general` (any k) keeps each candidate's r codes
+``bucket << 1 | negative`` candidate-major.  Both recover the same candidates in the same
+iterations and read each from the same bucket, so their results are identical.
 """
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 
 import numpy as np
@@ -26,6 +30,9 @@ _TWO31 = 1 << 31
 _MASK32 = (1 << 32) - 1
 _S32 = np.uint64(32)
 _LOW32 = np.uint64(_MASK32)
+_PACKED_MAX_K = 1 << 18                                     # see peel_rows
+_HIGH = -(1 << 32)                                          # int64 mask of the value field
+_LOW = 0 if sys.byteorder == "little" else 1                # low half in a uint32 pair view
 
 
 def as_int32(v: np.ndarray) -> np.ndarray:
@@ -140,6 +147,108 @@ def peel_rows(buckets: np.ndarray, negative: np.ndarray, sketch: np.ndarray) -> 
         y = np.asarray(sketch).astype(np.uint32)
         return PeelResult(np.zeros(0, np.int64), np.zeros(0, bool),
                           y.view(np.int32).astype(np.int64), 0)
+    count = np.bincount(buckets.reshape(-1), minlength=m)
+    cmax = int(count.max())
+    shift = max(1, cmax.bit_length())
+    # row-major fast path while count + (position sum << shift) provably fits the low 32 bits
+    # and the per-row code arrays stay cache-sized; beyond that, the candidate-major general
+    # path (one cache line per candidate for all its rows) measured faster (k = 4e5: 2 %)
+    if k <= _PACKED_MAX_K and 2 * m < _TWO31 and cmax * (k - 1) < 1 << (32 - shift):
+        return _peel_packed(buckets, negative, sketch, count, shift)
+    return _peel_general(buckets, negative, sketch)
+
+
+def _peel_packed(buckets: np.ndarray, negative: np.ndarray, sketch: np.ndarray,
+                 count: np.ndarray, shift: int) -> PeelResult:
+    """Peeling with one int64 word per bucket: ``value << 32 | count + (position sum << shift)``.
+
+    Row-major throughout (every array op runs along a long contiguous axis).  A candidate
+    recovered from pure word ``w`` (value field ``A = a << 32``) changes bucket j by ``w`` if
+    its sign there equals its sign in the pure bucket, else by ``w - 2A``: one xor with the own
+    sign, one multiply and one add per touched bucket, no per-element sign products."""
+    rows, k = buckets.shape
+    row_len = sketch.shape[0] // rows
+    word = np.asarray(sketch, dtype=np.uint32).astype(np.int64)
+    word <<= 32
+    unit = np.arange(k, dtype=np.int64)
+    unit <<= shift
+    unit += 1
+    codes = np.empty((rows, k), dtype=np.int32)             # bucket << 1 | negative
+    for j in range(rows):
+        np.add.at(word, buckets[j], unit)
+        np.left_shift(buckets[j], 1, out=codes[j], casting="unsafe")
+        codes[j] |= negative[j]
+    del unit
+    flat = codes.reshape(-1)
+    order_all = np.arange(k, dtype=np.int64)
+    mark = np.empty(k, dtype=np.int64)
+    cmask = (1 << shift) - 1
+    ushift = np.uint32(shift)
+    got_pos: list[np.ndarray] = []
+    got_a: list[np.ndarray] = []
+    got_neg: list[np.ndarray] = []
+    pure = np.flatnonzero(count == 1)
+    iterations = 0
+    while pure.size:
+        iterations += 1
+        w = np.take(word, pure)
+        pos = np.right_shift(w.view(np.uint32)[_LOW::2], ushift, dtype=np.int64)
+        # keep one bucket per candidate: a bucket may be listed twice, and a candidate may be
+        # pure in several rows at once
+        order = order_all[: pos.size] if pos.size <= k else np.arange(pos.size)
+        mark[pos] = order
+        keep = np.take(mark, pos) == order
+        if not keep.all():
+            kept = np.flatnonzero(keep)
+            pos, w, pure = np.take(pos, kept), np.take(w, kept), np.take(pure, kept)
+        p = pos.size
+        own = pure // row_len                                # row of the pure bucket
+        own *= k
+        own += pos
+        neg_own = np.take(flat, own)
+        neg_own &= 1
+        got_pos.append(pos)
+        got_a.append(w.view(np.int32)[1 - _LOW::2])
+        got_neg.append(neg_own)
+        g = np.empty((rows, p), dtype=np.int32)
+        for j in range(rows):
+            np.take(codes[j], pos, out=g[j], mode="clip")   # pos is in range: no buffering
+        g ^= neg_own                                          # low bit: sign differs from own
+        touched = np.right_shift(g, 1, dtype=np.int64).reshape(-1)
+        g &= 1
+        two_a = w & _HIGH
+        two_a *= -2
+        delta = np.multiply(g, two_a, dtype=np.int64)
+        delta += w
+        np.subtract.at(word, touched, delta.reshape(-1))
+        now = np.take(word, touched)
+        now &= cmask
+        # list the new pure buckets candidate-major, so that a candidate pure in several rows
+        # is read from the same bucket as in the candidate-major formulation (this only
+        # matters for a corrupted sketch, which then fails the same way)
+        hit = np.flatnonzero((now == 1).reshape(rows, p).T)
+        cand_i, row_j = np.divmod(hit, rows)
+        row_j *= p
+        row_j += cand_i
+        pure = np.take(touched, row_j)
+    values = np.zeros(k, dtype=np.int64)
+    recovered = np.zeros(k, dtype=bool)
+    if got_pos:
+        done = np.concatenate(got_pos)
+        v = np.concatenate(got_a).astype(np.int64)
+        neg = np.concatenate(got_neg).astype(np.int64)
+        v ^= -neg                                             # negate where the sign is -1:
+        v += neg                                              # exact, +2**31 included
+        values[done] = v
+        recovered[done] = True
+    word >>= 32
+    return PeelResult(values, recovered, word.astype(np.int32).astype(np.int64), iterations)
+
+
+def _peel_general(buckets: np.ndarray, negative: np.ndarray, sketch: np.ndarray) -> PeelResult:
+    """Peeling for any k and m (the packed fast path needs the low fields in 32 bits)."""
+    rows, k = buckets.shape
+    m = sketch.shape[0]
     row_len = m // rows
     state, count, shift = _position_state(buckets, k, m)
     bk = _Buckets(state, shift, sketch)

@@ -1,0 +1,62 @@
+"""Two-way splitting of the codec's whole-tensor passes over a small shared thread pool.
+
+Only the passes that touch every element of a large tensor are split (the encoder's ``x != 0``
+scan, the decoder's zero-fill and scatter of the result): numpy releases the GIL inside large
+ufunc, packbits, fill and fancy-index calls, so two halves run on two cores.  Everything else
+stays single-threaded.  Results do not depend on the split (each half writes disjoint output).
+
+The pool is created once, on first use.  ``set_threads(1)`` turns splitting off (benchmarks use
+it to report single-threaded figures).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import TypeVar
+
+T = TypeVar("T")
+
+#: tensors below this many elements are never split: a hand-off costs tens of microseconds
+MIN_SPLIT = 1 << 20
+
+_threads = 2 if (os.cpu_count() or 1) >= 2 else 1
+_pool: ThreadPoolExecutor | None = None
+_pool_pid = 0          # a forked child must not use its parent's (thread-less) pool
+
+
+def set_threads(n: int) -> None:
+    """Use ``n`` (1 or 2) threads for the split passes."""
+    global _threads
+    if n not in (1, 2):
+        raise ValueError(f"threads must be 1 or 2, got {n!r}")
+    _threads = n
+
+
+def threads() -> int:
+    """Threads currently used for the split passes."""
+    return _threads
+
+
+def split_point(n: int, align: int) -> int | None:
+    """Where to split ``n`` items in two (a multiple of ``align``), or None to run whole."""
+    if _threads < 2 or n < MIN_SPLIT:
+        return None
+    h = (n // 2) // align * align
+    return h if 0 < h < n else None
+
+
+def both(first: Callable[[], T], second: Callable[[], T]) -> tuple[T, T]:
+    """Run ``second`` on the pool thread and ``first`` on the caller's; return both results.
+    Waits for ``second`` even if ``first`` raises, so no half outlives the call."""
+    global _pool, _pool_pid
+    if _pool is None or _pool_pid != os.getpid():
+        _pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="dhc-split")
+        _pool_pid = os.getpid()
+    fut = _pool.submit(second)
+    try:
+        a = first()
+    finally:
+        b = fut.result()
+    return a, b
