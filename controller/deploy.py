@@ -185,28 +185,23 @@ def diff(intended: SwitchState, actual: SwitchState, jobs: set[int] | None = Non
     deletes: list[Change] = []
     modifies: list[Change] = []
     inserts: list[Change] = []
-    for k, e in want.entries.items():
-        have = actual.entries.get(k)
-        if have is None:
-            inserts.append(Change(Update.INSERT, e))
-        elif have.value != e.value:
-            modifies.append(Change(Update.MODIFY, e))
-    for k, e in actual.entries.items():
-        # intended state outside the scope (another job's, or the base) is never deleted
-        if k not in intended.entries and (prune or _in_scope(e.owner, jobs, base)):
-            deletes.append(Change(Update.DELETE, e))
+    def compare(wanted: dict, present: dict, everything: dict, same) -> None:
+        for k, item in wanted.items():
+            have = present.get(k)
+            if have is None:
+                inserts.append(Change(Update.INSERT, item))
+            elif not same(have, item):
+                modifies.append(Change(Update.MODIFY, item))
+        for k, item in present.items():
+            # intended state outside the scope (another job's, or the base) is never deleted
+            if k not in everything and (prune or _in_scope(item.owner, jobs, base)):
+                deletes.append(Change(Update.DELETE, item))
+
+    compare(want.entries, actual.entries, intended.entries, lambda a, b: a.value == b.value)
     for t, d in want.defaults.items():
         if actual.defaults.get(t) != d:
             modifies.append(Change(Update.MODIFY, d))
-    for gid, g in want.groups.items():
-        have_g = actual.groups.get(gid)
-        if have_g is None:
-            inserts.append(Change(Update.INSERT, g))
-        elif have_g.replicas != g.replicas:
-            modifies.append(Change(Update.MODIFY, g))
-    for gid, g in actual.groups.items():
-        if gid not in intended.groups and (prune or _in_scope(g.owner, jobs, base)):
-            deletes.append(Change(Update.DELETE, g))
+    compare(want.groups, actual.groups, intended.groups, lambda a, b: a.replicas == b.replicas)
 
     order = {t: i for i, t in enumerate(WRITE_ORDER)}
 

@@ -50,15 +50,7 @@ def root_options(topo: Topology, job: Job) -> tuple[list[RootOption], bool]:
     options: list[RootOption] = []
     fanin_ok = True
     for r in sorted(fits):
-        up: dict[str, int] = {}   # node -> link toward r
-        for start in attached:
-            node = start
-            while node != r and node not in up:
-                up[node] = topo.next_hop_link(node, r)
-                node = topo.links[up[node]].other(node)
-        kids: dict[str, list[str]] = {}
-        for node, link in up.items():
-            kids.setdefault(topo.links[link].other(node), []).append(node)
+        up, kids = topo.upward_tree(attached, r)   # node -> link toward r; children
         streams: dict[str, int] = {}  # node -> streams it sends upward
         inflow: dict[str, int] = {}
         for node in postorder(kids, r):

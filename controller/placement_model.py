@@ -119,15 +119,10 @@ def build(topo: Topology, budget: int | None, *, diagnose: bool = False, root_cu
         arcs: dict[tuple[str, int], list[str]] = {}   # (tail, link) -> roots whose tree uses it
         nodes: set[str] = set(attached) | set(fits)
         for r in fits:
-            seen = {r}
-            for start in attached:
-                node = start
-                while node not in seen:
-                    seen.add(node)
-                    link = topo.next_hop_link(node, r)
-                    arcs.setdefault((node, link), []).append(r)
-                    node = topo.links[link].other(node)
-            nodes |= seen
+            up, _ = topo.upward_tree(attached, r)
+            for node, link in up.items():
+                arcs.setdefault((node, link), []).append(r)
+            nodes |= set(up) | {r}
         jv = _JobVars(job, {r: m.new_bool_var(f"y_{job.id}_{r}") for r in fits},
                       {s: m.new_bool_var(f"a_{job.id}_{s}") for s in sorted(nodes) if s in fits})
         m.add_exactly_one(jv.y.values())
@@ -218,15 +213,7 @@ def _per_root_streams(m: cp_model.CpModel, topo: Topology, jv: _JobVars, attache
     sizes = {}
     for r in fits:
         y = jv.y[r]
-        up: dict[str, int] = {}
-        for start in attached:
-            node = start
-            while node != r and node not in up:
-                up[node] = topo.next_hop_link(node, r)
-                node = topo.links[up[node]].other(node)
-        kids: dict[str, list[str]] = {}
-        for node, link in up.items():
-            kids.setdefault(topo.links[link].other(node), []).append(node)
+        up, kids = topo.upward_tree(attached, r)
         below: dict[str, int] = {}
         for node in postorder(kids, r):
             below[node] = attached.get(node, 0) + sum(below[k] for k in kids.get(node, ()))

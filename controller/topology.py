@@ -219,5 +219,19 @@ class Topology:
             node = self.links[i].other(node)
         return out
 
+    def upward_tree(self, starts, root: str) -> tuple[dict[str, int], dict[str, list[str]]]:
+        """The routes from every node in ``starts`` to ``root`` merged into one tree:
+        (node -> link index toward root, node -> its children in that tree)."""
+        up: dict[str, int] = {}
+        for start in starts:
+            node = start
+            while node != root and node not in up:
+                up[node] = self.next_hop_link(node, root)
+                node = self.links[up[node]].other(node)
+        kids: dict[str, list[str]] = {}
+        for node, link in up.items():
+            kids.setdefault(self.links[link].other(node), []).append(node)
+        return up, kids
+
     def hops(self, src: str, dst: str) -> int:
         return len(self.path_links(src, dst))

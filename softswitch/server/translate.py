@@ -361,6 +361,14 @@ def _replicas(replicas, what: str) -> list[Replica]:
     return out
 
 
+def _check_presence(utype: int, present: bool, what: str) -> None:
+    """INSERT of something present, MODIFY/DELETE of something absent: the P4Runtime errors."""
+    if utype == Update.INSERT and present:
+        raise _exists(f"{what} already exists")
+    if utype in (Update.MODIFY, Update.DELETE) and not present:
+        raise _not_found(f"{what} does not exist")
+
+
 def write_pre(switch, utype: int, pre: p4runtime_pb2.PacketReplicationEngineEntry,
               clone_params: dict[int, tuple[int, int]]) -> None:
     """Apply one PRE update; ``clone_params`` remembers each session's length and class of service."""
@@ -370,11 +378,7 @@ def write_pre(switch, utype: int, pre: p4runtime_pb2.PacketReplicationEngineEntr
         what = f"multicast group {g.multicast_group_id}"
         if g.multicast_group_id == 0:
             raise invalid("multicast group id 0 is reserved")
-        present = g.multicast_group_id in _call(switch.mc_groups)
-        if utype == Update.INSERT and present:
-            raise _exists(f"{what} already exists")
-        if utype in (Update.MODIFY, Update.DELETE) and not present:
-            raise _not_found(f"{what} does not exist")
+        _check_presence(utype, g.multicast_group_id in _call(switch.mc_groups), what)
         if utype == Update.DELETE:
             _call(switch.mc_group_delete, g.multicast_group_id)
         else:
@@ -384,11 +388,7 @@ def write_pre(switch, utype: int, pre: p4runtime_pb2.PacketReplicationEngineEntr
         what = f"clone session {s.session_id}"
         if s.session_id == 0:
             raise invalid("clone session id 0 is reserved")
-        present = s.session_id in _call(switch.clone_sessions)
-        if utype == Update.INSERT and present:
-            raise _exists(f"{what} already exists")
-        if utype in (Update.MODIFY, Update.DELETE) and not present:
-            raise _not_found(f"{what} does not exist")
+        _check_presence(utype, s.session_id in _call(switch.clone_sessions), what)
         if utype == Update.DELETE:
             _call(switch.clone_session_delete, s.session_id)
             clone_params.pop(s.session_id, None)
