@@ -10,9 +10,17 @@
 
 /* ---- compile-time knobs ------------------------------------------------ */
 
-/* Lanes (32-bit words) per packet: 1, 2, 4, 8, 16 or 32. */
+/* Lanes (32-bit words) per packet: 1, 2, 4, 8, 16 or 32.  The K lane
+ * registers sit after the counter in the dependency chain and need K/4
+ * stages of stateful ALUs, so p4c's Tofino backend (which defines
+ * __TARGET_TOFINO__) gets 8 by default: 32 would not fit Tofino 1's 12 MAU
+ * stages.  Hosts put the switch's K in dhc_h.num_lanes (topology: jobs[].lanes). */
 #ifndef DHC_LANES
+#if defined(__TARGET_TOFINO__)
+#define DHC_LANES 8
+#else
 #define DHC_LANES 32
+#endif
 #endif
 
 /* Register cells per lane register = (slot, shadow set) pairs of all jobs.

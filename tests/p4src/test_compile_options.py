@@ -37,3 +37,14 @@ def test_bad_options_are_rejected_with_the_reason(defines: dict[str, str], reaso
 
     with pytest.raises(P4CompileError, match=reason):
         Switch.load(PROGRAM, defines=defines)
+
+
+def test_tofino_builds_default_to_eight_lanes() -> None:
+    """p4c's Tofino backend defines __TARGET_TOFINO__; K = 32 would not fit Tofino 1's stages."""
+    from softswitch import Switch
+
+    assert len(Switch.load(PROGRAM).header_types["dhc_lanes_h"]) == 32
+    tofino = Switch.load(PROGRAM, defines={"__TARGET_TOFINO__": "1"})
+    assert len(tofino.header_types["dhc_lanes_h"]) == 8
+    assert len(Switch.load(PROGRAM, defines={"__TARGET_TOFINO__": "1", "DHC_LANES": "16"})
+               .header_types["dhc_lanes_h"]) == 16
