@@ -4,7 +4,11 @@ malformed input.  Marked root: Mininet, namespaces and real softswitch processes
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -15,6 +19,7 @@ from topologies.workload import Workload
 
 pytestmark = [pytest.mark.root, pytest.mark.slow]
 
+ROOT = Path(__file__).resolve().parents[2]
 SPINE = "sp2"  # the placement's root for both jobs (checked below)
 
 
@@ -73,6 +78,14 @@ def test_outsider_and_spoofed_child_are_dropped_and_counted(leafspine_net):
               [data_payload(2, victim_id, chunk=0)], sport=wire.worker_port(2))
     time.sleep(0.5)
     assert drops(leafspine_net, SPINE).get("unauthorised", 0) - before == 2
+    # the operator sees it with `dhc-ctl status`
+    addr_map = ",".join(f"{n}={a.addr}@{a.device_id}" for n, a in leafspine_net.addrs.items())
+    out = subprocess.run([sys.executable, "-m", "controller.cli", "status", "--topo",
+                          str(ROOT / "topologies" / "leafspine.yaml"), "--switch-addr-map", addr_map,
+                          "--json"], capture_output=True, text=True, timeout=60, cwd=ROOT)
+    assert out.returncode == 0, out.stderr
+    spine = next(sw for sw in json.loads(out.stdout)["switches"] if sw["switch"] == SPINE)
+    assert spine["drops"]["unauthorised"] - before == 2
     # nothing was added: the job still sums exactly
     run_and_check(leafspine_net, Workload(dim=20_000, density=0.01, seed=31), jobs=[2])
 
