@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -36,7 +36,6 @@ class AllReduceReport:
     duplicate_results: int
     malformed_ignored: int
     scale: float
-    extra: dict = field(default_factory=dict)
 
     def as_dict(self) -> dict:
         return dict(self.__dict__)
@@ -94,5 +93,4 @@ class Agent:
             retransmissions=delta["retransmissions"],
             duplicate_results=delta["duplicate_results"],
             malformed_ignored=delta["malformed_ignored"], scale=float(worker.scale))
-        self.last_worker = worker
         return result, report

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import enum
 import select
-import socket
 import struct
 import time
 from dataclasses import dataclass, field
@@ -30,6 +29,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from hostagent.rtt import RttEstimator
+from hostagent.sockets import open_udp
 
 #: Ring traffic of job j uses UDP port ``ring_port(j)`` on every host (below the DHC worker ports).
 RING_PORT_BASE = 0xB000
@@ -196,12 +196,7 @@ class RingTransport:
         self._mismatches: list[str] = []   # disagreements heard, each named once
         self._dim = 0
         self._send: SendState | None = None
-        self._sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-        self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 8 << 20)
-        self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 8 << 20)
-        self._sock.bind((bind_ip or cfg.me.ip, cfg.udp_port))
-        self._sock.setblocking(False)
+        self._sock = open_udp(bind_ip or cfg.me.ip, cfg.udp_port)
         self._next_addr = (cfg.next.ip, cfg.udp_port)
         self._prev_addr = (cfg.prev.ip, cfg.udp_port)
 

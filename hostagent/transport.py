@@ -22,6 +22,7 @@ import numpy as np
 from dhc import wire
 from hostagent.packet import MalformedPacket, decode_datagram, encode_datagram
 from hostagent.rtt import RttEstimator
+from hostagent.sockets import open_udp
 
 
 class TransportTimeout(TimeoutError):
@@ -81,6 +82,20 @@ class TransportStats:
         return dict(self.__dict__)
 
 
+class _Outstanding:
+    """Per-chunk state of one exchange: chunks ``base .. base + n - 1`` of the job's stream."""
+
+    def __init__(self, base: int, n: int, lanes: int, progress) -> None:
+        self.base, self.n, self.progress = base, n, progress
+        self.done = 0
+        self.results = np.zeros((n, lanes), dtype=np.uint32)
+        self.have = np.zeros(n, dtype=bool)
+        self.deadline = np.full(n, np.inf)   # retransmission time of each chunk in flight
+        self.first_sent = np.zeros(n)
+        self.timeout = np.zeros(n)
+        self.tries = np.zeros(n, dtype=np.int64)
+
+
 class ChunkTransport:
     """Exchanges a sequence of (level, K lanes) chunks for their aggregated RESULTs."""
 
@@ -99,18 +114,8 @@ class ChunkTransport:
         self._acks: set[str] = set()   # peers that answered the last liveness probe
         self._rtt = RttEstimator(self.retry.initial_timeout, self.retry.min_timeout,
                                  self.retry.max_timeout)
-        self._sock = sock or self._open_socket(endpoint)
+        self._sock = sock or open_udp(endpoint.bind_ip, endpoint.port)
         self._dest = (endpoint.switch_ip, endpoint.switch_port)
-
-    @staticmethod
-    def _open_socket(ep: JobEndpoint) -> socket.socket:
-        s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 8 << 20)
-        s.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 8 << 20)
-        s.bind((ep.bind_ip, ep.port))
-        s.setblocking(False)
-        return s
 
     def finish(self) -> int:
         """End the session on a boundary of 2W chunks (zero chunks pad the stream), so every slot's
@@ -151,23 +156,18 @@ class ChunkTransport:
         lanes = np.ascontiguousarray(lanes, dtype=np.uint32)
         if lanes.ndim != 2 or lanes.shape[1] != K or lanes.shape[0] != len(levels):
             raise ValueError(f"lanes must be ({len(levels)}, {K}) uint32, got {lanes.shape}")
-        n, base, W = len(levels), self.next_chunk, ep.window
-        results = np.zeros_like(lanes)
-        have = np.zeros(n, dtype=bool)
+        n, W = len(levels), ep.window
+        out = _Outstanding(self.next_chunk, n, K, progress)
         frames = [encode_datagram(wire.PacketType.DATA, int(levels[i]), ep.job_id, ep.child_id,
-                                  base + i, wire.slot_for_chunk(base + i, W), lanes[i])
+                                  out.base + i, wire.slot_for_chunk(out.base + i, W), lanes[i])
                   for i in range(n)]
-        deadline = np.full(n, np.inf)
-        first_sent = np.zeros(n)
-        timeout = np.zeros(n)
-        tries = np.zeros(n, dtype=np.int64)
         sent_upto = 0       # chunks [0, sent_upto) have been sent at least once
-        done = 0
+        lo = 0              # first chunk without its RESULT; sent_upto - lo <= W (self-clocking)
 
         def send(i: int) -> None:
-            if tries[i] == 0:
-                timeout[i] = self.rto
-                first_sent[i] = time.monotonic()
+            if out.tries[i] == 0:
+                out.timeout[i] = self.rto
+                out.first_sent[i] = time.monotonic()
             try:
                 self._sock.sendto(frames[i], self._dest)
             except OSError as err:
@@ -177,41 +177,40 @@ class ChunkTransport:
                 self.stats.reasons[type(err).__name__] = self.stats.reasons.get(type(err).__name__, 0) + 1
             self.stats.packets_sent += 1
             self.stats.bytes_sent += len(frames[i])
-            deadline[i] = time.monotonic() + timeout[i]
+            out.deadline[i] = time.monotonic() + out.timeout[i]
 
-        while done < n:
+        while out.done < n:
             # self-clocking: chunk i may go once chunk i - W has its RESULT
-            while sent_upto < n and (sent_upto < W or have[sent_upto - W]) \
-                    and sent_upto - done < self._cwnd:
+            while sent_upto < n and (sent_upto < W or out.have[sent_upto - W]) \
+                    and sent_upto - out.done < self._cwnd:
                 send(sent_upto)
                 sent_upto += 1
-            now = time.monotonic()
-            wait = max(0.0, float(deadline[:sent_upto].min()) - now) if sent_upto else 0.0
+            while lo < sent_upto and out.have[lo]:
+                lo += 1
+            pending = out.deadline[lo:sent_upto]   # at most W chunks: O(W) per pass, not O(n)
+            wait = max(0.0, float(pending.min()) - time.monotonic()) if pending.size else 0.0
             readable, _, _ = select.select([self._sock], [], [], min(wait, 0.5))
             if readable:
-                got = self._drain(base, n, have, results, deadline, progress, tries, first_sent)
-                done += got
-                self._grow_window(got)
+                self._grow_window(self._drain(out))
                 continue
-            now = time.monotonic()
-            expired = np.flatnonzero(deadline[:sent_upto] <= now)
+            expired = lo + np.flatnonzero(pending <= time.monotonic())
             if expired.size:
                 self._ssthresh = max(2.0, self._cwnd / 2)
                 self._cwnd = self._ssthresh
             for i in expired:
-                if tries[i] >= self.retry.max_retries:
+                if out.tries[i] >= self.retry.max_retries:
                     raise TransportTimeout(
-                        f"job {ep.job_id}: no RESULT for chunk {base + i} (slot "
-                        f"{wire.slot_for_chunk(base + i, W):#06x}) from switch {ep.switch_ip} after "
-                        f"{tries[i]} retransmissions; {n - done} of {n} chunks outstanding; "
-                        + self._blame())
-                tries[i] += 1
-                timeout[i] = min(timeout[i] * self.retry.backoff, self.retry.max_timeout)
+                        f"job {ep.job_id}: no RESULT for chunk {out.base + i} (slot "
+                        f"{wire.slot_for_chunk(out.base + i, W):#06x}) from switch {ep.switch_ip} "
+                        f"after {out.tries[i]} retransmissions; {n - out.done} of {n} chunks "
+                        "outstanding; " + self._blame())
+                out.tries[i] += 1
+                out.timeout[i] = min(out.timeout[i] * self.retry.backoff, self.retry.max_timeout)
                 self.stats.retransmissions += 1
                 send(int(i))
-        self.next_chunk = base + n
+        self.next_chunk = out.base + n
         self.stats.chunks += n
-        return results
+        return out.results
 
     def _blame(self, wait: float = 1.0) -> str:
         """Probe every peer worker directly; name those that do not answer."""
@@ -226,8 +225,7 @@ class ChunkTransport:
         end = time.monotonic() + wait
         while time.monotonic() < end and len(self._acks) < len(ep.peers):
             if select.select([self._sock], [], [], max(0.0, end - time.monotonic()))[0]:
-                self._drain(0, 0, np.zeros(0, bool), np.zeros((0, ep.lanes), np.uint32),
-                            np.zeros(0), None, np.zeros(0, np.int64), np.zeros(0))
+                self._drain(None)
         silent = [f"{name} ({ip})" for name, ip in ep.peers if ip not in self._acks]
         if silent:
             return "worker(s) not answering a liveness probe: " + ", ".join(silent)
@@ -242,9 +240,9 @@ class ChunkTransport:
         else:
             self._acks.add(addr[0])
 
-    def _drain(self, base: int, n: int, have: np.ndarray, results: np.ndarray,
-               deadline: np.ndarray, progress, tries: np.ndarray, first_sent: np.ndarray) -> int:
-        """Read every datagram waiting on the socket; return how many chunks completed."""
+    def _drain(self, out: _Outstanding | None) -> int:
+        """Read every datagram waiting on the socket (answering probes); return how many
+        chunks of ``out`` completed (None: no exchange running, RESULTs are foreign)."""
         completed = 0
         while True:
             try:
@@ -267,19 +265,20 @@ class ChunkTransport:
                 key = str(err).split(":")[0]
                 self.stats.reasons[key] = self.stats.reasons.get(key, 0) + 1
                 continue
-            i = dg.chunk - base
+            i = dg.chunk - out.base if out is not None else -1
             if dg.pkt_type != wire.PacketType.RESULT or dg.job_id != self.endpoint.job_id \
-                    or not 0 <= i < n:
+                    or not 0 <= i < out.n:
                 self.stats.foreign_ignored += 1
                 continue
-            if have[i]:
+            if out.have[i]:
                 self.stats.duplicate_results += 1
                 continue
-            have[i] = True
-            results[i] = dg.lanes
-            if tries[i] == 0:
-                self._rtt.sample(time.monotonic() - first_sent[i])
-            deadline[i] = np.inf
+            out.have[i] = True
+            out.results[i] = dg.lanes
+            if out.tries[i] == 0:
+                self._rtt.sample(time.monotonic() - out.first_sent[i])
+            out.deadline[i] = np.inf
+            out.done += 1
             completed += 1
-            if progress is not None:
-                progress(1)
+            if out.progress is not None:
+                out.progress(1)
