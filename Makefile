@@ -10,6 +10,7 @@ APT_PKGS   := mininet iputils-ping iproute2 nftables tcpdump docker-compose
 TOPO       ?= topologies/leafspine.yaml
 MODE       ?= sketch
 TARGET     ?= auto
+BW         ?=
 P4C        ?= p4c
 BUILD      := build
 
@@ -46,7 +47,7 @@ test: setup
 	$(PY) -m pytest -q
 
 run: setup
-	$(PY) -m topologies.run_story --topo $(TOPO) --mode $(MODE) --target $(TARGET)
+	$(PY) -m topologies.run_story --topo $(TOPO) --mode $(MODE) --target $(TARGET) $(if $(BW),--bw $(BW))
 
 stop:
 	-$(PY) -m topologies.cleanup

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from controller.topology import Topology
 from topologies.mininet_env import ensure_mininet
+from topologies.shaping import Shaping, gbps_to_bps, parse_rate, shape
 
 ensure_mininet()
 from mininet.link import Link  # noqa: E402
@@ -36,6 +37,8 @@ class NetHandle:
     topology: Topology
     grpc_addresses: dict[str, str]
     device_ids: dict[str, int]
+    #: the rate every link was shaped to (bits/s), or None when each link kept its topology rate
+    bandwidth_bps: int | None = None
 
     def host(self, name: str) -> Host:
         return self.net.get(name)
@@ -51,8 +54,10 @@ def choose_target(requested: str = "auto") -> str:
 
 
 def build_net(topo: Topology, target: str = "auto", log_dir: str | None = None,
-              log_level: str = "warn") -> Mininet:
-    """A Mininet object (not started) wired exactly as ``topo`` says, ports included."""
+              log_level: str = "warn", bandwidth: str | None = None) -> Mininet:
+    """A Mininet object (not started) wired exactly as ``topo`` says, ports included, every
+    link shaped to its ``bandwidth_gbps`` (or to ``bandwidth``, a tc rate, on every link)."""
+    override = parse_rate(bandwidth) if bandwidth else None
     target = choose_target(target)
     net = Mininet(controller=None, switch=P4Switch, host=Host, link=Link,
                   autoSetMacs=False, autoStaticArp=False, build=False, waitConnected=False)
@@ -62,9 +67,17 @@ def build_net(topo: Topology, target: str = "auto", log_dir: str | None = None,
                       log_dir=log_dir, log_level=log_level)
     for h in topo.hosts.values():
         net.addHost(h.name, ip=f"{h.ip}/{HOST_PREFIX_LEN}", mac=h.mac)
-    for link in topo.links:
-        net.addLink(link.a, link.b, port1=link.a_port, port2=link.b_port)
+    mn_links = [(net.addLink(link.a, link.b, port1=link.a_port, port2=link.b_port), link)
+                for link in topo.links]
     net.build()
+    try:
+        for mn_link, link in mn_links:
+            rate = Shaping(override or gbps_to_bps(link.bandwidth_gbps))
+            for intf in (mn_link.intf1, mn_link.intf2):
+                shape(intf.name, rate, _runner(intf.node))
+    except BaseException:
+        net.stop()   # links and namespaces exist already: leave none behind
+        raise
     for h in topo.hosts.values():  # addLink may have reset the MAC of eth0
         host = net.get(h.name)
         host.intf().setMAC(h.mac)
@@ -72,16 +85,25 @@ def build_net(topo: Topology, target: str = "auto", log_dir: str | None = None,
     return net
 
 
+def _runner(node):
+    """Run a command in ``node``'s namespace: (exit status, stdout + stderr)."""
+    def run(args: list[str]) -> tuple[int, str]:
+        out, err, status = node.pexec(args)
+        return status, out + err
+    return run
+
+
 @contextlib.contextmanager
 def running_net(topo: Topology, target: str = "auto", log_dir: str | None = None,
-                log_level: str = "warn") -> Iterator[NetHandle]:
+                log_level: str = "warn", bandwidth: str | None = None) -> Iterator[NetHandle]:
     """Start the network, yield it, and always tear it down (processes, namespaces, links)."""
-    net = build_net(topo, target, log_dir, log_level)
+    net = build_net(topo, target, log_dir, log_level, bandwidth)
     try:
         net.start()
         switches = {name: net.get(name) for name in topo.switches}
         yield NetHandle(net=net, topology=topo,
                         grpc_addresses={n: s.grpc_address for n, s in switches.items()},
-                        device_ids={n: s.device_id for n, s in switches.items()})
+                        device_ids={n: s.device_id for n, s in switches.items()},
+                        bandwidth_bps=parse_rate(bandwidth) if bandwidth else None)
     finally:
         net.stop()

@@ -16,6 +16,7 @@ from rich.table import Table
 
 from controller.errors import TopologyError
 from controller.topology_file import load
+from topologies.shaping import RateError, parse_rate
 from topologies.story import StoryResult, run_story
 from topologies.workload import Workload
 
@@ -56,6 +57,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--density", type=float, default=0.01)
     p.add_argument("--clustered", action="store_true")
     p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--bw", help="shape every link to this tc rate (e.g. 100mbit, 1gbit); "
+                                "default: each link's bandwidth_gbps from the topology file")
     p.add_argument("--workdir", type=Path)
     p.add_argument("--json", action="store_true", help="print the result as JSON too")
     args = p.parse_args(argv)
@@ -65,7 +68,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         topo = load(args.topo)
-    except TopologyError as err:
+        if args.bw:
+            parse_rate(args.bw)
+    except (TopologyError, RateError) as err:
         console.print(f"[red]{err}[/red]")
         return 2
     dim = args.dim if args.mode == "sketch" else min(args.dim, 50_000)
@@ -74,18 +79,19 @@ def main(argv: list[str] | None = None) -> int:
     console.print(f"DHC story: {topo.name}, {len(topo.switches)} switches, {len(topo.hosts)} hosts, "
                   f"{len(topo.jobs)} job(s); {workload.codec} codec, d={dim}, "
                   f"density={args.density:g}{' clustered' if args.clustered else ''}")
-    result = run_story(topo, workload, args.target, args.workdir)
+    result = run_story(topo, workload, args.target, args.workdir, bandwidth=args.bw)
     console.print(placement_table(result))
     console.print(summary_table(result))
     for o in result.outcomes:
         if not o.exact:
             why = o.summary.get("error") or (o.stderr.strip().splitlines() or ["no output"])[-1]
             console.print(f"[red]job {o.job_id} {o.host}: exit {o.returncode}: {why}[/red]")
-    console.print(f"deploy {result.deploy_seconds:.1f} s, AllReduce {result.run_seconds:.1f} s; "
+    console.print(f"links: {result.bandwidth} (tbf); deploy {result.deploy_seconds:.1f} s, "
+                  f"AllReduce {result.run_seconds:.1f} s; "
                   + ("[green]every worker holds the exact sum[/green]" if result.exact
                      else "[red]NOT EXACT[/red]"))
     if args.json:
-        print(json.dumps({"exact": result.exact, "workers": [o.summary for o in result.outcomes],
+        print(json.dumps({"exact": result.exact, "bandwidth": result.bandwidth, "workers": [o.summary for o in result.outcomes],
                           "status": result.status}))
     return 0 if result.exact else 1
 

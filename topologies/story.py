@@ -31,6 +31,7 @@ from controller.status import to_json as status_json
 from controller.topology import Topology
 from hostagent.manifest import write_manifest
 from topologies.net import NetHandle, choose_target, running_net
+from topologies.shaping import format_rate, gbps_to_bps
 from topologies.workload import WorkerOutcome, Workload, agent_command, collect, expected_sum
 
 
@@ -43,10 +44,19 @@ class StoryResult:
     deploy_seconds: float = 0.0
     run_seconds: float = 0.0
     status: dict = field(default_factory=dict)
+    #: what the links were shaped to: a tc rate for every link, or "per topology file"
+    bandwidth: str = "per topology file"
 
     @property
     def exact(self) -> bool:
         return bool(self.outcomes) and all(o.exact for o in self.outcomes)
+
+
+def link_rates(topo: Topology) -> str:
+    """The topology's link rates in words, e.g. ``10gbit on every link``."""
+    rates = sorted({format_rate(gbps_to_bps(ln.bandwidth_gbps)) for ln in topo.links})
+    return (f"{rates[0]} on every link" if len(rates) == 1
+            else "per topology file (" + ", ".join(rates) + ")")
 
 
 def switch_addresses(handle: NetHandle) -> dict[str, SwitchAddress]:
@@ -68,10 +78,13 @@ def bmv2_pipeline_files(build: Path = REPO / "build") -> tuple[str, str]:
 
 @contextlib.contextmanager
 def deployed_net(topo: Topology, placement: Placement, workdir: Path, target: str = "auto",
-                 log_level: str = "warn") -> Iterator[tuple[NetHandle, Path, float]]:
-    """A running, deployed network and its job manifest; torn down on exit."""
+                 log_level: str = "warn", bandwidth: str | None = None,
+                 ) -> Iterator[tuple[NetHandle, Path, float]]:
+    """A running, deployed network and its job manifest; torn down on exit.  ``bandwidth``
+    (a tc rate such as ``100mbit``) shapes every link; None keeps each link's topology rate."""
     files = bmv2_pipeline_files() if choose_target(target) == "bmv2" else None
-    with running_net(topo, target, log_dir=str(workdir / "logs"), log_level=log_level) as handle:
+    with running_net(topo, target, log_dir=str(workdir / "logs"), log_level=log_level,
+                     bandwidth=bandwidth) as handle:
         t0 = time.perf_counter()
         deploy(topo, placement, switch_addresses(handle), timeout=60.0, pipeline_files=files)
         manifest = workdir / "manifest.json"
@@ -107,15 +120,18 @@ def run_jobs(handle: NetHandle, manifest: Path, topo: Topology, workload: Worklo
 
 
 def run_story(topo: Topology, workload: Workload, target: str = "auto",
-              workdir: Path | None = None, log_level: str = "warn") -> StoryResult:
+              workdir: Path | None = None, log_level: str = "warn",
+              bandwidth: str | None = None) -> StoryResult:
     placement = place(topo)
     tmp = None
     if workdir is None:
         tmp = tempfile.TemporaryDirectory(prefix="dhc-story-")
         workdir = Path(tmp.name)
     try:
-        result = StoryResult(topology=topo.name, target=choose_target(target), placement=placement)
-        with deployed_net(topo, placement, workdir, target, log_level) as (handle, manifest, dt):
+        result = StoryResult(topology=topo.name, target=choose_target(target), placement=placement,
+                             bandwidth=bandwidth or link_rates(topo))
+        with deployed_net(topo, placement, workdir, target, log_level, bandwidth) as (
+                handle, manifest, dt):
             result.deploy_seconds = dt
             t0 = time.perf_counter()
             result.outcomes = run_jobs(handle, manifest, topo, workload, workdir)

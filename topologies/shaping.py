@@ -1,0 +1,85 @@
+"""Link bandwidth in the emulation: a token-bucket filter (``tc qdisc ... tbf``) on both ends.
+
+This kernel has ``tbf`` but no ``htb`` or ``netem`` modules, so Mininet's default TCLink
+(htb + netem) cannot be used; a root ``tbf`` qdisc on each end of a link limits what that end
+sends, which for a full-duplex link is exactly the link's rate in each direction.  Switch ports
+live in the root namespace, host interfaces in the host's namespace: ``run`` executes ``tc``
+where the interface is.
+
+The token bucket holds ``burst`` bytes: at least 1 ms of traffic at the rate and never less
+than 10 full frames, so a rate is reached with the kernel's timer granularity; the queue holds
+``latency`` of traffic (50 ms) before tbf drops, as a switch buffer would.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+#: ``tc`` rate units, in bits per second.
+_UNITS = {"bit": 1, "kbit": 10**3, "mbit": 10**6, "gbit": 10**9, "tbit": 10**12}
+_RATE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?bit)\s*$", re.IGNORECASE)
+#: Largest frame on these links (Ethernet MTU + header), bytes.
+FRAME_BYTES = 1514
+#: How long a full queue may delay a frame before tbf drops it.
+QUEUE_LATENCY_MS = 50
+
+
+class RateError(ValueError):
+    """A bandwidth that is not a ``tc`` rate such as ``100mbit`` or ``1gbit``."""
+
+
+def parse_rate(text: str) -> int:
+    """Bits per second of a ``tc``-style rate (``100mbit``, ``1gbit``, ``2.5gbit``)."""
+    m = _RATE.match(text or "")
+    if not m:
+        raise RateError(f"bad bandwidth {text!r}: write a number and a unit "
+                        f"({', '.join(_UNITS)}), e.g. 100mbit or 1gbit")
+    bps = int(float(m.group(1)) * _UNITS[m.group(2).lower()])
+    if bps < 10**5:
+        raise RateError(f"bad bandwidth {text!r}: below 100kbit a frame takes longer than "
+                        f"the queue may hold it")
+    return bps
+
+
+def format_rate(bps: int) -> str:
+    """The shortest exact ``tc`` spelling of ``bps`` (1000000000 -> '1gbit')."""
+    for unit in ("tbit", "gbit", "mbit", "kbit"):
+        if bps % _UNITS[unit] == 0:
+            return f"{bps // _UNITS[unit]}{unit}"
+    return f"{bps}bit"
+
+
+@dataclass(frozen=True)
+class Shaping:
+    """One tbf configuration: rate and the bucket size that goes with it."""
+
+    rate_bps: int
+
+    @property
+    def burst_bytes(self) -> int:
+        return max(10 * FRAME_BYTES, self.rate_bps // 8 // 1000)
+
+    def tc_args(self, dev: str) -> list[str]:
+        """``tc`` arguments that (re)place the root qdisc of ``dev`` with this filter."""
+        return ["tc", "qdisc", "replace", "dev", dev, "root", "tbf",
+                "rate", format_rate(self.rate_bps), "burst", str(self.burst_bytes),
+                "latency", f"{QUEUE_LATENCY_MS}ms"]
+
+
+#: Runs a command where an interface lives and returns (exit status, output).
+Runner = Callable[[list[str]], tuple[int, str]]
+
+
+def shape(dev: str, shaping: Shaping, run: Runner) -> None:
+    """Limit what ``dev`` sends to ``shaping.rate_bps``; raises RuntimeError naming the device."""
+    status, out = run(shaping.tc_args(dev))
+    if status != 0:
+        raise RuntimeError(f"tc tbf on {dev} at {format_rate(shaping.rate_bps)} failed: "
+                           f"{out.strip() or f'exit {status}'}")
+
+
+def gbps_to_bps(gbps: float) -> int:
+    """A topology file's ``bandwidth_gbps`` as whole bits per second."""
+    return int(round(gbps * 1e9))
