@@ -14,58 +14,14 @@ on k=8 fat-trees in seconds.  ``applicable`` checks (a)-(c); otherwise the gener
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
 from math import gcd
 
 from ortools.sat.python import cp_model
 
 from controller.errors import SolverError
-from controller.placement_model import TIDY_FRACTION, Solution, _capable, _solver, postorder
-from controller.topology import Job, Topology
-from dhc.wire import MAX_FAN_IN
-
-
-@dataclass(frozen=True)
-class RootOption:
-    """Job j rooted at ``root`` with full aggregation: its aggregators and per-link streams."""
-
-    root: str
-    aggregators: frozenset[str]
-    link_streams: dict[int, int]
-
-
-def _fits(topo: Topology, job: Job) -> list[str]:
-    return [s for s in _capable(topo) if topo.switches[s].register_slots >= job.region_slots]
-
-
-def root_options(topo: Topology, job: Job) -> tuple[list[RootOption], bool]:
-    """Every useful root of ``job`` and whether full aggregation respects the fan-in limit under
-    all of them.  Roots receiving a single stream are dropped: rooting at that stream's sender
-    gives the same tree minus one link."""
-    fits = set(_fits(topo, job))
-    attached: dict[str, int] = {}
-    for w in job.workers:
-        sw = topo.attachment(w).switch
-        attached[sw] = attached.get(sw, 0) + 1
-    options: list[RootOption] = []
-    fanin_ok = True
-    for r in sorted(fits):
-        up, kids = topo.upward_tree(attached, r)   # node -> link toward r; children
-        streams: dict[str, int] = {}  # node -> streams it sends upward
-        inflow: dict[str, int] = {}
-        for node in postorder(kids, r):
-            inflow[node] = attached.get(node, 0) + sum(streams[c] for c in kids.get(node, ()))
-            streams[node] = 1 if node in fits else inflow[node]
-        aggs = frozenset(n for n in inflow if n in fits and (inflow[n] >= 2 or n == r))
-        if any(inflow[n] > MAX_FAN_IN for n in aggs):
-            fanin_ok = False
-        if inflow[r] < 2:
-            continue
-        link_streams = {link: streams[node] for node, link in up.items()}
-        for w in job.workers:
-            link_streams[topo.attachment(w).link] = 1
-        options.append(RootOption(r, aggs, link_streams))
-    return options, fanin_ok
+from controller.placement_roots import RootOption, root_options
+from controller.placement_solver import TIDY_FRACTION, Solution, fits, new_solver, proven_bound
+from controller.topology import Topology
 
 
 def applicable(topo: Topology, budget: int | None) -> dict[int, list[RootOption]] | None:
@@ -75,7 +31,7 @@ def applicable(topo: Topology, budget: int | None) -> dict[int, list[RootOption]
     jobs = [j for j in topo.jobs if j.needs_aggregation]
     demand: dict[str, int] = {}
     for job in jobs:
-        for s in _fits(topo, job):
+        for s in fits(topo, job):
             demand[s] = demand.get(s, 0) + job.region_slots
     if any(need > topo.switches[s].register_slots for s, need in demand.items()):
         return None
@@ -118,15 +74,21 @@ def solve(topo: Topology, options: dict[int, list[RootOption]], *, time_limit: f
     phases = [("bottleneck", bottleneck), ("total", sum(loads.values())), ("regions", n_aggs)]
     optimal, log = True, []
     values: dict[tuple[int, str], int] = {}
+    build_s = time.perf_counter() - start
+    bound: dict[str, int | None] = {"bottleneck": 0, "total": None}
     for name, objective in phases:
         left = time_limit - (time.perf_counter() - start)
         if name == "regions":  # a tidy-up: it never changes loads, so it gets a short slice
             left = min(left, max(TIDY_FRACTION * time_limit, 1.0))
-        solver = _solver(left, workers)
+        solver = new_solver(left, workers)
         m.minimize(objective)
         status = solver.solve(m)
         log.append({"phase": name, "status": solver.status_name(status), "wall_s": round(solver.wall_time, 4),
                     "value": solver.objective_value})
+        if name == "bottleneck":
+            bound["bottleneck"] = proven_bound(solver, status) * unit
+        elif name == "total" and optimal:
+            bound["total"] = proven_bound(solver, status) * unit
         if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
             if not values:
                 raise SolverError(f"no placement found within {time_limit:.1f} s "
@@ -148,4 +110,5 @@ def solve(topo: Topology, options: dict[int, list[RootOption]], *, time_limit: f
     picked = {(jid, r) for (jid, r), v in values.items() if v}
     b_val = max(sum(w for w, (jid, r) in ts if (jid, r) in picked) for ts in load_terms.values()) * unit
     t_val = sum(sum(w for w, (jid, r) in ts if (jid, r) in picked) for ts in load_terms.values()) * unit
-    return Solution(choice, b_val, t_val, optimal, time.perf_counter() - start, log)
+    return Solution(choice, b_val, t_val, optimal, time.perf_counter() - start, log, bound["bottleneck"] or 0,
+                    bound["total"], build_s)

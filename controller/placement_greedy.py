@@ -1,4 +1,5 @@
-"""A quick feasible placement used as the solver's starting hint (never reported as optimal).
+"""A quick feasible placement used as the solver's starting hint (never reported as optimal;
+fourth link of the placement chain).
 
 Jobs, largest first, take the root with the smallest full-aggregation tree that still fits the
 remaining register memory and deployment budget, then as many of that tree's aggregators as
@@ -8,8 +9,8 @@ large budgeted instance; with it, it only has to improve one.
 
 from __future__ import annotations
 
-from controller.placement import build_tree
-from controller.placement_assign import root_options
+from controller.placement_roots import root_options
+from controller.placement_tree import build_tree
 from controller.topology import Topology
 
 

@@ -18,13 +18,14 @@ from dataclasses import dataclass, field
 from ortools.sat.python import cp_model
 
 from controller.errors import BindingConstraint, InfeasiblePlacement, SolverError
+from controller.placement_greedy import greedy_choice
+from controller.placement_solver import TIDY_FRACTION, Solution, new_solver, postorder, proven_bound
+from controller.placement_solver import capable as capable_switches
 from controller.topology import Job, Topology
 from dhc.wire import MAX_FAN_IN
 
 #: Which stream formulation ``build`` uses by default (see docs/placement.md).
 PER_ROOT: bool = False
-#: Share of the time limit the final tidy-up phase (fewest regions) may use.
-TIDY_FRACTION: float = 0.1
 
 
 @dataclass
@@ -50,13 +51,9 @@ class Model:
     assumptions: dict[int, BindingConstraint] = field(default_factory=dict)
 
 
-def _capable(topo: Topology) -> list[str]:
-    return sorted(n for n, s in topo.switches.items() if s.programmable)
-
-
 def precheck(topo: Topology, budget: int | None) -> None:
     """Infeasibility that needs no solver, reported with the constraint that causes it."""
-    capable = _capable(topo)
+    capable = capable_switches(topo)
     binding: list[BindingConstraint] = []
     for job in topo.jobs:
         if not job.needs_aggregation:
@@ -88,7 +85,7 @@ def build(topo: Topology, budget: int | None, *, diagnose: bool = False, root_cu
     """Build the CP-SAT model.  With ``diagnose`` every memory, fan-in and budget constraint is
     guarded by an assumption literal so an infeasible model yields the constraints that conflict."""
     m = cp_model.CpModel()
-    capable = _capable(topo)
+    capable = capable_switches(topo)
     jobs = [j for j in topo.jobs if j.needs_aggregation]
     unit = math.gcd(*(j.bytes_per_iteration for j in jobs)) if jobs else 1
     assumptions: dict[int, BindingConstraint] = {}
@@ -237,26 +234,6 @@ def _per_root_streams(m: cp_model.CpModel, topo: Topology, jv: _JobVars, attache
     m.add(jv.tree_streams == sum(sizes[r] * y for r, y in jv.y.items()))
 
 
-@dataclass
-class Solution:
-    choice: dict[int, tuple[str | None, set[str]]]
-    bottleneck_bytes: int
-    total_bytes: int
-    optimal: bool
-    wall_s: float
-    phases: list[dict]
-
-
-def postorder(kids: dict[str, list[str]], root: str) -> list[str]:
-    """Nodes of the tree ``kids`` below ``root`` (included), every child before its parent."""
-    order, todo = [], [root]
-    while todo:
-        node = todo.pop()
-        order.append(node)
-        todo.extend(kids.get(node, ()))
-    return order[::-1]
-
-
 def _value(expr, values: dict[int, int]) -> int:
     """Value of a linear expression under a stored assignment (variable index -> value)."""
     if isinstance(expr, int):
@@ -265,17 +242,10 @@ def _value(expr, values: dict[int, int]) -> int:
     return int(constant + sum(c * values[v.Index()] for v, c in coeffs.items()))
 
 
-def _solver(time_limit: float, workers: int) -> cp_model.CpSolver:
-    s = cp_model.CpSolver()
-    s.parameters.num_workers = workers
-    s.parameters.max_time_in_seconds = max(time_limit, 0.01)
-    return s
-
-
 def explain(topo: Topology, budget: int | None) -> InfeasiblePlacement:
     """Re-solve with assumption literals and name the constraints in an infeasible core."""
     built = build(topo, budget, diagnose=True, root_cut=False)
-    solver = _solver(30.0, 1)  # cores from assumptions need a single worker
+    solver = new_solver(30.0, 1)  # cores from assumptions need a single worker
     status = solver.solve(built.model)
     if status == cp_model.INFEASIBLE:
         core = [built.assumptions[i] for i in solver.sufficient_assumptions_for_infeasibility()
@@ -292,6 +262,7 @@ def solve(topo: Topology, budget: int | None, *, time_limit: float = 60.0, worke
     precheck(topo, budget)
     start = time.perf_counter()
     built = build(topo, budget)
+    build_s = time.perf_counter() - start
     m = built.model
     jobs = built.jobs
     if not jobs:
@@ -309,8 +280,6 @@ def solve(topo: Topology, budget: int | None, *, time_limit: float = 60.0, worke
     deploy_cost = sum(topo.switches[s].deploy_cost * d for s, d in built.deploy.items() if not isinstance(d, int))
     phases = [("bottleneck", bottleneck), ("total", total), ("regions", deploy_cost * n_pairs + n_aggs)]
     tracked = [v for jv in jobs for v in (*jv.y.values(), *jv.a.values(), *jv.g.values())]
-    from controller.placement_greedy import greedy_choice  # imports placement, which imports us lazily
-
     start_choice = greedy_choice(topo, budget)
     if start_choice is not None:
         for jv in jobs:
@@ -322,24 +291,30 @@ def solve(topo: Topology, budget: int | None, *, time_limit: float = 60.0, worke
     values: dict[int, int] = {}
     optimal = True
     phase_log = []
+    bound = {"bottleneck": host_max, "total": None}
     for i, (name, objective) in enumerate(phases):
         if isinstance(objective, int):
             continue  # nothing left to optimise (e.g. no switch-to-switch traffic at all)
         left = time_limit - (time.perf_counter() - start)
         if name == "regions":  # a tidy-up: it never changes loads, so it gets a short slice
             left = min(left, max(TIDY_FRACTION * time_limit, 1.0))
-        solver = _solver(left, workers)
+        solver = new_solver(left, workers)
         m.minimize(objective)
         status = solver.solve(m)
         phase_log.append({"phase": name, "status": solver.status_name(status),
                           "wall_s": round(solver.wall_time, 4), "value": solver.objective_value})
         if status == cp_model.INFEASIBLE and i == 0:
             raise explain(topo, budget)
+        if name == "bottleneck":
+            bound["bottleneck"] = max(host_max, proven_bound(solver, status))
+        elif name == "total" and optimal:
+            bound["total"] = proven_bound(solver, status) + host_total
         if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
             if not values and start_choice is not None:
                 phase_log.append({"phase": "greedy start", "status": "FEASIBLE (solver found none)",
                                   "wall_s": 0.0, "value": None})
-                return Solution(start_choice, 0, 0, False, time.perf_counter() - start, phase_log)
+                return Solution(start_choice, 0, 0, False, time.perf_counter() - start, phase_log,
+                                bound["bottleneck"] * built.unit, None, build_s)
             if not values:
                 raise SolverError(f"no placement found within {time_limit:.1f} s "
                                   f"(solver status {solver.status_name(status)}); raise --time-limit")
@@ -362,4 +337,6 @@ def solve(topo: Topology, budget: int | None, *, time_limit: float = 60.0, worke
         choice[jv.job.id] = (root, {s for s, a in jv.a.items() if values[a.Index()] and s in on_tree})
     b_val = max(max((_value(e, values) for e in built.link_load.values()), default=0), host_max)
     t_val = sum(_value(e, values) for e in built.link_load.values()) + host_total
-    return Solution(choice, b_val * built.unit, t_val * built.unit, optimal, time.perf_counter() - start, phase_log)
+    total_bound = None if bound["total"] is None else bound["total"] * built.unit
+    return Solution(choice, b_val * built.unit, t_val * built.unit, optimal, time.perf_counter() - start, phase_log,
+                    bound["bottleneck"] * built.unit, total_bound, build_s)

@@ -11,11 +11,12 @@ from pathlib import Path
 import pytest
 
 from controller import placement_model
-from controller.bruteforce import brute_force
 from controller.errors import InfeasiblePlacement
-from controller.placement import Placement, place
+from controller.placement import Placement, evaluate, place
+from controller.placement_greedy import greedy_choice
 from controller.topology import Host, Job, Link, Switch, Topology
 from controller.topology_file import load
+from tests.controller.bruteforce import brute_force
 from topologies.fattree import build_fattree, random_jobs
 
 TOPO_DIR = Path(__file__).resolve().parents[2] / "topologies"
@@ -231,9 +232,6 @@ def test_time_limit_returns_valid_unproven_placement() -> None:
 
 
 def test_greedy_start_is_feasible() -> None:
-    from controller.placement import evaluate
-    from controller.placement_greedy import greedy_choice
-
     base = load(TOPO_DIR / "leafspine.yaml")
     rng = random.Random(11)
     for _ in range(20):

@@ -1,4 +1,4 @@
-"""Exhaustive placement search: the reference the ILP is checked against on small instances.
+"""Exhaustive placement search: the test oracle the solvers are checked against on small instances.
 
 It shares nothing with the solver models except the topology's routes and ``build_tree``: it
 enumerates every root and every subset of capable switches on that root's tree for each job,
@@ -11,7 +11,7 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass
 
-from controller.placement import Placement, build_tree, evaluate
+from controller.placement_tree import Placement, build_tree, evaluate
 from controller.topology import Job, Topology
 
 
