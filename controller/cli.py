@@ -39,6 +39,7 @@ def render_placement(p: Placement, console: Console, top_links: int = 10) -> Non
     console.print(f"bottleneck {_mib(o.bottleneck_bytes)}/iteration per direction, total "
                   f"{_mib(o.total_bytes)}, {o.aggregator_count} register regions, "
                   f"{len(p.deployed)} programmable switches (cost {o.deploy_cost})")
+    console.print(bound_line(p))
     table = Table(title="aggregation trees")
     for col in ("job", "switch", "role", "parent", "fan-in", "children", "region"):
         table.add_column(col)
@@ -59,6 +60,15 @@ def render_placement(p: Placement, console: Console, top_links: int = 10) -> Non
     for ll in busy:
         links.add_row(f"{ll.a}:{ll.a_port} - {ll.b}:{ll.b_port}", str(ll.streams), _mib(ll.bytes))
     console.print(links)
+
+
+def bound_line(p: Placement) -> str:
+    """Proven lower bounds and the gaps to them, and how the time split into building and solving."""
+    gaps = p.gaps()
+    total = ("not proven (bottleneck not proven)" if p.bound.total_bytes is None
+             else f"{_mib(p.bound.total_bytes)} (gap {gaps['total']:.2%})")
+    return (f"proven lower bound: bottleneck {_mib(p.bound.bottleneck_bytes)} (gap {gaps['bottleneck']:.2%}), "
+            f"total {total}; model build {p.build_time_s:.3f} s of {p.solve_time_s:.3f} s")
 
 
 def cmd_place(args: argparse.Namespace) -> int:
