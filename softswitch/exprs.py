@@ -102,6 +102,8 @@ def is_const(code: str) -> bool:
 
 
 _ARITH = {"+": "+", "-": "-", "*": "*", "/": "//", "%": "%"}
+#: Largest integer constant (in bits) folded at compile time: bounds memory and time.
+MAX_CONST_BITS = 4096
 
 
 class ExprCompiler:
@@ -374,6 +376,8 @@ class ExprCompiler:
                 if not is_const(bc):
                     raise self.err(n, "shift of an integer literal by a non-constant amount: width of the "
                                       "left operand cannot be inferred (cast the literal)")
+                if op == "<<" and int(ac) and int(ac).bit_length() + int(bc) > MAX_CONST_BITS:
+                    raise self.err(n, f"constant too large: {ac} << {bc} exceeds {MAX_CONST_BITS} bits")
                 return str(eval(f"{ac} {op} {bc}")), at
             if not isinstance(at, BitT):
                 raise self.err(n, f"operator {op} cannot be applied to {at}")
@@ -398,6 +402,8 @@ class ExprCompiler:
                 raise self.err(n, f"operator {op} on negative constants is not allowed")
             val = {"+": x + y, "-": x - y, "*": x * y, "/": x // y if y else 0, "%": x % y if y else 0,
                    "&": x & y, "|": x | y, "^": x ^ y}[op]
+            if val.bit_length() > MAX_CONST_BITS:
+                raise self.err(n, f"constant too large: exceeds {MAX_CONST_BITS} bits")
             return str(val), t
         if op in ("&", "|", "^"):
             return f"({ac} {op} {bc})", t

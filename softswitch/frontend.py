@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import io
 import os
+import stat
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,6 +17,7 @@ from pathlib import Path
 import lark
 from lark import Token
 from pcpp import Preprocessor
+from pcpp.preprocessor import Action, OutputDirective
 
 from .api import P4CompileError
 
@@ -35,20 +37,61 @@ def _parser() -> lark.Lark:
     return _PARSER
 
 
+#: Limits that keep a hostile program (e.g. a P4Runtime device config) from exhausting the
+#: process: source size, preprocessed size, macro-expanded tokens, included file size.
+MAX_SOURCE_BYTES = 4 << 20
+MAX_OUTPUT_BYTES = 16 << 20
+MAX_EXPANDED_TOKENS = 500_000
+MAX_INCLUDE_BYTES = 4 << 20
+
+
+class _LimitExceeded(Exception):
+    """Preprocessing stopped at a limit; the message says which."""
+
+
 class _Pre(Preprocessor):
-    def __init__(self) -> None:
+    def __init__(self, allow_include: bool = True) -> None:
         super().__init__()
         self.errors: list[str] = []
         self.line_directive = "#line"
         self.rewrite_paths = []
+        self.allow_include = allow_include
+        self.expanded_tokens = 0
 
     def on_error(self, file, line, msg):  # noqa: D401 - pcpp hook
         self.errors.append(f"{file}:{line}:0: {msg}")
 
     def on_include_not_found(self, is_malformed, is_system_include, curdir, includepath):
         self.errors.append(f"{self.lastfile or '<source>'}:0:0: include file not found: {includepath}")
-        from pcpp.preprocessor import Action, OutputDirective
         raise OutputDirective(Action.IgnoreAndRemove)
+
+    def include(self, tokens, original_line):
+        """Refuse ``#include`` when the text must be self-contained (a device config: no file of
+        the server's may be read on a client's behalf, and a FIFO must not block a thread)."""
+        if not self.allow_include:
+            where = tokens[0] if tokens else (original_line[0] if original_line else None)
+            src = self.lastfile or "<source>"
+            self.errors.append(f"{src}:{getattr(where, 'lineno', 0) or 0}:0: #include is not allowed "
+                               "here: the program must be self-contained (preprocessed)")
+            return
+        yield from super().include(tokens, original_line)
+
+    def on_file_open(self, is_system_include, includepath):
+        """Open only regular files of bounded size (never a FIFO or device)."""
+        st = os.stat(includepath)
+        if not stat.S_ISREG(st.st_mode):
+            raise OSError(f"{includepath}: not a regular file")
+        if st.st_size > MAX_INCLUDE_BYTES:
+            raise _LimitExceeded(f"included file {includepath} is {st.st_size} bytes "
+                                 f"(limit {MAX_INCLUDE_BYTES})")
+        return super().on_file_open(is_system_include, includepath)
+
+    def expand_macros(self, tokens, expanding_from=[]):  # noqa: B006 - pcpp's signature
+        out = super().expand_macros(tokens, expanding_from)
+        self.expanded_tokens += len(out)
+        if self.expanded_tokens > MAX_EXPANDED_TOKENS:
+            raise _LimitExceeded(f"macro expansion produces more than {MAX_EXPANDED_TOKENS} tokens")
+        return out
 
     def on_directive_unknown(self, directive, toks, ifpassthru, precedingtoks):
         """``#error`` stops compilation (as cpp does for p4c); ``#warning`` is dropped."""
@@ -66,21 +109,41 @@ class _Pre(Preprocessor):
     lastfile: str | None = None
 
 
+class _BoundedOutput(io.StringIO):
+    """Preprocessed text, refusing to grow past MAX_OUTPUT_BYTES."""
+
+    def write(self, s: str) -> int:
+        if self.tell() + len(s) > MAX_OUTPUT_BYTES:
+            raise _LimitExceeded(f"preprocessed program exceeds {MAX_OUTPUT_BYTES} bytes")
+        return super().write(s)
+
+
 def preprocess_text(text: str, filename: str = "<source>", defines: dict[str, str] | None = None,
-                    include_dirs: Sequence[str] = ()) -> str:
-    """Run the C preprocessor; the output keeps ``#line`` markers so errors map to original files."""
-    pre = _Pre()
-    for d in include_dirs:
-        pre.add_path(str(d))
-    if filename and os.path.dirname(filename):
-        pre.add_path(os.path.dirname(os.path.abspath(filename)))
-    pre.add_path(INCLUDE_DIR)
+                    include_dirs: Sequence[str] = (), allow_include: bool = True) -> str:
+    """Run the C preprocessor; the output keeps ``#line`` markers so errors map to original files.
+
+    ``allow_include=False`` (a P4Runtime device config) refuses every ``#include``: no file is
+    opened, not even the bundled ``core.p4``/``v1model.p4``."""
+    if len(text) > MAX_SOURCE_BYTES:
+        raise P4CompileError(f"program is {len(text)} bytes (limit {MAX_SOURCE_BYTES})", filename, 0, 0)
+    pre = _Pre(allow_include)
+    if allow_include:
+        for d in include_dirs:
+            pre.add_path(str(d))
+        if filename and os.path.dirname(filename):
+            pre.add_path(os.path.dirname(os.path.abspath(filename)))
+        pre.add_path(INCLUDE_DIR)
     for k, v in (defines or {}).items():
         pre.define(f"{k} {v}" if v not in (None, "") else f"{k} 1")
     pre.lastfile = filename
-    pre.parse(text, source=filename)
-    out = io.StringIO()
-    pre.write(out)
+    out = _BoundedOutput()
+    try:
+        pre.parse(text, source=filename)
+        pre.write(out)
+    except _LimitExceeded as err:
+        raise P4CompileError(str(err), filename, 0, 0) from None
+    except RecursionError:
+        raise P4CompileError("preprocessing nests too deep", filename, 0, 0) from None
     if pre.errors:
         first = pre.errors[0]
         parts = first.split(":", 3)
@@ -92,9 +155,18 @@ def preprocess_text(text: str, filename: str = "<source>", defines: dict[str, st
 def preprocess(path: str, defines: dict[str, str] | None = None, include_dirs: Sequence[str] = ()) -> str:
     """Preprocess a P4 file into self-contained source text (the P4Runtime device config)."""
     try:
+        st = os.stat(path)
+        if not stat.S_ISREG(st.st_mode):
+            raise P4CompileError("not a regular file", str(path), 0, 0)
+        if st.st_size > MAX_SOURCE_BYTES:
+            raise P4CompileError(f"program is {st.st_size} bytes (limit {MAX_SOURCE_BYTES})",
+                                 str(path), 0, 0)
         text = Path(path).read_text()
     except OSError as e:
         raise P4CompileError(f"cannot read program: {e.strerror}", str(path), 0, 0) from e
+    except UnicodeDecodeError as e:
+        raise P4CompileError(f"not a P4 source file (not UTF-8 text at byte {e.start})",
+                             str(path), 0, 0) from None
     return preprocess_text(text, str(path), defines, include_dirs)
 
 

@@ -33,8 +33,8 @@ class Switch(Pipeline):
     @classmethod
     def from_source(cls, text: str, filename: str = "<source>", defines: dict[str, str] | None = None,
                     include_dirs: Sequence[str] = (), cpu_port: int | None = None,
-                    trace: bool = False) -> Switch:
-        pre = frontend.preprocess_text(text, filename, defines, include_dirs)
+                    trace: bool = False, allow_include: bool = True) -> Switch:
+        pre = frontend.preprocess_text(text, filename, defines, include_dirs, allow_include)
         return cls._build(pre, filename, cpu_port, trace)
 
     @classmethod

@@ -74,7 +74,8 @@ def compile_pipeline(config: p4runtime_pb2.ForwardingPipelineConfig, cpu_port: i
                              f"p4_device_config is not UTF-8 P4 source text ({err}); "
                              "a BMv2 JSON or binary config is not accepted by this target") from None
     try:
-        switch = Switch.from_source(text, cpu_port=cpu_port)
+        # compiled as given: #include refused, so a config cannot make the server read its files
+        switch = Switch.from_source(text, "<p4_device_config>", cpu_port=cpu_port, allow_include=False)
     except P4CompileError as err:
         raise P4RuntimeError(grpc.StatusCode.INVALID_ARGUMENT, f"p4_device_config does not compile: {err}") from None
     p4info = config.p4info if config.HasField("p4info") else switch.p4info
