@@ -1,20 +1,28 @@
-"""``dhc-bench e2e``: DHC vs dense in-network aggregation vs a host-only ring, on one Mininet.
+"""``dhc-bench e2e``: the 2x2 of compression x in-network aggregation, on one Mininet.
 
-One deployed network (``topologies.story.deployed_net``: softswitch processes running
-``p4src/dhc.p4``, placed and deployed by the controller), one job, and in one run, one mode
-after the other on the same hosts:
+|                         | dense       | HG-Sketch     |
+|-------------------------|-------------|---------------|
+| host ring (no INA)      | ring        | sketch_ring   |
+| in-network (switches)   | dense_ina   | dhc           |
+
+One deployed network per link bandwidth (``topologies.story.deployed_net``: P4 switches running
+``p4src/dhc.p4``, placed and deployed by the controller, every link shaped with tbf to
+``--bw``), one job, and in one run every mode after the other on the same hosts:
 
 * ``dhc``: ``dhc-agent --codec hg`` on every worker (HG-Sketch lanes summed by the switches);
+* ``sketch_ring``: ``python -m hostagent.ring --codec hg`` (the same HG-Sketch rounds, summed by
+  the hosts over a ring, as LHC or S2 run over NCCL; the switches only forward);
 * ``dense_ina``: ``dhc-agent --codec dense`` (every quantized value through the switches,
   SwitchML style) — at ``--dense-dim`` elements if given, and then labelled as scaled;
-* ``ring``: ``python -m hostagent.ring`` on every worker (reduce-scatter + all-gather of the
-  int32-quantized dense tensor over UDP; the switches only forward).
+* ``ring``: ``python -m hostagent.ring`` (reduce-scatter + all-gather of the int32-quantized
+  dense tensor over UDP).
 
-All three return bit for bit the same float32 sum (DHC's codecs and the ring quantize with the
+All four return bit for bit the same float32 sum (the codecs and the ring quantize with the
 same global scale), so ``exact`` is one check against one independently simulated sum.  Per
-mode: ``seconds`` = max over workers of the AllReduce time each worker measured (from its first
-packet to holding the sum, peers' start-up skew included), ``wire_bytes`` = max over workers of
-the UDP payload bytes it sent.  ``ratios`` compare the modes measured here side by side.
+mode: ``seconds`` = median over ``--repeat`` runs of the max over workers of the AllReduce time
+each worker measured (first packet to holding the sum, peers' start-up skew included),
+``wire_bytes``/``packets_sent`` = max over workers of the UDP payload bytes/datagrams it sent.
+``ratios`` compare each mode with ``dhc``, side by side at the same bandwidth.
 """
 
 from __future__ import annotations
@@ -28,8 +36,15 @@ from pathlib import Path
 
 import numpy as np
 
+from controller.placement import place
+from controller.topology_file import load
+from dhc.codec import simulate_allreduce
+from dhc.synthetic import synthetic_job
+from topologies.shaping import RateError, parse_rate
+from topologies.workload import Workload, collect
+
 ROOT = Path(__file__).resolve().parents[1]
-MODES = ("dhc", "dense_ina", "ring")
+MODES = ("dhc", "sketch_ring", "dense_ina", "ring")
 QUICK_DIM = 50_000
 
 
@@ -49,6 +64,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--quick", action="store_true", help=f"d = {QUICK_DIM} (a smoke run)")
     parser.add_argument("--target", choices=["auto", "softswitch", "bmv2"], default="auto")
     parser.add_argument("--deadline", type=float, default=240.0, help="seconds allowed per mode")
+    parser.add_argument("--bw", default="",
+                        help="comma-separated link rates, one network each (e.g. 100mbit,1gbit); "
+                             "default: the topology file's bandwidth_gbps per link")
+    parser.add_argument("--repeat", type=int, default=3,
+                        help="runs per mode and bandwidth; seconds are their median (default 3, "
+                             "--quick: 1)")
 
 
 def _modes(text: str) -> list[str]:
@@ -66,16 +87,28 @@ def _check_args(args: argparse.Namespace) -> tuple[int, int]:
         raise SystemExit(f"dhc-bench e2e: --dim and --dense-dim must be >= 1 (got {dim}, {dense_dim})")
     if not 0.0 < args.density <= 1.0:
         raise SystemExit(f"dhc-bench e2e: --density must be in (0, 1], got {args.density}")
+    if args.repeat < 1:
+        raise SystemExit(f"dhc-bench e2e: --repeat must be >= 1, got {args.repeat}")
+    for bw in _bandwidths(args.bw):
+        try:
+            parse_rate(bw)
+        except RateError as err:
+            raise SystemExit(f"dhc-bench e2e: --bw: {err}") from err
     if os.geteuid() != 0:
         raise SystemExit("dhc-bench e2e: needs root (Mininet creates network namespaces)")
     return dim, dense_dim
 
 
+def _bandwidths(text: str) -> list[str]:
+    return [b.strip() for b in text.split(",") if b.strip()]
+
+
 def _ring_command(manifest: Path, host: str, rank: int, job_id: int, dim: int, args,
-                  expect: Path, output: Path | None) -> list[str]:
+                  expect: Path, output: Path | None, codec: str) -> list[str]:
     cmd = [sys.executable, "-m", "hostagent.ring", "--manifest", str(manifest), "--host", host,
            "--job", str(job_id), "--dim", str(dim), "--density", str(args.density),
-           "--seed", str(args.seed), "--rank", str(rank), "--expect", str(expect), "--json"]
+           "--seed", str(args.seed), "--rank", str(rank), "--expect", str(expect), "--json",
+           "--codec", codec]
     cmd += ["--clustered"] if args.clustered else []
     return cmd + (["--output", str(output)] if output else [])
 
@@ -106,11 +139,11 @@ def _summarize(mode: str, dim: int, outcomes, launch_seconds: float) -> dict:
     return row
 
 
-def _run_ring(handle, manifest: Path, job, dim: int, args, workdir: Path, expected: Path) -> tuple:
-    from topologies.workload import collect
-    out0 = workdir / "ring-rank0.npy"
+def _run_ring(handle, manifest: Path, job, dim: int, args, workdir: Path, expected: Path,
+              codec: str) -> tuple:
+    out0 = workdir / f"ring-{codec}-rank0.npy"
     procs = {h: handle.host(h).popen(
-        _ring_command(manifest, h, r, job.id, dim, args, expected, out0 if r == 0 else None),
+        _ring_command(manifest, h, r, job.id, dim, args, expected, out0 if r == 0 else None, codec),
         stdout=-1, stderr=-1, cwd=str(ROOT)) for r, h in enumerate(job.workers)}
     return collect(procs, job.id, args.deadline), out0
 
@@ -120,17 +153,19 @@ def _ratio(a: float | None, b: float | None) -> float | None:
 
 
 def _ratios(rows: dict[str, dict], dim: int) -> dict:
-    """Side-by-side factors, >1 meaning DHC is better (fewer bytes / less time)."""
+    """Side-by-side factors of every mode over ``dhc`` (>1: DHC sends fewer bytes or packets, or
+    takes less time)."""
     out: dict = {}
     dhc = rows.get("dhc")
     if dhc is None:
         return out
-    for other in ("ring", "dense_ina"):
+    for other in MODES[1:]:
         r = rows.get(other)
         if r is None:
             continue
         scale = dim / r["elements"]       # dense INA may have been measured on a smaller tensor
         out[f"bytes_{other}_over_dhc"] = _ratio(r["wire_bytes"] * scale, dhc["wire_bytes"])
+        out[f"packets_{other}_over_dhc"] = _ratio(r["packets_sent"] * scale, dhc["packets_sent"])
         out[f"time_{other}_over_dhc"] = _ratio(None if r["seconds"] is None else r["seconds"] * scale,
                                                dhc["seconds"])
         if scale != 1:
@@ -141,18 +176,48 @@ def _ratios(rows: dict[str, dict], dim: int) -> dict:
     return out
 
 
+def _median_row(rows: list[dict]) -> dict:
+    """The run with the median time stands for the mode; every run's time is kept with it."""
+    times = [r["seconds"] for r in rows]
+    if any(t is None for t in times) or not all(r["exact"] for r in rows):
+        bad = next(r for r in rows if r["seconds"] is None or not r["exact"])
+        return {**bad, "seconds_runs": times}
+    mid = sorted(rows, key=lambda r: r["seconds"])[(len(rows) - 1) // 2]
+    return {**mid, "seconds_runs": times}
+
+
+def _run_mode(mode: str, handle, manifest: Path, job, topo, dim: int, dense_dim: int, args,
+              workdir: Path, expected: Path, f32_sum: np.ndarray) -> dict:
+    """One mode once on the running network: its summary row."""
+    from topologies.story import run_jobs  # needs Mininet (see run)
+    t0 = time.perf_counter()
+    if mode in ("ring", "sketch_ring"):
+        outcomes, out0 = _run_ring(handle, manifest, job, dim, args, workdir, expected,
+                                   "dense" if mode == "ring" else "hg")
+    else:
+        d = dim if mode == "dhc" else dense_dim
+        wl = Workload(dim=d, density=args.density, clustered=args.clustered,
+                      seed=args.seed, codec="hg" if mode == "dhc" else "dense")
+        outcomes, out0 = run_jobs(handle, manifest, topo, wl, workdir, [job.id], args.deadline), None
+    row = _summarize(mode, dim if mode != "dense_ina" else dense_dim, outcomes,
+                     time.perf_counter() - t0)
+    if out0 is not None and out0.exists():
+        row["max_abs_err_vs_float32_sum"] = float(np.abs(np.load(out0) - f32_sum).max())
+    if mode == "dense_ina" and dense_dim != dim:
+        row["label"] = (f"dense INA measured at d={dense_dim}; per-element figures "
+                        f"scaled to d={dim} in ratios")
+    return row
+
+
 def run(args: argparse.Namespace) -> dict:
-    """Deploy once, run every mode on the same job, return runs + ratios + config."""
+    """Deploy once per bandwidth, run every mode on the same job, return runs + ratios + config."""
+    # Mininet is imported only when the benchmark runs: `dhc-bench --help` must work without it
+    from topologies.net import choose_target
+    from topologies.story import deployed_net, link_rates
+
     modes = _modes(args.modes)
     dim, dense_dim = _check_args(args)
-    from controller.placement import place
-    from controller.topology_file import load
-    from dhc.codec import simulate_allreduce
-    from dhc.synthetic import synthetic_job
-    from topologies.net import choose_target
-    from topologies.story import deployed_net, run_jobs
-    from topologies.workload import Workload
-
+    repeat = 1 if args.quick else args.repeat
     topo = load(args.topo)
     candidates = [j for j in topo.jobs if j.needs_aggregation and (args.job is None or j.id == args.job)]
     if not candidates:
@@ -161,7 +226,9 @@ def run(args: argparse.Namespace) -> dict:
     job = candidates[0]
     placement = place(topo)
     t_start = time.perf_counter()
-    rows: dict[str, dict] = {}
+    runs: list[dict] = []
+    ratios: dict[str, dict] = {}
+    deploys: dict[str, float] = {}
     with tempfile.TemporaryDirectory(prefix="dhc-e2e-") as tmp:
         workdir = Path(tmp)
         xs = synthetic_job(len(job.workers), dim, args.density, args.seed, args.clustered)
@@ -170,32 +237,26 @@ def run(args: argparse.Namespace) -> dict:
         np.save(expected, reference.sum)
         f32_sum = np.sum(np.stack(xs), axis=0, dtype=np.float32)
         del xs
-        with deployed_net(topo, placement, workdir, args.target) as (handle, manifest, deploy_s):
-            for mode in modes:
-                t0 = time.perf_counter()
-                if mode == "ring":
-                    outcomes, out0 = _run_ring(handle, manifest, job, dim, args, workdir, expected)
-                else:
-                    d = dim if mode == "dhc" else dense_dim
-                    wl = Workload(dim=d, density=args.density, clustered=args.clustered,
-                                  seed=args.seed, codec="hg" if mode == "dhc" else "dense")
-                    outcomes = run_jobs(handle, manifest, topo, wl, workdir, [job.id], args.deadline)
-                row = rows[mode] = _summarize(mode, dim if mode != "dense_ina" else dense_dim,
-                                              outcomes, time.perf_counter() - t0)
-                if mode == "ring" and out0.exists():
-                    got = np.load(out0)
-                    row["max_abs_err_vs_float32_sum"] = float(np.abs(got - f32_sum).max())
-                if mode == "dense_ina" and dense_dim != dim:
-                    row["label"] = (f"dense INA measured at d={dense_dim}; per-element figures "
-                                    f"scaled to d={dim} in ratios")
+        for bw in _bandwidths(args.bw) or [None]:
+            label = bw or link_rates(topo)
+            with deployed_net(topo, placement, workdir, args.target, bandwidth=bw) as (
+                    handle, manifest, deploy_s):
+                deploys[label] = deploy_s
+                rows = {m: _median_row([_run_mode(m, handle, manifest, job, topo, dim, dense_dim,
+                                                  args, workdir, expected, f32_sum)
+                                        for _ in range(repeat)]) for m in modes}
+            for r in rows.values():
+                r["bandwidth"] = label
+            runs += [rows[m] for m in modes]
+            ratios[label] = _ratios(rows, dim)
     config = {
         "topology": topo.name, "topo_file": str(args.topo), "target": choose_target(args.target),
         "job": job.id, "workers": len(job.workers), "dim": dim, "density": args.density,
         "dense_dim": dense_dim, "clustered": args.clustered, "seed": args.seed,
-        "quick": bool(args.quick), "deploy_seconds": deploy_s,
-        "total_seconds": time.perf_counter() - t_start,
+        "quick": bool(args.quick), "repeat": repeat, "bandwidths": list(ratios),
+        "deploy_seconds": deploys, "total_seconds": time.perf_counter() - t_start,
         "quantization_step": float(np.ldexp(1.0, -reference.scale_exponent)),
         "exactness": "bit-for-bit equal to DHC's dense-codec sum of the int32-quantized inputs "
-                     "(one global power-of-two scale); the ring sums the same int32 values",
+                     "(one global power-of-two scale); the rings sum the same values",
     }
-    return {"runs": [rows[m] for m in modes], "ratios": _ratios(rows, dim), "config": config}
+    return {"runs": runs, "ratios": ratios, "config": config}

@@ -19,6 +19,8 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402  (the backend must be chosen first)
 
+from bench import e2e_plots  # noqa: E402
+
 #: values of exactly zero are drawn at this floor on log axes (and labelled as exact)
 ERR_FLOOR = 1e-18
 DPI = 110
@@ -243,6 +245,7 @@ def write_all(out: Path, compare: dict | None = None, e2e: dict | None = None,
         say(f"e2e plot skipped: {out / 'e2e.json'} not found (run `dhc-bench e2e --out {out}`)")
     else:
         written.append(plot_e2e(e2e, out / "e2e.png"))
+        written += e2e_plots.plot_all(e2e, out)
     return written
 
 

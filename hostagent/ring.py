@@ -20,14 +20,18 @@ import argparse
 import json
 import sys
 import time
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
 
 from dhc import quantize as qz
+from dhc.codec import make_worker
 from dhc.errors import CodecError
+from dhc.protocol import Segment, run_worker
 from dhc.synthetic import synthetic_gradient
+from dhc.wire import Op
 from hostagent.manifest import ManifestError, find_job
 from hostagent.ring_transport import RingConfig, RingError, RingPeer, RingTimeout, RingTransport
 from hostagent.summary import finish
@@ -63,12 +67,78 @@ def chunk_edges(dim: int, n: int) -> list[int]:
     return [i * dim // n for i in range(n + 1)]
 
 
+def ring_reduce(transport: RingTransport, values: np.ndarray, is_or: np.ndarray | None,
+                step: int) -> tuple[np.ndarray, int]:
+    """Elementwise aggregate of ``values`` (uint32) over the ring: uint32 SUM with wraparound,
+    or bitwise OR where ``is_or`` is set (the switch's two ops).  Reduce-scatter (N-1 steps)
+    then all-gather (N-1 steps), numbered from ``step``; returns (aggregate, next step)."""
+    cfg = transport.cfg
+    n, r = len(cfg.peers), cfg.rank
+    acc = np.ascontiguousarray(values, dtype=np.uint32).copy()
+    edges = chunk_edges(int(acc.size), n)
+
+    def chunk(i: int) -> slice:
+        return slice(edges[i % n], edges[i % n + 1])
+
+    def received(vals: np.ndarray, i: int) -> np.ndarray:
+        want = edges[i % n + 1] - edges[i % n]
+        if vals.size != want:
+            raise RingError(f"ring job {cfg.job_id} step {step}: {cfg.prev.name} sent {vals.size} "
+                            f"values for chunk {i % n}, expected {want} (different --dim?)")
+        return vals.view(np.uint32)
+
+    # reduce-scatter: after step k, chunk (r-k-1) holds k+2 contributions
+    for k in range(n - 1):
+        dst = chunk(r - k - 1)
+        got = received(transport.exchange(step, acc[chunk(r - k)].view(np.int32)), r - k - 1)
+        summed = acc[dst] + got
+        acc[dst] = summed if is_or is None else np.where(is_or[dst], acc[dst] | got, summed)
+        step += 1
+    # all-gather: chunk r+1 is complete here; pass the complete chunks around
+    for k in range(n - 1):
+        got = received(transport.exchange(step, acc[chunk(r + 1 - k)].view(np.int32)), r - k)
+        acc[chunk(r - k)] = got
+        step += 1
+    return acc, step
+
+
+class RingReducer:
+    """``dhc.protocol.Reducer`` over the host ring: a codec's rounds (HG-Sketch or dense) summed
+    by the hosts, as LHC or S2 run over NCCL, instead of by the switches."""
+
+    def __init__(self, transport: RingTransport, first_step: int = 0):
+        self.transport = transport
+        self.step = first_step
+        self.rounds = 0
+
+    def reduce(self, segments: Sequence[Segment]) -> list[np.ndarray]:
+        lengths = [len(s.lanes) for s in segments]
+        lanes = (np.concatenate([s.lanes for s in segments]) if segments
+                 else np.zeros(0, dtype=np.uint32))
+        is_or = np.repeat(np.array([s.op == Op.OR for s in segments], dtype=bool), lengths)
+        out, self.step = ring_reduce(self.transport, lanes, is_or, self.step)
+        self.rounds += 1
+        return np.split(out, np.cumsum(lengths)[:-1]) if segments else []
+
+
+def _report(transport: RingTransport, before: dict[str, int], d: int, seconds: float,
+            scale_exp: int) -> RingReport:
+    after = transport.stats.as_dict()
+    delta = {k: after[k] - before[k] for k in after}
+    return RingReport(elements=d, workers=len(transport.cfg.peers), rank=transport.cfg.rank,
+                      seconds=seconds, bytes_sent=delta["bytes_sent"],
+                      bytes_received=delta["bytes_received"], packets_sent=delta["packets_sent"],
+                      data_packets_sent=delta["data_packets_sent"], acks_sent=delta["acks_sent"],
+                      retransmissions=delta["retransmissions"], duplicates=delta["duplicates"],
+                      dense_float32_bytes=4 * d, scale_exponent=scale_exp)
+
+
 def ring_allreduce(x: np.ndarray, transport: RingTransport) -> tuple[np.ndarray, RingReport]:
-    """Sum ``x`` over the ring; returns (float32 sum, report).  Raises RingTimeout/RingError."""
+    """Sum ``x`` over the ring, dense; returns (float32 sum, report).  Raises RingTimeout/RingError."""
     cfg = transport.cfg
     x = qz.check_tensor(x)
     qz.check_finite(x)
-    n, r, d = len(cfg.peers), cfg.rank, int(x.size)
+    n, d = len(cfg.peers), int(x.size)
     qz.check_worker_count(n)
     before = transport.stats.as_dict()
     t0 = time.perf_counter()
@@ -86,40 +156,24 @@ def ring_allreduce(x: np.ndarray, transport: RingTransport) -> tuple[np.ndarray,
     global_exp = None if int(best[0]) == NO_EXPONENT else int(best[0])
     scale_exp = qz.scale_exponent(global_exp, n)
     # 2. int32 values; |q| <= floor((2**31-1)/N), so no partial sum can wrap
-    acc = qz.quantize(x, scale_exp, n).astype(np.int32)
-    edges = chunk_edges(d, n)
+    q = qz.quantize(x, scale_exp, n).astype(np.int32)
+    acc, _ = ring_reduce(transport, q.view(np.uint32), None, step)
+    result = qz.dequantize(acc.view(np.int32).astype(np.int64), scale_exp)
+    return result, _report(transport, before, d, time.perf_counter() - t0, scale_exp)
 
-    def chunk(i: int) -> slice:
-        return slice(edges[i % n], edges[i % n + 1])
 
-    def expect_len(got: np.ndarray, i: int) -> np.ndarray:
-        want = edges[i % n + 1] - edges[i % n]
-        if got.size != want:
-            raise RingError(f"ring job {cfg.job_id} step {step}: {cfg.prev.name} sent {got.size} "
-                            f"values for chunk {i % n}, expected {want} (different --dim?)")
-        return got
-
-    # 3. reduce-scatter: after step k, chunk (r-k-1) holds k+2 contributions
-    for k in range(n - 1):
-        got = expect_len(transport.exchange(step, acc[chunk(r - k)]), r - k - 1)
-        acc[chunk(r - k - 1)] += got
-        step += 1
-    # 4. all-gather: chunk r+1 is complete here; pass the complete chunks around
-    for k in range(n - 1):
-        got = expect_len(transport.exchange(step, acc[chunk(r + 1 - k)]), r - k)
-        acc[chunk(r - k)] = got
-        step += 1
-    result = qz.dequantize(acc.astype(np.int64), scale_exp)
-    elapsed = time.perf_counter() - t0
-    after = transport.stats.as_dict()
-    delta = {k: after[k] - before[k] for k in after}
-    report = RingReport(elements=d, workers=n, rank=r, seconds=elapsed,
-                        bytes_sent=delta["bytes_sent"], bytes_received=delta["bytes_received"],
-                        packets_sent=delta["packets_sent"],
-                        data_packets_sent=delta["data_packets_sent"], acks_sent=delta["acks_sent"],
-                        retransmissions=delta["retransmissions"], duplicates=delta["duplicates"],
-                        dense_float32_bytes=4 * d, scale_exponent=scale_exp)
-    return result, report
+def sketch_ring_allreduce(x: np.ndarray, transport: RingTransport) -> tuple[np.ndarray, RingReport]:
+    """Sum ``x`` with HG-Sketch rounds aggregated over the ring (no switch aggregates): the
+    same codec and the same exact sum as DHC, with the host ring as the reducer."""
+    n = len(transport.cfg.peers)
+    before = transport.stats.as_dict()
+    t0 = time.perf_counter()
+    worker = make_worker(x, n, codec="hg")
+    transport.rendezvous(int(worker.d))
+    run_worker(worker, RingReducer(transport))
+    result = worker.result()
+    return result, _report(transport, before, int(worker.d), time.perf_counter() - t0,
+                           worker.scale_exponent)
 
 
 # ---------------------------------------------------------------------- manifest and CLI
@@ -151,6 +205,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--window", type=int, default=64, help="largest number of unacked packets")
     p.add_argument("--timeout", type=float, default=0.2, help="first retransmission timeout (s)")
     p.add_argument("--retries", type=int, default=12, help="retransmissions per packet")
+    p.add_argument("--codec", choices=["dense", "hg"], default="dense",
+                   help="dense: int32 values (the classic ring); hg: HG-Sketch rounds over the "
+                        "ring (sketch_ring)")
     p.add_argument("--json", action="store_true", help="print the summary as one JSON line")
     return p
 
@@ -175,10 +232,13 @@ def main(argv: list[str] | None = None) -> int:
     except (ManifestError, RingError, CodecError) as err:
         print(f"ring: {err}", file=sys.stderr)
         return 2
-    summary: dict = {"mode": "ring", "job": job_id, "host": args.host, "workers": len(peers)}
+    mode = "ring" if args.codec == "dense" else "sketch_ring"
+    summary: dict = {"mode": mode, "codec": args.codec, "job": job_id, "host": args.host,
+                     "workers": len(peers)}
+    reduce = ring_allreduce if args.codec == "dense" else sketch_ring_allreduce
     try:
         with RingTransport(cfg) as transport:
-            result, report = ring_allreduce(x, transport)
+            result, report = reduce(x, transport)
             transport.linger()
     except (RingTimeout, RingError) as err:
         print(json.dumps({**summary, "ok": False, "error": str(err)}))

@@ -1,8 +1,9 @@
-"""``dhc-bench e2e --quick`` end to end: one Mininet, DHC vs dense INA vs the host-only ring.
+"""``dhc-bench e2e --quick`` end to end: one Mininet with 100 Mbit/s links, the 2x2 of modes.
 
 Runs the real CLI (its own deployed network, so not the module's shared fixtures) and checks the
-JSON it prints: every mode ran on every worker, all three hold the exact sum, the byte counts
-are what the algorithms imply, and the ratios are computed from the rows.
+JSON it prints: every mode (dhc, sketch_ring, dense_ina, ring) ran on every worker, all four
+hold the exact sum, the byte counts are what the algorithms imply, and the ratios are computed
+from the rows.
 """
 
 from __future__ import annotations
@@ -22,17 +23,19 @@ pytestmark = [pytest.mark.root, pytest.mark.slow, pytest.mark.skipif(
     os.geteuid() != 0 or shutil.which("mnexec") is None, reason="needs root and Debian's mininet")]
 
 
-def test_quick_bench_runs_all_modes_exactly_in_under_a_minute():
+def test_quick_bench_runs_all_modes_exactly_on_shaped_links():
     t0 = time.monotonic()
-    proc = subprocess.run([sys.executable, "-m", "bench.cli", "e2e", "--json", "--quick"],
-                          cwd=ROOT, capture_output=True, text=True, timeout=120)
+    proc = subprocess.run([sys.executable, "-m", "bench.cli", "e2e", "--json", "--quick",
+                           "--bw", "100mbit"], cwd=ROOT, capture_output=True, text=True, timeout=180)
     elapsed = time.monotonic() - t0
     assert proc.returncode == 0, proc.stderr[-3000:]
     out = json.loads(proc.stdout.strip().splitlines()[-1])
-    assert elapsed < 60, f"--quick took {elapsed:.0f} s"
+    assert elapsed < 120, f"--quick took {elapsed:.0f} s"
     assert set(out) == {"runs", "ratios", "config"}
+    assert out["config"]["bandwidths"] == ["100mbit"] and list(out["ratios"]) == ["100mbit"]
     rows = {r["mode"]: r for r in out["runs"]}
-    assert list(rows) == ["dhc", "dense_ina", "ring"]
+    assert list(rows) == ["dhc", "sketch_ring", "dense_ina", "ring"]
+    assert all(r["bandwidth"] == "100mbit" for r in rows.values())
     cfg = out["config"]
     n, dim = cfg["workers"], cfg["dim"]
     for mode, r in rows.items():
@@ -43,7 +46,11 @@ def test_quick_bench_runs_all_modes_exactly_in_under_a_minute():
     assert 2 * (n - 1) / n * 4 * dim <= rows["ring"]["wire_bytes"] <= 1.1 * 2 * (n - 1) / n * 4 * dim
     # dense INA sends every value once, in 32-lane packets with their headers
     assert 4 * dim <= rows["dense_ina"]["wire_bytes"] <= 1.25 * 4 * dim
-    ratios = out["ratios"]
+    # the sketch over the ring moves a fraction of the dense ring's bytes
+    assert rows["sketch_ring"]["wire_bytes"] < 0.3 * rows["ring"]["wire_bytes"]
+    ratios = out["ratios"]["100mbit"]
+    assert ratios["packets_sketch_ring_over_dhc"] == pytest.approx(
+        rows["sketch_ring"]["packets_sent"] / rows["dhc"]["packets_sent"])
     assert ratios["bytes_ring_over_dhc"] == pytest.approx(rows["ring"]["wire_bytes"] / rows["dhc"]["wire_bytes"])
     assert ratios["time_ring_over_dhc"] == pytest.approx(rows["ring"]["seconds"] / rows["dhc"]["seconds"])
     assert ratios["bytes_dense_ina_over_dhc"] > 4   # 1% density: the sketch is far below dense

@@ -62,6 +62,7 @@ def inner(argv: list[str]) -> int:
     p.add_argument("--missing", type=int, default=-1, help="rank that is never started")
     p.add_argument("--dims", default="", help="comma-separated --dim per rank (mismatch test)")
     p.add_argument("--retries", type=int, default=12)
+    p.add_argument("--codec", default="dense", help="dense (ring) or hg (sketch_ring)")
     a = p.parse_args(argv)
     subprocess.run(["ip", "link", "set", "lo", "up"], check=True)
     if a.loss:
@@ -86,7 +87,7 @@ def inner(argv: list[str]) -> int:
             [sys.executable, "-m", "hostagent.ring", "--manifest", str(manifest), "--host", h,
              "--dim", str(dims[rank]), "--density", str(a.density), "--seed", str(a.seed),
              "--rank", str(rank), "--expect", str(expect), "--output", str(work / f"{h}.npy"),
-             "--timeout", "0.05", "--retries", str(a.retries), "--json"],
+             "--timeout", "0.05", "--retries", str(a.retries), "--codec", a.codec, "--json"],
             cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     out = {"workers": {}}
     for h, proc in procs.items():
@@ -125,6 +126,27 @@ def test_ring_sum_is_exact_on_loopback(workers):
         # reduce-scatter + all-gather: each host sends 2 (N-1)/N of the int32 tensor plus headers
         payload = 2 * (workers - 1) * 50_000 * 4 / workers
         assert payload <= w["bytes_sent"] <= payload * 1.1, (h, w["bytes_sent"], payload)
+
+
+@needs_netns
+@pytest.mark.root
+@pytest.mark.parametrize("workers", [1, 3, 4])
+def test_sketch_ring_is_exact_and_sends_fewer_bytes(workers):
+    """HG-Sketch rounds over the host ring (sum and or lanes): the same exact sum as the dense
+    codec, at a fraction of the dense ring's bytes for a 1 % dense tensor."""
+    out = run_ring("--workers", str(workers), "--dim", "50000", "--codec", "hg")
+    assert len(out["workers"]) == workers
+    for h, w in out["workers"].items():
+        assert w["returncode"] == 0 and w["exact"] and w["mode"] == "sketch_ring", (h, w)
+        dense_ring = 2 * (workers - 1) * 50_000 * 4 / workers
+        assert w["bytes_sent"] < 0.3 * dense_ring or workers == 1, (h, w["bytes_sent"])
+
+
+@needs_netns
+@pytest.mark.root
+def test_sketch_ring_recovers_from_loss():
+    out = run_ring("--workers", "3", "--dim", "30000", "--codec", "hg", "--loss", "5")
+    assert all(w["returncode"] == 0 and w["exact"] for w in out["workers"].values()), out
 
 
 @needs_netns
