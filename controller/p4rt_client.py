@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import queue
+import re
 import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -29,7 +30,14 @@ T = TypeVar("T")
 Update = p4runtime_pb2.Update
 _UPDATE_NAMES = {Update.INSERT: "INSERT", Update.MODIFY: "MODIFY", Update.DELETE: "DELETE"}
 DEFAULT_ELECTION_ID = (0, 1)
-DEFAULT_BATCH = 500
+#: Updates per Write RPC, and request bytes per Write RPC: small enough that the per-update error
+#: details of a failed batch fit the server's trailer (softswitch/server/README.md, "Errors").
+DEFAULT_BATCH = 100
+MAX_BATCH_BYTES = 1 << 20
+#: ``p4.v1.Error.space`` of details that carry the failed update's index in ``code`` (the compact
+#: form a server uses when one Error per update would not fit the trailer).
+INDEX_SPACE = "update-index"
+_COUNT = re.compile(r"(\d+) of (\d+) updates failed")
 
 
 @dataclass(frozen=True)
@@ -200,11 +208,28 @@ class SwitchConnection:
         return True
 
     # ------------------------------------------------------------ write / read
+    @staticmethod
+    def batches(updates: list[PendingUpdate], batch: int = DEFAULT_BATCH,
+                max_bytes: int = MAX_BATCH_BYTES) -> Iterator[list[PendingUpdate]]:
+        """Consecutive runs of ``updates`` of at most ``batch`` updates and ``max_bytes`` bytes
+        (a single larger update goes alone)."""
+        chunk: list[PendingUpdate] = []
+        size = 0
+        for u in updates:
+            n = u.entity.ByteSize() + 8
+            if chunk and (len(chunk) >= batch or size + n > max_bytes):
+                yield chunk
+                chunk, size = [], 0
+            chunk.append(u)
+            size += n
+        if chunk:
+            yield chunk
+
     def write(self, updates: list[PendingUpdate], batch: int = DEFAULT_BATCH) -> None:
-        """Send ``updates`` in order, ``batch`` per Write RPC; stop at the first batch with rejected
-        updates and raise WriteError listing each rejected one (switch, entry, code, reason)."""
-        for start in range(0, len(updates), batch):
-            chunk = updates[start:start + batch]
+        """Send ``updates`` in order, in batches (``batch`` updates, MAX_BATCH_BYTES) per Write RPC;
+        stop at the first batch with rejected updates and raise WriteError listing each rejected
+        one (switch, entry, code, reason)."""
+        for chunk in self.batches(updates, batch):
             req = p4runtime_pb2.WriteRequest(device_id=self.address.device_id, election_id=self.election_id)
             for u in chunk:
                 req.updates.add(type=u.type, entity=u.entity)
@@ -225,13 +250,21 @@ class SwitchConnection:
             return []
         status = status_pb2.Status.FromString(blob)
         out = []
-        for u, detail in zip(chunk, status.details, strict=False):  # details may be short
+        for pos, detail in enumerate(status.details):
             perr = p4runtime_pb2.Error()
-            if not detail.Unpack(perr):
+            if not detail.Unpack(perr) or perr.canonical_code == code_pb2.OK:
                 continue
-            if perr.canonical_code != code_pb2.OK:
-                out.append(UpdateFailure(self.name, _UPDATE_NAMES.get(u.type, str(u.type)), u.describe,
-                                         _code_name(perr.canonical_code), perr.message))
+            # spec form: one Error per update, in order; compact form: the index is in ``code``
+            i = perr.code if perr.space == INDEX_SPACE else pos
+            if not 0 <= i < len(chunk):
+                continue
+            u = chunk[i]
+            out.append(UpdateFailure(self.name, _UPDATE_NAMES.get(u.type, str(u.type)), u.describe,
+                                     _code_name(perr.canonical_code), perr.message))
+        m = _COUNT.search(status.message)
+        if m and int(m.group(1)) > len(out):
+            out.append(UpdateFailure(self.name, "WRITE", f"{int(m.group(1)) - len(out)} more update(s) of "
+                                     f"this batch of {len(chunk)}", "UNKNOWN", "not detailed by the switch"))
         return out
 
     def read(self, entities: list[p4runtime_pb2.Entity]) -> Iterator[p4runtime_pb2.Entity]:

@@ -35,6 +35,10 @@ class EntryNotFoundError(RuntimeAPIError):
     """Modify or delete of an entry that is not present."""
 
 
+class TableFullError(RuntimeAPIError):
+    """Insert into a table that holds ``size`` entries already (P4Runtime: RESOURCE_EXHAUSTED)."""
+
+
 @dataclass(frozen=True)
 class Exact:
     value: int

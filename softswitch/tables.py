@@ -15,6 +15,7 @@ from .api import (
     Range,
     RuntimeAPIError,
     TableEntry,
+    TableFullError,
     Ternary,
 )
 from .decls import cp_name
@@ -243,7 +244,7 @@ class Table:
         if k in self.entries:
             raise EntryExistsError(f"table {self.info.name}: entry already exists")
         if len(self.entries) >= self.info.size:
-            raise RuntimeAPIError(f"table {self.info.name} is full ({self.info.size} entries)")
+            raise TableFullError(f"table {self.info.name} is full ({self.info.size} entries)")
         self.entries[k] = e
         self._rebuild()
 

@@ -3,8 +3,16 @@
 Error reporting follows the P4Runtime spec: a Write whose updates fail ends
 with gRPC status UNKNOWN and a ``google.rpc.Status`` in the
 ``grpc-status-details-bin`` trailer whose details hold one ``p4.v1.Error`` per
-update, in order (OK for the ones that succeeded).  Everything else fails with
-the canonical code of its one problem and a reason.
+update, in order (OK for the ones that succeeded) -- as long as that fits well
+inside gRPC's 16 KiB trailer limit.  When it does not, the details list only
+failed updates, each with its update index (``space`` = ``update-index``,
+``code`` = index), as many as fit, and the status message counts them all.
+Every error text is capped.  Everything else fails with the canonical code of
+its one problem and a reason.
+
+StreamChannels are bounded (``max_streams``, below the worker pool size): each
+open stream holds a pool thread, so past the limit a new stream is refused with
+RESOURCE_EXHAUSTED and the unary RPCs always have threads left.
 """
 
 from __future__ import annotations
@@ -28,6 +36,13 @@ from softswitch.server.p4info_index import P4RuntimeError
 log = logging.getLogger("softswitch.p4runtime")
 
 _CLOSE = object()
+#: Serialised size of the Write error status; base64 in the trailer makes it 4/3 larger,
+#: which stays well inside gRPC's default 16 KiB metadata limit.
+MAX_ERROR_STATUS_BYTES = 8 << 10
+#: Longest text of one update's error (a rejected 8 KB match value is not echoed whole).
+MAX_ERROR_TEXT = 240
+#: ``p4.v1.Error.space`` of the compact form: ``code`` is the failed update's index.
+INDEX_SPACE = "update-index"
 Update = p4runtime_pb2.Update
 Action = p4runtime_pb2.SetForwardingPipelineConfigRequest
 Resp = p4runtime_pb2.GetForwardingPipelineConfigRequest
@@ -45,10 +60,50 @@ class _Abort:
         self.err = err
 
 
+def _cap(text: str, limit: int = MAX_ERROR_TEXT) -> str:
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def _packed(err: p4runtime_pb2.Error) -> any_pb2.Any:
+    packed = any_pb2.Any()
+    packed.Pack(err)
+    return packed
+
+
+def write_error_status(errors: list[P4RuntimeError | None],
+                       budget: int = MAX_ERROR_STATUS_BYTES) -> status_pb2.Status:
+    """The ``google.rpc.Status`` of a Write with failed updates, never larger than ``budget``:
+    one Error per update in order if that fits, else only the failed ones with their index."""
+    failed = [(i, e) for i, e in enumerate(errors) if e is not None]
+    status = status_pb2.Status(code=code_pb2.UNKNOWN,
+                               message=f"Write failure: {len(failed)} of {len(errors)} updates failed")
+    for e in errors:
+        perr = p4runtime_pb2.Error(canonical_code=code_pb2.OK)
+        if e is not None:
+            perr.canonical_code = e.code.value[0]
+            perr.message = _cap(e.message)
+        status.details.append(_packed(perr))
+    if status.ByteSize() <= budget:
+        return status
+    del status.details[:]
+    for i, e in failed:
+        status.details.append(_packed(p4runtime_pb2.Error(
+            canonical_code=e.code.value[0], message=_cap(e.message), space=INDEX_SPACE, code=i)))
+        if status.ByteSize() > budget - 200:   # room for the message below
+            del status.details[-1]
+            break
+    status.message += (f"; {len(status.details)} detailed (only failed updates, p4.v1.Error.code = "
+                       f"update index, space '{INDEX_SPACE}'); every other update was applied")
+    return status
+
+
 class P4RuntimeService(p4runtime_pb2_grpc.P4RuntimeServicer):
-    def __init__(self, device: Device):
+    def __init__(self, device: Device, max_streams: int = 8):
         self.device = device
         self.arb = Arbitrator(device.device_id)
+        self.max_streams = max_streams
+        self._streams = 0
+        self._streams_lock = threading.Lock()
         device.packet_in = self._send_packet_in
 
     # ------------------------------------------------------------ helpers
@@ -132,19 +187,11 @@ class P4RuntimeService(p4runtime_pb2_grpc.P4RuntimeServicer):
             self._fail(context, err)
             return None
         if any(e is not None for e in errors):
-            status = status_pb2.Status(code=code_pb2.UNKNOWN, message="Write failure.")
-            for e in errors:
-                perr = p4runtime_pb2.Error(canonical_code=code_pb2.OK)
-                if e is not None:
-                    perr.canonical_code = e.code.value[0]
-                    perr.message = e.message
-                packed = any_pb2.Any()
-                packed.Pack(perr)
-                status.details.append(packed)
-            failed = [e.message for e in errors if e is not None]
-            log.info("Write: %d of %d updates failed: %s", len(failed), len(errors), failed[0])
+            status = write_error_status(errors)
+            first = next(e for e in errors if e is not None)
+            log.info("Write: %s; first: %s", status.message, _cap(first.message))
             context.set_trailing_metadata((("grpc-status-details-bin", status.SerializeToString()),))
-            context.abort(grpc.StatusCode.UNKNOWN, "Write failure.")
+            context.abort(grpc.StatusCode.UNKNOWN, status.message)
         return p4runtime_pb2.WriteResponse()
 
     def _apply(self, p, update: p4runtime_pb2.Update) -> P4RuntimeError | None:
@@ -202,6 +249,20 @@ class P4RuntimeService(p4runtime_pb2_grpc.P4RuntimeServicer):
             raise P4RuntimeError(grpc.StatusCode.UNIMPLEMENTED, f"Read of {kind} is not supported")
 
     def StreamChannel(self, request_iterator, context):
+        with self._streams_lock:
+            full = self._streams >= self.max_streams
+            if not full:
+                self._streams += 1
+        if full:
+            context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED,
+                          f"too many open StreamChannels (limit {self.max_streams}); close one first")
+        try:
+            yield from self._stream_channel(request_iterator, context)
+        finally:
+            with self._streams_lock:
+                self._streams -= 1
+
+    def _stream_channel(self, request_iterator, context):
         stream = self.arb.open()
         reader = threading.Thread(target=self._stream_reader, args=(stream, request_iterator),
                                   name=f"p4rt-stream-{stream.id}", daemon=True)
@@ -265,16 +326,23 @@ class P4RuntimeService(p4runtime_pb2_grpc.P4RuntimeServicer):
         stream.send(msg)
 
 
-def serve(device: Device, address: str, max_workers: int = 16) -> tuple[grpc.Server, int]:
+def serve(device: Device, address: str, max_workers: int = 16,
+          max_streams: int | None = None) -> tuple[grpc.Server, int]:
     """Start the P4Runtime server on ``address`` (``host:port``; port 0 picks one).
 
+    At most ``max_streams`` StreamChannels (default: half the worker threads) are open at once,
+    so idle streams can never take every thread from Capabilities/Read/Write.
     Returns the started server and the bound port.
     """
+    if max_streams is None:
+        max_streams = max(1, max_workers // 2)
+    if not 0 < max_streams < max_workers:
+        raise ValueError(f"max_streams must be in 1..{max_workers - 1} (below the worker threads)")
     limit = 256 << 20  # pipeline configs carry whole programs; stay clear of gRPC's 4 MiB default
     server = grpc.server(futures.ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="p4rt"),
                          options=[("grpc.max_receive_message_length", limit),
                                   ("grpc.max_send_message_length", limit)])
-    p4runtime_pb2_grpc.add_P4RuntimeServicer_to_server(P4RuntimeService(device), server)
+    p4runtime_pb2_grpc.add_P4RuntimeServicer_to_server(P4RuntimeService(device, max_streams), server)
     port = server.add_insecure_port(address)
     if port == 0:
         raise OSError(f"cannot bind the P4Runtime server to {address}")

@@ -24,6 +24,7 @@ from softswitch.api import (
     Replica,
     RuntimeAPIError,
     TableEntry,
+    TableFullError,
     Ternary,
 )
 from softswitch.server.p4info_index import (
@@ -53,6 +54,8 @@ def api_error(err: Exception) -> P4RuntimeError:
         return _exists(str(err))
     if isinstance(err, EntryNotFoundError):
         return _not_found(str(err))
+    if isinstance(err, TableFullError):
+        return P4RuntimeError(grpc.StatusCode.RESOURCE_EXHAUSTED, str(err))
     if isinstance(err, (RuntimeAPIError, ValueError, KeyError)):
         return invalid(str(err))
     return P4RuntimeError(grpc.StatusCode.INTERNAL, f"{type(err).__name__}: {err}")

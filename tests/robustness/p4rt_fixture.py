@@ -1,0 +1,61 @@
+"""A real softswitch P4Runtime server on 127.0.0.1 running p4src/dhc.p4 (small tables), and the
+controller's own client connected to it as primary."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from p4.v1 import p4runtime_pb2
+
+from controller.intent import A_SET_LOCAL, T_LOCAL, entry
+from controller.p4rt_client import PendingUpdate, SwitchAddress, SwitchConnection
+from controller.p4rt_codec import P4InfoNames
+from softswitch.server import Device, pipeline_config, serve
+
+ROOT = Path(__file__).resolve().parents[2]
+PROGRAM = ROOT / "p4src" / "dhc.p4"
+LOCAL_SIZE = 64   # LOCAL_ADDR_TABLE_SIZE in p4src/include/size.p4
+DEFINES = {"DHC_POOL_SIZE": "64", "DHC_MAX_JOBS": "8"}
+
+
+@dataclass
+class Running:
+    device: Device
+    addr: str
+    conn: SwitchConnection
+    names: P4InfoNames
+
+
+_CONFIG: p4runtime_pb2.ForwardingPipelineConfig | None = None
+
+
+def config() -> p4runtime_pb2.ForwardingPipelineConfig:
+    global _CONFIG
+    if _CONFIG is None:
+        _CONFIG = pipeline_config(str(PROGRAM), DEFINES)
+    return _CONFIG
+
+
+@contextmanager
+def running_switch(max_workers: int = 16) -> Iterator[Running]:
+    device = Device(device_id=0)
+    srv, port = serve(device, "127.0.0.1:0", max_workers=max_workers)
+    addr = f"127.0.0.1:{port}"
+    conn = SwitchConnection(SwitchAddress("s1", addr), timeout=5.0)
+    try:
+        conn.connect()
+        cfg = config()
+        conn.set_pipeline(cfg.p4info, cfg.p4_device_config)
+        yield Running(device, addr, conn, conn.names)
+    finally:
+        conn.close()
+        srv.stop(grace=None).wait(5)
+
+
+def local_insert(names: P4InfoNames, ip: int, kind: int = p4runtime_pb2.Update.INSERT) -> PendingUpdate:
+    e = entry(T_LOCAL, {"dst_addr": ip}, A_SET_LOCAL)
+    ent = p4runtime_pb2.Entity(table_entry=names.entry_to_proto(e))
+    return PendingUpdate(kind, ent, e.describe())
