@@ -21,6 +21,7 @@ BENCHMARKS: dict[str, str] = {
     "placement": "bench.placement",
     "e2e": "bench.e2e",
     "compare": "bench.compare",
+    "train": "bench.train",
 }
 
 
