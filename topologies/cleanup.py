@@ -1,25 +1,22 @@
-"""``make stop``: remove whatever an interrupted run may have left behind.
+"""``make stop``: end what an interrupted run of *this checkout* left behind, nothing else.
 
-Kills stray target and agent processes started from this checkout, then lets Mininet clean
-its interfaces and namespaces (``mn -c``).  Safe to run at any time; idempotent.
+Runs of this checkout record their processes (PID + start time), host namespaces and switch
+interfaces (name + ifindex) under ``<checkout>/.run/`` (``topologies.runreg``); this ends exactly
+those and deletes the records.  No process is matched by name, no other Mininet's interfaces are
+touched (no ``pkill -f``, no ``mn -c``).  Safe to run at any time; idempotent.
 """
 
 from __future__ import annotations
 
-import shutil
-import subprocess
 import sys
 
-PATTERNS = ("softswitch.cli", "bin/softswitch", "simple_switch_grpc", "hostagent.cli", "dhc-agent",
-            "hostagent.ring", "tests.e2e.ddp_worker")
+from topologies.runreg import run_dir, stop_recorded
 
 
 def main() -> int:
-    for pattern in PATTERNS:
-        subprocess.run(["pkill", "-f", pattern], check=False)
-    if shutil.which("mn"):
-        subprocess.run(["mn", "-c"], check=False, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    print("cleanup done: no DHC processes, Mininet interfaces and namespaces removed")
+    rep = stop_recorded()
+    print(f"cleanup done ({run_dir()}): {rep.records} recorded run(s), {rep.processes} process(es) "
+          f"ended, {rep.interfaces} interface(s) removed")
     return 0
 
 

@@ -24,6 +24,7 @@ from mininet.net import Mininet  # noqa: E402
 from mininet.node import Host  # noqa: E402
 
 from topologies.p4switch import P4Switch  # noqa: E402
+from topologies.runreg import record_net, write_record  # noqa: E402
 
 #: Every host address is configured with this prefix length: all of 10/8 is on-link.
 HOST_PREFIX_LEN = 8
@@ -98,8 +99,13 @@ def running_net(topo: Topology, target: str = "auto", log_dir: str | None = None
                 log_level: str = "warn", bandwidth: str | None = None) -> Iterator[NetHandle]:
     """Start the network, yield it, and always tear it down (processes, namespaces, links)."""
     net = build_net(topo, target, log_dir, log_level, bandwidth)
+    record = None
     try:
+        # recorded before and after start: an interrupted run is ended by `make stop`
+        record = write_record(record_net(net))
         net.start()
+        record.unlink(missing_ok=True)
+        record = write_record(record_net(net))
         switches = {name: net.get(name) for name in topo.switches}
         yield NetHandle(net=net, topology=topo,
                         grpc_addresses={n: s.grpc_address for n, s in switches.items()},
@@ -107,3 +113,5 @@ def running_net(topo: Topology, target: str = "auto", log_dir: str | None = None
                         bandwidth_bps=parse_rate(bandwidth) if bandwidth else None)
     finally:
         net.stop()
+        if record is not None:
+            record.unlink(missing_ok=True)
