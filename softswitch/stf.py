@@ -254,7 +254,8 @@ def run_stf_file(switch: object, stf: StfFile, program: str = "<loaded>") -> Stf
 
 
 def run_stf(program_path: str, stf_path: str, defines: dict[str, str] | None = None,
-            include_dirs: Sequence[str] = (), cpu_port: int | None = None) -> StfResult:
+            include_dirs: Sequence[str] = (), cpu_port: int | None = None,
+            backend: str | None = None) -> StfResult:
     """Load ``program_path`` and run ``stf_path`` on it.
 
     ``defines`` are merged over the STF file's ``# defines:`` header (arguments win);
@@ -262,12 +263,12 @@ def run_stf(program_path: str, stf_path: str, defines: dict[str, str] | None = N
     malformed STF file raises (``P4CompileError``, ``StfSyntaxError``): they are
     not test outcomes.
     """
-    from softswitch import Switch  # the core; imported late so parsing works without it
+    from softswitch import backend as backends  # the core; imported late so parsing works without it
 
     stf = load_stf(stf_path)
     merged = {**stf.defines, **(defines or {})}
     port = cpu_port if cpu_port is not None else stf.cpu_port
-    switch = Switch.load(program_path, defines=merged, include_dirs=list(include_dirs), cpu_port=port)
+    switch = backends.load(program_path, backend, defines=merged, include_dirs=list(include_dirs), cpu_port=port)
     return run_stf_file(switch, stf, program_path)
 
 

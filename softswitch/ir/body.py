@@ -1,0 +1,508 @@
+"""Lowering of expressions, statements and calls inside one parser, control, action or function.
+
+Expressions come back as ``(ir.Expr | _Lit, front-end type)``: the front-end type is kept for
+the decisions p4c's typing makes (enums, errors, struct fields); ``_Lit`` is an ``int`` literal
+that takes the width of whatever it meets, as the front end folds it.
+"""
+
+from __future__ import annotations
+
+from lark import Token, Tree
+
+from ..decls import parse_int
+from ..layout import pyfield
+from ..types import (
+    BitT,
+    BoolT,
+    EnumT,
+    ErrorT,
+    HeaderT,
+    IntLitT,
+    ListT,
+    NamedT,
+    P4Type,
+    StackT,
+    StructLikeT,
+    StructT,
+    TupleT,
+    VoidT,
+)
+from . import nodes as ir
+from .calls import lower_call_stmt
+from .common import Unsupported, _Lit, _pos, _Scope, irtype
+
+_BINOPS = {"_e_lt": "<", "_e_gt": ">", "_e_bor": "|", "_e_bxor": "^", "_e_band": "&", "_e_shl": "<<",
+           "_e_shr": ">>", "_e_lor": "||", "_e_land": "&&"}
+
+
+def _bits(t: P4Type) -> BitT | None:
+    if isinstance(t, BitT):
+        return t
+    if isinstance(t, EnumT):
+        return t.underlying if t.underlying is not None else BitT(32)
+    if isinstance(t, ErrorT):
+        return BitT(32)
+    return None
+
+
+class _Body:
+    def __init__(self, low, scope: _Scope, kind: str, block: str | None):
+        self.low = low
+        self.d = low.d
+        self.scope = scope
+        self.kind = kind
+        self.block_name = block
+        self.ret: P4Type | None = None
+        self._pre: list[ir.Stmt] = []
+
+    # ------------------------------------------------------------ helpers
+    def const(self, v: int, t: BitT) -> ir.Const:
+        return ir.Const(ir.Bits(t.width, t.signed), v & t.mask)
+
+    def conv(self, e, src: P4Type, dst: P4Type):
+        """Implicit conversion (assignment, arguments): literals take the destination width."""
+        if isinstance(e, _Lit):
+            if isinstance(dst, BoolT):
+                return ir.Const(ir.Bool(), int(bool(e.value)))
+            b = _bits(dst)
+            if b is None:
+                raise Unsupported(f"integer literal used as {dst}")
+            return self.const(e.value, b)
+        if isinstance(src, ListT) and isinstance(dst, StructLikeT):
+            items = [self.conv(x, xt, ft) for (x, xt), (_, ft) in zip(e, dst.fields, strict=True)]
+            return ir.StructInit(irtype(dst), items)
+        if isinstance(src, ListT):
+            raise Unsupported(f"list expression converted to {dst}")
+        return e
+
+    def expr_to(self, node, t: P4Type):
+        e, et = self.expr(node)
+        return self.conv(e, et, t)
+
+    def to_bits(self, e, t: P4Type):
+        if isinstance(e, _Lit):
+            raise Unsupported("integer literal without a width")
+        return e
+
+    def unify(self, a, at, b, bt):
+        if isinstance(a, _Lit) and isinstance(b, _Lit):
+            return a, b, at
+        if isinstance(a, _Lit):
+            bb = _bits(bt)
+            return self.const(a.value, bb), b, bb
+        if isinstance(b, _Lit):
+            ab = _bits(at)
+            return a, self.const(b.value, ab), ab
+        return a, b, _bits(at) or at
+
+    def fresh(self, base: str) -> str:
+        return self.low.fresh(base)
+
+    # ------------------------------------------------------------ expressions
+    def expr(self, node):
+        if isinstance(node, Token):
+            if node.type == "INTEGER":
+                return self._int(node)
+            raise Unsupported(f"token {node}")
+        fn = getattr(self, "_e_" + node.data, None)
+        if fn is None:
+            op = _BINOPS.get("_e_" + node.data)
+            if op is None:
+                raise Unsupported(f"expression {node.data}{_pos(node)}")
+            return self.binary(op, node.children[0], node.children[-1])
+        return fn(node)
+
+    def _int(self, tok):
+        v, t = parse_int(str(tok))
+        if t is None:
+            return _Lit(v), IntLitT()
+        return self.const(v, t), t
+
+    def _e_int_lit(self, n):
+        return self._int(n.children[0])
+
+    def _e_true_lit(self, n):
+        return ir.Const(ir.Bool(), 1), BoolT()
+
+    def _e_false_lit(self, n):
+        return ir.Const(ir.Bool(), 0), BoolT()
+
+    def _e_string_lit(self, n):
+        return None, NamedT("string")
+
+    def _e_ident(self, n):
+        name = str(n.children[-1])
+        ent = self.scope.lookup(name)
+        if ent is not None and ent[0] == "val":
+            e = ent[1]
+            return e, self._ptype(e)
+        c = self.d.consts.get(name)
+        if c is not None:
+            if isinstance(c.type, IntLitT):
+                return _Lit(c.value), c.type
+            if isinstance(c.type, BoolT):
+                return ir.Const(ir.Bool(), int(bool(c.value))), c.type
+            b = _bits(c.type)
+            if b is not None:
+                return self.const(c.value, b), c.type
+            raise Unsupported(f"constant {name} of type {c.type}")
+        raise Unsupported(f"name {name}{_pos(n)}")
+
+    def _ptype(self, e) -> P4Type:
+        """Front-end type of an IR expression (variables carry it in ``ptype``)."""
+        pt = getattr(e, "ptype", None)
+        if pt is not None:
+            return pt
+        t = e.t
+        if isinstance(t, ir.Bool):
+            return BoolT()
+        if isinstance(t, ir.Comp):
+            return t.t
+        return BitT(t.width, t.signed)
+
+    def _e_error_member(self, n):
+        name = str(n.children[-1].children[0])
+        return ir.Const(ir.Bits(32), self.d.errors.index(name)), ErrorT()
+
+    def _e_type_member(self, n):
+        t = self.d.types.get(str(n.children[0].children[-1]))
+        member = str(n.children[1].children[0])
+        v = t.values[member] if t.underlying is not None else t.members.index(member)
+        b = _bits(t)
+        return self.const(v, b), t
+
+    def _e_list_expr(self, n):
+        items = [self.expr(e) for e in n.children[0].children if e is not None]
+        return items, ListT(tuple(t for _, t in items))
+
+    def _e_member(self, n):
+        base, member = n.children[0], str(n.children[1].children[0])
+        if isinstance(base, Tree) and base.data == "call":
+            # t.apply().hit / .miss
+            tname = self._applied_table(base)
+            var = self.fresh("hit")
+            self._pre.append(ir.TableApply(tname, var))
+            e = ir.Ref(ir.Bool(), "local", var)
+            return (e if member == "hit" else ir.Unary(ir.Bool(), "!", e)), BoolT()
+        e, t = self.expr(base)
+        if isinstance(t, StructLikeT):
+            ft = t.field_type(member)
+            f = ir.Field(irtype(ft, f"field {member}"), e, pyfield(member))
+            f.ptype = ft
+            return f, ft
+        if isinstance(t, StackT):
+            raise Unsupported(f"header stacks{_pos(n)}")
+        raise Unsupported(f"member {member} of {t}{_pos(n)}")
+
+    def _e_index(self, n):
+        raise Unsupported(f"header stacks{_pos(n)}")
+
+    def _e_slice(self, n):
+        e, t = self.expr(n.children[0])
+        hi = self._const_int(n.children[1])
+        lo = self._const_int(n.children[2])
+        w = hi - lo + 1
+        if isinstance(e, ir.Const):
+            return self.const(e.value >> lo, BitT(w)), BitT(w)
+        return ir.Slice(ir.Bits(w), e, hi, lo), BitT(w)
+
+    def _const_int(self, node) -> int:
+        e, t = self.expr(node)
+        if isinstance(e, _Lit):
+            return e.value
+        if isinstance(e, ir.Const):
+            return e.value
+        raise Unsupported(f"non-constant where a constant is needed{_pos(node)}")
+
+    def _e_call(self, n):
+        callee = n.children[0]
+        if isinstance(callee, Tree) and callee.data == "member":
+            method = str(callee.children[1].children[0])
+            base = callee.children[0]
+            if method == "isValid":
+                e, _t = self.expr(base)
+                return ir.Valid(ir.Bool(), e), BoolT()
+            if isinstance(base, Tree) and base.data == "ident":
+                ent = self.scope.lookup(str(base.children[-1]))
+                if ent is not None and ent[0] == "extern" and method == "read":
+                    x = self.low.externs[ent[1]]
+                    args = [a for a in n.children[1].children if a is not None]
+                    t = BitT(x.width, x.signed)
+                    return ir.RegRead(ir.Bits(x.width, x.signed), x.name, self._index(args[0])), t
+                if ent is not None and ent[0] == "packet" and method == "length":
+                    raise Unsupported(f"packet_in.length(){_pos(n)}")
+        if isinstance(callee, Tree) and callee.data == "ident":
+            name = str(callee.children[-1])
+            if name in self.low.functions:
+                f = self.low.functions[name]
+                finfo = self.low.p.functions[name]
+                args = [a for a in (n.children[1].children if n.children[1] is not None else []) if a is not None]
+                vals = [self.expr_to(a, p.type) for a, p in zip(args, finfo.params, strict=True)]
+                return ir.CallF(f.ret, name, vals), finfo.ret
+        raise Unsupported(f"call in an expression{_pos(n)}")
+
+    def _e_tcall(self, n):
+        callee, _tlt, targs, args = n.children
+        if isinstance(callee, Tree) and callee.data == "member" and str(callee.children[1].children[0]) == "lookahead":
+            t = self.d.resolve_type(targs.children[0])
+            if isinstance(t, BitT):
+                return ir.Lookahead(ir.Bits(t.width, t.signed)), t
+            raise Unsupported(f"lookahead<{t}>{_pos(n)}")
+        raise Unsupported(f"call with type arguments{_pos(n)}")
+
+    def binary_nodes(self, op, a, at, b, bt, n=None):
+        if op in ("&&", "||"):
+            return ir.Binary(ir.Bool(), op, a, b), BoolT()
+        if op in ("==", "!="):
+            if isinstance(at, ListT) or isinstance(bt, ListT) or isinstance(at, StructLikeT):
+                if isinstance(at, ListT):
+                    a = self.conv(a, at, bt)
+                if isinstance(bt, ListT):
+                    b = self.conv(b, bt, at)
+                return ir.Binary(ir.Bool(), op, a, b), BoolT()
+            a, b, t = self.unify(a, at, b, bt)
+            if isinstance(a, _Lit):
+                return ir.Const(ir.Bool(), int((a.value == b.value) == (op == "=="))), BoolT()
+            return ir.Binary(ir.Bool(), op, a, b), BoolT()
+        if op in ("<", ">", "<=", ">="):
+            a, b, t = self.unify(a, at, b, bt)
+            if isinstance(a, _Lit):
+                return ir.Const(ir.Bool(), int(eval(f"{a.value} {op} {b.value}"))), BoolT()
+            return ir.Binary(ir.Bool(), op, a, b), BoolT()
+        if op == "++":
+            rt = BitT(at.width + bt.width, at.signed)
+            return ir.Binary(irtype(rt, "concatenation"), op, a, b), rt
+        if op in ("<<", ">>"):
+            if isinstance(a, _Lit):
+                s = b.value if isinstance(b, _Lit) else b.value
+                return _Lit(a.value << s if op == "<<" else a.value >> s), at
+            if isinstance(b, _Lit):
+                b = self.const(b.value, BitT(max(b.value.bit_length(), 1)))
+            return ir.Binary(a.t, op, a, b), at
+        a, b, t = self.unify(a, at, b, bt)
+        if isinstance(a, _Lit):
+            x, y = a.value, b.value
+            val = {"+": x + y, "-": x - y, "*": x * y, "/": x // y if y else 0, "%": x % y if y else 0,
+                   "&": x & y, "|": x | y, "^": x ^ y}[op]
+            return _Lit(val), at
+        return ir.Binary(a.t, op, a, b), t
+
+    def binary(self, op, ln, rn):
+        a, at = self.expr(ln)
+        b, bt = self.expr(rn)
+        return self.binary_nodes(op, a, at, b, bt)
+
+    def _e_binop(self, n):
+        left, optok, right = n.children
+        return self.binary(str(optok), left, right)
+
+    def _e_lnot(self, n):
+        e, t = self.expr(n.children[0])
+        return ir.Unary(ir.Bool(), "!", e), t
+
+    def _e_bnot(self, n):
+        e, t = self.expr(n.children[0])
+        return ir.Unary(e.t, "~", e), t
+
+    def _e_neg(self, n):
+        e, t = self.expr(n.children[1])
+        if isinstance(e, _Lit):
+            return _Lit(-e.value), t
+        return ir.Unary(e.t, "-", e), t
+
+    def _e_pos(self, n):
+        return self.expr(n.children[1])
+
+    def _e_ternary(self, n):
+        c, _ = self.expr(n.children[0])
+        a, at = self.expr(n.children[1])
+        b, bt = self.expr(n.children[2])
+        if isinstance(at, (BitT, IntLitT, EnumT)) and isinstance(bt, (BitT, IntLitT, EnumT)):
+            a, b, t = self.unify(a, at, b, bt)
+            t = at if not isinstance(at, IntLitT) else bt
+        else:
+            t = at
+        return ir.Mux(a.t, c, a, b), t
+
+    def _e_cast(self, n):
+        dst = self.d.resolve_type(n.children[0])
+        e, src = self.expr(n.children[1])
+        return self.cast(e, src, dst), dst
+
+    def cast(self, e, src, dst):
+        if isinstance(e, _Lit):
+            if isinstance(dst, BoolT):
+                return ir.Const(ir.Bool(), int(bool(e.value)))
+            if isinstance(dst, IntLitT):
+                return e
+            if isinstance(dst, (ListT, StructLikeT, TupleT)):
+                return self.conv(e, src, dst)
+            return self.const(e.value, _bits(dst))
+        if isinstance(src, ListT):
+            return self.conv(e, src, dst)
+        if isinstance(dst, BoolT):
+            return ir.Binary(ir.Bool(), "==", e, ir.Const(ir.Bits(1), 1))
+        if isinstance(src, BoolT):
+            return ir.Cast(ir.Bits(1), e)
+        b = _bits(dst)
+        if b is None:
+            return e
+        sb = _bits(src)
+        if sb == b:
+            return e
+        return ir.Cast(ir.Bits(b.width, b.signed), e)
+
+    def _index(self, node):
+        e, t = self.expr(node)
+        if isinstance(e, _Lit):
+            return self.const(e.value, BitT(32))
+        return e
+
+    # ------------------------------------------------------------ lvalues
+    def lvalue(self, node):
+        e, t = self.expr(node)
+        if isinstance(e, ir.Slice):
+            return e
+        return e
+
+    # ------------------------------------------------------------ statements
+    def block(self, node) -> list[ir.Stmt]:
+        outer = self.scope
+        self.scope = _Scope(outer, {})
+        try:
+            return self.stmts(node.children)
+        finally:
+            self.scope = outer
+
+    def stmts(self, nodes) -> list[ir.Stmt]:
+        out: list[ir.Stmt] = []
+        for s in nodes:
+            out += self.stmt(s)
+        return out
+
+    def stmt(self, node) -> list[ir.Stmt]:
+        fn = getattr(self, "_s_" + node.data, None)
+        if fn is None:
+            raise Unsupported(f"statement {node.data}{_pos(node)}")
+        self._pre: list[ir.Stmt] = []
+        r = fn(node)
+        pre, self._pre = self._pre, []
+        return pre + r
+
+    def sub(self, node) -> list[ir.Stmt]:
+        outer = self.scope
+        self.scope = _Scope(outer, {})
+        try:
+            saved = getattr(self, "_pre", [])
+            r = self.stmt(node)
+            self._pre = saved
+            return r
+        finally:
+            self.scope = outer
+
+    def _s_block(self, n):
+        saved = self._pre
+        r = self.block(n)
+        self._pre = saved
+        return r
+
+    def _s_annotated_block(self, n):
+        saved = self._pre
+        r = self.block(n.children[1])
+        self._pre = saved
+        return r
+
+    def _s_empty_stmt(self, n):
+        return []
+
+    def _s_var_decl(self, n):
+        _ann, tnode, nm, init = n.children
+        t = self.d.resolve_type(tnode)
+        name = self.fresh("v_" + str(nm.children[0]))
+        it = irtype(t, f"variable {nm.children[0]}")
+        ref = ir.Ref(it, "local", name)
+        ref.ptype = t
+        val = self.expr_to(init, t) if init is not None else None
+        self.scope.names[str(nm.children[0])] = ("val", ref)
+        return [ir.VarDecl(name, it, val)]
+
+    def _s_const_decl(self, n):
+        _ann, tnode, nm, init = n.children
+        t = self.d.resolve_type(tnode)
+        self.scope.names[str(nm.children[0])] = ("val", self.expr_to(init, t))
+        return []
+
+    def _s_assign_stmt(self, n):
+        lhs_node, rhs_node = n.children
+        if isinstance(lhs_node, Tree) and lhs_node.data == "slice":
+            base, bt = self.expr(lhs_node.children[0])
+            hi = self._const_int(lhs_node.children[1])
+            lo = self._const_int(lhs_node.children[2])
+            rhs = self.expr_to(rhs_node, BitT(hi - lo + 1))
+            return [ir.AssignSlice(base, hi, lo, rhs)]
+        lhs, lt = self.expr(lhs_node)
+        return [ir.Assign(lhs, self.expr_to(rhs_node, lt))]
+
+    def _s_call_stmt(self, n):
+        return lower_call_stmt(self, n.children[0])
+
+    def _s_if_stmt(self, n):
+        c, _ = self.expr(n.children[0])
+        pre = self._pre
+        self._pre = []
+        then = self.sub(n.children[1])
+        els = self.sub(n.children[2]) if n.children[2] is not None else []
+        self._pre = pre
+        return [ir.If(c, then, els)]
+
+    def _s_exit_stmt(self, n):
+        return [ir.Exit()]
+
+    def _s_return_stmt(self, n):
+        e = n.children[0]
+        if e is None:
+            return [ir.Return()]
+        return [ir.Return(self.expr_to(e, self.ret))]
+
+    def _s_switch_stmt(self, n):
+        e = n.children[0]
+        cases = []
+        pending: list = []
+        if isinstance(e, Tree) and e.data == "member" and str(e.children[1].children[0]) == "action_run":
+            tname = self._applied_table(e.children[0])
+            acts = self.low.p.tables[tname].actions
+            sw = ir.Switch(None, tname, cases)
+
+            def key(label):
+                x = label.children[0]
+                aname = str(x.children[-1])
+                return next(i for i, a in enumerate(acts) if a.local == aname)
+        else:
+            v, t = self.expr(e)
+            sw = ir.Switch(v, None, cases)
+
+            def key(label):
+                k = self.expr_to(label.children[0], t)
+                return k.value
+        pre = self._pre
+        self._pre = []
+        for c in n.children[1:]:
+            label, body = c.children
+            pending.append(None if label.data == "label_default" else key(label))
+            if body is None:
+                continue
+            labels = None if None in pending else list(pending)
+            cases.append((labels, self.block(body)))
+            pending = []
+        self._pre = pre
+        return [sw]
+
+    def _applied_table(self, call) -> str:
+        base = call.children[0].children[0]
+        ent = self.scope.lookup(str(base.children[-1]))
+        if ent is None or ent[0] != "table":
+            raise Unsupported(f"apply of something that is not a table{_pos(call)}")
+        return ent[1]
+
+
+__all__ = ["_Body", "_bits", "HeaderT", "StructT", "VoidT", "StackT"]

@@ -1,0 +1,258 @@
+"""Lowering of call statements: tables, actions, functions, sub-controls, packet and header
+methods, extern methods and v1model extern functions."""
+
+from __future__ import annotations
+
+from lark import Tree
+
+from ..layout import pyfield
+from ..types import BitT, BoolT, EnumT, HeaderT, IntLitT, ListT, StackT, StructLikeT, StructT
+from . import nodes as ir
+from .common import Unsupported, _Lit, _pos
+
+_CHECKSUMS = ("verify_checksum", "verify_checksum_with_payload", "update_checksum", "update_checksum_with_payload")
+
+
+def _split(n: Tree):
+    if n.data == "tcall":
+        callee, _tlt, targs, args = n.children
+    else:
+        callee, args = n.children
+        targs = None
+    return callee, [a for a in (args.children if args is not None else []) if a is not None], targs
+
+
+def lower_call_stmt(g, n: Tree) -> list[ir.Stmt]:
+    callee, args, targs = _split(n)
+    if isinstance(callee, Tree) and callee.data == "member":
+        base, method = callee.children[0], str(callee.children[1].children[0])
+        if isinstance(base, Tree) and base.data == "ident":
+            ent = g.scope.lookup(str(base.children[-1]))
+            if ent is not None and ent[0] == "table":
+                return [ir.TableApply(ent[1])]
+            if ent is not None and ent[0] == "extern":
+                return _extern_method(g, g.low.externs[ent[1]], method, args, n)
+            if ent is not None and ent[0] == "control":
+                return [_control_apply(g, ent[1], args)]
+            if ent is not None and ent[0] == "packet":
+                return _packet(g, method, args, n)
+        e, t = g.expr(base)
+        if isinstance(t, HeaderT) and method in ("setValid", "setInvalid"):
+            return [ir.SetValid(e, method == "setValid")]
+        if isinstance(t, HeaderT) and method == "isValid":
+            return []
+        raise Unsupported(f"method {method} of {t}{_pos(n)}")
+    name = str(callee.children[-1])
+    ent = g.scope.lookup(name)
+    if ent is not None and ent[0] == "action":
+        info = ent[1]
+        vals, outs = _bind(g, info.params, args)
+        return [ir.ActionCall(info.name, vals, outs)]
+    if name in g.low.functions:
+        finfo = g.low.p.functions[name]
+        vals, outs = _bind(g, finfo.params, args)
+        return [ir.FuncCall(name, vals, outs)]
+    return _v1(g, name, args, targs, n)
+
+
+def _bind(g, params, args):
+    vals, outs = [], []
+    for p, a in zip(params, args, strict=True):
+        if p.direction in ("out", "inout"):
+            lv = g.lvalue(a)
+            vals.append(lv)
+            outs.append(lv)
+        else:
+            vals.append(g.expr_to(a, p.type))
+            outs.append(None)
+    return vals, outs
+
+
+def _control_apply(g, qname: str, args) -> ir.ControlApply:
+    blk = g.low.blocks[qname]
+    vals, outs = [], []
+    for p, a in zip(blk.params, args, strict=True):
+        if p.direction in ("out", "inout"):
+            lv = g.lvalue(a)
+            vals.append(lv)
+            outs.append(lv)
+        else:
+            pt = BitT(p.t.width, p.t.signed) if isinstance(p.t, ir.Bits) else BoolT() if isinstance(p.t, ir.Bool) \
+                else p.t.t
+            vals.append(g.expr_to(a, pt))
+            outs.append(None)
+    return ir.ControlApply(qname, vals, outs)
+
+
+def _packet(g, method: str, args, n) -> list[ir.Stmt]:
+    if method == "extract":
+        if len(args) != 1:
+            raise Unsupported(f"two-argument extract (varbit headers){_pos(n)}")
+        a = args[0]
+        if isinstance(a, Tree) and a.data == "member" and str(a.children[1].children[0]) == "next":
+            raise Unsupported(f"header stacks (extract into .next){_pos(n)}")
+        e, t = g.expr(a)
+        return [ir.Extract(e)]
+    if method == "advance":
+        return [ir.Advance(g.expr_to(args[0], BitT(32)))]
+    if method == "emit":
+        e, t = g.expr(args[0])
+        return _emits(e, t, n)
+    if method == "lookahead":
+        return []
+    raise Unsupported(f"packet method {method}{_pos(n)}")
+
+
+def _emits(e, t, n) -> list[ir.Stmt]:
+    if isinstance(t, HeaderT):
+        return [ir.Emit(e)]
+    if isinstance(t, StackT):
+        raise Unsupported(f"header stacks (emit){_pos(n)}")
+    if isinstance(t, StructT):
+        out: list[ir.Stmt] = []
+        for fname, ft in t.fields:
+            f = ir.Field(ir.Comp(ft) if isinstance(ft, StructLikeT) else ir.Bits(1), e, pyfield(fname))
+            out += _emits(f, ft, n)
+        return out
+    raise Unsupported(f"emit of {t}{_pos(n)}")
+
+
+def _index(g, node, want):
+    e, t = g.expr(node)
+    if isinstance(e, _Lit):
+        return g.const(e.value, want or BitT(32))
+    return e
+
+
+def _extern_method(g, x: ir.Extern, method: str, args, n) -> list[ir.Stmt]:
+    inst = g.low.p.extern_insts[x.name]
+    if x.kind == "register":
+        want = inst.type_args[1] if len(inst.type_args) > 1 else None
+        if method == "read":
+            return [ir.ExternCall("register.read", x.name, [_index(g, args[1], want)], g.lvalue(args[0]))]
+        et = BitT(x.width, x.signed)
+        return [ir.ExternCall("register.write", x.name, [_index(g, args[0], want), g.expr_to(args[1], et)])]
+    if x.kind == "counter":
+        want = inst.type_args[0] if inst.type_args else None
+        return [ir.ExternCall("counter.count", x.name, [_index(g, args[0], want)])]
+    if x.kind == "direct_counter":
+        return []
+    if x.kind == "meter":
+        want = inst.type_args[0] if inst.type_args else None
+        return [ir.ExternCall("meter.execute", x.name, [_index(g, args[0], want)], g.lvalue(args[1]))]
+    if x.kind == "direct_meter":
+        return [ir.ExternCall("direct_meter.read", x.name, [], g.lvalue(args[0]))]
+    raise Unsupported(f"{x.kind}.{method}{_pos(n)}")
+
+
+def flatten(g, e, t, n) -> list:
+    """Scalars of a field list (list expression, struct or header), MSB first, as (expr, width)."""
+    if isinstance(t, ListT):
+        out = []
+        for x, xt in e:
+            out += flatten(g, x, xt, n)
+        return out
+    if isinstance(t, StructLikeT):
+        out = []
+        for fname, ft in t.fields:
+            f = ir.Field(ir.Comp(ft) if isinstance(ft, StructLikeT) else _scalar_t(ft), e, pyfield(fname))
+            out += flatten(g, f, ft, n)
+        return out
+    if isinstance(t, BoolT):
+        return [(ir.Cast(ir.Bits(1), e), 1)]
+    if isinstance(t, StackT):
+        raise Unsupported(f"header stacks in field lists{_pos(n)}")
+    if isinstance(e, _Lit):
+        raise Unsupported(f"integer literal in a field list{_pos(n)}")
+    return [(e, e.t.width)]
+
+
+def _scalar_t(ft):
+    if isinstance(ft, BoolT):
+        return ir.Bool()
+    if isinstance(ft, BitT):
+        return ir.Bits(ft.width, ft.signed)
+    if isinstance(ft, EnumT):
+        u = ft.underlying
+        return ir.Bits(u.width, u.signed) if u is not None else ir.Bits(32)
+    return ir.Bits(32)
+
+
+def _algo(g, node) -> str:
+    e, t = g.expr(node)
+    return t.members[e.value]
+
+
+def _fl_names(g, node) -> tuple[str, ...]:
+    items = node.children[0].children if isinstance(node, Tree) and node.data == "list_expr" else [node]
+    names: list[str] = []
+    for it in items:
+        if it is None:
+            continue
+        _e, t = g.expr(it)
+        if isinstance(it, Tree) and it.data == "member":
+            names.append(pyfield(str(it.children[1].children[0])))
+        else:
+            names += [pyfield(f) for f, _ in t.fields]
+    return tuple(names)
+
+
+def _fl_id(g, names: tuple[str, ...]) -> int:
+    fl = g.low.field_lists
+    for k, v in fl.items():
+        if k >= 1 << 20 and tuple(v) == names:
+            return k
+    k = (1 << 20) + len([x for x in fl if x >= 1 << 20])
+    fl[k] = list(names)
+    return k
+
+
+def _v1(g, name: str, args, targs, n) -> list[ir.Stmt]:
+    if name == "mark_to_drop":
+        return [ir.ExternCall(name, None, [g.expr(args[0])[0]])]
+    if name == "verify":
+        return [ir.Verify(g.expr(args[0])[0], g.expr(args[1])[0])]
+    if name == "hash":
+        out, ot = g.expr(args[0])
+        base = g.expr_to(args[2], ot)
+        d, dt = g.expr(args[3])
+        mx, mt = g.expr(args[4])
+        if isinstance(mx, _Lit):
+            mx = g.const(mx.value, BitT(max(mx.value.bit_length(), 1)))
+        return [ir.ExternCall(name, None, [base, flatten(g, d, dt, n), mx], out, {"algo": _algo(g, args[1])})]
+    if name in _CHECKSUMS:
+        cond, _ = g.expr(args[0])
+        d, dt = g.expr(args[1])
+        ck, _ = g.expr(args[2])
+        return [ir.ExternCall(name, None, [cond, flatten(g, d, dt, n)], ck, {"algo": _algo(g, args[3])})]
+    if name in ("clone", "clone_preserving_field_list"):
+        ty, _ = g.expr(args[0])
+        sess = g.expr_to(args[1], BitT(32))
+        fl = g._const_int(args[2]) if len(args) == 3 else -1
+        return [ir.ExternCall("clone", None, [ty, sess], None, {"fl": fl})]
+    if name == "clone3":
+        ty, _ = g.expr(args[0])
+        sess = g.expr_to(args[1], BitT(32))
+        return [ir.ExternCall("clone", None, [ty, sess], None, {"fl": _fl_id(g, _fl_names(g, args[2]))})]
+    if name in ("resubmit", "recirculate"):
+        return [ir.ExternCall(name, None, [], None, {"fl": _fl_id(g, _fl_names(g, args[-1]))})]
+    if name in ("resubmit_preserving_field_list", "recirculate_preserving_field_list"):
+        return [ir.ExternCall(name.split("_")[0], None, [], None, {"fl": g._const_int(args[0])})]
+    if name == "random":
+        out, t = g.expr(args[0])
+        return [ir.ExternCall(name, None, [g.expr_to(args[1], t), g.expr_to(args[2], t)], out)]
+    if name == "digest":
+        d, t = g.expr(args[1])
+        want = g.d.resolve_type(targs.children[0]) if targs is not None and len(targs.children) == 1 else t
+        if want not in g.low.digests:
+            g.low.digests.append(want)
+        return [ir.ExternCall(name, None, [flatten(g, d, t, n)], None,
+                              {"type": want.name, "id": g.low.digests.index(want)})]
+    if name == "truncate":
+        return [ir.ExternCall(name, None, [g.expr_to(args[0], BitT(32))])]
+    if name in ("assert", "assume", "log_msg"):
+        return []
+    raise Unsupported(f"extern function {name}{_pos(n)}")
+
+
+__all__ = ["lower_call_stmt", "flatten", "IntLitT"]

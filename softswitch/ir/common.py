@@ -1,0 +1,76 @@
+"""Helpers shared by the lowering passes: the error for constructs the IR lacks, IR types of
+front-end types, literal values before they meet a width, scopes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ..types import BitT, BoolT, EnumT, ErrorT, P4Type, StructLikeT
+from . import nodes as ir
+
+
+class Unsupported(Exception):
+    """A construct the typed IR (and so the native backend) does not handle."""
+
+
+@dataclass
+class _Lit:
+    """An infinite-precision integer (type ``int``) before it meets a width."""
+
+    value: int
+
+
+def irtype(t: P4Type, where: str = "") -> ir.IRType:
+    if isinstance(t, BitT):
+        if t.width > 128:
+            raise Unsupported(f"{t} {where}: widths above 128 bits")
+        return ir.Bits(t.width, t.signed)
+    if isinstance(t, BoolT):
+        return ir.Bool()
+    if isinstance(t, ErrorT):
+        return ir.Bits(32)
+    if isinstance(t, EnumT):
+        return ir.Bits(t.underlying.width, t.underlying.signed) if t.underlying is not None else ir.Bits(32)
+    if getattr(t, "name", None) in ("packet_in", "packet_out") and type(t).__name__ == "NamedT":
+        return ir.Pkt(t.name)
+    if isinstance(t, StructLikeT) and type(t).__name__ in ("HeaderT", "StructT"):
+        for fname, ft in t.fields:
+            irtype(ft, f"field {t.name}.{fname}")
+        return ir.Comp(t)
+    raise Unsupported(f"type {t} {where}".strip())
+
+
+def _pos(node) -> str:
+    meta = getattr(node, "meta", None)
+    line = getattr(node, "line", None) or (getattr(meta, "line", None) if meta is not None and not meta.empty else None)
+    return f" (line {line})" if line else ""
+
+
+class _Scope:
+    def __init__(self, parent: _Scope | None, names: dict[str, Any]):
+        self.parent = parent
+        self.names = names
+
+    def lookup(self, name: str):
+        s = self
+        while s is not None:
+            if name in s.names:
+                return s.names[name]
+            s = s.parent
+        return None
+
+
+def _qualify(block: str, local: str, ann: dict) -> str:
+    n = ann.get("name")
+    prefix = f"{block}." if block else ""
+    if n and isinstance(n[0], str):
+        return n[0][1:] if n[0].startswith(".") else f"{prefix}{n[0]}"
+    return f"{prefix}{local}"
+
+
+
+
+def wrap(v: int, t: ir.Bits) -> int:
+    """The bit pattern of integer v in type t (two's complement for signed types)."""
+    return v & t.mask

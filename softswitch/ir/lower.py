@@ -1,0 +1,294 @@
+"""Lowering: the checked program (front end + Python generator's metadata) to the typed IR.
+
+Runs after ``softswitch.program.Program`` accepted the program, so every construct here is
+already type-checked; this pass only computes the types the IR carries (widths and signedness
+of every expression, the width every literal takes) and resolves names to IR objects.  A
+construct the IR does not cover raises ``Unsupported`` naming it (and its source position).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from lark import Token, Tree
+
+from ..decls import ann_dict, parse_int
+from ..layout import pyfield
+from ..types import (
+    BitT,
+    BoolT,
+    EnumT,
+    ErrorT,
+    HeaderT,
+    IntLitT,
+    ListT,
+    NamedT,
+    P4Type,
+    StructLikeT,
+    StructT,
+)
+from . import nodes as ir
+from .body import _Body
+from .common import Unsupported, _pos, _qualify, _Scope, irtype
+
+
+class Lowering:
+    """Builds ``ir.Program`` from a checked ``softswitch.program.Program``."""
+
+    def __init__(self, prog):
+        self.p = prog
+        self.d = prog.decls
+        self.blocks: dict[str, ir.Block] = {}
+        self.actions: dict[str, ir.Action] = {}
+        self.tables: dict[str, ir.Table] = {}
+        self.functions: dict[str, ir.Function] = {}
+        self.externs: dict[str, ir.Extern] = {}
+        self.field_lists: dict[int, list[str]] = {}
+        self.digests: list[StructLikeT] = []
+        self.tmp = 0
+
+    def run(self) -> ir.Program:
+        p = self.p
+        for fname, flds in _annotated_field_lists(p).items():
+            self.field_lists[fname] = flds
+        for inst in p.extern_insts.values():
+            self._extern(inst)
+        for name, tree in self.d.functions.items():
+            self._function(name, tree)
+        top = {}
+        for name, info in p._top.actions.items():
+            top[name] = ("action", info)
+        self.top_scope = _Scope(None, top)
+        for name, info in p._top.actions.items():
+            self._action(info, self.top_scope, None)
+        roles = {}
+        for role in ("parser", "verify", "ingress", "egress", "compute", "deparser"):
+            bname = p.block_names[role]
+            roles[role] = bname
+            tree = self.d.parsers[bname] if role == "parser" else self.d.controls[bname]
+            self._block(bname, tree, "parser" if role == "parser" else "control")
+        headers = [t for t in self.d.header_order]
+        for t in headers:
+            irtype(t, "")
+        return ir.Program(headers, self.blocks, roles, self.actions, self.tables, self.functions, self.externs,
+                          list(self.d.errors), self.field_lists, self.digests, p.hdr_t, p.meta_t, p.std_t)
+
+    # ------------------------------------------------------------ declarations
+    def _extern(self, inst) -> None:
+        o = inst.obj
+        if inst.extern == "register":
+            if o.width > 128:
+                raise Unsupported(f"register {inst.name}: widths above 128 bits")
+            self.externs[inst.name] = ir.Extern(inst.name, "register", o.size, o.width, o.signed)
+        elif inst.extern in ("counter", "meter"):
+            self.externs[inst.name] = ir.Extern(inst.name, inst.extern, o.size)
+        else:
+            self.externs[inst.name] = ir.Extern(inst.name, inst.extern, 0, table=getattr(o, "table", None))
+
+    def _params(self, params) -> list[ir.Param]:
+        return [ir.Param(p.name, irtype(p.type, f"parameter {p.name}"), p.direction) for p in params]
+
+    def _function(self, name: str, tree) -> None:
+        info = self.p.functions[name]
+        params = self._params(info.params)
+        ret = None if type(info.ret).__name__ == "VoidT" else irtype(info.ret, f"return of {name}")
+        sc = _Scope(None, {})
+        for pp, p in zip(params, info.params, strict=True):
+            sc.names[p.name] = ("val", ir.Ref(pp.t, "arg", p.name, p.direction in ("out", "inout")))
+        fn = ir.Function(name, ret, params, [])
+        self.functions[name] = fn
+        g = _Body(self, sc, "function", None)
+        g.ret = info.ret
+        fn.body = g.block(tree.children[5])
+
+    def _action(self, info, scope: _Scope, control: str | None) -> None:
+        params = self._params(info.params)
+        sc = _Scope(scope, {})
+        for pp, p in zip(params, info.params, strict=True):
+            sc.names[p.name] = ("val", ir.Ref(pp.t, "arg", p.name,
+                                              p.direction in ("out", "inout") or isinstance(pp.t, ir.Comp)))
+        act = ir.Action(info.name, control, params, [])
+        self.actions[info.name] = act
+        g = _Body(self, sc, "control", control)
+        act.body = g.block(info.node.children[3])
+
+    def _block(self, qname: str, tree: Tree, kind: str) -> ir.Block:
+        ann, nm, tps, params_node, ctor, *rest = tree.children
+        params = self.d.params(params_node)
+        blk = ir.Block(qname, kind, self._params(params), [], [], [])
+        self.blocks[qname] = blk
+        sc = _Scope(self.top_scope, {})
+        for p, ip in zip(params, blk.params, strict=True):
+            if isinstance(p.type, NamedT) and p.type.name in ("packet_in", "packet_out"):
+                sc.names[p.name] = ("packet", p.type.name)
+            else:
+                sc.names[p.name] = ("val", ir.Ref(ip.t, "param", p.name, isinstance(ip.t, ir.Comp)))
+        g = _Body(self, sc, kind, qname)
+        if kind == "parser":
+            self._parser(blk, g, rest)
+            return blk
+        for loc in rest[:-2]:
+            self._control_local(blk, g, loc)
+        blk.body = g.block(rest[-1])
+        return blk
+
+    def _local_var(self, blk: ir.Block, g: _Body, loc) -> None:
+        _a, tnode, nmn, init = loc.children
+        t = self.d.resolve_type(tnode)
+        name = str(nmn.children[0])
+        it = irtype(t, f"variable {name}")
+        ref = ir.Ref(it, "var", name)
+        blk.vars.append((name, it))
+        g.scope.names[name] = ("val", ref)
+        if init is not None:
+            blk.init.append(ir.Assign(ref, g.expr_to(init, t)))
+
+    def _const(self, g: _Body, loc) -> None:
+        _a, tnode, nmn, init = loc.children
+        t = self.d.resolve_type(tnode)
+        g.scope.names[str(nmn.children[0])] = ("val", g.expr_to(init, t))
+
+    def _control_local(self, blk: ir.Block, g: _Body, loc) -> None:
+        k = loc.data
+        if k == "var_decl":
+            self._local_var(blk, g, loc)
+        elif k == "const_decl":
+            self._const(g, loc)
+        elif k == "instantiation":
+            ann, tnode, _args, nm = loc.children
+            t = self.d.resolve_type(tnode)
+            local = str(nm.children[0])
+            qname = _qualify(blk.name, local, ann_dict(ann, self.d))
+            tname = getattr(t, "name", None)
+            if tname in self.d.controls:
+                self._block(qname, self.d.controls[tname], "control")
+                g.scope.names[local] = ("control", qname)
+            else:
+                g.scope.names[local] = ("extern", qname)
+        elif k == "action_decl":
+            ann, nm, _p, _b = loc.children
+            local = str(nm.children[0])
+            qname = _qualify(blk.name, local, ann_dict(ann, self.d))
+            info = self.p.actions[qname]
+            g.scope.names[local] = ("action", info)
+            self._action(info, g.scope, blk.name)
+        elif k == "table_decl":
+            self._table(blk, g, loc)
+        else:
+            raise Unsupported(f"control declaration {k}{_pos(loc)}")
+
+    def _table(self, blk: ir.Block, g: _Body, node) -> None:
+        ann, nm, *props = node.children
+        local = str(nm.children[0])
+        qname = _qualify(blk.name, local, ann_dict(ann, self.d))
+        info = self.p.tables[qname]
+        keys = []
+        kexprs = [k.children[0] for p in props if p.data == "tp_key" for k in p.children[1:]]
+        for ki, kx in zip(info.keys, kexprs, strict=True):
+            e, t = g.expr(kx)
+            e = g.to_bits(e, t) if not isinstance(t, BoolT) else ir.Cast(ir.Bits(1), e)
+            keys.append(ir.Key(ki.name, ki.match_kind, ki.width, e))
+        bound = []
+        alist = [ar for p in props if p.data == "tp_actions" for ar in p.children[1:]]
+        for a in info.actions:
+            ar = next((x for x in alist if str(x.children[1].children[0]) == a.local), None)
+            args = [x for x in (ar.children[2].children if ar is not None and ar.children[2] is not None else [])
+                    if x is not None]
+            dirp = [p for p in a.params if p.direction]
+            bound.append([g.lvalue(x) if p.direction != "in" else g.expr_to(x, p.type)
+                          for p, x in zip(dirp, args, strict=False)])
+        self.tables[qname] = ir.Table(qname, blk.name, keys, [a.name for a in info.actions], bound,
+                                      info.direct_counter is not None, info.size)
+        g.scope.names[local] = ("table", qname)
+
+    # ------------------------------------------------------------ parsers
+    def _parser(self, blk: ir.Block, g: _Body, rest) -> None:
+        states = [x for x in rest if isinstance(x, Tree) and x.data == "parser_state"]
+        for loc in rest:
+            if isinstance(loc, Tree) and loc.data == "var_decl":
+                self._local_var(blk, g, loc)
+            elif isinstance(loc, Tree) and loc.data == "const_decl":
+                self._const(g, loc)
+            elif isinstance(loc, Tree) and loc.data != "parser_state":
+                raise Unsupported(f"parser declaration {loc.data}{_pos(loc)}")
+        for s in states:
+            _ann, _kw, nm, *body = s.children
+            trans = body[-1]
+            outer = g.scope
+            g.scope = _Scope(outer, {})
+            try:
+                stmts = g.stmts(body[:-1])
+                st = ir.State(str(nm.children[0]), stmts, [], [])
+                if trans is None:
+                    st.cases = [ir.SelectCase([], "reject")]
+                    st.nomatch = False
+                elif trans.data == "trans_direct":
+                    st.cases = [ir.SelectCase([], str(trans.children[0].children[0]))]
+                    st.nomatch = False
+                else:
+                    self._select(g, st, trans.children[0])
+            finally:
+                g.scope = outer
+            blk.states.append(st)
+
+    def _select(self, g: _Body, st: ir.State, sel) -> None:
+        exprs_node, *cases = sel.children
+        ktypes = []
+        for e in exprs_node.children:
+            if e is None:
+                continue
+            x, t = g.expr(e)
+            if isinstance(t, BoolT):
+                x, t = ir.Cast(ir.Bits(1), x), BitT(1)
+            x = g.to_bits(x, t)
+            st.keys.append(x)
+            ktypes.append(x.t)
+        for case in cases:
+            ks, nxt = case.children
+            items = ks.children if ks.data == "ks_tuple" else [ks]
+            if len(items) == 1 and len(ktypes) > 1 and items[0].data == "ks_default":
+                items = items * len(ktypes)
+            conds = []
+            for it, kt in zip(items, ktypes, strict=True):
+                conds.append(self._ks(g, it, kt))
+            st.cases.append(ir.SelectCase(conds, str(nxt.children[0])))
+            if all(c is None for c in conds):
+                st.nomatch = False
+                break
+
+    def _ks(self, g: _Body, it, kt: ir.Bits):
+        bt = BitT(kt.width, kt.signed)
+
+        def const(node) -> int:
+            e = g.expr_to(node, bt)
+            if not isinstance(e, ir.Const):
+                raise Unsupported(f"select case value that is not a constant{_pos(node)}")
+            return e.value & kt.mask
+
+        if it.data == "ks_default":
+            return None
+        if it.data == "ks_mask":
+            v, m = const(it.children[0]), const(it.children[1])
+            return None if m == 0 else ("mask", v & m, m)
+        if it.data == "ks_range":
+            return ("range", const(it.children[0]), const(it.children[1]))
+        return ("mask", const(it.children[0]), kt.mask)
+
+    def fresh(self, base: str) -> str:
+        self.tmp += 1
+        return f"{base}_{self.tmp}"
+
+
+def _annotated_field_lists(prog) -> dict[int, list[str]]:
+    out: dict[int, list[str]] = {}
+    for (sname, fname), ann in prog.decls.field_annotations.items():
+        if sname != prog.meta_t.name:
+            continue
+        for idx in ann.get("field_list", []):
+            if isinstance(idx, int):
+                out.setdefault(idx, []).append(pyfield(fname))
+    return out
+
+
+__all__ = ["Lowering", "Unsupported", "irtype"]

@@ -1,0 +1,360 @@
+"""The typed IR between the checked front end and the code generators.
+
+Every scalar expression carries its type as (width, signed); bool is ``Bool``; error and enum
+values are lowered to their integer width (error and plain enums: 32 bits).  Compound values
+(headers, structs) carry the front end's ``StructLikeT``.  Literals of type ``int`` never reach
+the IR: the lowering gives every constant the width p4c infers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..types import StructLikeT
+
+
+# ------------------------------------------------------------------ types
+@dataclass(frozen=True)
+class Bits:
+    width: int
+    signed: bool = False
+
+    @property
+    def mask(self) -> int:
+        return (1 << self.width) - 1
+
+
+@dataclass(frozen=True)
+class Bool:
+    pass
+
+
+@dataclass(frozen=True)
+class Comp:
+    """A header or struct value (passed by reference)."""
+
+    t: StructLikeT
+
+
+@dataclass(frozen=True)
+class Pkt:
+    """packet_in / packet_out parameters."""
+
+    name: str
+
+
+IRType = Bits | Bool | Comp | Pkt
+
+
+# ------------------------------------------------------------------ expressions
+@dataclass
+class Expr:
+    t: IRType
+
+
+@dataclass
+class Const(Expr):
+    value: int  # the bit pattern (two's complement within the width for signed types)
+
+
+@dataclass
+class Ref(Expr):
+    """A variable: ``kind`` is param (block parameter), var (block-level variable), local
+    (statement-local variable), arg (action/function parameter)."""
+
+    kind: str
+    name: str
+    by_ptr: bool = False  # an out/inout scalar action/function parameter
+
+
+@dataclass
+class Field(Expr):
+    base: Expr
+    name: str
+
+
+@dataclass
+class Valid(Expr):
+    base: Expr
+
+
+@dataclass
+class Unary(Expr):
+    op: str  # ~ - !
+    x: Expr
+
+
+@dataclass
+class Binary(Expr):
+    op: str  # + - * / % & | ^ << >> |+| |-| ++ == != < > <= >= && ||
+    a: Expr
+    b: Expr
+
+
+@dataclass
+class Slice(Expr):
+    x: Expr
+    hi: int
+    lo: int
+
+
+@dataclass
+class Cast(Expr):
+    x: Expr
+
+
+@dataclass
+class Mux(Expr):
+    cond: Expr
+    a: Expr
+    b: Expr
+
+
+@dataclass
+class StructInit(Expr):
+    """``{a, b}`` converted to a struct or header (a header becomes valid)."""
+
+    items: list[Expr]
+
+
+@dataclass
+class RegRead(Expr):
+    inst: str
+    index: Expr
+
+
+@dataclass
+class Lookahead(Expr):
+    pass
+
+
+@dataclass
+class CallF(Expr):
+    func: str
+    args: list[Expr]
+
+
+# ------------------------------------------------------------------ statements
+@dataclass
+class Stmt:
+    pass
+
+
+@dataclass
+class Assign(Stmt):
+    lhs: Expr
+    rhs: Expr
+
+
+@dataclass
+class AssignSlice(Stmt):
+    lhs: Expr
+    hi: int
+    lo: int
+    rhs: Expr
+
+
+@dataclass
+class VarDecl(Stmt):
+    name: str
+    t: IRType
+    init: Expr | None
+
+
+@dataclass
+class If(Stmt):
+    cond: Expr
+    then: list[Stmt]
+    els: list[Stmt]
+
+
+@dataclass
+class Switch(Stmt):
+    """``switch`` on a value, or on ``table.apply().action_run`` (``table`` set, labels are action
+    indexes of the table)."""
+
+    value: Expr | None
+    table: str | None
+    cases: list[tuple[list[int] | None, list[Stmt]]]  # None = default
+
+
+@dataclass
+class Exit(Stmt):
+    pass
+
+
+@dataclass
+class Return(Stmt):
+    value: Expr | None = None
+
+
+@dataclass
+class SetValid(Stmt):
+    hdr: Expr
+    valid: bool
+
+
+@dataclass
+class ActionCall(Stmt):
+    action: str
+    args: list[Expr]          # directional then data arguments, in parameter order
+    outs: list[Expr | None]   # lvalue per parameter for out/inout scalars, None otherwise
+
+
+@dataclass
+class FuncCall(Stmt):
+    func: str
+    args: list[Expr]
+    outs: list[Expr | None]
+    ret: Expr | None = None   # lvalue receiving the value (None: discarded)
+
+
+@dataclass
+class TableApply(Stmt):
+    table: str
+    hit_var: str | None = None  # local receiving hit (for .hit/.miss)
+
+
+@dataclass
+class ControlApply(Stmt):
+    control: str
+    args: list[Expr]
+    outs: list[Expr | None]
+
+
+@dataclass
+class ExternCall(Stmt):
+    """v1model functions and extern methods: ``name`` is e.g. ``register.write``, ``counter.count``,
+    ``mark_to_drop``, ``hash``, ``verify_checksum``, ``clone``, ``digest``..."""
+
+    name: str
+    inst: str | None
+    args: list[Any]
+    out: Expr | None = None
+    extra: dict = field(default_factory=dict)
+
+
+# parser statements
+@dataclass
+class Extract(Stmt):
+    hdr: Expr
+
+
+@dataclass
+class Advance(Stmt):
+    bits: Expr
+
+
+@dataclass
+class Verify(Stmt):
+    cond: Expr
+    error: Expr
+
+
+@dataclass
+class Emit(Stmt):
+    hdr: Expr
+
+
+# ------------------------------------------------------------------ blocks
+@dataclass
+class SelectCase:
+    """One select case: per key ('mask', value, mask), ('range', lo, hi) or None (don't care);
+    all None (or empty) = default."""
+
+    conds: list[tuple]
+    target: str
+
+
+@dataclass
+class State:
+    name: str
+    body: list[Stmt]
+    keys: list[Expr]              # select keys; empty for a direct transition
+    cases: list[SelectCase]       # for a direct transition: one case without conditions
+    nomatch: bool = True          # falling through all cases is error.NoMatch
+
+
+@dataclass
+class Param:
+    name: str
+    t: IRType
+    direction: str  # '' | in | out | inout
+
+
+@dataclass
+class Action:
+    name: str
+    control: str | None
+    params: list[Param]
+    body: list[Stmt]
+
+
+@dataclass
+class Key:
+    name: str
+    kind: str
+    width: int
+    expr: Expr
+
+
+@dataclass
+class Table:
+    name: str
+    control: str
+    keys: list[Key]
+    actions: list[str]
+    bound: list[list[Expr]]       # directional arguments per action
+    direct_counter: bool
+    size: int
+
+
+@dataclass
+class Block:
+    """A parser or control instance (nested control instances are blocks of their own)."""
+
+    name: str
+    kind: str                     # parser | control
+    params: list[Param]
+    vars: list[tuple[str, IRType]]
+    init: list[Stmt]
+    body: list[Stmt]
+    states: list[State] = field(default_factory=list)
+
+
+@dataclass
+class Function:
+    name: str
+    ret: IRType | None
+    params: list[Param]
+    body: list[Stmt]
+
+
+@dataclass
+class Extern:
+    name: str
+    kind: str    # register | counter | direct_counter | meter | direct_meter
+    size: int
+    width: int = 0
+    signed: bool = False
+    table: str | None = None
+
+
+@dataclass
+class Program:
+    """The whole v1model program: types, blocks by role, actions, tables, externs."""
+
+    headers: list[StructLikeT]
+    blocks: dict[str, Block]          # by block name
+    roles: dict[str, str]             # v1model role -> block name
+    actions: dict[str, Action]
+    tables: dict[str, Table]
+    functions: dict[str, Function]
+    externs: dict[str, Extern]
+    errors: list[str]
+    field_lists: dict[int, list[str]]  # preserved metadata field lists (id -> field names)
+    digests: list[StructLikeT]
+    hdr_t: StructLikeT = None  # type: ignore[assignment]
+    meta_t: StructLikeT = None  # type: ignore[assignment]
+    std_t: StructLikeT = None  # type: ignore[assignment]

@@ -1,0 +1,159 @@
+"""C code for typed IR expressions.  Values hold their W-bit pattern in uint64_t (W <= 64) or
+unsigned __int128 (W <= 128); every operator reduces its result to the type's width, so
+wraparound is exact at every width (the Python backend's ``& mask`` / signed wrap)."""
+
+from __future__ import annotations
+
+from ..ir import nodes as ir
+from ..ir.common import Unsupported
+
+
+def ctype(t) -> str:
+    if isinstance(t, ir.Bool):
+        return "int"
+    if isinstance(t, ir.Bits):
+        return "u64" if t.width <= 64 else "u128"
+    if isinstance(t, ir.Comp):
+        return f"T_{t.t.pyname}"
+    raise Unsupported(f"value of type {t}")
+
+
+def lit(v: int, t: ir.Bits) -> str:
+    v &= t.mask
+    if t.width <= 64:
+        return f"((u64)0x{v:x}ull)"
+    return f"U128(0x{v >> 64:x}ull, 0x{v & ((1 << 64) - 1):x}ull)"
+
+
+def mask(t: ir.Bits) -> str:
+    return lit(t.mask, t)
+
+
+def sx(code: str, t: ir.Bits) -> str:
+    """Signed value of a pattern (as i64 / i128)."""
+    return f"sx64({code}, {t.width})" if t.width <= 64 else f"sx128({code}, {t.width})"
+
+
+class _Raw(ir.Expr):
+    """A C temporary used as an lvalue by the statement generator."""
+
+    def __init__(self, t, code: str):
+        super().__init__(t)
+        self.code = code
+
+
+class CExpr:
+    """Expression printer; ``ref`` maps a Ref to C (depends on the enclosing function)."""
+
+    def __init__(self, gen):
+        self.g = gen
+
+    def __call__(self, e: ir.Expr) -> str:
+        return getattr(self, "_" + type(e).__name__)(e)
+
+    def _Raw(self, e: _Raw) -> str:
+        return e.code
+
+    def _Const(self, e: ir.Const) -> str:
+        if isinstance(e.t, ir.Bool):
+            return "1" if e.value else "0"
+        return lit(e.value, e.t)
+
+    def _Ref(self, e: ir.Ref) -> str:
+        return self.g.ref(e)
+
+    def _Field(self, e: ir.Field) -> str:
+        return f"{self(e.base)}.f_{e.name}"
+
+    def _Valid(self, e: ir.Valid) -> str:
+        return f"({self(e.base)}._v)"
+
+    def _Unary(self, e: ir.Unary) -> str:
+        x = self(e.x)
+        if e.op == "!":
+            return f"(!{x})"
+        return f"(({ctype(e.t)})({e.op}{x}) & {mask(e.t)})"
+
+    def _Slice(self, e: ir.Slice) -> str:
+        x = self(e.x)
+        return f"(({ctype(e.t)})(({x}) >> {e.lo}) & {mask(e.t)})"
+
+    def _Cast(self, e: ir.Cast) -> str:
+        x, st, dt = self(e.x), e.x.t, e.t
+        ct = ctype(dt)
+        if isinstance(st, ir.Bool):
+            return f"(({ct})({x} != 0))"
+        if isinstance(dt, ir.Bool):
+            return f"(({x}) != 0)"
+        if st.signed:
+            return f"(({ct})({sx(x, st)}) & {mask(dt)})"
+        return f"(({ct})({x}) & {mask(dt)})"
+
+    def _Mux(self, e: ir.Mux) -> str:
+        return f"(({self(e.cond)}) ? ({self(e.a)}) : ({self(e.b)}))"
+
+    def _RegRead(self, e: ir.RegRead) -> str:
+        rid, size = self.g.reg(e.inst)
+        return f"({self(e.index)} < {size} ? ST_(px)->R{rid}[(size_t)({self(e.index)})] : 0)"
+
+    def _Lookahead(self, e: ir.Lookahead) -> str:
+        w = e.t.width
+        get = "getb64" if w <= 64 else "getb128"
+        return (f"({{ if (pk->pos + {w} > pk->nbits) return ERR_SHORT; "
+                f"({ctype(e.t)})({get}(pk->data, pk->pos, {w})); }})")
+
+    def _CallF(self, e: ir.CallF) -> str:
+        f = self.g.prog.functions[e.func]
+        return f"F_{self.g.cid(e.func)}(px{''.join(', ' + a for a in self.g.call_args(f.params, e.args, []))})"
+
+    def _StructInit(self, e: ir.StructInit) -> str:
+        raise Unsupported("list expression in this position")
+
+    def _Binary(self, e: ir.Binary) -> str:
+        op = e.op
+        a, b = self(e.a), self(e.b)
+        if op in ("&&", "||"):
+            return f"({a} {op} {b})"
+        at = e.a.t
+        if op in ("==", "!="):
+            if isinstance(at, ir.Comp):
+                return f"({'' if op == '==' else '!'}{self.g.eq_fn(at)}(&{a}, &{b}))"
+            return f"({a} {op} {b})"
+        if op in ("<", ">", "<=", ">="):
+            if isinstance(at, ir.Bits) and at.signed:
+                return f"({sx(a, at)} {op} {sx(b, at)})"
+            return f"({a} {op} {b})"
+        t = e.t
+        ct, m = ctype(t), mask(t)
+        if op == "++":
+            bw = e.b.t.width
+            return f"((({ct})({a}) << {bw}) | ({ct})({b}))"
+        if op in ("&", "|", "^"):
+            return f"({a} {op} {b})"
+        if op in ("+", "-", "*"):
+            return f"(({ct})({a} {op} {b}) & {m})"
+        if op in ("/", "%"):
+            return f"(({b}) ? ({a}) {op} ({b}) : 0)"
+        if op == "<<":
+            return f"(({b}) >= {t.width} ? 0 : (({ct})(({a}) << ({b})) & {m}))"
+        if op == ">>":
+            if t.signed:
+                return f"(({ct})({sx(a, t)} >> (({b}) >= {t.width} ? {t.width - 1} : ({b}))) & {m})"
+            return f"(({b}) >= {t.width} ? 0 : ({a}) >> ({b}))"
+        if op in ("|+|", "|-|"):
+            return self._sat(op, a, b, t)
+        raise Unsupported(f"operator {op}")
+
+    def _sat(self, op: str, a: str, b: str, t: ir.Bits) -> str:
+        ct, m = ctype(t), mask(t)
+        if not t.signed:
+            if op == "|-|":
+                return f"(({a}) > ({b}) ? ({a}) - ({b}) : 0)"
+            return f"({{ {ct} _a = {a}, _b = {b}, _s = (_a + _b) & {m}; (_s < _a) ? {m} : _s; }})"
+        st = "i64" if t.width <= 64 else "i128"
+        lo = f"(-(({st})1 << {t.width - 1}))"
+        hi = f"((({st})1 << {t.width - 1}) - 1)"
+        fn = "__builtin_add_overflow" if op == "|+|" else "__builtin_sub_overflow"
+        return (f"({{ {st} _a = {sx(a, t)}, _b = {sx(b, t)}, _r; int _o = {fn}(_a, _b, &_r); "
+                f"if (_o) _r = _b {'<' if op == '|+|' else '>'} 0 ? {lo} : {hi}; "
+                f"else if (_r > {hi}) _r = {hi}; else if (_r < {lo}) _r = {lo}; ({ct})_r & {m}; }})")

@@ -1,0 +1,370 @@
+"""C generator over the typed IR: one C function per parser, control, action, table and
+function, plus the entry points the hand-written runtime (rt_head.h / rt_tail.c) calls.
+
+Calling convention: a control or parser instance has a frame struct ``L_<block>`` (compound
+parameters by pointer, scalar parameters and block variables by value); actions receive their
+control's frame, out/inout scalars by pointer to a copy (copy-in/copy-out, skipped on exit as
+the Python backend does); ``px->exit`` propagates ``exit`` through calls.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ..ir import nodes as ir
+from ..ir.common import Unsupported, irtype
+from ..layout import pyfield
+from ..types import HeaderT, StructLikeT
+from .cexpr import CExpr, ctype, lit, mask
+from .cstmt import StmtGen
+
+ROLE_PARAMS = {"parser": ("pk", "hdr", "meta", "std"), "verify": ("hdr", "meta"), "ingress": ("hdr", "meta", "std"),
+               "egress": ("hdr", "meta", "std"), "compute": ("hdr", "meta"), "deparser": ("ob", "hdr")}
+
+
+class CGen:
+    def __init__(self, prog: ir.Program):
+        self.prog = prog
+        self.out: list[str] = []
+        self.ids: dict[str, str] = {}
+        self.regs = {n: i for i, n in enumerate(x for x in prog.externs if prog.externs[x].kind == "register")}
+        self.ctrs = {n: i for i, n in enumerate(x for x in prog.externs if prog.externs[x].kind == "counter")}
+        self.meters = {n: i for i, n in enumerate(x for x in prog.externs if prog.externs[x].kind == "meter")}
+        self.table_ids = {n: i for i, n in enumerate(prog.tables)}
+        self.eq_types: list[StructLikeT] = []
+        self.x = CExpr(self)
+        self.frame: str | None = None  # C type of the current frame (L)
+        self.fn_kind = ""
+
+    # ------------------------------------------------------------ names
+    def cid(self, name: str) -> str:
+        if name not in self.ids:
+            base = re.sub(r"[^A-Za-z0-9_]", "_", name)
+            c = base
+            while c in self.ids.values():
+                c += "_"
+            self.ids[name] = c
+        return self.ids[name]
+
+    def ref(self, e: ir.Ref) -> str:
+        comp = isinstance(e.t, ir.Comp)
+        if e.kind == "param":
+            return f"(*L->p_{e.name})" if comp else f"L->p_{e.name}"
+        if e.kind == "var":
+            return f"L->v_{e.name}"
+        if e.kind == "local":
+            return f"l_{e.name}"
+        return f"(*a_{e.name})" if e.by_ptr else f"a_{e.name}"
+
+    def reg(self, name: str) -> tuple[int, int]:
+        return self.regs[name], self.prog.externs[name].size
+
+    def eq_fn(self, t: ir.Comp) -> str:
+        if t.t not in self.eq_types:
+            self.eq_types.append(t.t)
+        return f"eq_{t.t.pyname}"
+
+    # ------------------------------------------------------------ program
+    def generate(self) -> str:
+        p = self.prog
+        o = self.out
+        errs = p.errors
+        o.append(f"#define ERR_SHORT {errs.index('PacketTooShort')}")
+        o.append(f"#define ERR_NOMATCH {errs.index('NoMatch')}")
+        for t in p.headers:
+            self._struct(t)
+        o.append(f"typedef T_{p.hdr_t.pyname} hdr_t;")
+        o.append(f"typedef T_{p.meta_t.pyname} meta_t;")
+        o.append(f"typedef T_{p.std_t.pyname} std_t;")
+        self._state()
+        for b in p.blocks.values():
+            self._frame(b)
+        body: list[str] = []
+        self.out = body
+        for f in p.functions.values():
+            self._function(f)
+        for a in p.actions.values():
+            self._action(a)
+        for b in p.blocks.values():
+            for t in (t for t in p.tables.values() if t.control == b.name):
+                self._table(t, b)
+            if b.kind == "parser":
+                self._parser(b)
+            else:
+                self._control(b)
+        self.out = o
+        self._prototypes()
+        for t in self.eq_types:
+            self._eq(t)
+        o += body
+        self._entries()
+        return "\n".join(o) + "\n"
+
+    def _struct(self, t: StructLikeT) -> None:
+        lines = [f"typedef struct T_{t.pyname} {{"]
+        if isinstance(t, HeaderT):
+            lines.append("    uint8_t _v;")
+        from_ir = [(f, self._field_t(ft)) for f, ft in t.fields]
+        for f, ct in from_ir:
+            lines.append(f"    {ct} f_{_pyf(f)};")
+        if not t.fields and not isinstance(t, HeaderT):
+            lines.append("    uint8_t _empty;")
+        lines.append(f"}} T_{t.pyname};")
+        self.out += lines
+
+    def _field_t(self, ft) -> str:
+        return ctype(irtype(ft))
+
+    def _state(self) -> None:
+        lines = ["typedef struct ST {"]
+        for name, i in self.regs.items():
+            x = self.prog.externs[name]
+            lines.append(f"    {'u64' if x.width <= 64 else 'u128'} R{i}[{max(x.size, 1)}];")
+        for name, i in self.ctrs.items():
+            lines.append(f"    u64 C{i}[{max(self.prog.externs[name].size, 1)}][2];")
+        lines.append("    int _unused;")
+        lines.append("} ST;")
+        lines.append("#define ST_(px) ((ST *)(px)->st)")
+        self.out += lines
+
+    def _frame(self, b: ir.Block) -> None:
+        lines = [f"typedef struct L_{self.cid(b.name)} {{"]
+        for prm in b.params:
+            if isinstance(prm.t, ir.Pkt):
+                continue
+            star = "*" if isinstance(prm.t, ir.Comp) else ""
+            lines.append(f"    {ctype(prm.t)} {star}p_{prm.name};")
+        for name, t in b.vars:
+            lines.append(f"    {ctype(t)} v_{name};")
+        lines.append("    int _unused;")
+        lines.append(f"}} L_{self.cid(b.name)};")
+        self.out += lines
+
+    # ------------------------------------------------------------ signatures
+    def param_decls(self, params: list[ir.Param]) -> str:
+        out = []
+        for prm in params:
+            ct = ctype(prm.t)
+            ptr = isinstance(prm.t, ir.Comp) or prm.direction in ("out", "inout")
+            out.append(f"{ct} {'*' if ptr else ''}a_{prm.name}")
+        return "".join(", " + x for x in out)
+
+    def action_sig(self, a: ir.Action) -> str:
+        frame = f"L_{self.cid(a.control)}" if a.control else "void"
+        return f"static void A_{self.cid(a.name)}(PX *px, {frame} *L{self.param_decls(a.params)})"
+
+    def func_sig(self, f: ir.Function) -> str:
+        ret = ctype(f.ret) if f.ret is not None else "void"
+        return f"static {ret} F_{self.cid(f.name)}(PX *px{self.param_decls(f.params)})"
+
+    def _prototypes(self) -> None:
+        for f in self.prog.functions.values():
+            self.out.append(self.func_sig(f) + ";")
+        for a in self.prog.actions.values():
+            self.out.append(self.action_sig(a) + ";")
+        for b in self.prog.blocks.values():
+            self.out.append(self.block_sig(b) + ";")
+        for t in self.eq_types:
+            self.out.append(f"static int eq_{t.pyname}(const T_{t.pyname} *a, const T_{t.pyname} *b);")
+
+    def block_sig(self, b: ir.Block) -> str:
+        if b.kind == "parser":
+            return f"static int P_{self.cid(b.name)}(PX *px, PKT *pk, L_{self.cid(b.name)} *L)"
+        if any(isinstance(p.t, ir.Pkt) for p in b.params):
+            return f"static void C_{self.cid(b.name)}(PX *px, OBUF *ob, L_{self.cid(b.name)} *L)"
+        return f"static void C_{self.cid(b.name)}(PX *px, L_{self.cid(b.name)} *L)"
+
+    def call_args(self, params: list[ir.Param], args: list[ir.Expr], pre: list[str]) -> list[str]:
+        """C arguments; compound values by address (temporaries for list expressions)."""
+        out = []
+        for prm, a in zip(params, args, strict=True):
+            if isinstance(prm.t, ir.Comp):
+                if isinstance(a, ir.StructInit):
+                    raise Unsupported("list expression passed as an argument")
+                out.append(f"&{self.x(a)}")
+            elif prm.direction in ("out", "inout"):
+                out.append(f"&{self.x(a)}")
+            else:
+                out.append(self.x(a))
+        return out
+
+    # ------------------------------------------------------------ bodies
+    def _function(self, f: ir.Function) -> None:
+        self.fn_kind = "function"
+        self.out.append(self.func_sig(f) + " {")
+        StmtGen(self, self.out, 1).stmts(f.body)
+        if f.ret is not None:
+            self.out.append(f"    {{ {ctype(f.ret)} _z; memset(&_z, 0, sizeof _z); return _z; }}")
+        self.out.append("}")
+
+    def _action(self, a: ir.Action) -> None:
+        self.fn_kind = "action"
+        self.out.append(self.action_sig(a) + " {")
+        self.out.append("    (void)L;")
+        StmtGen(self, self.out, 1).stmts(a.body)
+        self.out.append("}")
+
+    def _control(self, b: ir.Block) -> None:
+        self.fn_kind = "control"
+        self.out.append(self.block_sig(b) + " {")
+        g = StmtGen(self, self.out, 1)
+        g.stmts(b.init)
+        g.stmts(b.body)
+        self.out.append("}")
+
+    def _table(self, t: ir.Table, b: ir.Block) -> None:
+        self.fn_kind = "control"
+        tid = self.table_ids[t.name]
+        o = self.out
+        o.append(f"static int T_{tid}(PX *px, L_{self.cid(b.name)} *L, int *hit) {{")
+        o.append(f"    u128 k[{max(len(t.keys), 1)}];")
+        for i, k in enumerate(t.keys):
+            o.append(f"    k[{i}] = (u128)({self.x(k.expr)});")
+        o.append("    const u128 *a; int ai;")
+        o.append(f"    *hit = ss_lookup(px, {tid}, k, &a, &ai);")
+        o.append("    (void)a;")
+        o.append("    switch (ai) {")
+        g = StmtGen(self, o, 2)
+        for i, (aname, bound) in enumerate(zip(t.actions, t.bound, strict=True)):
+            act = self.prog.actions[aname]
+            dirp = [p for p in act.params if p.direction]
+            datap = [p for p in act.params if not p.direction]
+            o.append(f"    case {i}: {{")
+            args = list(bound) + [ir.Ref(p.t, "local", f"_arg{j}") for j, p in enumerate(datap)]
+            for j, p in enumerate(datap):
+                o.append(f"        {ctype(p.t)} l__arg{j} = ({ctype(p.t)})a[{j}];")
+            outs = [x if p.direction in ("out", "inout") else None for p, x in zip(dirp, bound, strict=False)]
+            outs += [None] * len(datap)
+            g.call_action(act, args, outs)
+            o.append("        break; }")
+        o.append("    }")
+        o.append("    return ai;")
+        o.append("}")
+
+    def _parser(self, b: ir.Block) -> None:
+        self.fn_kind = "parser"
+        o = self.out
+        o.append(self.block_sig(b) + " {")
+        g = StmtGen(self, o, 1)
+        g.stmts(b.init)
+        o.append("    goto S_start;")
+        for st in b.states:
+            o.append(f"S_{st.name}: {{")
+            g.level = 2
+            g.stmts(st.body)
+            for i, k in enumerate(st.keys):
+                o.append(f"        {ctype(k.t)} k{i} = {self.x(k)};")
+            for case in st.cases:
+                conds = []
+                for i, c in enumerate(case.conds):
+                    kt = st.keys[i].t if i < len(st.keys) else None
+                    if c is None:
+                        continue
+                    if c[0] == "range":
+                        conds.append(f"(k{i} >= {lit(c[1], kt)} && k{i} <= {lit(c[2], kt)})")
+                    else:
+                        conds.append(f"((k{i} & {lit(c[2], kt)}) == {lit(c[1], kt)})")
+                jump = self._goto(case.target)
+                o.append(f"        if ({' && '.join(conds)}) {jump}" if conds else f"        {jump}")
+                if not conds:
+                    break
+            if st.nomatch:
+                o.append("        return ERR_NOMATCH;")
+            o.append("    }")
+        o.append("}")
+
+    @staticmethod
+    def _goto(target: str) -> str:
+        if target == "accept":
+            return "return -1;"
+        if target == "reject":
+            return "return 0;"
+        return f"goto S_{target};"
+
+    def _eq(self, t: StructLikeT) -> None:
+        o = self.out
+        o.append(f"static int eq_{t.pyname}(const T_{t.pyname} *a, const T_{t.pyname} *b) {{")
+        conds = ["a->_v == b->_v"] if isinstance(t, HeaderT) else []
+        for f, ft in t.fields:
+            if isinstance(ft, StructLikeT):
+                if ft not in self.eq_types:
+                    self.eq_types.append(ft)
+                conds.append(f"eq_{ft.pyname}(&a->f_{_pyf(f)}, &b->f_{_pyf(f)})")
+            else:
+                conds.append(f"a->f_{_pyf(f)} == b->f_{_pyf(f)}")
+        o.append(f"    return {' && '.join(conds) or '1'};")
+        o.append("}")
+
+    # ------------------------------------------------------------ entry points for rt_tail.c
+    def _entries(self) -> None:
+        p, o = self.prog, self.out
+        for role, names in ROLE_PARAMS.items():
+            b = p.blocks[p.roles[role]]
+            fr = f"L_{self.cid(b.name)}"
+            sig = {"parser": "static int ss_parse(PX *px, PKT *pk, hdr_t *hdr, meta_t *meta, std_t *std)",
+                   "verify": "static void ss_verify(PX *px, hdr_t *hdr, meta_t *meta)",
+                   "ingress": "static void ss_ingress(PX *px, hdr_t *hdr, meta_t *meta, std_t *std)",
+                   "egress": "static void ss_egress(PX *px, hdr_t *hdr, meta_t *meta, std_t *std)",
+                   "compute": "static void ss_compute(PX *px, hdr_t *hdr, meta_t *meta)",
+                   "deparser": "static void ss_deparse(PX *px, OBUF *ob, hdr_t *hdr)"}[role]
+            o.append(sig + " {")
+            o.append(f"    {fr} L; memset(&L, 0, sizeof L);")
+            for prm, n in zip(b.params, names, strict=True):
+                if not isinstance(prm.t, ir.Pkt):
+                    o.append(f"    L.p_{prm.name} = {n};")
+            if role == "parser":
+                o.append(f"    return P_{self.cid(b.name)}(px, pk, &L);")
+            elif role == "deparser":
+                o.append(f"    C_{self.cid(b.name)}(px, ob, &L);")
+            else:
+                o.append(f"    C_{self.cid(b.name)}(px, &L);")
+            o.append("}")
+        o.append("static void ss_preserve(int fl, meta_t *dst, const meta_t *src) {")
+        o.append("    switch (fl) {")
+        for k, names in p.field_lists.items():
+            fields = {f for f, _ in p.meta_t.fields}
+            sets = " ".join(f"dst->f_{n} = src->f_{n};" for n in names if _unpy(n) in fields or n in fields)
+            o.append(f"    case {k}: {sets} break;")
+        o.append("    default: break;")
+        o.append("    }")
+        o.append("}")
+        tds = []
+        for t in p.tables.values():
+            nargs = max([len([q for q in p.actions[a].params if not q.direction]) for a in t.actions] + [0])
+            if len(t.keys) > 16:
+                raise Unsupported(f"table {t.name}: more than 16 keys")
+            kinds = ", ".join("1" if k.kind == "range" else "0" for k in t.keys) or "0"
+            exact = int(all(k.kind == "exact" for k in t.keys))
+            tds.append(f"{{{len(t.keys)}, {nargs}, {exact}, {int(t.direct_counter)}, {{{kinds}}}}}")
+        o.append(f"#define SS_NTABLES {len(tds)}")
+        o.append(f"static const TDESC SS_TD[{max(len(tds), 1)}] = {{{', '.join(tds) or '{0}'}}};")
+        self._extern_access()
+
+    def _extern_access(self) -> None:
+        o = self.out
+        o.append("static void *ss_reg_cells(ST *st, int i, u64 *size, int *wide) {")
+        o.append("    switch (i) {")
+        for name, i in self.regs.items():
+            x = self.prog.externs[name]
+            o.append(f"    case {i}: *size = {x.size}; *wide = {int(x.width > 64)}; return st->R{i};")
+        o.append("    default: return 0;")
+        o.append("    }")
+        o.append("}")
+        o.append("static u64 *ss_ctr_cells(ST *st, int i, u64 *size) {")
+        o.append("    switch (i) {")
+        for name, i in self.ctrs.items():
+            o.append(f"    case {i}: *size = {self.prog.externs[name].size}; return &st->C{i}[0][0];")
+        o.append("    default: return 0;")
+        o.append("    }")
+        o.append("}")
+
+
+def _pyf(name: str) -> str:
+    return pyfield(name)
+
+
+def _unpy(name: str) -> str:
+    return name[:-2] if name.endswith("_f") else name
+
+
+__all__ = ["CGen", "mask"]

@@ -1,0 +1,350 @@
+"""C code for typed IR statements (including extern calls and parser statements)."""
+
+from __future__ import annotations
+
+from ..ir import nodes as ir
+from ..ir.common import Unsupported
+from ..layout import field_width, pyfield
+from ..types import HeaderT
+from .cexpr import _Raw, ctype, lit, mask
+
+ALGO = {"crc32": 0, "crc32_custom": 0, "crc16": 1, "crc16_custom": 1, "random": 2, "identity": 3, "csum16": 4,
+        "xor16": 5}
+
+
+class StmtGen:
+    def __init__(self, gen, out: list[str], level: int):
+        self.g = gen
+        self.x = gen.x
+        self.o = out
+        self.level = level
+        self.n = 0
+
+    def emit(self, s: str) -> None:
+        self.o.append("    " * self.level + s)
+
+    def fresh(self, base: str) -> str:
+        self.g.tmp = getattr(self.g, "tmp", 0) + 1
+        return f"{base}{self.g.tmp}"
+
+    def exit_check(self) -> None:
+        if self.g.fn_kind != "function":  # functions cannot exit (the front end rejects it)
+            self.emit("if (px->exit) return;")
+
+    def stmts(self, ss: list[ir.Stmt]) -> None:
+        for s in ss:
+            getattr(self, "_" + type(s).__name__)(s)
+
+    def nested(self, ss: list[ir.Stmt]) -> None:
+        self.level += 1
+        self.stmts(ss)
+        self.level -= 1
+
+    # ------------------------------------------------------------ plain statements
+    def assign(self, lhs: ir.Expr, rhs: ir.Expr) -> None:
+        lc = self.x(lhs)
+        if isinstance(rhs, ir.StructInit):
+            t = lhs.t.t
+            tmp = self.fresh("_si")
+            self.emit(f"{{ T_{t.pyname} {tmp}; memset(&{tmp}, 0, sizeof {tmp});")
+            for (fname, _ft), item in zip(t.fields, rhs.items, strict=True):
+                if isinstance(item, ir.StructInit):
+                    self.assign(_Raw(item.t, f"{tmp}.f_{pyfield(fname)}"), item)
+                else:
+                    self.emit(f"  {tmp}.f_{pyfield(fname)} = {self.x(item)};")
+            if isinstance(t, HeaderT):
+                self.emit(f"  {tmp}._v = 1;")
+            self.emit(f"  {lc} = {tmp}; }}")
+            return
+        self.emit(f"{lc} = {self.x(rhs)};")
+
+    def _Assign(self, s: ir.Assign) -> None:
+        self.assign(s.lhs, s.rhs)
+
+    def _AssignSlice(self, s: ir.AssignSlice) -> None:
+        t = s.lhs.t
+        w = s.hi - s.lo + 1
+        keep = t.mask ^ (((1 << w) - 1) << s.lo)
+        lc = self.x(s.lhs)
+        self.emit(f"{lc} = ({lc} & {lit(keep, t)}) | ((({ctype(t)})({self.x(s.rhs)})) << {s.lo});")
+
+    def _VarDecl(self, s: ir.VarDecl) -> None:
+        ct = ctype(s.t)
+        self.emit(f"{ct} l_{s.name}; memset(&l_{s.name}, 0, sizeof l_{s.name});")
+        if s.init is not None:
+            self.assign(ir.Ref(s.t, "local", s.name), s.init)
+
+    def _If(self, s: ir.If) -> None:
+        self.emit(f"if ({self.x(s.cond)}) {{")
+        self.nested(s.then)
+        if s.els:
+            self.emit("} else {")
+            self.nested(s.els)
+        self.emit("}")
+
+    def _Switch(self, s: ir.Switch) -> None:
+        v = self.fresh("_sw")
+        self.emit("{")
+        self.level += 1
+        if s.table is not None:
+            tid = self.g.table_ids[s.table]
+            self.emit(f"int {v}_hit; int {v} = T_{tid}(px, L, &{v}_hit); (void){v}_hit;")
+            self.exit_check()
+        else:
+            self.emit(f"{ctype(s.value.t)} {v} = {self.x(s.value)};")
+        first = True
+        for labels, body in s.cases:
+            if labels is None:
+                self.emit("if (1) {" if first else "else {")
+            else:
+                keys = [str(k) if s.table is not None else lit(k, s.value.t) for k in labels]
+                cond = " || ".join(f"{v} == {k}" for k in keys)
+                self.emit(f"{'if' if first else 'else if'} ({cond}) {{")
+            self.nested(body)
+            self.emit("}")
+            first = False
+            if labels is None:
+                break
+        self.level -= 1
+        self.emit("}")
+
+    def _Exit(self, s: ir.Exit) -> None:
+        self.emit("px->exit = 1; return;")
+
+    def _Return(self, s: ir.Return) -> None:
+        if s.value is None:
+            self.emit("return;")
+        else:
+            self.emit(f"return {self.x(s.value)};")
+
+    def _SetValid(self, s: ir.SetValid) -> None:
+        h = self.x(s.hdr)
+        if s.valid:
+            self.emit(f"if (!{h}._v) memset(&{h}, 0, sizeof {h});")
+            self.emit(f"{h}._v = 1;")
+        else:
+            self.emit(f"{h}._v = 0;")
+
+    # ------------------------------------------------------------ calls
+    def call_action(self, act: ir.Action, args: list[ir.Expr], outs: list) -> None:
+        """Call with copy-in/copy-out of scalar out/inout arguments (not copied back on exit)."""
+        self.emit("{")
+        self.level += 1
+        cargs, backs = self._bind(act.params, args, outs)
+        frame = "L" if act.control else "NULL"
+        self.emit(f"A_{self.g.cid(act.name)}(px, {frame}{''.join(', ' + c for c in cargs)});")
+        self.exit_check()
+        for b in backs:
+            self.emit(b)
+        self.level -= 1
+        self.emit("}")
+
+    def _bind(self, params, args, outs):
+        cargs, backs = [], []
+        for prm, a, out in zip(params, args, outs + [None] * (len(params) - len(outs)), strict=False):
+            if isinstance(prm.t, ir.Comp):
+                if isinstance(a, ir.StructInit):
+                    tmp = self.fresh("_ca")
+                    self.emit(f"T_{prm.t.t.pyname} {tmp};")
+                    self.assign(_Raw(prm.t, tmp), a)
+                    cargs.append(f"&{tmp}")
+                else:
+                    cargs.append(f"&{self.x(a)}")
+            elif prm.direction in ("out", "inout"):
+                tmp = self.fresh("_co")
+                self.emit(f"{ctype(prm.t)} {tmp} = {self.x(a)};")
+                cargs.append(f"&{tmp}")
+                backs.append(f"{self.x(out if out is not None else a)} = {tmp};")
+            else:
+                cargs.append(self.x(a))
+        return cargs, backs
+
+    def _ActionCall(self, s: ir.ActionCall) -> None:
+        act = self.g.prog.actions[s.action]
+        self.call_action(act, s.args, s.outs)
+
+    def _FuncCall(self, s: ir.FuncCall) -> None:
+        f = self.g.prog.functions[s.func]
+        self.emit("{")
+        self.level += 1
+        cargs, backs = self._bind(f.params, s.args, s.outs)
+        call = f"F_{self.g.cid(f.name)}(px{''.join(', ' + c for c in cargs)})"
+        self.emit(f"{call};" if s.ret is None else f"{self.x(s.ret)} = {call};")
+        for b in backs:
+            self.emit(b)
+        self.level -= 1
+        self.emit("}")
+
+    def _TableApply(self, s: ir.TableApply) -> None:
+        tid = self.g.table_ids[s.table]
+        if s.hit_var:
+            self.emit(f"int l_{s.hit_var} = 0;")
+        self.emit(f"{{ int _h; T_{tid}(px, L, &_h);")
+        self.exit_check()
+        if s.hit_var:
+            self.emit(f"  l_{s.hit_var} = _h;")
+        self.emit("}")
+
+    def _ControlApply(self, s: ir.ControlApply) -> None:
+        b = self.g.prog.blocks[s.control]
+        fr = f"L_{self.g.cid(b.name)}"
+        self.emit("{")
+        self.level += 1
+        self.emit(f"{fr} _Ls; memset(&_Ls, 0, sizeof _Ls);")
+        backs = []
+        for prm, a, out in zip(b.params, s.args, s.outs, strict=True):
+            if isinstance(prm.t, ir.Comp):
+                self.emit(f"_Ls.p_{prm.name} = &{self.x(a)};")
+            else:
+                self.emit(f"_Ls.p_{prm.name} = {self.x(a)};")
+                if out is not None:
+                    backs.append(f"{self.x(out)} = _Ls.p_{prm.name};")
+        self.emit(f"C_{self.g.cid(b.name)}(px, &_Ls);")
+        self.exit_check()
+        for bk in backs:
+            self.emit(bk)
+        self.level -= 1
+        self.emit("}")
+
+    # ------------------------------------------------------------ parser / deparser
+    def _Extract(self, s: ir.Extract) -> None:
+        t = s.hdr.t.t
+        h = self.x(s.hdr)
+        widths = [(pyfield(f), _w(ft)) for f, ft in t.fields]
+        total = sum(w for _, w in widths)
+        self.emit(f"if (pk->pos + {total} > pk->nbits) return ERR_SHORT;")
+        off = 0
+        for f, w in widths:
+            get = "getb64" if w <= 64 else "getb128"
+            self.emit(f"{h}.f_{f} = {get}(pk->data, pk->pos + {off}, {w});")
+            off += w
+        self.emit(f"{h}._v = 1; pk->pos += {total};")
+
+    def _Advance(self, s: ir.Advance) -> None:
+        self.emit(f"{{ u64 _n = {self.x(s.bits)}; if (pk->pos + _n > pk->nbits) return ERR_SHORT; pk->pos += _n; }}")
+
+    def _Verify(self, s: ir.Verify) -> None:
+        self.emit(f"if (!({self.x(s.cond)})) return (int)({self.x(s.error)});")
+
+    def _Emit(self, s: ir.Emit) -> None:
+        t = s.hdr.t.t
+        h = self.x(s.hdr)
+        widths = [(pyfield(f), _w(ft)) for f, ft in t.fields]
+        nbytes = sum(w for _, w in widths) // 8
+        self.emit(f"if ({h}._v) {{ if (ob_reserve(ob, {nbytes})) return; uint8_t *_d = ob->buf + ob->len;")
+        off = 0
+        for f, w in widths:
+            put = "putb64" if w <= 64 else "putb128"
+            self.emit(f"  {put}(_d, {off}, {w}, {h}.f_{f});")
+            off += w
+        self.emit(f"  ob->len += {nbytes}; }}")
+
+    # ------------------------------------------------------------ externs
+    def _ExternCall(self, s: ir.ExternCall) -> None:
+        getattr(self, "_x_" + s.name.replace(".", "_"))(s)
+
+    def _x_mark_to_drop(self, s) -> None:
+        std = self.x(s.args[0])
+        self.emit(f"{std}.f_egress_spec = 511; {std}.f_mcast_grp = 0;")
+
+    def _x_register_read(self, s) -> None:
+        rid, size = self.g.reg(s.inst)
+        self.emit(f"{{ u64 _i = (u64)({self.x(s.args[0])}); if (_i < {size}) {self.x(s.out)} = ST_(px)->R{rid}[_i]; }}")
+
+    def _x_register_write(self, s) -> None:
+        rid, size = self.g.reg(s.inst)
+        self.emit(f"{{ u64 _i = (u64)({self.x(s.args[0])}); if (_i < {size}) ST_(px)->R{rid}[_i] = {self.x(s.args[1])}; }}")
+
+    def _x_counter_count(self, s) -> None:
+        cid = self.g.ctrs[s.inst]
+        size = self.g.prog.externs[s.inst].size
+        self.emit(f"{{ u64 _i = (u64)({self.x(s.args[0])}); if (_i < {size}) {{ ST_(px)->C{cid}[_i][0]++; "
+                  f"ST_(px)->C{cid}[_i][1] += px->cur_len; }} }}")
+
+    def _x_meter_execute(self, s) -> None:
+        size = self.g.prog.externs[s.inst].size
+        self.emit(f"if ((u64)({self.x(s.args[0])}) < {size}) {self.x(s.out)} = 0;")
+
+    def _x_direct_meter_read(self, s) -> None:
+        self.emit(f"{self.x(s.out)} = 0;")
+
+    def _pack(self, items, payload: bool) -> tuple[str, str]:
+        """Emit a byte buffer holding a field list (MSB first, zero-padded); returns (buf, len)."""
+        total = sum(w for _, w in items)
+        nb = (total + 7) // 8
+        buf = self.fresh("_fb")
+        extra = " + px->payload_len" if payload else ""
+        self.emit(f"uint8_t {buf}[{nb}{extra} + 1]; memset({buf}, 0, {nb});")
+        off = 0
+        for e, w in items:
+            put = "putb64" if w <= 64 else "putb128"
+            self.emit(f"{put}({buf}, {off}, {w}, {self.x(e)});")
+            off += w
+        if payload:
+            self.emit(f"if (px->payload_len) memcpy({buf} + {nb}, px->payload, px->payload_len);")
+        return buf, f"{nb}{extra}"
+
+    def _x_hash(self, s) -> None:
+        base, items, mx = s.args
+        t = s.out.t
+        self.emit("{")
+        buf, n = self._pack(items, False)
+        self.emit(f"{self.x(s.out)} = ({ctype(t)})(((u128)({self.x(base)}) + ss_hash({ALGO[s.extra['algo']]}, "
+                  f"{buf}, {n}, (u128)({self.x(mx)}))) & {mask(t)});")
+        self.emit("}")
+
+    def _checksum(self, s, payload: bool) -> None:
+        cond, items = s.args
+        t = s.out.t
+        self.emit(f"if ({self.x(cond)}) {{")
+        buf, n = self._pack(items, payload)
+        h = f"(({ctype(t)})ss_hash({ALGO[s.extra['algo']]}, {buf}, {n}, 0) & {mask(t)})"
+        if s.name.startswith("verify"):
+            self.emit(f"if ({h} != {self.x(s.out)}) px->checksum_error = 1;")
+        else:
+            self.emit(f"{self.x(s.out)} = {h};")
+        self.emit("}")
+
+    def _x_verify_checksum(self, s) -> None:
+        self._checksum(s, False)
+
+    def _x_update_checksum(self, s) -> None:
+        self._checksum(s, False)
+
+    def _x_verify_checksum_with_payload(self, s) -> None:
+        self._checksum(s, True)
+
+    def _x_update_checksum_with_payload(self, s) -> None:
+        self._checksum(s, True)
+
+    def _x_clone(self, s) -> None:
+        ty, sess = s.args
+        self.emit(f"px->clone_set = 1; px->clone_type = (int)({self.x(ty)}); "
+                  f"px->clone_session = {self.x(sess)}; px->clone_fl = {s.extra['fl']};")
+
+    def _x_resubmit(self, s) -> None:
+        self.emit(f"px->resubmit_fl = {s.extra['fl']};")
+
+    def _x_recirculate(self, s) -> None:
+        self.emit(f"px->recirc_fl = {s.extra['fl']};")
+
+    def _x_random(self, s) -> None:
+        lo, hi = s.args
+        t = s.out.t
+        ct = ctype(t)
+        self.emit(f"{{ {ct} _lo = {self.x(lo)}, _hi = {self.x(hi)}; if (_lo > _hi) {{ {ct} _t = _lo; _lo = _hi; "
+                  f"_hi = _t; }} u128 _span = (u128)(_hi - _lo) + 1; "
+                  f"{self.x(s.out)} = ({ct})(_lo + (_span ? (u128)h_random() % _span : (u128)h_random())); }}")
+
+    def _x_digest(self, s) -> None:
+        items = s.args[0]
+        vals = ", ".join(f"(u128)({self.x(e)})" for e, _ in items) or "0"
+        self.emit(f"{{ u128 _dv[{max(len(items), 1)}] = {{{vals}}}; ss_digest_push(px, {s.extra['id']}, _dv, "
+                  f"{len(items)}); }}")
+
+    def _x_truncate(self, s) -> None:
+        self.emit(f"px->truncate_set = 1; px->truncate = {self.x(s.args[0])};")
+
+
+def _w(ft) -> int:
+    return field_width(ft)

@@ -1,0 +1,223 @@
+/* softswitch native runtime, part 3: the v1model packet flow, as softswitch/pipeline.py
+ * (BMv2 simple_switch): ingress pass -> I2E clone, resubmit, multicast, drop, unicast;
+ * egress pass -> E2E clone, drop, deparse, truncate, recirculate or transmit. */
+
+static int outl_add(OUTL *o, int port, const uint8_t *d, size_t len) {
+    if (o->n == o->cap) {
+        int cap = o->cap ? o->cap * 2 : 8;
+        OUTP *v = realloc(o->v, sizeof(OUTP) * cap);
+        if (!v) return -1;
+        o->v = v;
+        o->cap = cap;
+    }
+    uint8_t *c = malloc(len ? len : 1);
+    if (!c) return -1;
+    memcpy(c, d, len);
+    o->v[o->n++] = (OUTP){port, len, c};
+    return 0;
+}
+
+static void outl_clear(OUTL *o) {
+    for (int i = 0; i < o->n; i++) free(o->v[i].data);
+    o->n = 0;
+}
+
+static ITEM *item_new(int ingress, const uint8_t *d, size_t len) {
+    ITEM *it = calloc(1, sizeof(ITEM));
+    if (!it) return NULL;
+    it->data = malloc(len ? len : 1);
+    if (!it->data) { free(it); return NULL; }
+    memcpy(it->data, d, len);
+    it->len = len;
+    it->ingress = ingress;
+    it->pres_fl = SS_NO_FL;
+    return it;
+}
+
+static void item_free(ITEM *it) { free(it->data); free(it); }
+
+static void push(RUN *r, ITEM *it) {
+    if (!it) return;
+    it->next = NULL;
+    if (r->tail) r->tail->next = it; else r->head = it;
+    r->tail = it;
+}
+
+static void px_init(PX *px, SW *sw) {
+    memset(px, 0, sizeof *px);
+    px->sw = sw;
+    px->st = sw->st;
+    px->resubmit_fl = px->recirc_fl = px->clone_fl = SS_NO_FL;
+}
+
+static void do_parse(PX *px, const uint8_t *d, size_t len, int port, int itype, int fl, const meta_t *pres,
+                     hdr_t *hdr, meta_t *meta, std_t *std) {
+    memset(hdr, 0, sizeof *hdr);
+    memset(meta, 0, sizeof *meta);
+    memset(std, 0, sizeof *std);
+    std->f_ingress_port = port;
+    std->f_packet_length = (itype == NORMAL || itype == RECIRC) ? len : 0;
+    std->f_instance_type = itype;
+    if (fl != SS_NO_FL) ss_preserve(fl, meta, pres);
+    PKT pk = {d, len * 8, 0};
+    int err = ss_parse(px, &pk, hdr, meta, std);
+    if (err >= 0) std->f_parser_error = err;
+    px->payload = d + (pk.pos >> 3);
+    px->payload_len = len - (pk.pos >> 3);
+}
+
+static void do_clone(RUN *r, PX *px, const uint8_t *d, size_t len, int port, const meta_t *meta, int itype,
+                     int depth) {
+    SW *sw = r->sw;
+    SESS *s = NULL;
+    for (int i = 0; i < sw->nsess; i++) if (sw->sess[i].id == px->clone_session) s = &sw->sess[i];
+    if (!s) return;
+    for (int i = 0; i < s->n; i++) {
+        PX cx;
+        px_init(&cx, sw);
+        ITEM tmp;
+        do_parse(&cx, d, len, port, itype, px->clone_fl, meta, &tmp.hdr, &tmp.meta, &tmp.std);
+        ITEM *it = item_new(0, cx.payload, cx.payload_len);
+        if (!it) return;
+        it->hdr = tmp.hdr; it->meta = tmp.meta; it->std = tmp.std;
+        it->std.f_egress_port = s->port[i];
+        it->std.f_egress_rid = s->rid[i];
+        it->std.f_instance_type = itype;
+        it->std.f_egress_spec = s->port[i];
+        it->depth = depth + 1;
+        it->trunc = s->trunc;
+        push(r, it);
+    }
+}
+
+static void ingress_pass(RUN *r, ITEM *in) {
+    PX px;
+    px_init(&px, r->sw);
+    px.cur_len = in->len;
+    hdr_t hdr; meta_t meta; std_t std;
+    do_parse(&px, in->data, in->len, in->port, in->itype, in->pres_fl, &in->pres, &hdr, &meta, &std);
+    ss_verify(&px, &hdr, &meta);
+    px.exit = 0;
+    std.f_checksum_error = px.checksum_error;
+    ss_ingress(&px, &hdr, &meta, &std);
+    px.exit = 0;
+    if (px.clone_set && px.clone_type == 0)
+        do_clone(r, &px, in->data, in->len, in->port, &meta, INGRESS_CLONE, in->depth);
+    u64 trunc = px.truncate_set ? px.truncate : 0;
+    if (px.resubmit_fl != SS_NO_FL) {
+        ITEM *it = item_new(1, in->data, in->len);
+        if (!it) return;
+        it->port = in->port; it->itype = RESUBMIT; it->depth = in->depth + 1;
+        it->pres_fl = px.resubmit_fl; it->pres = meta;
+        push(r, it);
+        return;
+    }
+    if (std.f_mcast_grp != 0) {
+        GRP *g = r->sw->mc[std.f_mcast_grp & 0xFFFF];
+        if (!g || g->n == 0) return;
+        for (int i = 0; i < g->n; i++) {
+            ITEM *it = item_new(0, px.payload, px.payload_len);
+            if (!it) return;
+            it->hdr = hdr; it->meta = meta; it->std = std;
+            it->std.f_egress_port = g->port[i];
+            it->std.f_egress_rid = g->rid[i];
+            it->std.f_instance_type = REPLICATION;
+            it->depth = in->depth;
+            it->trunc = trunc;
+            push(r, it);
+        }
+        return;
+    }
+    if (std.f_egress_spec == DROP_PORT) return;
+    std.f_egress_port = std.f_egress_spec;
+    ITEM *it = item_new(0, px.payload, px.payload_len);
+    if (!it) return;
+    it->hdr = hdr; it->meta = meta; it->std = std;
+    it->depth = in->depth;
+    it->trunc = trunc;
+    push(r, it);
+}
+
+static int deparse(PX *px, ITEM *e, OBUF *ob) {
+    ss_compute(px, &e->hdr, &e->meta);
+    px->exit = 0;
+    ss_deparse(px, ob, &e->hdr);
+    if (ob_reserve(ob, e->len)) return -1;
+    memcpy(ob->buf + ob->len, e->data, e->len);
+    ob->len += e->len;
+    return 0;
+}
+
+static void egress_pass(RUN *r, ITEM *e) {
+    PX px;
+    px_init(&px, r->sw);
+    px.payload = e->data;
+    px.payload_len = e->len;
+    px.cur_len = e->std.f_packet_length;
+    ss_egress(&px, &e->hdr, &e->meta, &e->std);
+    px.exit = 0;
+    OBUF ob = {0};
+    int have = 0;
+    if (px.clone_set && px.clone_type == 1) {
+        if (deparse(&px, e, &ob)) goto out;
+        have = 1;
+        do_clone(r, &px, ob.buf, ob.len, e->std.f_ingress_port, &e->meta, EGRESS_CLONE, e->depth);
+    }
+    if (e->std.f_egress_spec == DROP_PORT) goto out;
+    if (!have && deparse(&px, e, &ob)) goto out;
+    size_t len = ob.len;
+    if (px.truncate_set && px.truncate < len) len = px.truncate;
+    if (e->trunc && e->trunc < len) len = e->trunc;
+    if (px.recirc_fl != SS_NO_FL) {
+        ITEM *it = item_new(1, ob.buf ? ob.buf : (const uint8_t *)"", len);
+        if (!it) goto out;
+        it->port = e->std.f_ingress_port; it->itype = RECIRC; it->depth = e->depth + 1;
+        it->pres_fl = px.recirc_fl; it->pres = e->meta;
+        push(r, it);
+        goto out;
+    }
+    outl_add(r->out, (int)e->std.f_egress_port, ob.buf ? ob.buf : (const uint8_t *)"", len);
+out:
+    free(ob.buf);
+}
+
+/* run one frame through the pipeline (caller holds sw->mu); outputs are appended to out */
+static void run_frame(SW *sw, OUTL *out, int port, const uint8_t *d, size_t len) {
+    RUN r = {sw, out, NULL, NULL};
+    ITEM *first = item_new(1, d, len);
+    if (!first) return;
+    first->port = port;
+    first->itype = NORMAL;
+    push(&r, first);
+    int passes = 0;
+    while (r.head) {
+        ITEM *it = r.head;
+        r.head = it->next;
+        if (!r.head) r.tail = NULL;
+        if (++passes > MAX_PASSES) {
+            sw->stats[2]++;
+            item_free(it);
+            continue;
+        }
+        if (it->ingress) ingress_pass(&r, it); else egress_pass(&r, it);
+        item_free(it);
+    }
+}
+
+/* ---------------------------------------------------------------- process() API */
+OUTL *ss_process(SW *sw, int port, const uint8_t *d, size_t len) {
+    OUTL *o = calloc(1, sizeof(OUTL));
+    if (!o) return NULL;
+    pthread_mutex_lock(&sw->mu);
+    run_frame(sw, o, port, d, len);
+    pthread_mutex_unlock(&sw->mu);
+    return o;
+}
+
+int ss_outl_n(OUTL *o) { return o->n; }
+const uint8_t *ss_outl_get(OUTL *o, int i, int *port, size_t *len) {
+    *port = o->v[i].port;
+    *len = o->v[i].len;
+    return o->v[i].data;
+}
+void ss_outl_free(OUTL *o) { outl_clear(o); free(o->v); free(o); }

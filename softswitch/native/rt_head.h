@@ -1,0 +1,173 @@
+/* softswitch native runtime, part 1: value types, bit access, hashes, per-packet context.
+ * The generated program is compiled between this file and rt_tail.c (one translation unit).
+ * Values: bit<W>/int<W> for W <= 64 are uint64_t, for 64 < W <= 128 unsigned __int128, always
+ * holding the W-bit pattern (two's complement for int<W>), so wraparound is a mask. */
+#define _GNU_SOURCE
+#include <stdint.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef uint64_t u64;
+typedef int64_t i64;
+typedef unsigned __int128 u128;
+typedef __int128 i128;
+
+#define M64(w) ((w) >= 64 ? ~(u64)0 : (((u64)1 << (w)) - 1))
+#define M128(w) ((w) >= 128 ? ~(u128)0 : (((u128)1 << (w)) - 1))
+#define U128(hi, lo) ((((u128)(hi)) << 64) | (u128)(lo))
+
+static inline i64 sx64(u64 v, int w) { return w >= 64 ? (i64)v : ((i64)(v << (64 - w))) >> (64 - w); }
+static inline i128 sx128(u128 v, int w) { return w >= 128 ? (i128)v : ((i128)(v << (128 - w))) >> (128 - w); }
+
+/* n <= 64 bits at bit offset pos (MSB first); the caller checked the bounds */
+static inline u64 getb64(const uint8_t *d, size_t pos, int n) {
+    size_t start = pos >> 3, end = (pos + n + 7) >> 3;
+    u128 v = 0;
+    for (size_t i = start; i < end; i++) v = (v << 8) | d[i];
+    v >>= (end * 8 - pos - n);
+    return (u64)v & M64(n);
+}
+static inline u128 getb128(const uint8_t *d, size_t pos, int n) {
+    if (n <= 64) return getb64(d, pos, n);
+    return ((u128)getb64(d, pos, n - 64) << 64) | getb64(d, pos + n - 64, 64);
+}
+static inline void putb64(uint8_t *d, size_t pos, int n, u64 v) {
+    while (n > 0) {
+        size_t byte = pos >> 3;
+        int off = pos & 7, take = 8 - off;
+        if (take > n) take = n;
+        unsigned bits = (unsigned)(v >> (n - take)) & ((1u << take) - 1);
+        int sh = 8 - off - take;
+        unsigned m = ((1u << take) - 1) << sh;
+        d[byte] = (uint8_t)((d[byte] & ~m) | (bits << sh));
+        pos += take;
+        n -= take;
+    }
+}
+static inline void putb128(uint8_t *d, size_t pos, int n, u128 v) {
+    if (n <= 64) { putb64(d, pos, n, (u64)v); return; }
+    putb64(d, pos, n - 64, (u64)(v >> 64));
+    putb64(d, pos + n - 64, 64, (u64)v);
+}
+
+/* ---------------------------------------------------------------- hashes (as softswitch/externs.py) */
+static u64 h_crc16(const uint8_t *d, size_t n) {
+    static uint16_t tbl[256];
+    static int init;
+    if (!init) {
+        for (int i = 0; i < 256; i++) {
+            unsigned c = i;
+            for (int k = 0; k < 8; k++) c = (c & 1) ? (c >> 1) ^ 0xA001 : c >> 1;
+            tbl[i] = (uint16_t)c;
+        }
+        init = 1;
+    }
+    unsigned c = 0;
+    for (size_t i = 0; i < n; i++) c = (c >> 8) ^ tbl[(c ^ d[i]) & 0xFF];
+    return c;
+}
+static u64 h_crc32(const uint8_t *d, size_t n) {
+    static uint32_t tbl[256];
+    static int init;
+    if (!init) {
+        for (uint32_t i = 0; i < 256; i++) {
+            uint32_t c = i;
+            for (int k = 0; k < 8; k++) c = (c & 1) ? (c >> 1) ^ 0xEDB88320u : c >> 1;
+            tbl[i] = c;
+        }
+        init = 1;
+    }
+    uint32_t c = 0xFFFFFFFFu;
+    for (size_t i = 0; i < n; i++) c = (c >> 8) ^ tbl[(c ^ d[i]) & 0xFF];
+    return c ^ 0xFFFFFFFFu;
+}
+static u64 h_csum16(const uint8_t *d, size_t n) {
+    u64 s = 0;
+    for (size_t i = 0; i + 1 < n; i += 2) s += ((unsigned)d[i] << 8) | d[i + 1];
+    if (n & 1) s += (unsigned)d[n - 1] << 8;
+    while (s >> 16) s = (s & 0xFFFF) + (s >> 16);
+    return (~s) & 0xFFFF;
+}
+static u64 h_xor16(const uint8_t *d, size_t n) {
+    unsigned x = 0;
+    for (size_t i = 0; i + 1 < n; i += 2) x ^= ((unsigned)d[i] << 8) | d[i + 1];
+    if (n & 1) x ^= (unsigned)d[n - 1] << 8;
+    return x;
+}
+static u64 ss_rng_state = 0x9E3779B97F4A7C15ull;
+static u64 h_random(void) {
+    u64 x = ss_rng_state;
+    x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+    ss_rng_state = x;
+    return x;
+}
+/* identity: the data as one big-endian integer; reduced modulo mx exactly (mx = 0: low 128 bits) */
+static u128 h_identity_mod(const uint8_t *d, size_t n, u128 mx) {
+    u128 v = 0;
+    if (mx == 0) {
+        for (size_t i = 0; i < n; i++) v = (v << 8) | d[i];
+        return v;
+    }
+    for (size_t i = 0; i < n; i++) {
+        /* v = (v * 256 + d[i]) mod mx without overflow: shift bit by bit */
+        for (int b = 7; b >= 0; b--) {
+            int top = (int)(v >> 127);
+            v = (v << 1) | ((d[i] >> b) & 1);
+            if (top || v >= mx) v -= mx;
+        }
+    }
+    return v;
+}
+static u128 ss_hash(int algo, const uint8_t *d, size_t n, u128 mx) {
+    /* algo: 0 crc32, 1 crc16, 2 random, 3 identity, 4 csum16, 5 xor16 */
+    u64 h;
+    switch (algo) {
+    case 0: h = h_crc32(d, n); break;
+    case 1: h = h_crc16(d, n); break;
+    case 2: h = h_random(); break;
+    case 3: return h_identity_mod(d, n, mx);
+    case 4: h = h_csum16(d, n); break;
+    default: h = h_xor16(d, n); break;
+    }
+    return mx ? (u128)h % mx : (u128)h;
+}
+
+/* ---------------------------------------------------------------- packets and context */
+typedef struct { const uint8_t *data; size_t nbits; size_t pos; } PKT;
+typedef struct { uint8_t *buf; size_t len, cap; } OBUF;
+
+static int ob_reserve(OBUF *o, size_t extra) {
+    if (o->len + extra <= o->cap) return 0;
+    size_t cap = o->cap ? o->cap : 256;
+    while (cap < o->len + extra) cap *= 2;
+    uint8_t *b = realloc(o->buf, cap);
+    if (!b) return -1;
+    o->buf = b;
+    o->cap = cap;
+    return 0;
+}
+
+struct SW;
+typedef struct {
+    struct SW *sw;
+    void *st;                     /* the program's stateful externs (generated type ST) */
+    int clone_set, clone_type, clone_fl;
+    u64 clone_session;
+    int resubmit_fl, recirc_fl;   /* -1: not requested */
+    int truncate_set;
+    u64 truncate;
+    int checksum_error;
+    int exit;
+    const uint8_t *payload;
+    size_t payload_len;
+    u64 cur_len;
+} PX;
+
+#define SS_NO_FL (-1)
+
+/* tables: implemented in rt_tail.c, described by the generated SS_TD[] */
+#define SS_MAXKEYS 16
+typedef struct { int nkeys, nargs, exact, direct; int kinds[SS_MAXKEYS]; } TDESC; /* kind 1 = range */
+static int ss_lookup(PX *px, int tid, const u128 *keys, const u128 **args, int *ai);
+static void ss_digest_push(PX *px, int id, const u128 *vals, int n);

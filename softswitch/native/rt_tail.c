@@ -1,0 +1,311 @@
+/* softswitch native runtime, part 2: tables, PRE, the v1model packet flow (as
+ * softswitch/pipeline.py, i.e. BMv2 simple_switch), the control API and the port loop.
+ * Compiled after the generated program, which provides hdr_t/meta_t/std_t, ST, SS_TD and the
+ * ss_parse/ss_verify/ss_ingress/ss_egress/ss_compute/ss_deparse/ss_preserve entry points. */
+#include <pthread.h>
+#include <poll.h>
+#include <errno.h>
+#include <unistd.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <linux/if_packet.h>
+#include <net/ethernet.h>
+
+#define DROP_PORT 511
+#define MAX_PASSES 64
+enum { NORMAL = 0, INGRESS_CLONE = 1, EGRESS_CLONE = 2, RECIRC = 4, REPLICATION = 5, RESUBMIT = 6 };
+
+typedef struct { u128 *kv, *km, *args; int *ai; u64 *cnt; int n, *hidx; u64 hmask; int def_ai; u128 *def_args; } TBL;
+typedef struct { int n; int *port, *rid; } GRP;
+typedef struct { uint32_t id; int n; int *port, *rid; u64 trunc; } SESS;
+typedef struct { int id, n; u128 v[64]; } DIG;
+typedef struct { int port; size_t len; uint8_t *data; } OUTP;
+typedef struct OUTL { OUTP *v; int n, cap; } OUTL;
+
+typedef struct SW {
+    pthread_mutex_t mu;
+    ST *st;
+    TBL tbl[SS_NTABLES > 0 ? SS_NTABLES : 1];
+    GRP **mc;
+    SESS *sess;
+    int nsess;
+    DIG *dq;
+    int dq_n, dq_cap;
+    OUTL pin;          /* frames for the CPU port (loop mode) */
+    u64 stats[8];      /* rx, tx, passes exceeded, oversize, send errors, packet-in dropped */
+} SW;
+
+typedef struct ITEM {
+    struct ITEM *next;
+    int ingress, port, itype, depth, pres_fl;
+    uint8_t *data;     /* ingress: the frame; egress: the payload */
+    size_t len;
+    u64 trunc;
+    meta_t pres;
+    hdr_t hdr;
+    meta_t meta;
+    std_t std;
+} ITEM;
+
+typedef struct { SW *sw; OUTL *out; ITEM *head, *tail; } RUN;
+
+/* ---------------------------------------------------------------- tables */
+static u64 key_hash(const u128 *k, int n) {
+    u64 h = 0xcbf29ce484222325ull;
+    const uint8_t *p = (const uint8_t *)k;
+    for (size_t i = 0; i < (size_t)n * sizeof(u128); i++) h = (h ^ p[i]) * 0x100000001b3ull;
+    return h;
+}
+
+static int ss_lookup(PX *px, int tid, const u128 *keys, const u128 **args, int *ai) {
+    TBL *t = &px->sw->tbl[tid];
+    const TDESC *d = &SS_TD[tid];
+    int nk = d->nkeys, idx = -1;
+    if (d->exact) {
+        if (t->hidx) {
+            for (u64 h = key_hash(keys, nk);; h++) {
+                int e = t->hidx[h & t->hmask];
+                if (e < 0) break;
+                if (!memcmp(&t->kv[(size_t)e * nk], keys, nk * sizeof(u128))) { idx = e; break; }
+            }
+        }
+    } else {
+        for (int i = 0; i < t->n && idx < 0; i++) {
+            const u128 *v = &t->kv[(size_t)i * nk], *m = &t->km[(size_t)i * nk];
+            int ok = 1;
+            for (int j = 0; j < nk && ok; j++)
+                ok = d->kinds[j] ? (keys[j] >= v[j] && keys[j] <= m[j]) : ((keys[j] & m[j]) == v[j]);
+            if (ok) idx = i;
+        }
+    }
+    if (idx < 0) { *ai = t->def_ai; *args = t->def_args; return 0; }
+    if (d->direct) { t->cnt[2 * idx]++; t->cnt[2 * idx + 1] += px->cur_len; }
+    *ai = t->ai[idx];
+    *args = &t->args[(size_t)idx * (d->nargs ? d->nargs : 1)];
+    return 1;
+}
+
+static void tbl_free(TBL *t) {
+    free(t->kv); free(t->km); free(t->args); free(t->ai); free(t->cnt); free(t->hidx);
+    t->kv = t->km = t->args = NULL; t->ai = t->hidx = NULL; t->cnt = NULL; t->n = 0;
+}
+
+static u128 w2(const u64 *p, size_t i) { return U128(p[2 * i + 1], p[2 * i]); }
+
+/* replace a table's entries: n rows of keys (value/mask or low/high as lo,hi word pairs), action
+ * index, action data and direct-counter values; rows in lookup order (the first match wins) */
+int ss_tbl_load(SW *sw, int tid, int n, const u64 *kv, const u64 *km, const int *ai, const u64 *args,
+                const u64 *cnt) {
+    if (tid < 0 || tid >= SS_NTABLES) return -1;
+    const TDESC *d = &SS_TD[tid];
+    int nk = d->nkeys, na = d->nargs ? d->nargs : 1;
+    TBL t = {0};
+    t.n = n;
+    t.kv = calloc((size_t)n * nk + 1, sizeof(u128));
+    t.km = calloc((size_t)n * nk + 1, sizeof(u128));
+    t.args = calloc((size_t)n * na + 1, sizeof(u128));
+    t.ai = calloc((size_t)n + 1, sizeof(int));
+    t.cnt = calloc((size_t)n * 2 + 1, sizeof(u64));
+    if (!t.kv || !t.km || !t.args || !t.ai || !t.cnt) { tbl_free(&t); return -2; }
+    for (size_t i = 0; i < (size_t)n * nk; i++) { t.kv[i] = w2(kv, i); t.km[i] = w2(km, i); }
+    for (size_t i = 0; i < (size_t)n * na; i++) t.args[i] = w2(args, i);
+    memcpy(t.ai, ai, sizeof(int) * n);
+    memcpy(t.cnt, cnt, sizeof(u64) * 2 * n);
+    if (d->exact && n > 0) {
+        u64 size = 16;
+        while (size < 2 * (u64)n + 2) size *= 2;
+        t.hidx = malloc(size * sizeof(int));
+        if (!t.hidx) { tbl_free(&t); return -2; }
+        for (u64 i = 0; i < size; i++) t.hidx[i] = -1;
+        t.hmask = size - 1;
+        for (int e = 0; e < n; e++) {
+            for (u64 h = key_hash(&t.kv[(size_t)e * nk], nk);; h++) {
+                int *slot = &t.hidx[h & t.hmask];
+                if (*slot < 0) { *slot = e; break; }
+                if (!memcmp(&t.kv[(size_t)*slot * nk], &t.kv[(size_t)e * nk], nk * sizeof(u128))) break;
+            }
+        }
+    }
+    pthread_mutex_lock(&sw->mu);
+    TBL old = sw->tbl[tid];
+    t.def_ai = old.def_ai;
+    t.def_args = old.def_args;
+    sw->tbl[tid] = t;
+    pthread_mutex_unlock(&sw->mu);
+    old.def_args = NULL;
+    tbl_free(&old);
+    return 0;
+}
+
+int ss_tbl_default(SW *sw, int tid, int ai, const u64 *args) {
+    if (tid < 0 || tid >= SS_NTABLES) return -1;
+    int na = SS_TD[tid].nargs ? SS_TD[tid].nargs : 1;
+    pthread_mutex_lock(&sw->mu);
+    TBL *t = &sw->tbl[tid];
+    t->def_ai = ai;
+    for (int i = 0; i < na; i++) t->def_args[i] = w2(args, i);
+    pthread_mutex_unlock(&sw->mu);
+    return 0;
+}
+
+/* direct counters of the loaded rows (2 words per row) */
+int ss_tbl_counters(SW *sw, int tid, u64 *out, int n) {
+    if (tid < 0 || tid >= SS_NTABLES) return -1;
+    pthread_mutex_lock(&sw->mu);
+    TBL *t = &sw->tbl[tid];
+    int m = n < t->n ? n : t->n;
+    memcpy(out, t->cnt, sizeof(u64) * 2 * m);
+    pthread_mutex_unlock(&sw->mu);
+    return m;
+}
+
+/* ---------------------------------------------------------------- switch object */
+SW *ss_new(void) {
+    SW *sw = calloc(1, sizeof(SW));
+    if (!sw) return NULL;
+    pthread_mutex_init(&sw->mu, NULL);
+    sw->st = calloc(1, sizeof(ST));
+    sw->mc = calloc(65536, sizeof(GRP *));
+    for (int i = 0; i < SS_NTABLES; i++) {
+        int na = SS_TD[i].nargs ? SS_TD[i].nargs : 1;
+        sw->tbl[i].def_args = calloc(na, sizeof(u128));
+    }
+    if (!sw->st || !sw->mc) { free(sw->st); free(sw->mc); free(sw); return NULL; }
+    return sw;
+}
+
+static void grp_free(GRP *g) { if (g) { free(g->port); free(g->rid); free(g); } }
+
+void ss_free(SW *sw) {
+    if (!sw) return;
+    for (int i = 0; i < SS_NTABLES; i++) { tbl_free(&sw->tbl[i]); free(sw->tbl[i].def_args); }
+    for (int i = 0; i < 65536; i++) grp_free(sw->mc[i]);
+    for (int i = 0; i < sw->nsess; i++) { free(sw->sess[i].port); free(sw->sess[i].rid); }
+    for (int i = 0; i < sw->pin.n; i++) free(sw->pin.v[i].data);
+    free(sw->pin.v); free(sw->sess); free(sw->mc); free(sw->dq); free(sw->st);
+    pthread_mutex_destroy(&sw->mu);
+    free(sw);
+}
+
+static GRP *grp_new(int n, const int *ports, const int *rids) {
+    GRP *g = calloc(1, sizeof(GRP));
+    if (!g) return NULL;
+    g->n = n;
+    g->port = malloc(sizeof(int) * (n + 1));
+    g->rid = malloc(sizeof(int) * (n + 1));
+    if (!g->port || !g->rid) { grp_free(g); return NULL; }
+    memcpy(g->port, ports, sizeof(int) * n);
+    memcpy(g->rid, rids, sizeof(int) * n);
+    return g;
+}
+
+int ss_mc_set(SW *sw, int gid, int n, const int *ports, const int *rids) {
+    if (gid <= 0 || gid >= 65536) return -1;
+    GRP *g = n >= 0 ? grp_new(n, ports, rids) : NULL;
+    if (n >= 0 && !g) return -2;
+    pthread_mutex_lock(&sw->mu);
+    GRP *old = sw->mc[gid];
+    sw->mc[gid] = g;
+    pthread_mutex_unlock(&sw->mu);
+    grp_free(old);
+    return 0;
+}
+
+int ss_sess_set(SW *sw, uint32_t id, int n, const int *ports, const int *rids, u64 trunc) {
+    pthread_mutex_lock(&sw->mu);
+    int i;
+    for (i = 0; i < sw->nsess && sw->sess[i].id != id; i++);
+    if (n < 0) {  /* delete */
+        if (i < sw->nsess) {
+            free(sw->sess[i].port); free(sw->sess[i].rid);
+            sw->sess[i] = sw->sess[--sw->nsess];
+        }
+        pthread_mutex_unlock(&sw->mu);
+        return 0;
+    }
+    if (i == sw->nsess) {
+        SESS *s = realloc(sw->sess, sizeof(SESS) * (sw->nsess + 1));
+        if (!s) { pthread_mutex_unlock(&sw->mu); return -2; }
+        sw->sess = s;
+        memset(&sw->sess[sw->nsess++], 0, sizeof(SESS));
+    } else {
+        free(sw->sess[i].port); free(sw->sess[i].rid);
+    }
+    SESS *s = &sw->sess[i];
+    s->id = id; s->n = n; s->trunc = trunc;
+    s->port = malloc(sizeof(int) * (n + 1));
+    s->rid = malloc(sizeof(int) * (n + 1));
+    if (s->port) memcpy(s->port, ports, sizeof(int) * n);
+    if (s->rid) memcpy(s->rid, rids, sizeof(int) * n);
+    pthread_mutex_unlock(&sw->mu);
+    return 0;
+}
+
+/* ---------------------------------------------------------------- stateful externs */
+int ss_reg_access(SW *sw, int rid, u64 idx, u64 *lohi, int write) {
+    u64 size; int wide;
+    void *cells = ss_reg_cells(sw->st, rid, &size, &wide);
+    if (!cells || idx >= size) return -1;
+    pthread_mutex_lock(&sw->mu);
+    if (wide) {
+        if (write) ((u128 *)cells)[idx] = U128(lohi[1], lohi[0]);
+        else { u128 v = ((u128 *)cells)[idx]; lohi[0] = (u64)v; lohi[1] = (u64)(v >> 64); }
+    } else {
+        if (write) ((u64 *)cells)[idx] = lohi[0];
+        else { lohi[0] = ((u64 *)cells)[idx]; lohi[1] = 0; }
+    }
+    pthread_mutex_unlock(&sw->mu);
+    return 0;
+}
+
+int ss_reg_reset(SW *sw, int rid) {
+    u64 size; int wide;
+    void *cells = ss_reg_cells(sw->st, rid, &size, &wide);
+    if (!cells) return -1;
+    pthread_mutex_lock(&sw->mu);
+    memset(cells, 0, size * (wide ? 16 : 8));
+    pthread_mutex_unlock(&sw->mu);
+    return 0;
+}
+
+int ss_ctr_access(SW *sw, int cid, u64 idx, u64 *pb, int write) {
+    u64 size;
+    u64 *cells = ss_ctr_cells(sw->st, cid, &size);
+    if (!cells || idx >= size) return -1;
+    pthread_mutex_lock(&sw->mu);
+    if (write) { cells[2 * idx] = pb[0]; cells[2 * idx + 1] = pb[1]; }
+    else { pb[0] = cells[2 * idx]; pb[1] = cells[2 * idx + 1]; }
+    pthread_mutex_unlock(&sw->mu);
+    return 0;
+}
+
+static void ss_digest_push(PX *px, int id, const u128 *vals, int n) {
+    SW *sw = px->sw;
+    if (n > 64) n = 64;
+    if (sw->dq_n == sw->dq_cap) {
+        int cap = sw->dq_cap ? sw->dq_cap * 2 : 64;
+        DIG *q = realloc(sw->dq, sizeof(DIG) * cap);
+        if (!q) return;
+        sw->dq = q;
+        sw->dq_cap = cap;
+    }
+    DIG *d = &sw->dq[sw->dq_n++];
+    d->id = id;
+    d->n = n;
+    memcpy(d->v, vals, sizeof(u128) * n);
+}
+
+/* take the oldest digest: returns its field count (values as lo,hi pairs), -1 when none */
+int ss_digest_pop(SW *sw, int *id, u64 *vals) {
+    pthread_mutex_lock(&sw->mu);
+    int n = -1;
+    if (sw->dq_n > 0) {
+        DIG *d = &sw->dq[0];
+        *id = d->id;
+        n = d->n;
+        for (int i = 0; i < n; i++) { vals[2 * i] = (u64)d->v[i]; vals[2 * i + 1] = (u64)(d->v[i] >> 64); }
+        memmove(sw->dq, sw->dq + 1, sizeof(DIG) * (--sw->dq_n));
+    }
+    pthread_mutex_unlock(&sw->mu);
+    return n;
+}

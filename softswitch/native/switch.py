@@ -1,0 +1,247 @@
+"""``NativeSwitch``: the runtime API of ``softswitch.Switch`` over the native (C) pipeline.
+
+The Python program object stays the control-plane model: it validates and normalises every
+table write, keeps entries for reads, and P4Info comes from it.  Each write is then mirrored into
+the C structures (a table is reloaded in lookup order; C keeps the direct counters, which are
+pulled back before the reload).  Registers, counters and digests live only in C.
+"""
+
+from __future__ import annotations
+
+from ..api import MatchValue, Replica, RuntimeAPIError, TableEntry
+from ..runtime import Switch
+from .build import NativeModule, build
+
+_M128 = (1 << 128) - 1
+
+
+class NativeSwitch(Switch):
+    """A switch whose packets run in generated C; same API as ``Switch``."""
+
+    backend = "native"
+
+    def __init__(self, program, cpu_port: int | None = None, source: str = "", filename: str = "<program>"):
+        super().__init__(program, cpu_port, source)
+        self.mod: NativeModule = build(program, filename)
+        ffi, lib = self.mod.ffi, self.mod.lib
+        self.ffi, self.lib = ffi, lib
+        sw = lib.ss_new()
+        if sw == ffi.NULL:
+            raise MemoryError("native switch: out of memory")
+        self.sw = ffi.gc(sw, lib.ss_free)
+        self._tid = dict(self.mod.gen.table_ids)
+        self._rows: dict[str, list] = {}
+        self._digest_names = [t.name for t in self.mod.ir.digests]
+        for name in self._tid:
+            self._sync(name)
+            self._push_default(name)
+
+    # ------------------------------------------------------------ packets
+    def process(self, port: int, data: bytes) -> list[tuple[int, bytes]]:
+        if not 0 <= port < 511:
+            raise ValueError(f"ingress port {port} out of range 0..510")
+        ffi, lib = self.ffi, self.lib
+        data = bytes(data)
+        outl = lib.ss_process(self.sw, port, data, len(data))
+        if outl == ffi.NULL:
+            raise MemoryError("native switch: out of memory")
+        try:
+            out = []
+            p, n = ffi.new("int *"), ffi.new("size_t *")
+            for i in range(lib.ss_outl_n(outl)):
+                ptr = lib.ss_outl_get(outl, i, p, n)
+                out.append((p[0], bytes(ffi.buffer(ptr, n[0]))))
+        finally:
+            lib.ss_outl_free(outl)
+        self.last_trace = []
+        return out
+
+    # ------------------------------------------------------------ tables
+    def _info(self, table: str):
+        return self._table(table).info
+
+    def _sync(self, name: str) -> None:
+        """Reload one table into C in lookup order (the order ``tables.Table.lookup`` uses)."""
+        t = self.prog.tables[name].runtime
+        self._pull(name)
+        allents = t.const + list(t.entries.values())
+        if t.exact_only:
+            rows = allents
+        elif not t.needs_priority and t.lpm_idx is not None:
+            rows = sorted(allents, key=lambda e: -e.plen)
+        else:
+            rows = sorted(allents, key=lambda e: (-(e.priority or 0), e.seq))
+        td = self.mod.ir.tables[name]
+        nk = len(td.keys)
+        na = max([len([q for q in self.mod.ir.actions[a].params if not q.direction]) for a in td.actions] + [0]) or 1
+        kv, km, ai, args, cnt = [], [], [], [], []
+        for e in rows:
+            for v, m in e.norm:
+                kv += _w2(v)
+                km += _w2(m)
+            ai.append(e.ai)
+            a = list(e.args) + [0] * (na - len(e.args))
+            for v in a:
+                args += _w2(int(v))
+            cnt += [e.counter[0], e.counter[1]]
+        ffi = self.ffi
+        rc = self.lib.ss_tbl_load(self.sw, self._tid[name], len(rows), ffi.new("uint64_t[]", kv or [0]),
+                                  ffi.new("uint64_t[]", km or [0]), ffi.new("int[]", ai or [0]),
+                                  ffi.new("uint64_t[]", args or [0]), ffi.new("uint64_t[]", cnt or [0]))
+        if rc != 0:
+            raise MemoryError(f"native switch: cannot load table {name}")
+        del nk
+        self._rows[name] = rows
+
+    def _pull(self, name: str) -> None:
+        """Copy the direct counters C kept into the Python entries (before reading or reloading)."""
+        rows = self._rows.get(name)
+        if not rows or self.prog.tables[name].direct_counter is None:
+            return
+        buf = self.ffi.new("uint64_t[]", 2 * len(rows))
+        n = self.lib.ss_tbl_counters(self.sw, self._tid[name], buf, len(rows))
+        for i in range(n):
+            rows[i].counter[:] = [buf[2 * i], buf[2 * i + 1]]
+
+    def _push_default(self, name: str) -> None:
+        t = self.prog.tables[name].runtime
+        na = max(len(t.default_args), 1)
+        args = []
+        for v in list(t.default_args) + [0] * (na - len(t.default_args)):
+            args += _w2(int(v))
+        # the C side sizes default arguments by the table's widest action
+        args += [0, 0] * 64
+        self.lib.ss_tbl_default(self.sw, self._tid[name], t.default_ai, self.ffi.new("uint64_t[]", args))
+
+    def _qname(self, table: str) -> str:
+        return self._info(table).name
+
+    def table_add(self, table, action, match, params=None, priority=None) -> None:
+        super().table_add(table, action, match, params, priority)
+        self._sync(self._qname(table))
+
+    def table_modify(self, table, action, match, params=None, priority=None) -> None:
+        q = self._qname(table)
+        self._pull(q)
+        super().table_modify(table, action, match, params, priority)
+        self._sync(q)
+
+    def table_delete(self, table, match, priority=None) -> None:
+        q = self._qname(table)
+        self._pull(q)
+        super().table_delete(table, match, priority)
+        self._sync(q)
+
+    def table_clear(self, table) -> None:
+        q = self._qname(table)
+        super().table_clear(table)
+        self._rows[q] = []
+        self._sync(q)
+
+    def table_set_default(self, table, action, params=None) -> None:
+        super().table_set_default(table, action, params)
+        self._push_default(self._qname(table))
+
+    def table_reset_default(self, table) -> None:
+        super().table_reset_default(table)
+        self._push_default(self._qname(table))
+
+    def table_entries(self, table: str) -> list[TableEntry]:
+        self._pull(self._qname(table))
+        return super().table_entries(table)
+
+    def table_const_entries(self, table: str) -> list[TableEntry]:
+        self._pull(self._qname(table))
+        return super().table_const_entries(table)
+
+    def direct_counter_read(self, table, match: dict[str, MatchValue], priority=None) -> tuple[int, int]:
+        self._pull(self._qname(table))
+        return super().direct_counter_read(table, match, priority)
+
+    def direct_counter_write(self, table, match, packets, bytes_, priority=None) -> None:
+        q = self._qname(table)
+        self._pull(q)
+        super().direct_counter_write(table, match, packets, bytes_, priority)
+        self._sync(q)
+
+    # ------------------------------------------------------------ PRE
+    def mc_group_set(self, group_id: int, replicas: list[Replica]) -> None:
+        super().mc_group_set(group_id, replicas)
+        self._mc_push(group_id, replicas)
+
+    def mc_group_delete(self, group_id: int) -> None:
+        super().mc_group_delete(group_id)
+        self.lib.ss_mc_set(self.sw, group_id, -1, self.ffi.NULL, self.ffi.NULL)
+
+    def _mc_push(self, gid: int, reps: list[Replica]) -> None:
+        ffi = self.ffi
+        self.lib.ss_mc_set(self.sw, gid, len(reps), ffi.new("int[]", [r.port for r in reps] or [0]),
+                           ffi.new("int[]", [r.rid for r in reps] or [0]))
+
+    def clone_session_set(self, session_id: int, replicas: list[Replica], packet_length_bytes: int = 0,
+                          class_of_service: int = 0) -> None:
+        super().clone_session_set(session_id, replicas, packet_length_bytes, class_of_service)
+        ffi = self.ffi
+        self.lib.ss_sess_set(self.sw, session_id, len(replicas), ffi.new("int[]", [r.port for r in replicas] or [0]),
+                             ffi.new("int[]", [r.rid for r in replicas] or [0]), packet_length_bytes)
+
+    def clone_session_delete(self, session_id: int) -> None:
+        super().clone_session_delete(session_id)
+        self.lib.ss_sess_set(self.sw, session_id, -1, self.ffi.NULL, self.ffi.NULL, 0)
+
+    # ------------------------------------------------------------ stateful externs
+    def _reg(self, name: str):
+        r = self._inst(name, ("register",))
+        return r, self.mod.gen.regs[r.name]
+
+    def register_read(self, name: str, index: int) -> int:
+        r, rid = self._reg(name)
+        if not 0 <= index < r.size:
+            raise RuntimeAPIError(f"register {r.name}: index {index} out of range 0..{r.size - 1}")
+        buf = self.ffi.new("uint64_t[2]")
+        self.lib.ss_reg_access(self.sw, rid, index, buf, 0)
+        return (buf[0] | buf[1] << 64) & ((1 << r.width) - 1)
+
+    def register_write(self, name: str, index: int, value: int) -> None:
+        r, rid = self._reg(name)
+        if not 0 <= index < r.size:
+            raise RuntimeAPIError(f"register {r.name}: index {index} out of range 0..{r.size - 1}")
+        if not 0 <= value < 1 << r.width:
+            raise ValueError(f"register {r.name}: value {value} does not fit in {r.width} bits")
+        self.lib.ss_reg_access(self.sw, rid, index, self.ffi.new("uint64_t[2]", _w2(value)), 1)
+
+    def register_reset(self, name: str) -> None:
+        _r, rid = self._reg(name)
+        self.lib.ss_reg_reset(self.sw, rid)
+
+    def _ctr(self, name: str, index: int):
+        c = self._inst(name, ("counter",))
+        if not 0 <= index < c.size:
+            raise RuntimeAPIError(f"counter {c.name}: index {index} out of range 0..{c.size - 1}")
+        return self.mod.gen.ctrs[c.name]
+
+    def counter_read(self, name: str, index: int) -> tuple[int, int]:
+        buf = self.ffi.new("uint64_t[2]")
+        self.lib.ss_ctr_access(self.sw, self._ctr(name, index), index, buf, 0)
+        return (buf[0], buf[1])
+
+    def counter_write(self, name: str, index: int, packets: int, bytes_: int) -> None:
+        self.lib.ss_ctr_access(self.sw, self._ctr(name, index), index, self.ffi.new("uint64_t[2]", [packets, bytes_]), 1)
+
+    def value_set_set(self, name: str, members: list) -> None:
+        raise RuntimeAPIError("parser value sets are not supported by the native backend")
+
+    def digests(self) -> list[tuple[str, tuple[int, ...]]]:
+        out = []
+        idp = self.ffi.new("int *")
+        vals = self.ffi.new("uint64_t[128]")
+        while True:
+            n = self.lib.ss_digest_pop(self.sw, idp, vals)
+            if n < 0:
+                return out
+            out.append((self._digest_names[idp[0]], tuple(vals[2 * i] | vals[2 * i + 1] << 64 for i in range(n))))
+
+
+def _w2(v: int) -> list[int]:
+    v &= _M128
+    return [v & 0xFFFFFFFFFFFFFFFF, v >> 64]
