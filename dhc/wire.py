@@ -102,7 +102,7 @@ DHC_HEADER_FIELDS: tuple[HeaderField, ...] = (
     HeaderField("child_id", 8),   # sender's child index at the receiving aggregator
     HeaderField("flags", 8),
     HeaderField("num_lanes", 8),  # must equal the switch's compiled lane count
-    HeaderField("reserved", 8),
+    HeaderField("epoch", 8),      # job session; the switch drops frames of any other epoch
     HeaderField("chunk", 32),     # sequence number in the job's stream
     HeaderField("slot", 16),      # chunk mod W, top bit = shadow set ((chunk div W) mod 2)
 )

@@ -57,7 +57,7 @@ header dhc_h {
     bit<8>  child_id;
     bit<8>  flags;
     bit<8>  num_lanes;
-    bit<8>  reserved;
+    bit<8>  epoch;          /* job session (p4src/README.md, "Epochs") */
     bit<32> chunk;
     bit<16> slot;
 }
