@@ -59,6 +59,10 @@ class SketchHash:
         """Total buckets (rows * row_len)."""
         return self.rows * self.row_len
 
+    def parameters(self) -> tuple[np.ndarray, np.ndarray, int]:
+        """(odd multipliers a, offsets b, key salt): what the compiled backend hashes with."""
+        return self._a, self._b, self._salt
+
     def keys(self, idx: np.ndarray) -> np.ndarray:
         """Mixed keys of element indices; pass them to rows()/weights() to hash once."""
         return mix64(idx, self._salt)

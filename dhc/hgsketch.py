@@ -25,6 +25,7 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
+from . import backend as backends
 from . import parallel
 from . import quantize as qz
 from .errors import DecodeError, InputError, ProtocolError
@@ -133,8 +134,8 @@ class HGSketchWorker:
 
     codec = "hg"
 
-    def __init__(self, x: object, n_workers: int, params: HGParams | None = None,
-                 **overrides: object) -> None:
+    def __init__(self, x: object, n_workers: int, params: HGParams | None = None, *,
+                 backend: str | None = None, **overrides: object) -> None:
         if params is None:
             unknown = set(overrides) - set(HGParams.__dataclass_fields__)
             if unknown:
@@ -144,6 +145,9 @@ class HGSketchWorker:
         elif overrides:
             raise InputError(f"pass either params or keyword overrides, not both: {sorted(overrides)}")
         self.params = params
+        #: "numba" (compiled kernels) or "numpy" (the reference); results are identical
+        self.backend = backends.resolve(backend)
+        self._native = backends.native if self.backend == "numba" else None
         self.n_workers = qz.check_worker_count(n_workers)
         self._x = qz.check_tensor(x)
         self.shape = np.shape(x)
@@ -180,7 +184,9 @@ class HGSketchWorker:
         if self._phase != "new":
             raise ProtocolError("first_round() called twice")
         t0 = time.perf_counter()
-        self._index = LocalIndex(self._x, self.params.block_size)
+        nat = self._native
+        self._index = LocalIndex(self._x, self.params.block_size,
+                                 nat.scan if nat is not None else None)
         self._vals = self._index.values
         qz.check_finite(self._vals)
         self._local_exp = qz.max_exponent(self._vals)
@@ -208,7 +214,7 @@ class HGSketchWorker:
         self._cand, self._values = cand, values
         # drop per-round state (bitmaps, hashes, peeling arrays): a finished worker keeps only
         # the support and its sums
-        for name in ("_index", "_vals", "_q", "_peel", "_keys", "_rows", "_stuck"):
+        for name in ("_index", "_vals", "_q", "_peel", "_keys", "_rows", "_codes", "_stuck"):
             self.__dict__.pop(name, None)
         return self._emit("done", [])
 
@@ -235,10 +241,14 @@ class HGSketchWorker:
     def _after_b(self, agg: list[np.ndarray]) -> list[Segment]:
         t0 = time.perf_counter()
         ix = self._index
+        nat = self._native
         mine = self._sent[0].lanes
         ix.check_elements_covered(mine, agg[0])
         if self._blocks_mine and np.array_equal(mine, agg[0]):
             cand, own = ix.nz, None                 # the union is our support
+        elif nat is not None:
+            cand = nat.candidates(self._active_ids, agg[0], ix.block, self.d)
+            own = nat.positions_in(cand, ix.nz)
         else:
             cand = candidates(self._active_ids, agg[0], ix.block, self.d)
             own = np.searchsorted(cand, ix.nz)      # our elements' positions in the union
@@ -249,29 +259,41 @@ class HGSketchWorker:
         self.stats.union_nnz = int(cand.size)
         self.stats.sketch_buckets = m
         # hash the union once: the decoder peels it, the encoder reads its own columns
-        self._keys = self._hash.keys(cand)
-        self._rows = self._hash.rows_of(self._keys)
+        if nat is not None:
+            self._codes, self._keys = nat.hash_union(self._hash, cand)
+        else:
+            self._keys = self._hash.keys(cand)
+            self._rows = self._hash.rows_of(self._keys)
         t1 = time.perf_counter()
         self.stats.decode_seconds += t1 - t0
-        buckets, negative = self._rows
-        keys = self._keys
-        if own is not None:
-            buckets, negative, keys = buckets[:, own], negative[:, own], keys[own]
-        sketch = _bucket_sums(buckets, negative, self._q, m)
-        checks = check_lanes(ix.nz, self._q, self._hash, keys)
+        if nat is not None:
+            sketch = nat.sketch(self._codes, own, self._q, m)
+            checks = nat.check_lanes(ix.nz, self._q, self._hash, self._keys, own)
+        else:
+            buckets, negative = self._rows
+            keys = self._keys
+            if own is not None:
+                buckets, negative, keys = buckets[:, own], negative[:, own], keys[own]
+            sketch = _bucket_sums(buckets, negative, self._q, m)
+            checks = check_lanes(ix.nz, self._q, self._hash, keys)
         segs = [Segment(Level.VALUE_SKETCH, sketch), Segment(Level.VALUE_SKETCH, checks)]
         self.stats.encode_seconds += time.perf_counter() - t1
         return self._emit("C", segs)
 
     def _candidate_columns(self, pos: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(buckets, +-1 signs) of the candidates at ``pos``, k x rows (for round D)."""
+        if self._native is not None:
+            return self._native.columns(self._codes, pos)
         buckets, negative = self._rows
         return buckets[:, pos].T, 1 - 2 * negative[:, pos].T.astype(np.int64)
 
     def _after_c(self, agg: list[np.ndarray]) -> list[Segment]:
         t0 = time.perf_counter()
-        buckets, negative = self._rows
-        res = peel_rows(buckets, negative, agg[0])
+        if self._native is not None:
+            res = self._native.peel(self._codes, agg[0], self._hash.row_len)
+        else:
+            buckets, negative = self._rows
+            res = peel_rows(buckets, negative, agg[0])
         self._peel, self._agg_checks = res, agg[1]
         self.stats.peeling_iterations = res.iterations
         stuck = res.stuck
@@ -319,7 +341,11 @@ class HGSketchWorker:
         bound = self.n_workers << qz.precision_bits(self.n_workers)
         if res.values.size and int(np.max(np.abs(res.values))) > bound:
             raise DecodeError(f"decoded sum exceeds N * 2**L = {bound}: corrupted aggregate")
-        expect = check_lanes(self._cand, res.values, self._hash, self._keys)
+        if self._native is not None:
+            expect = self._native.check_lanes(self._cand, res.values, self._hash, self._keys,
+                                              None)
+        else:
+            expect = check_lanes(self._cand, res.values, self._hash, self._keys)
         if not np.array_equal(expect, self._agg_checks):
             raise DecodeError("VALUE_SKETCH check lanes do not match the decoded sums "
                               f"(expected {expect.tolist()}, got {self._agg_checks.tolist()})")
@@ -356,6 +382,7 @@ class HGSketchWorker:
             if out.dtype != np.float32 or out.size != self.d or not out.flags.c_contiguous:
                 raise InputError(f"out must be a contiguous float32 array of {self.d} elements")
             dest = out.reshape(-1)
+        # both backends: numpy's memset and scatter run at memory speed already
         _write_dense(dest, self._cand, qz.dequantize(self._values, self._scale_exp))
         self.stats.decode_seconds += time.perf_counter() - t0
         if out is not None:

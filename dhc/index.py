@@ -11,12 +11,16 @@ made it the costliest full-tensor step of the encoder.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from . import parallel
 from .errors import DecodeError
 
 _ONE = np.uint64(1)
+#: a compiled support scan: (x, block) -> (packed bitmap bytes, sorted nonzeros, values there)
+Scan = Callable[[np.ndarray, int], tuple[np.ndarray, np.ndarray, np.ndarray]]
 _POP8 = np.array([bin(i).count("1") for i in range(256)], dtype=np.uint8)
 
 
@@ -95,13 +99,16 @@ class LocalIndex:
     The tensor is read once (``x != 0``, then the values at the nonzeros); everything else
     works on the 1/8-size bitmap.  Large tensors are scanned in two halves on two cores."""
 
-    def __init__(self, x: np.ndarray, block: int) -> None:
+    def __init__(self, x: np.ndarray, block: int, scan: Scan | None = None) -> None:
         self.d = x.size
         self.block = block
         self.n_blocks = -(-self.d // block)
         need = -(-self.n_blocks * block // 64) * 8          # whole blocks and whole words
         h = parallel.split_point(self.d, 64)
-        if h is None:
+        if scan is not None:
+            # compiled backend: the same bitmap, support and values in one pass
+            packed, self.nz, self.values = scan(x, block)
+        elif h is None:
             packed = np.packbits(x != 0, bitorder="little")
             if packed.size < need:
                 packed = np.concatenate([packed, np.zeros(need - packed.size, dtype=np.uint8)])

@@ -1,0 +1,337 @@
+"""Compiled (numba) kernels of the codec's hot loops; ``dhc/native.py`` wraps them.
+
+Every kernel computes exactly what the numpy reference computes (same hashes, same wraparound,
+same peeling order), one element at a time in a single pass instead of a dozen numpy passes.
+All integer arithmetic on hashes and lanes is done in uint64 / int64 so that numba's integer
+typing never promotes to float; narrowing stores into uint32 arrays truncate, i.e. wrap mod
+2**32 exactly like the switch.
+
+The kernels are ``nogil``: ``dhc/parallel.py`` runs the two halves of a whole-tensor pass on
+two threads.  ``cache=True`` stores the machine code next to this file (or in numba's user-wide
+cache directory, or ``NUMBA_CACHE_DIR``, when that is not writable), so a new process loads it
+instead of compiling again.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+_U1 = np.uint64(1)
+_U5 = np.uint64(5)
+_U27 = np.uint64(27)
+_U30 = np.uint64(30)
+_U31 = np.uint64(31)
+_U32 = np.uint64(32)
+_M1 = np.uint64(0xBF58476D1CE4E5B9)
+_M2 = np.uint64(0x94D049BB133111EB)
+_LOW32 = np.uint64(0xFFFFFFFF)
+
+_jit = njit(cache=True, nogil=True, boundscheck=False)
+
+
+@_jit
+def mix(idx, salt):
+    """splitmix64 finaliser of ``idx ^ salt`` (see ``dhc.hashing.mix64``)."""
+    z = np.uint64(idx) ^ salt
+    z ^= z >> _U30
+    z *= _M1
+    z ^= z >> _U27
+    z *= _M2
+    z ^= z >> _U31
+    return z
+
+
+# --- encoder: support listing -------------------------------------------------------------------
+
+@_jit
+def list_bits(words, w0, w1, u, nz, vals, offset):
+    """Positions of the set bits of ``words[w0:w1]`` into ``nz[offset:]`` (ascending) and the
+    integer-view values of ``u`` there into ``vals``."""
+    o = offset
+    for w in range(w0, w1):
+        t = words[w]
+        base = w * 64
+        while t:
+            low = t & (~t + _U1)
+            p = base
+            b = low
+            # index of the single set bit (binary search, 6 steps)
+            if b >> _U32:
+                p += 32
+                b >>= _U32
+            if b >> np.uint64(16):
+                p += 16
+                b >>= np.uint64(16)
+            if b >> np.uint64(8):
+                p += 8
+                b >>= np.uint64(8)
+            if b >> np.uint64(4):
+                p += 4
+                b >>= np.uint64(4)
+            if b >> np.uint64(2):
+                p += 2
+                b >>= np.uint64(2)
+            if b >> _U1:
+                p += 1
+            nz[o] = p
+            vals[o] = u[p]
+            o += 1
+            t ^= low
+    return o
+
+
+# --- decoder: union of the element index -----------------------------------------------------
+
+@_jit
+def union_count(agg):
+    """Set bits of the lanes (uint32 or uint64)."""
+    total = 0
+    for i in range(agg.size):
+        t = np.uint64(agg[i])
+        while t:
+            t &= t - _U1
+            total += 1
+    return total
+
+
+@_jit
+def union_list(agg, active_ids, words_per_block, shift, out):
+    """Sorted global indices of the set bits of the aggregated level-1 lanes (lane i belongs
+    to block ``active_ids[i // words_per_block]``)."""
+    o = 0
+    for i in range(agg.size):
+        t = np.uint64(agg[i])
+        if t == 0:
+            continue
+        blk = active_ids[i // words_per_block]
+        base = (blk << shift) + (i % words_per_block) * 32
+        while t:
+            low = t & (~t + _U1)
+            p = 0
+            b = low
+            if b >> np.uint64(16):
+                p += 16
+                b >>= np.uint64(16)
+            if b >> np.uint64(8):
+                p += 8
+                b >>= np.uint64(8)
+            if b >> np.uint64(4):
+                p += 4
+                b >>= np.uint64(4)
+            if b >> np.uint64(2):
+                p += 2
+                b >>= np.uint64(2)
+            if b >> _U1:
+                p += 1
+            out[o] = base + p
+            o += 1
+            t ^= low
+    return o
+
+
+@_jit
+def positions_in(cand, nz, out):
+    """``out[i]`` = position of ``nz[i]`` in sorted ``cand`` (every nz is in cand): a merge,
+    the linear-time equivalent of ``np.searchsorted(cand, nz)``."""
+    j = 0
+    k = cand.size
+    for i in range(nz.size):
+        v = nz[i]
+        while j < k and cand[j] < v:
+            j += 1
+        out[i] = j
+
+
+# --- hashing and the value sketch ------------------------------------------------------------
+
+@_jit
+def hash_union(cand, a, b, salt, row_len, codes, keys):
+    """Mixed keys and, per candidate and row, ``bucket << 1 | negative`` (candidate-major),
+    with the buckets and signs of ``SketchHash.rows_of``."""
+    rows = a.size
+    rl = np.uint64(row_len)
+    for c in range(cand.size):
+        key = mix(cand[c], salt)
+        keys[c] = key
+        for j in range(rows):
+            h = key * a[j] + b[j]
+            bucket = np.int64(((h >> _U32) * rl) >> _U32) + j * row_len
+            codes[c, j] = (bucket << 1) | np.int64((h >> _U31) & _U1)
+
+
+@_jit
+def sketch_insert(codes, own, q, lanes):
+    """``lanes[bucket] += sign * q`` mod 2**32 over this worker's elements (``own``: their
+    positions in the union, or None-equivalent empty array when own == union)."""
+    rows = codes.shape[1]
+    n = q.size
+    mapped = own.size == n
+    for i in range(n):
+        c = own[i] if mapped else i
+        v = np.uint64(q[i])
+        for j in range(rows):
+            code = codes[c, j]
+            bk = code >> 1
+            if code & 1:
+                lanes[bk] = np.uint64(lanes[bk]) - v
+            else:
+                lanes[bk] = np.uint64(lanes[bk]) + v
+
+
+@_jit
+def check_sums(idx, keys, own, q, out):
+    """``out`` = [sum q, sum idx*q, sum (key >> 5j) * q for j < 6] mod 2**64 (uint64);
+    ``keys[own[i]]`` is the key of element i (own empty: keys[i]).  Scalar accumulators, so
+    the loop keeps them in registers."""
+    n = q.size
+    mapped = own.size == n
+    s0 = s1 = s2 = s3 = s4 = s5 = s6 = s7 = np.uint64(0)
+    for i in range(n):
+        v = np.uint64(q[i])
+        key = keys[own[i]] if mapped else keys[i]
+        s0 += v
+        s1 += np.uint64(idx[i]) * v
+        s2 += key * v
+        s3 += (key >> _U5) * v
+        s4 += (key >> np.uint64(10)) * v
+        s5 += (key >> np.uint64(15)) * v
+        s6 += (key >> np.uint64(20)) * v
+        s7 += (key >> np.uint64(25)) * v
+    out[0] = s0
+    out[1] = s1
+    out[2] = s2
+    out[3] = s3
+    out[4] = s4
+    out[5] = s5
+    out[6] = s6
+    out[7] = s7
+
+
+# --- decoder: peeling ------------------------------------------------------------------------
+
+@njit(cache=True, nogil=True, inline="always")
+def _remove(st, bk, wide, shift, c, sv):
+    """Take candidate ``c`` (value times its sign here: ``sv``) out of bucket ``bk``."""
+    if wide:
+        st[bk, 0] = (st[bk, 0] - _U1) ^ (np.uint64(c) << _U32)
+        st[bk, 1] = np.uint64((np.int64(st[bk, 1]) - sv) & 0xFFFFFFFF)
+    else:
+        w = st[bk, 0]
+        hi = ((w >> _U32) - _U1) ^ (np.uint64(c) << shift)
+        lo = np.uint64((np.int64(w) - sv) & 0xFFFFFFFF)
+        st[bk, 0] = (hi << _U32) | lo
+
+
+@_jit
+def peel(codes, sketch, row_len, shift, values, recovered, residual, st, lst, cbuf, mark,
+         cand_of, val_of, crow):
+    """Worklist peeling of ``sketch`` (uint32 lanes); returns the number of generations.
+
+    Per bucket one record: count, xor of its candidates' positions (the position when the
+    count is 1) and value mod 2**32.  ``st`` is m x 1 uint64 (``value | (count | xor << shift)
+    << 32``, positions in the 32 - shift high bits) or m x 2 (``count | xor << 32``, value):
+    the random accesses of a large peel are cache misses, so 8 bytes per bucket instead of 16
+    pays.  Returns -1 (nothing decoded) if a count does not fit ``shift`` bits: call again
+    with the m x 2 layout.  Generation 1 is every pure bucket in ascending
+    order.  A generation (1) reads the candidate and value of each listed bucket and keeps the
+    last listing of each candidate, (2) subtracts every kept candidate from its buckets,
+    writing the touched buckets candidate-major into ``lst``, (3) keeps in ``lst`` the touched
+    buckets that are now pure: the next generation.  That is exactly the order of
+    ``dhc.peeling``'s vectorised iterations, so the candidates, the bucket each is read from,
+    the values, the residual and the generation count are identical.  The work is
+    O(k * rows + m) in all, whatever the number of generations.  Splitting a generation into
+    passes keeps each pass's random accesses independent of each other, so the CPU overlaps
+    their cache misses, and signs and purity are applied without branches (a mispredicted
+    branch on a random sign discards the loads in flight).
+
+    ``st``, ``lst`` (max(m, rows * k) int32), ``cbuf`` (as long, int64), ``mark``,
+    ``cand_of``, ``val_of`` (k int64) and ``crow``
+    (k x rows, like ``codes``) are scratch, kept small: the whole working set of a peel of
+    10**5 elements then stays in the caches."""
+    k, rows = codes.shape
+    m = sketch.size
+    wide = st.shape[1] == 2
+    ushift = np.uint64(shift)
+    cmask = (_U1 << ushift) - _U1
+    if wide:
+        for bk in range(m):
+            st[bk, 0] = 0
+            st[bk, 1] = sketch[bk]
+        for c in range(k):
+            for j in range(rows):
+                bk = codes[c, j] >> 1
+                st[bk, 0] = (st[bk, 0] + _U1) ^ (np.uint64(c) << _U32)
+    else:
+        for bk in range(m):
+            st[bk, 0] = np.uint64(sketch[bk])
+        one = _U1 << _U32
+        full = cmask << _U32
+        over = np.uint64(0)
+        for c in range(k):
+            pos = (np.uint64(c) << ushift) << _U32
+            for j in range(rows):
+                bk = codes[c, j] >> 1
+                w = (st[bk, 0] + one) ^ pos
+                st[bk, 0] = w
+                over |= np.uint64((w & full) == 0)  # the count field wrapped to 0
+        if over:
+            return -1
+    n_list = 0
+    for bk in range(m):
+        cnt = st[bk, 0] & _LOW32 if wide else (st[bk, 0] >> _U32) & cmask
+        lst[n_list] = bk
+        n_list += np.int64(cnt == _U1)
+    generations = 0
+    while n_list > 0:
+        generations += 1
+        # (1) read every listed bucket (all still pure: nothing changed since the listing)
+        # and keep the last listing of each candidate (as numpy's ``mark[pos] = order``)
+        for t in range(n_list):
+            w = st[lst[t], 0]
+            c = np.int64(w >> _U32) if wide else np.int64(w >> (_U32 + ushift))
+            cbuf[t] = c
+            mark[c] = t
+        p = 0
+        for t in range(n_list):
+            c = cbuf[t]
+            if mark[c] != t:
+                continue                              # listed again later in this generation
+            bk = lst[t]
+            recovered[c] = True
+            cand_of[p] = c
+            a = st[bk, 1] if wide else st[bk, 0]
+            # value mod 2**32 read as int32, and the pure bucket's row
+            val_of[p] = (np.int64(np.int32(a & _LOW32)) << 8) | (bk // row_len)
+            p += 1
+        # (2) gather the recovered candidates' codes, then subtract them from their buckets,
+        # listing the touched buckets
+        for i in range(p):
+            c = cand_of[i]
+            for j in range(rows):
+                crow[i, j] = codes[c, j]
+        n = 0
+        for i in range(p):
+            c = cand_of[i]
+            a = val_of[i] >> 8
+            neg = np.int64(crow[i, val_of[i] & 255] & 1)
+            v = (a ^ -neg) + neg                      # negated where its sign is -1
+            values[c] = v
+            for j in range(rows):
+                code = crow[i, j]
+                bj = code >> 1
+                sneg = code & 1
+                _remove(st, bj, wide, ushift, c, (v ^ -sneg) + sneg)
+                lst[n] = bj
+                n += 1
+        # (3) the touched buckets that are pure now (branch-free compaction)
+        n_list = 0
+        for t in range(n):
+            bj = lst[t]
+            cnt = st[bj, 0] & _LOW32 if wide else (st[bj, 0] >> _U32) & cmask
+            lst[n_list] = bj
+            n_list += np.int64(cnt == _U1)
+    for bk in range(m):
+        col = st[bk, 1] if wide else st[bk, 0]
+        residual[bk] = np.int64(np.int32(col & _LOW32))
+    return generations

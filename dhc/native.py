@@ -1,0 +1,163 @@
+"""The compiled backend: array-level wrappers around ``dhc/kernels.py`` with the same inputs,
+outputs and errors as the numpy functions they replace (``index.LocalIndex`` scan,
+``index.candidates``, ``np.searchsorted``, ``SketchHash.rows_of``, the sketch and check sums of
+``hgsketch``, ``peeling.peel_rows``, the dense write).  Importing this module needs numba."""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+
+from . import kernels, parallel
+from .errors import DecodeError
+from .hashing import SketchHash
+from .peeling import PeelResult
+
+
+def _half(x: np.ndarray, u: np.ndarray, words: np.ndarray, w0: int, w1: int) -> int:
+    """Bitmap of ``x[64*w0 : 64*w1] != 0`` into ``words[w0:w1]``; returns its set bits.
+    numpy's ``!=`` and ``packbits`` are SIMD code that the compiled loop did not beat."""
+    packed = np.packbits(x[64 * w0: 64 * w1] != 0, bitorder="little")
+    dest = words[w0:w1].view(np.uint8)
+    dest[: packed.size] = packed
+    dest[packed.size:] = 0
+    return int(np.bitwise_count(words[w0:w1]).sum(dtype=np.int64)) if hasattr(
+        np, "bitwise_count") else kernels.union_count(words[w0:w1])
+
+
+def scan(x: np.ndarray, block: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(packed ``x != 0`` bitmap as bytes, covering whole blocks and whole 64-bit words;
+    sorted nonzero positions int64; x at those positions).  Two halves on two threads for
+    large tensors."""
+    x = np.ascontiguousarray(x)
+    u = x.view({2: np.uint16, 4: np.uint32, 8: np.uint64}[x.itemsize])
+    n_blocks = -(-x.size // block)
+    n_words = -(-n_blocks * block // 64)
+    words = np.empty(n_words, dtype=np.uint64)
+    h = parallel.split_point(x.size, 64)
+    if h is None:
+        total = _half(x, u, words, 0, n_words)
+        nz = np.empty(total, np.int64)
+        vals = np.empty(total, u.dtype)
+        kernels.list_bits(words, 0, n_words, u, nz, vals, 0)
+    else:
+        hw = h // 64
+        ca, cb = parallel.both(lambda: _half(x, u, words, 0, hw),
+                               lambda: _half(x, u, words, hw, n_words))
+        nz = np.empty(ca + cb, np.int64)
+        vals = np.empty(ca + cb, u.dtype)
+        parallel.both(lambda: kernels.list_bits(words, 0, hw, u, nz, vals, 0),
+                      lambda: kernels.list_bits(words, hw, n_words, u, nz, vals, ca))
+    return words.view(np.uint8), nz, vals.view(x.dtype)
+
+
+def candidates(active_ids: np.ndarray, agg: np.ndarray, block: int, d: int) -> np.ndarray:
+    """``index.candidates`` (same checks, same errors), listing in one compiled pass."""
+    words = block // 32
+    if agg.size != active_ids.size * words:
+        raise DecodeError(f"ELEMENT_INDEX aggregate has {agg.size} lanes, "
+                          f"expected {active_ids.size * words}")
+    lane_nz = agg != 0
+    has_bits = lane_nz if words == 1 else lane_nz.reshape(-1, words).any(axis=1)
+    if not has_bits.all():
+        j = int(active_ids[np.flatnonzero(~has_bits)[0]])
+        raise DecodeError(f"block {j} is active in BLOCK_INDEX but has no element bits: "
+                          "corrupted aggregate")
+    ids = np.ascontiguousarray(active_ids, dtype=np.int64)
+    out = np.empty(kernels.union_count(agg), np.int64)
+    kernels.union_list(agg, ids, words, block.bit_length() - 1, out)
+    if out.size and out[-1] >= d:
+        raise DecodeError(f"ELEMENT_INDEX marks element {int(out[-1])} beyond d={d}: "
+                          "corrupted aggregate")
+    return out
+
+
+def positions_in(cand: np.ndarray, nz: np.ndarray) -> np.ndarray:
+    """Positions of sorted ``nz`` (a subset) in sorted ``cand``."""
+    out = np.empty(nz.size, np.int64)
+    kernels.positions_in(cand, nz, out)
+    return out
+
+
+def hash_union(hasher: SketchHash, cand: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(codes ``bucket << 1 | negative``, candidate-major k x rows; mixed keys)."""
+    a, b, salt = hasher.parameters()
+    cdt = np.int32 if 2 * hasher.m < 1 << 31 else np.int64
+    codes = np.empty((cand.size, hasher.rows), cdt)
+    keys = np.empty(cand.size, np.uint64)
+    kernels.hash_union(cand, a, b, np.uint64(salt), hasher.row_len, codes, keys)
+    return codes, keys
+
+
+_ALL = np.empty(0, np.int64)    # "own elements are the whole union"
+
+
+def sketch(codes: np.ndarray, own: np.ndarray | None, q: np.ndarray, m: int) -> np.ndarray:
+    """The VALUE_SKETCH lanes of ``hgsketch._bucket_sums`` (own: positions in the union)."""
+    lanes = np.zeros(m, np.uint32)
+    kernels.sketch_insert(codes, _ALL if own is None else own, q, lanes)
+    return lanes
+
+
+def check_lanes(idx: np.ndarray, q: np.ndarray, hasher: SketchHash, keys: np.ndarray,
+                own: np.ndarray | None) -> np.ndarray:
+    """``hgsketch.check_lanes`` (keys of the union; own: positions of idx in it, or None)."""
+    out = np.empty(8, np.uint64)
+    kernels.check_sums(idx, keys, _ALL if own is None else own, q, out)
+    return (out[: 2 + hasher.checks] & np.uint64(0xFFFFFFFF)).astype(np.uint32)
+
+
+class _Scratch(threading.local):
+    """Per-thread scratch arrays of the peeling kernel, kept between calls: a fresh large
+    array costs a page fault per page on first touch, which measured more than the peel."""
+
+    def __init__(self) -> None:
+        self.arrays: dict[str, np.ndarray] = {}
+
+    def get(self, name: str, n: int, dtype: np.dtype | type) -> np.ndarray:
+        arr = self.arrays.get(name)
+        if arr is None or arr.size < n or arr.dtype != dtype:
+            arr = np.empty(max(n, 1024), dtype)
+            self.arrays[name] = arr
+        return arr[:n]
+
+
+_scratch = _Scratch()
+
+
+def release_scratch() -> None:
+    """Drop this thread's peeling scratch arrays (about 40 bytes per union element)."""
+    _scratch.arrays.clear()
+
+
+def peel(codes: np.ndarray, sketch_lanes: np.ndarray, row_len: int) -> PeelResult:
+    """``peeling.peel_rows`` as a worklist (identical result, see ``kernels.peel``)."""
+    k, rows = codes.shape
+    m = sketch_lanes.size
+    values = np.zeros(k, np.int64)
+    recovered = np.zeros(k, bool)
+    residual = np.empty(m, np.int64)
+    # 8-byte bucket records: positions in the high bits, counts in the rest (retried with
+    # 16-byte records in the rare case that a count does not fit, e.g. m forced far below k)
+    shift = 32 - max(1, (k - 1).bit_length())
+    it = -1
+    for wide in ((False, True) if shift >= 2 else (True,)):
+        w = 2 if wide else 1
+        it = kernels.peel(codes, np.ascontiguousarray(sketch_lanes, np.uint32), row_len, shift,
+                          values, recovered, residual,
+                          _scratch.get("st", m * w, np.uint64).reshape(m, w),
+                          _scratch.get("lst", max(m, rows * k), np.int32),
+                          _scratch.get("cbuf", max(m, rows * k), np.int64),
+                          _scratch.get("mark", k, np.int64),
+                          _scratch.get("cand", k, np.int64), _scratch.get("val", k, np.int64),
+                          _scratch.get("crow", k * rows, codes.dtype).reshape(k, rows))
+        if it >= 0:
+            break
+    return PeelResult(values, recovered, residual, int(it))
+
+
+def columns(codes: np.ndarray, pos: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(buckets, +-1 signs) of the candidates at ``pos``, k x rows."""
+    c = codes[pos].astype(np.int64)
+    return c >> 1, 1 - 2 * (c & 1)

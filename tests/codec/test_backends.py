@@ -1,0 +1,233 @@
+"""The compiled backend (numba) and the numpy reference agree bit for bit.
+
+Every lane of every round of every worker, the int64 and float32 sums, the peeling generation
+count and the stuck set are compared on random inputs (Hypothesis), including all-zero and
+single-element tensors, wrapping sketch lanes, forced stalls and corrupted aggregates.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from dhc import backend
+from dhc.errors import CodecError, InputError
+from dhc.hashing import SketchHash
+from dhc.hgsketch import HGSketchWorker
+from dhc.peeling import peel_rows
+from dhc.protocol import aggregate_round
+
+from .helpers import exact_quantized_sum, sparse_tensors
+
+pytestmark = pytest.mark.skipif("numba" not in backend.available(), reason="numba missing")
+
+
+def run_both(xs: list[np.ndarray], tamper_round: int | None = None, **params: object) -> dict:
+    """Run the same job once per backend; returns per backend the lanes of every round of
+    every worker, worker 0 and the exception (if any)."""
+    out = {}
+    for be in backend.BACKENDS:
+        ws = [HGSketchWorker(x, len(xs), backend=be, **params) for x in xs]
+        rounds, error = [], None
+        try:
+            segs = [w.first_round() for w in ws]
+            while True:
+                rounds.append([[s.lanes.copy() for s in ss] for ss in segs])
+                agg = aggregate_round(segs)
+                if tamper_round == len(rounds) - 1 and agg and agg[0].size:
+                    agg[0][agg[0].size // 2] ^= np.uint32(1 << 9)
+                segs = [w.feed(agg) for w in ws]
+                if ws[0].done:
+                    break
+        except CodecError as exc:
+            error = (type(exc), str(exc))
+        out[be] = {"rounds": rounds, "worker": ws[0], "error": error}
+    return out
+
+
+def assert_identical(res: dict) -> None:
+    a, b = res["numba"], res["numpy"]
+    assert a["error"] == b["error"]
+    assert len(a["rounds"]) == len(b["rounds"])
+    for ra, rb in zip(a["rounds"], b["rounds"], strict=True):
+        for wa, wb in zip(ra, rb, strict=True):
+            assert len(wa) == len(wb)
+            for la, lb in zip(wa, wb, strict=True):
+                assert la.dtype == lb.dtype == np.uint32 and np.array_equal(la, lb)
+    if a["error"] is None:
+        wa, wb = a["worker"], b["worker"]
+        assert np.array_equal(wa.result_int(), wb.result_int())
+        assert np.array_equal(wa.result().view(np.uint32 if wa.result().dtype == np.float32
+                                                else np.uint8),
+                              wb.result().view(np.uint32 if wb.result().dtype == np.float32
+                                               else np.uint8))
+        assert wa.stats.peeling_iterations == wb.stats.peeling_iterations
+        assert wa.stats.stuck_size == wb.stats.stuck_size
+        assert wa.stats.union_nnz == wb.stats.union_nnz
+
+
+cases = st.fixed_dictionaries({
+    "n": st.integers(1, 6),
+    "d": st.sampled_from([1, 2, 31, 64, 65, 1000, 4097, 20000]),
+    "density": st.sampled_from([0.0, 0.001, 0.01, 0.1, 0.5, 1.0]),
+    "log_mag": st.integers(-30, 30),
+    "clustered": st.booleans(),
+    "block": st.sampled_from([32, 64, 256]),
+    "dtype": st.sampled_from([np.float16, np.float32, np.float64]),
+    "stall": st.sampled_from([None, 0.3, 0.9, 1.1]),
+    "seed": st.integers(0, 2**32 - 1),
+})
+
+
+def _tensors(case: dict) -> list[np.ndarray]:
+    rng = np.random.default_rng(case["seed"])
+    mag = 10.0 ** case["log_mag"] if case["dtype"] != np.float16 else 10.0 ** (case["log_mag"] % 4)
+    return sparse_tensors(rng, case["n"], case["d"], case["density"], magnitude=mag,
+                          clustered=case["clustered"], dtype=case["dtype"])
+
+
+def _params(case: dict, xs: list[np.ndarray]) -> dict:
+    params: dict = {"block_size": case["block"], "seed": case["seed"] % 997}
+    if case["stall"] is not None:          # m below the peeling threshold: a stuck round
+        union = int(np.count_nonzero(np.any(np.stack(xs) != 0, axis=0)))
+        params["buckets"] = max(1, int(case["stall"] * union))
+    return params
+
+
+@given(cases)
+@settings(max_examples=150, deadline=None, database=None,
+          suppress_health_check=[HealthCheck.too_slow])
+def test_backends_give_identical_lanes_sums_and_stuck_sets(case: dict) -> None:
+    xs = _tensors(case)
+    res = run_both(xs, **_params(case, xs))
+    assert_identical(res)
+    w = res["numba"]["worker"]
+    assert np.array_equal(w.result_int(), exact_quantized_sum(xs, w.scale_exponent))
+
+
+@given(cases, st.integers(0, 3))
+@settings(max_examples=60, deadline=None, database=None,
+          suppress_health_check=[HealthCheck.too_slow])
+def test_backends_fail_the_same_way_on_a_corrupted_aggregate(case: dict, rnd: int) -> None:
+    xs = _tensors(case)
+    assert_identical(run_both(xs, tamper_round=rnd, **_params(case, xs)))
+
+
+def test_all_zero_and_single_element_tensors() -> None:
+    for xs in ([np.zeros(1000, np.float32)] * 3, [np.zeros(1, np.float32)],
+               [np.array([2.5], np.float32)], [np.array([-1.0]), np.array([0.0])],
+               [np.array([3.0], np.float16)] * 4):
+        res = run_both(xs)
+        assert_identical(res)
+        assert res["numba"]["error"] is None
+
+
+def test_wrapping_sketch_lanes_are_identical() -> None:
+    """One worker keeps 30 bits per value, so buckets' true sums leave the int32 range and the
+    lanes wrap; both backends give the same lanes, equal to the true sums mod 2**32."""
+    x = np.zeros(5000, np.float32)
+    x[::5] = 0.99
+    res = run_both([x])
+    assert_identical(res)
+    w = HGSketchWorker(x, 1, backend="numpy")
+    w.feed(aggregate_round([w.first_round()]))
+    w.feed(aggregate_round([w._sent]))
+    buckets, negative = w._rows
+    q = np.full(buckets.shape[1], int(np.rint(float(x[0]) * 2.0 ** w.scale_exponent)), np.int64)
+    true = np.zeros(w._hash.m, np.int64)
+    np.add.at(true, buckets.reshape(-1), np.where(negative, -q, q).reshape(-1))
+    assert np.any(np.abs(true) > 2**31)                       # wrapped as int32
+    sketch = res["numba"]["rounds"][2][0][0]
+    assert np.array_equal(sketch, (true & 0xFFFFFFFF).astype(np.uint32))
+    assert np.array_equal(res["numba"]["worker"].result_int(),
+                          exact_quantized_sum([x], res["numba"]["worker"].scale_exponent))
+
+
+@pytest.mark.parametrize(("k", "ratio", "corrupt"), [(1, 3.0, False), (3000, 0.8, False),
+                                                     (3000, 1.25, True), (40000, 1.22, False),
+                                                     (70000, 0.01, False)])
+def test_peeling_kernel_equals_the_reference(k: int, ratio: float, corrupt: bool) -> None:
+    """Values, recovered flags (the stuck set is the 2-core), residual and generation count,
+    for random values, a stalled sketch, a corrupted one and counts too big for the 8-byte
+    bucket record (ratio 0.01: the 16-byte fallback)."""
+    from dhc import native
+    rng = np.random.default_rng(k)
+    h = SketchHash(seed=k, rows=3, row_len=max(1, int(ratio * k / 3)))
+    cand = np.sort(rng.choice(10 * k, size=k, replace=False)).astype(np.int64)
+    keys = h.keys(cand)
+    buckets, negative = h.rows_of(keys)
+    values = rng.integers(-(1 << 31) + 1, 1 << 31, size=k)
+    sketch = np.zeros(h.m, dtype=np.int64)
+    np.add.at(sketch, buckets.reshape(-1),
+              np.where(negative, -values[None, :], values[None, :]).reshape(-1))
+    lanes = (sketch & 0xFFFFFFFF).astype(np.uint32)
+    if corrupt:
+        lanes[h.m // 3] ^= np.uint32(1 << 20)
+    ref = peel_rows(buckets, negative, lanes)
+    codes, nkeys = native.hash_union(h, cand)
+    assert np.array_equal(nkeys, keys)
+    assert np.array_equal(codes >> 1, buckets.T) and np.array_equal(codes & 1, negative.T)
+    got = native.peel(codes, lanes, h.row_len)
+    assert np.array_equal(got.recovered, ref.recovered)
+    assert np.array_equal(got.values, ref.values)
+    assert np.array_equal(got.residual, ref.residual)
+    assert got.iterations == ref.iterations
+    if ratio < 1.0 and k > 100:
+        assert got.stuck.size > 0
+
+
+def test_backend_choice_and_errors() -> None:
+    x = np.ones(10, np.float32)
+    assert HGSketchWorker(x, 1, backend="numpy").backend == "numpy"
+    assert HGSketchWorker(x, 1).backend == backend.default()
+    with pytest.raises(InputError, match="unknown codec backend"):
+        HGSketchWorker(x, 1, backend="cuda")
+    before = backend.default()
+    try:
+        backend.set_default("numpy")
+        assert HGSketchWorker(x, 1).backend == "numpy"
+    finally:
+        backend.set_default(before)
+
+
+@pytest.mark.parametrize(("value", "expect"), [("numpy", "numpy"), ("numba", "numba"),
+                                               ("bogus", "unknown codec backend 'bogus'")])
+def test_environment_variable_selects_the_backend(value: str, expect: str) -> None:
+    code = "from dhc import backend; print(backend.default())"
+    env = dict(os.environ, DHC_CODEC_BACKEND=value)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert expect in (out.stdout if out.returncode == 0 else out.stderr)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_stuck_set_is_the_two_core_whatever_the_order(seed: int) -> None:
+    """Peeling in a random order (one pure bucket at a time, plain Python) ends in the same
+    stuck set as the kernel: the 2-core is a property of the hypergraph, not of the order."""
+    from dhc import native
+    rng = np.random.default_rng(seed)
+    k = 400
+    h = SketchHash(seed=seed, rows=3, row_len=int(0.38 * k))      # m = 1.14 k: stalls
+    cand = np.arange(k, dtype=np.int64)
+    codes, _ = native.hash_union(h, cand)
+    got = native.peel(codes, np.zeros(h.m, np.uint32), h.row_len)
+    members: dict[int, set[int]] = {b: set() for b in range(h.m)}
+    for c in range(k):
+        for b in (codes[c] >> 1).tolist():
+            members[b].add(c)
+    left = set(range(k))
+    while True:
+        pure = [b for b, s in members.items() if len(s) == 1]
+        if not pure:
+            break
+        (c,) = members[int(rng.choice(pure))]
+        left.discard(c)
+        for b in (codes[c] >> 1).tolist():
+            members[b].discard(c)
+    assert set(got.stuck.tolist()) == left
+    assert 0 < len(left) < k
