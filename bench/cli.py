@@ -13,6 +13,12 @@ import json
 import sys
 from pathlib import Path
 
+from controller.errors import ControllerError
+from softswitch.api import P4CompileError
+
+#: Errors that mean "a bad input file or argument": reported in one line, exit code 2.
+USER_ERRORS = (ControllerError, P4CompileError)
+
 #: benchmark name -> module (kept explicit so `dhc-bench --help` lists what exists).
 BENCHMARKS: dict[str, str] = {
     "codec": "bench.codec",
@@ -21,6 +27,7 @@ BENCHMARKS: dict[str, str] = {
     "placement": "bench.placement",
     "e2e": "bench.e2e",
     "compare": "bench.compare",
+    "ddp": "bench.ddp",
     "train": "bench.train",
 }
 
@@ -67,7 +74,12 @@ def main(argv: list[str] | None = None) -> int:
             bench_args.out = args.out
         else:
             bench_args = args
-        _emit(name, mod.run(bench_args), args.json, args.out)
+        try:
+            result = mod.run(bench_args)
+        except USER_ERRORS as err:
+            print(f"dhc-bench {name}: {err}", file=sys.stderr)
+            return 2
+        _emit(name, result, args.json, args.out)
     return 0
 
 

@@ -73,7 +73,10 @@ def bound_line(p: Placement) -> str:
 
 def cmd_place(args: argparse.Namespace) -> int:
     topo = load(args.topo)
-    result = place(topo, args.budget, time_limit=args.time_limit, workers=args.workers)
+    try:
+        result = place(topo, args.budget, time_limit=args.time_limit, workers=args.workers)
+    except InfeasiblePlacement as err:
+        raise InfeasiblePlacement(err.binding, source=args.topo) from None
     if args.out:
         Path(args.out).write_text(result.to_json(indent=2) + "\n")
     if args.json:
@@ -104,6 +107,7 @@ def _fail(err: ControllerError, as_json: bool) -> int:
         doc: dict = {"error": type(err).__name__, "message": str(err)}
         if isinstance(err, InfeasiblePlacement):
             doc["binding"] = [vars(b) for b in err.binding]
+            doc["file"] = err.source
         if isinstance(err, TopologyError):
             doc["file"] = err.source
             doc["problems"] = [vars(p) for p in err.problems]

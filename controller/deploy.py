@@ -89,11 +89,15 @@ def build_pipeline(program: str, lanes: int, pool_size: int, max_jobs: int):
     """(P4Info, device config) for ``program`` with these sizes, via the softswitch front end:
     the device config is the preprocessed P4 source text (softswitch/server/README.md)."""
     from softswitch import Switch
+    from softswitch.api import P4CompileError
     from softswitch.frontend import preprocess
 
     defines = program_defines(lanes, pool_size, max_jobs)
-    text = preprocess(program, defines)
-    return Switch.load(program, defines=defines).p4info, text.encode("utf-8")
+    try:
+        text = preprocess(program, defines)
+        return Switch.from_source(text, program).p4info, text.encode("utf-8")
+    except P4CompileError as err:
+        raise PlanError(f"P4 program {program} does not compile: {err}") from None
 
 
 def load_pipeline_files(p4info_path: str | Path, device_config_path: str | Path):
@@ -313,18 +317,20 @@ def deploy(topo: Topology, placement: Placement, addrs: dict[str, SwitchAddress]
     names, skipped = _targets(topo, placement, addrs)
     lanes = lanes_of(topo, placement) or DEFAULT_LANES
     report = DeployReport(skipped=skipped)
+    configs = {}
+    if pipeline and not dry_run:   # a bad program file fails before any switch is contacted
+        if pipeline_files is not None:
+            files = load_pipeline_files(*pipeline_files)
+            configs = {n: files for n in names}
+        else:  # compile each distinct size once, before the threads start
+            configs = {n: build_pipeline(str(program), lanes, topo.switches[n].register_slots, max_jobs)
+                       for n in names}
     own = client is None
     client = client or MultiSwitchClient({n: addrs[n] for n in names}, timeout=timeout)
     if own:
         client.__enter__()
     try:
         if pipeline and not dry_run:
-            if pipeline_files is not None:
-                files = load_pipeline_files(*pipeline_files)
-                configs = {n: files for n in names}
-            else:  # compile each distinct size once, before the threads start
-                configs = {n: build_pipeline(str(program), lanes, topo.switches[n].register_slots, max_jobs)
-                           for n in names}
             pushed = client.run(lambda c: c.set_pipeline(*configs[c.name]), only=names)
         else:
             client.run(lambda c: c.names or c.load_p4info(), only=names)

@@ -28,13 +28,19 @@ EXIT_UNREACHABLE = 8
 
 def _placement(path: str) -> Placement:
     try:
-        text = Path(path).read_text()
+        text = Path(path).read_bytes().decode("utf-8")
     except OSError as err:
         raise PlanError(f"placement {path}: cannot read: {err.strerror}") from None
+    except UnicodeDecodeError as err:
+        raise PlanError(f"placement {path}: not a placement written by 'dhc-ctl place' "
+                        f"(not UTF-8 text at byte {err.start})") from None
     try:
         return Placement.from_json(text)
     except json.JSONDecodeError as err:
         raise PlanError(f"placement {path}:{err.lineno}:{err.colno}: not JSON: {err.msg}") from None
+    except RecursionError:
+        raise PlanError(f"placement {path}: not a placement written by 'dhc-ctl place' "
+                        "(nested too deeply)") from None
     except (KeyError, TypeError, ValueError) as err:
         raise PlanError(f"placement {path}: not a placement written by 'dhc-ctl place' (bad field {err})") from None
 
@@ -128,6 +134,9 @@ def cmd_jobs_remove(args: argparse.Namespace) -> int:
 
     topo = load(args.topo)
     report = remove_job(topo, _addresses(args, topo), args.job, timeout=args.timeout)
+    if not report.writes:
+        raise PlanError(f"job {args.job} does not exist on any switch of {topo.name} "
+                        f"({', '.join(report.switches) or 'none addressed'}): nothing removed")
     if args.json:
         print(json.dumps(report.to_dict()))
     else:

@@ -32,7 +32,9 @@ class TopologyError(ControllerError):
     def __init__(self, source: str, problems: list[Problem]):
         self.source = source
         self.problems = list(problems)
-        lines = "\n".join(f"  {source}: {p}" for p in self.problems)
+        lines = "\n".join(f"  {source}: {p}" for p in self.problems[:30])
+        if len(self.problems) > 30:
+            lines += f"\n  ... and {len(self.problems) - 30} more"
         super().__init__(f"invalid topology {source} ({len(self.problems)} problem(s)):\n{lines}")
 
 
@@ -53,10 +55,12 @@ class InfeasiblePlacement(ControllerError):
 
     exit_code = 3
 
-    def __init__(self, binding: list[BindingConstraint]):
+    def __init__(self, binding: list[BindingConstraint], source: str | None = None):
         self.binding = list(binding)
+        self.source = source
         lines = "\n".join(f"  - {b}" for b in self.binding) or "  - (no single constraint identified)"
-        super().__init__(f"placement infeasible; binding constraint(s):\n{lines}")
+        where = f" for topology {source}" if source else ""
+        super().__init__(f"placement{where} infeasible; binding constraint(s):\n{lines}")
 
 
 class SolverError(ControllerError):

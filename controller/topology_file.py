@@ -26,7 +26,17 @@ from typing import Any
 import yaml
 
 from controller.errors import Problem, TopologyError
-from controller.topology import DEFAULT_REGISTER_SLOTS, DEFAULT_WINDOW, Host, Job, Link, Switch, Topology
+from controller.topology import (
+    DEFAULT_REGISTER_SLOTS,
+    DEFAULT_WINDOW,
+    RESERVED_PORTS,
+    SUPPORTED_LANES,
+    Host,
+    Job,
+    Link,
+    Switch,
+    Topology,
+)
 from dhc.wire import DEFAULT_LANES, SLOT_SET_BIT
 
 _MAC = re.compile(r"^[0-9a-fA-F]{2}(:[0-9a-fA-F]{2}){5}$")
@@ -114,10 +124,18 @@ class _Checker:
         if v is None:
             return None
         try:
-            return str(ipaddress.IPv4Address(v))
+            addr = ipaddress.IPv4Address(v)
         except (ipaddress.AddressValueError, ValueError):
             self.fail(f"{path}.ip", f"not an IPv4 address: {v!r}")
             return None
+        bad = ("unspecified" if addr.is_unspecified else
+               "the broadcast address" if addr == ipaddress.IPv4Address("255.255.255.255") else
+               "multicast" if addr.is_multicast else "loopback" if addr.is_loopback else
+               "reserved (240.0.0.0/4)" if addr.is_reserved else None)
+        if bad:
+            self.fail(f"{path}.ip", f"{addr} is {bad}: not usable as a node address")
+            return None
+        return str(addr)
 
     def mac(self, m: dict, path: str) -> str | None:
         v = m.get("mac")
@@ -214,6 +232,9 @@ def _parse_links(c: _Checker, doc: dict, switches: dict, hosts: dict) -> list[Li
                 node = None
             lo = 1 if node in switches else 0
             port = c.integer(m, f"{end}_port", path, lo, 511)
+            if node in switches and port in RESERVED_PORTS:
+                c.fail(f"{path}.{end}_port", f"port {port} is reserved ({RESERVED_PORTS[port]})")
+                port = None
             if node is not None and port is not None:
                 if (node, port) in used_ports:
                     c.fail(f"{path}.{end}_port", f"port {port} of {node} already used by {used_ports[(node, port)]}")
@@ -269,6 +290,10 @@ def _parse_jobs(c: _Checker, doc: dict, hosts: dict, switches: dict) -> list[Job
         size = c.integer(m, "bytes_per_iteration", path, 1, None)
         window = c.integer(m, "window", path, 1, SLOT_SET_BIT - 1, DEFAULT_WINDOW)
         lanes = c.integer(m, "lanes", path, 1, 255, DEFAULT_LANES)
+        if lanes not in SUPPORTED_LANES:
+            c.fail(f"{path}.lanes", f"{lanes} lanes per packet: the P4 program supports "
+                   f"{', '.join(map(str, SUPPORTED_LANES))} (DHC_LANES in p4src/include/define.p4)")
+            ok = False
         if ok and None not in (jid, size):
             jobs.append(Job(jid, tuple(workers), size, window, lanes))
     return jobs
@@ -324,13 +349,18 @@ def load(path: str | Path) -> Topology:
     path = Path(path)
     source = str(path)
     try:
-        text = path.read_text()
+        text = path.read_bytes().decode("utf-8")
     except OSError as exc:
         raise TopologyError(source, [Problem("", f"cannot read file: {exc.strerror or exc}")]) from exc
+    except UnicodeDecodeError as exc:
+        raise TopologyError(source, [Problem("", f"not a topology file: not UTF-8 text (byte "
+                                             f"{exc.start} is {exc.object[exc.start]:#04x})")]) from None
     try:
         doc = json.loads(text) if path.suffix == ".json" else yaml.load(text, Loader=_UniqueKeyLoader)
     except json.JSONDecodeError as exc:
         raise TopologyError(source, [Problem(f"line {exc.lineno} column {exc.colno}", f"JSON syntax: {exc.msg}")]) from exc
+    except RecursionError:
+        raise TopologyError(source, [Problem("", "not a topology file: nested too deeply")]) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1} column {mark.column + 1}" if mark else ""

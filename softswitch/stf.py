@@ -300,6 +300,9 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    except UnicodeDecodeError as exc:
+        print(f"error: {args.stf}: not an STF text file (byte {exc.start} is not UTF-8)", file=sys.stderr)
+        return 2
     if not result.passed or not args.quiet:
         print(result.report(), file=sys.stdout if result.passed else sys.stderr)
     return 0 if result.passed else 1
