@@ -10,7 +10,9 @@ working for the deployment code.
 
 from __future__ import annotations
 
-from controller import placement_assign, placement_model
+import time
+
+from controller import placement_assign, placement_model, placement_scale
 from controller.placement_solver import Solution, keep_sigint_handler
 from controller.placement_tree import (
     Aggregator,
@@ -27,29 +29,58 @@ from controller.placement_tree import (
 )
 from controller.topology import Topology
 
+#: Below this many (job, candidate switch) pairs an unproven scalable answer is handed to the exact
+#: model (root-assignment or tree-flow) for the remaining time.
+EXACT_PAIRS: int = 4000
+METHODS = ("auto", "scale", "assign", "general")
+
 __all__ = ["Aggregator", "Bound", "Child", "JobPlacement", "JobTree", "LinkLoad", "Objective", "Placement",
            "build_tree", "evaluate", "place", "prune_relays"]
 
 
 def place(topo: Topology, budget: int | None = None, *, time_limit: float = 60.0, workers: int = 2,
-          force_general: bool = False) -> Placement:
-    """Optimal placement of every job in ``topo`` (CP-SAT).  ``budget``: at most this total
-    ``deploy_cost`` of switches made programmable (None: every programmable switch is deployed).
+          force_general: bool = False, method: str = "auto", previous: dict[int, str] | None = None) -> Placement:
+    """Placement of every job in ``topo`` (CP-SAT), with its proven lower bounds.  ``budget``: at
+    most this total ``deploy_cost`` of switches made programmable (None: every programmable switch
+    is deployed).  ``method``: "auto" (the scalable decomposition without a budget, the tree-flow
+    model with one; small unproven instances are finished by an exact model), or one model by name.
+    ``previous`` (job id -> root) starts the scalable model from an earlier answer.
     Raises ``InfeasiblePlacement`` naming the binding constraints, ``SolverError`` on timeout.
-    ``force_general`` skips the root-assignment shortcut (used to cross-check both models)."""
+    ``force_general`` is ``method="general"`` (kept for callers that cross-check the models)."""
     if budget is not None and budget < 0:
         raise ValueError(f"budget must be >= 0, got {budget}")
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {', '.join(METHODS)}, got {method!r}")
+    method = "general" if force_general else method
     placement_model.precheck(topo, budget)
-    options = None if force_general else placement_assign.applicable(topo, budget)
-    if options is not None:
+    deadline = time.perf_counter() + time_limit
+    scaled = None
+    if budget is None and method in ("auto", "scale"):
         with keep_sigint_handler():
-            sol = placement_assign.solve(topo, options, time_limit=time_limit, workers=workers)
-        solver = "cp-sat/root-assignment"
-    else:
-        with keep_sigint_handler():
-            sol = placement_model.solve(topo, budget, time_limit=time_limit, workers=workers)
-        solver = "cp-sat/tree-flow"
-    return _result(topo, budget, sol, solver)
+            sol = placement_scale.solve(topo, time_limit=time_limit, workers=workers, previous=previous)
+        if sol is not None:
+            scaled = _result(topo, budget, sol, "cp-sat/root-classes", sol.extra.get("routes"))
+            small = sum(len(j.workers) > 1 for j in topo.jobs) * len(topo.switches) <= EXACT_PAIRS
+            if scaled.optimal or method == "scale" or not small:
+                return scaled
+    left = max(deadline - time.perf_counter(), 1.0) if scaled is not None else time_limit
+    exact = _exact(topo, budget, left, workers, method)
+    if scaled is None:
+        return exact
+    better = min((scaled, exact), key=lambda p: p.objective.key())
+    b = max(scaled.bound.bottleneck_bytes, exact.bound.bottleneck_bytes)
+    return Placement(**{**better.__dict__, "bound": Bound(b, better.bound.total_bytes)})
+
+
+def _exact(topo: Topology, budget: int | None, time_limit: float, workers: int, method: str) -> Placement:
+    """The root-assignment model where it is exact (unless the tree-flow model is asked for)."""
+    options = None if method == "general" else placement_assign.applicable(topo, budget)
+    with keep_sigint_handler():
+        if options is not None:
+            return _result(topo, budget, placement_assign.solve(topo, options, time_limit=time_limit,
+                                                                workers=workers), "cp-sat/root-assignment")
+        return _result(topo, budget, placement_model.solve(topo, budget, time_limit=time_limit, workers=workers),
+                       "cp-sat/tree-flow")
 
 
 def _result(topo: Topology, budget: int | None, sol: Solution, solver: str, routes=None) -> Placement:

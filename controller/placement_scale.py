@@ -1,0 +1,451 @@
+"""Scalable placement with a proven bound: kept-link relaxation over root classes, then lifting.
+
+With full aggregation (every switch with room aggregates) a job's tree, and so every link load,
+is fixed by its root.  Dropping memory, fan-in and the constraints of some links gives a
+relaxation, so its optimum is a lower bound on the true bottleneck.  Links kept: the switch
+links with an end where hosts attach (in a fat-tree, edge-aggregation links; all links of a
+leaf-spine).  On the kept links many roots of one job put identical streams (in a fat-tree,
+every core and aggregation switch of one core group), so roots collapse into *classes* and the
+relaxed model has a few choices per job instead of one per switch:
+
+1. **relax** (CP-SAT): one class per job; minimise the bottleneck over kept links (host links
+   enter as a constant), then, with it fixed, the total where a class costs its smallest tree.
+   Its proven optimum / bound is a lower bound on the true bottleneck (and total).
+2. **lift** (CP-SAT): with the classes fixed, the kept-link loads are fixed; pick one root per
+   job inside its class for the dropped links: minimise their bottleneck (never below step 1's),
+   then the total.  Register memory is added lazily for the switches a lifted answer overfills.
+3. **refine**: if a dropped link ends up above the relaxed bottleneck, keep it too and repeat —
+   the relaxation tightens until lifting meets it or time runs out; the gap is reported either way.
+
+Routes and trees are numba kernels (``placement_routes``); model rows are assembled with numpy.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from math import gcd
+
+import numpy as np
+from ortools.sat.python import cp_model
+
+from controller.placement_routes import JobArrays, RouteTable, TreeLinks, job_root_table, tree_links
+from controller.placement_solver import Solution, new_solver, proven_bound
+from controller.topology import Topology
+from dhc.wire import MAX_FAN_IN
+
+#: Share of the remaining time the relaxed bottleneck solve may use (per refinement round).
+RELAX_SHARE: float = 0.5
+
+
+@dataclass
+class Classes:
+    """Root classes: every (job, root) pair with identical kept-link streams is one class."""
+
+    job: np.ndarray        # class -> job row
+    rep: np.ndarray        # class -> representative root (switch index)
+    min_size: np.ndarray   # class -> smallest tree (streams on switch links) among its roots
+    min_aggs: np.ndarray   # class -> fewest aggregators among its roots with the smallest tree
+    pair_class: np.ndarray  # useful pair -> class
+    pair_job: np.ndarray
+    pair_root: np.ndarray
+    pair_size: np.ndarray
+    lift_ok: np.ndarray    # useful pair -> fan-in within limit (full aggregation is valid)
+
+
+@dataclass
+class _Rows:
+    """Linear rows ``sum coeff * var <= bound`` grouped by link."""
+
+    link: np.ndarray
+    var: np.ndarray
+    coeff: np.ndarray
+
+
+@dataclass
+class Context:
+    topo: Topology
+    routes: RouteTable
+    ja: JobArrays
+    weight: np.ndarray     # job row -> bytes per iteration / unit
+    unit: int
+    host_max: int          # heaviest host link (scaled)
+    host_total: int
+    log: list[dict] = field(default_factory=list)
+
+
+def kept_links(topo: Topology, routes: RouteTable, extra: set[int] = frozenset()) -> np.ndarray:
+    """Switch links with an end where hosts attach, plus ``extra``."""
+    with_hosts = np.zeros(len(routes.names), np.bool_)
+    for h in topo.hosts:
+        with_hosts[routes.index[topo.attachment(h).switch]] = True
+    a, b = routes.link_a, routes.link_b
+    both = (a >= 0) & (b >= 0)
+    kept = both & (with_hosts[np.maximum(a, 0)] | with_hosts[np.maximum(b, 0)])
+    for i in extra:
+        kept[i] = True
+    return kept
+
+
+def root_classes(ctx: Context, kept: np.ndarray) -> Classes:
+    table = job_root_table(ctx.routes, ctx.ja, kept, MAX_FAN_IN)
+    pj, pr = np.nonzero(table.useful)
+    order = np.lexsort((pr, table.h2[pj, pr], table.h1[pj, pr], pj))
+    pj, pr = pj[order], pr[order]
+    h1, h2 = table.h1[pj, pr], table.h2[pj, pr]
+    new = np.ones(len(pj), np.bool_)
+    new[1:] = (pj[1:] != pj[:-1]) | (h1[1:] != h1[:-1]) | (h2[1:] != h2[:-1])
+    pair_class = np.cumsum(new) - 1
+    starts = np.flatnonzero(new)
+    size = table.size[pj, pr]
+    aggs = table.n_aggs[pj, pr]
+    spread = int(aggs.max(initial=0)) + 1
+    best = np.minimum.reduceat(size * spread + aggs, starts) if len(starts) else np.zeros(0, np.int64)
+    return Classes(pj[starts], pr[starts], best // spread, best % spread, pair_class, pj, pr, size,
+                   table.fanin_ok[pj, pr])
+
+
+def _rows(ctx: Context, tl: TreeLinks, pairs: np.ndarray, var_of_pair: np.ndarray, keep: np.ndarray) -> _Rows:
+    """Rows of the loads that ``pairs`` (trees ``tl``) put on the links selected by ``keep``."""
+    owner = np.repeat(np.arange(len(pairs)), np.diff(tl.ptr))
+    sel = keep[tl.link]
+    coeff = ctx.weight[pairs[owner[sel], 0]] * tl.streams[sel]
+    return _Rows(tl.link[sel], var_of_pair[owner[sel]], coeff)
+
+
+def _add_rows(m: cp_model.CpModel, rows: _Rows, xs: list, bound: cp_model.IntVar) -> None:
+    order = np.argsort(rows.link, kind="stable")
+    link, var, coeff = rows.link[order], rows.var[order], rows.coeff[order]
+    cuts = np.flatnonzero(np.diff(link)) + 1
+    for v, c in zip(np.split(var, cuts), np.split(coeff, cuts), strict=True):
+        if len(v):
+            m.add(cp_model.LinearExpr.weighted_sum([xs[i] for i in v], c.tolist()) <= bound)
+
+
+def _greedy(n_jobs: int, owner: np.ndarray, rows: _Rows, cost: np.ndarray, weight: np.ndarray,
+            n_links: int, allowed: np.ndarray) -> np.ndarray:
+    """One option per job: jobs heaviest first, each the option giving the lowest resulting
+    bottleneck, then the smallest cost.  Returns the chosen option per job row."""
+    order = np.argsort(rows.var, kind="stable")
+    var, link, coeff = rows.var[order], rows.link[order], rows.coeff[order]
+    bounds = np.searchsorted(var, np.arange(len(owner) + 1))
+    by_job = [np.flatnonzero((owner == j) & allowed) for j in range(n_jobs)]
+    load = np.zeros(n_links, np.int64)
+    pick = np.full(n_jobs, -1, np.int64)
+    for j in sorted(range(n_jobs), key=lambda j: -weight[j] * max((cost[o] for o in by_job[j]), default=0)):
+        best = None
+        for o in by_job[j]:
+            seg = slice(bounds[o], bounds[o + 1])
+            peak = int((load[link[seg]] + coeff[seg]).max(initial=0))
+            key = (peak, int(cost[o]), int(o))
+            if best is None or key < best:
+                best = key
+        if best is None:
+            continue
+        o = best[2]
+        pick[j] = o
+        seg = slice(bounds[o], bounds[o + 1])
+        np.add.at(load, link[seg], coeff[seg])
+    return pick
+
+
+def _lexi(m: cp_model.CpModel, xs: list, phases: list, hint: np.ndarray, deadline: float,
+          shares: list[float], workers: int, ctx: Context, tag: str) -> tuple[np.ndarray | None, list]:
+    """Minimise the phases in order, fixing each optimum (or best value) before the next.
+    Returns the last assignment and per phase (status, value, proven bound).  The first phase's
+    objective is a variable whose upper bound is the hint's value, so the hint is complete."""
+    for x, v in zip(xs, hint, strict=True):
+        m.add_hint(x, int(v))
+    first = phases[0][1]
+    m.add_hint(first, first.proto.domain[-1])
+    values, out = None, []
+    for (name, objective), share in zip(phases, shares, strict=True):
+        left = deadline - time.perf_counter()
+        if left <= 0.05:
+            break
+        solver = new_solver(left * share, workers)
+        m.minimize(objective)
+        status = solver.solve(m)
+        ctx.log.append({"phase": f"{tag} {name}", "status": solver.status_name(status),
+                        "wall_s": round(solver.wall_time, 4), "value": solver.objective_value})
+        if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+            out.append((status, None, proven_bound(solver, status)))
+            break
+        values = np.array([solver.value(x) for x in xs], np.int64)
+        out.append((status, round(solver.objective_value), proven_bound(solver, status)))
+        m.clear_hints()
+        for x, v in zip(xs, values, strict=True):
+            m.add_hint(x, int(v))
+        m.add(objective <= round(solver.objective_value))
+        if status != cp_model.OPTIMAL:
+            break
+    return values, out
+
+
+class CliqueBound:
+    """Pigeonhole certificates for the relaxed model: a set S of jobs and a colouring of every
+    class of every job in S with m colours such that two classes of one colour (of different
+    jobs) overload a shared kept link (their two loads alone exceed B).  If |S| > m, two jobs of S
+    share a colour whatever they choose, so no answer has bottleneck <= B.  (In a fat-tree the
+    colours are the core groups and S is a set of heavy jobs that pairwise share edge switches;
+    CP-SAT alone cannot refute such pigeonhole instances in reasonable time.)"""
+
+    def __init__(self, cls: Classes, rows: _Rows) -> None:
+        order = np.argsort(rows.var, kind="stable")
+        var, link, coeff = rows.var[order], rows.link[order], rows.coeff[order]
+        cuts = np.searchsorted(var, np.arange(len(cls.job) + 1))
+        self.load = [dict(zip(link[cuts[c]:cuts[c + 1]].tolist(), coeff[cuts[c]:cuts[c + 1]].tolist(), strict=True))
+                     for c in range(len(cls.job))]
+        self.links = [frozenset(d) for d in self.load]
+        starts = np.searchsorted(cls.job, np.arange(int(cls.job.max(initial=-1)) + 2))
+        self.by_job = [list(range(starts[j], starts[j + 1])) for j in range(len(starts) - 1)]
+        self.heavy = [max((max(d.values(), default=0) for d in (self.load[c] for c in cs)), default=0)
+                      for cs in self.by_job]
+
+    def _clash(self, a: int, b: int, limit: int) -> bool:
+        la = self.load[a]
+        lb = self.load[b]
+        return any(la[k] + lb[k] > limit for k in self.links[a] & self.links[b])
+
+    def refutes(self, limit: int) -> bool:
+        """Is there a certificate that no answer keeps every kept link <= ``limit``?"""
+        order = sorted(range(len(self.by_job)), key=lambda j: (-self.heavy[j], j))
+        for first in order[:3]:
+            colours = self.by_job[first]
+            members: list[dict[int, list[int]]] = [{k: [c] for k, c in enumerate(colours)}]
+            for j in order:
+                if j == first:
+                    continue
+                col: dict[int, list[int]] = {}
+                for c in self.by_job[j]:
+                    k = next((k for k in range(len(colours))
+                              if all(self._clash(c, o, limit) for s in members for o in s.get(k, ()))), None)
+                    if k is None:
+                        break
+                    col.setdefault(k, []).append(c)
+                else:
+                    members.append(col)
+                    if len(members) > len(colours):
+                        return True
+        return False
+
+    def bound(self, low: int, high: int) -> int:
+        """Largest B in [low, high] not refuted (bisection: refutable limits form a prefix)."""
+        if low >= high or not self.refutes(low):
+            return low
+        lo, hi = low, high  # refutes(lo) holds; answer in (lo, hi]
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            if self.refutes(mid):
+                lo = mid
+            else:
+                hi = mid
+        return hi
+
+
+@dataclass
+class Relaxed:
+    pick: np.ndarray        # job row -> class
+    value: int              # relaxed bottleneck found (scaled, host links included)
+    bound: int              # proven lower bound on the true bottleneck (scaled)
+    optimal: bool
+    total_bound: int | None  # proven lower bound on the switch-link total (scaled), if optimal
+
+
+def relax(ctx: Context, cls: Classes, kept: np.ndarray, deadline: float, workers: int,
+          hint_roots: np.ndarray | None) -> Relaxed:
+    """Step 1: one class per job, kept links only; its optimum bounds the true one from below."""
+    n_jobs, n_cls = len(ctx.ja.jobs), len(cls.job)
+    pairs = np.stack([cls.job, cls.rep], axis=1)
+    rows = _rows(ctx, tree_links(ctx.routes, ctx.ja, pairs), pairs, np.arange(n_cls), kept)
+    cost = ctx.weight[cls.job] * cls.min_size
+    pick = _greedy(n_jobs, cls.job, rows, cls.min_size, ctx.weight, len(kept), np.ones(n_cls, np.bool_))
+    if hint_roots is not None:  # a previous answer: its roots' classes under today's kept links
+        at = {(int(j), int(r)): int(c) for j, r, c in zip(cls.pair_job, cls.pair_root, cls.pair_class, strict=True)}
+        for j in range(n_jobs):
+            pick[j] = at.get((j, int(hint_roots[j])), pick[j])
+    load = np.zeros(len(kept), np.int64)
+    chosen = np.isin(rows.var, pick)
+    np.add.at(load, rows.link[chosen], rows.coeff[chosen])
+    upper = max(ctx.host_max, int(load.max(initial=0)))
+    t = time.perf_counter()
+    floor = CliqueBound(cls, rows).bound(ctx.host_max, upper)
+    ctx.log.append({"phase": "relax pigeonhole bound", "status": f"bottleneck >= {floor * ctx.unit}",
+                    "wall_s": round(time.perf_counter() - t, 4), "value": floor})
+    m = cp_model.CpModel()
+    xs = [m.new_bool_var(f"x{c}") for c in range(n_cls)]
+    starts = np.searchsorted(cls.job, np.arange(n_jobs + 1))
+    for j in range(n_jobs):
+        m.add_exactly_one(xs[starts[j]:starts[j + 1]])
+    bottleneck = m.new_int_var(floor, upper, "bottleneck")
+    _add_rows(m, rows, xs, bottleneck)
+    total = cp_model.LinearExpr.weighted_sum(xs, cost.tolist())
+    regions = cp_model.LinearExpr.weighted_sum(xs, cls.min_aggs.tolist())
+    hint = np.zeros(n_cls, np.int64)
+    hint[pick] = 1
+    values, out = _lexi(m, xs, [("bottleneck", bottleneck), ("total", total), ("regions", regions)], hint,
+                        deadline, [RELAX_SHARE, 0.5, 0.2], workers, ctx, "relax")
+    if values is not None:
+        pick = np.array([starts[j] + int(np.argmax(values[starts[j]:starts[j + 1]])) for j in range(n_jobs)])
+    b_status, b_value, b_bound = out[0] if out else (cp_model.UNKNOWN, None, 0)
+    optimal = b_status == cp_model.OPTIMAL
+    total_bound = out[1][2] if optimal and len(out) > 1 else None
+    return Relaxed(pick, upper if b_value is None else b_value, max(floor, b_bound), optimal, total_bound)
+
+
+@dataclass
+class Lifted:
+    pairs: np.ndarray        # job row -> (job row, root)
+    aggs: list[np.ndarray]   # job row -> aggregating switches
+    bottleneck: int          # dropped-link bottleneck, at least the relaxed one (scaled)
+    total: int               # switch-link total (scaled)
+    dropped_over: set[int]   # dropped links loaded above the relaxed bottleneck
+    statuses: list
+
+
+def lift(ctx: Context, cls: Classes, kept: np.ndarray, rel: Relaxed, deadline: float, workers: int,
+         hint_roots: np.ndarray | None) -> Lifted | None:
+    """Step 2: a root per job inside its class, for the dropped links and register memory."""
+    n_jobs = len(ctx.ja.jobs)
+    sel = np.flatnonzero(cls.lift_ok & (cls.pair_class == rel.pick[cls.pair_job]))
+    owner = cls.pair_job[sel]
+    if len(np.unique(owner)) < n_jobs:
+        return None  # some class has no root whose full aggregation respects the fan-in limit
+    pairs = np.stack([owner, cls.pair_root[sel]], axis=1)
+    size = cls.pair_size[sel]
+    tl = tree_links(ctx.routes, ctx.ja, pairs)
+    dropped = ~kept & (ctx.routes.link_a >= 0) & (ctx.routes.link_b >= 0)
+    rows = _rows(ctx, tl, pairs, np.arange(len(sel)), dropped)
+    n_aggs = np.diff(tl.agg_ptr)
+    memory: set[int] = set()
+    statuses: list = []
+    for _ in range(4):  # lazily added register-memory rows
+        pick = _greedy(n_jobs, owner, rows, size, ctx.weight, len(kept), np.ones(len(sel), np.bool_))
+        if hint_roots is not None:
+            for i in np.flatnonzero(pairs[:, 1] == hint_roots[owner]):
+                pick[owner[i]] = i
+        load = np.zeros(len(kept), np.int64)
+        chosen = np.isin(rows.var, pick)
+        np.add.at(load, rows.link[chosen], rows.coeff[chosen])
+        m = cp_model.CpModel()
+        xs = [m.new_bool_var(f"z{i}") for i in range(len(sel))]
+        starts = np.searchsorted(owner, np.arange(n_jobs + 1))
+        for j in range(n_jobs):
+            m.add_exactly_one(xs[starts[j]:starts[j + 1]])
+        floor = rel.value
+        bottleneck = m.new_int_var(floor, max(floor, int(load.max(initial=0))), "dropped")
+        _add_rows(m, rows, xs, bottleneck)
+        _memory_rows(ctx, m, xs, tl, owner, memory)
+        total = cp_model.LinearExpr.weighted_sum(xs, (ctx.weight[owner] * size).tolist())
+        regions = cp_model.LinearExpr.weighted_sum(xs, n_aggs.tolist())
+        hint = np.zeros(len(sel), np.int64)
+        hint[pick] = 1
+        values, out = _lexi(m, xs, [("bottleneck", bottleneck), ("total", total), ("regions", regions)], hint,
+                            deadline, [0.5, 0.6, 0.5], workers, ctx, "lift")
+        statuses = out
+        if values is None:
+            return None
+        pick = np.array([starts[j] + int(np.argmax(values[starts[j]:starts[j + 1]])) for j in range(n_jobs)])
+        over = _overfull(ctx, tl, owner, pick)
+        if not over:
+            break
+        memory |= over
+    else:
+        return None
+    chosen = np.isin(rows.var, pick)
+    load = np.zeros(len(kept), np.int64)
+    np.add.at(load, rows.link[chosen], rows.coeff[chosen])
+    peak = max(rel.value, int(load.max(initial=0)))
+    return Lifted(pairs[pick], [tl.aggs[tl.agg_ptr[i]:tl.agg_ptr[i + 1]] for i in pick], peak,
+                  int((ctx.weight[owner[pick]] * size[pick]).sum()), set(np.flatnonzero(load > rel.value).tolist()),
+                  statuses)
+
+
+def _agg_usage(ctx: Context, tl: TreeLinks, owner: np.ndarray, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(pair index, switch) for every aggregator of the pairs ``idx``."""
+    counts = tl.agg_ptr[idx + 1] - tl.agg_ptr[idx]
+    pos = np.concatenate([np.arange(tl.agg_ptr[i], tl.agg_ptr[i + 1]) for i in idx]) if len(idx) else np.zeros(0, int)
+    return np.repeat(idx, counts), tl.aggs[pos]
+
+
+def _overfull(ctx: Context, tl: TreeLinks, owner: np.ndarray, pick: np.ndarray) -> set[int]:
+    pair, sw = _agg_usage(ctx, tl, owner, pick)
+    slots = np.array([j.region_slots for j in ctx.ja.jobs], np.int64)
+    used = np.zeros(len(ctx.routes.names), np.int64)
+    np.add.at(used, sw, slots[owner[pair]])
+    cap = np.array([ctx.topo.switches[n].register_slots for n in ctx.routes.names], np.int64)
+    return set(np.flatnonzero(used > cap).tolist())
+
+
+def _memory_rows(ctx: Context, m: cp_model.CpModel, xs: list, tl: TreeLinks, owner: np.ndarray,
+                 switches: set[int]) -> None:
+    if not switches:
+        return
+    pair, sw = _agg_usage(ctx, tl, owner, np.arange(len(owner)))
+    slots = np.array([j.region_slots for j in ctx.ja.jobs], np.int64)
+    for s in sorted(switches):
+        at = pair[sw == s]
+        cap = ctx.topo.switches[ctx.routes.names[s]].register_slots
+        m.add(cp_model.LinearExpr.weighted_sum([xs[i] for i in at], slots[owner[at]].tolist()) <= cap)
+
+
+def solve(topo: Topology, *, time_limit: float = 60.0, workers: int = 2,
+          previous: dict[int, str] | None = None) -> Solution | None:
+    """Relax, lift, refine until proven or out of time.  ``previous``: job id -> root of an
+    earlier answer, used as the start.  None if the decomposition does not apply (a job without
+    a useful root, or one whose fan-in forbids full aggregation everywhere)."""
+    start = time.perf_counter()
+    deadline = start + time_limit
+    jobs = [j for j in topo.jobs if j.needs_aggregation]
+    if not jobs:
+        return Solution({}, 0, 0, True, 0.0, [])
+    routes = RouteTable.build(topo)
+    ja = JobArrays.build(topo, routes, jobs)
+    unit = gcd(*(j.bytes_per_iteration for j in jobs))
+    host: dict[int, int] = {}
+    for j in jobs:
+        for w in j.workers:
+            i = topo.attachment(w).link
+            host[i] = host.get(i, 0) + j.bytes_per_iteration // unit
+    ctx = Context(topo, routes, ja, np.array([j.bytes_per_iteration // unit for j in jobs], np.int64), unit,
+                  max(host.values()), sum(host.values()))
+    hint = None if previous is None else np.array(
+        [routes.index.get(previous.get(j.id) or "", -1) for j in jobs], np.int64)
+    kept = kept_links(topo, routes)
+    cls = root_classes(ctx, kept)
+    build_s = time.perf_counter() - start
+    if len(np.unique(cls.job)) < len(jobs):
+        return None
+    best: tuple[Lifted, Relaxed] | None = None
+    lower = ctx.host_max
+    while True:
+        rel = relax(ctx, cls, kept, deadline, workers, hint)
+        lower = max(lower, rel.bound)
+        lifted = lift(ctx, cls, kept, rel, deadline, workers, hint)
+        if lifted is None:
+            break
+        if best is None or (lifted.bottleneck, lifted.total) < (best[0].bottleneck, best[0].total):
+            best = (lifted, rel)
+        if not (rel.optimal and lifted.dropped_over) or time.perf_counter() > deadline - 0.1:
+            break
+        kept = kept.copy()  # refine: the dropped links that decided the bottleneck are kept now
+        kept[list(lifted.dropped_over)] = True
+        hint = lifted.pairs[:, 1]
+        t = time.perf_counter()
+        cls = root_classes(ctx, kept)
+        build_s += time.perf_counter() - t
+        ctx.log.append({"phase": f"refine: {len(lifted.dropped_over)} more kept links", "status": "",
+                        "wall_s": round(time.perf_counter() - t, 4), "value": None})
+    if best is None:
+        return None
+    lifted, rel = best
+    names = routes.names
+    choice = {j.id: (names[int(lifted.pairs[i, 1])], {names[int(s)] for s in lifted.aggs[i]})
+              for i, j in enumerate(jobs)}
+    b_proven = rel.optimal and lifted.bottleneck == rel.value and lower == rel.value
+    t_done = lifted.statuses[1][0] == cp_model.OPTIMAL if len(lifted.statuses) > 1 else False
+    total_bound = (rel.total_bound + ctx.host_total) * unit if b_proven and rel.total_bound is not None else None
+    optimal = b_proven and t_done and total_bound == (lifted.total + ctx.host_total) * unit
+    return Solution(choice, lifted.bottleneck * unit, (lifted.total + ctx.host_total) * unit, optimal,
+                    time.perf_counter() - start, ctx.log, lower * unit, total_bound, build_s,
+                    extra={"routes": routes})
