@@ -29,6 +29,7 @@ BENCHMARKS: dict[str, str] = {
     "compare": "bench.compare",
     "ddp": "bench.ddp",
     "train": "bench.train",
+    "agent-pps": "bench.agent_pps",
 }
 
 

@@ -1,0 +1,142 @@
+"""``dhc-bench agent-pps``: how many packets one DHC worker process moves per second.
+
+The host side must not be what limits DHC on a fast link.  This benchmark measures one agent
+(``hostagent.agent.Agent``: codec rounds, framing, the self-clocked window, receive and
+reassembly) against a C reflector (``bench/c/dhc_reflector.c``, recvmmsg/sendmmsg) that answers
+every DATA datagram with a RESULT at once — the aggregate of a one-worker job — so the agent's
+Python path is the only bottleneck.  Both run in a private network namespace (``unshare --net``,
+loopback only).  Every run's sum is checked bit for bit against the codec's simulation.
+
+Per row (codec, lanes per packet, window): packets/s sent and received, payload Mbit/s, and the
+link rate that many packets would fill (what the agent can keep busy).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from dhc import wire
+from dhc.codec import simulate_allreduce
+from dhc.synthetic import synthetic_gradient
+from hostagent.agent import Agent
+from hostagent.transport import JobEndpoint
+
+ROOT = Path(__file__).resolve().parents[1]
+SOURCE = ROOT / "bench" / "c" / "dhc_reflector.c"
+REFLECTOR_IP, AGENT_IP = "127.0.0.2", "127.0.0.1"
+#: Ethernet + IPv4 + UDP headers around every DHC datagram on a real link
+FRAME_OVERHEAD = 14 + 20 + 8
+
+
+def build_reflector() -> Path:
+    """The reflector binary, compiled once per source content (``cc -O2``)."""
+    digest = hashlib.sha256(SOURCE.read_bytes()).hexdigest()[:16]
+    cache = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "dhc-bench"
+    exe = cache / f"dhc_reflector-{digest}"
+    if not exe.exists():
+        cache.mkdir(parents=True, exist_ok=True)
+        tmp = cache / f".{exe.name}.{os.getpid()}"
+        proc = subprocess.run(["cc", "-O2", "-Wall", "-o", str(tmp), str(SOURCE)],
+                              capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise SystemExit(f"dhc-bench agent-pps: cannot build {SOURCE}: {proc.stderr.strip()}")
+        tmp.replace(exe)       # atomic: concurrent builds never see half a binary
+    return exe
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--dim", type=int, default=2_000_000, help="elements (dense codec)")
+    parser.add_argument("--lanes", default="32,64,128", help="lanes per packet to measure")
+    parser.add_argument("--windows", default="64,256", help="window sizes W to measure")
+    parser.add_argument("--codecs", default="dense,hg", help="dense and/or hg (1 %% nonzeros)")
+    parser.add_argument("--quick", action="store_true", help="d = 100k, lanes 32, W 64")
+    parser.add_argument("--inner", action="store_true", help=argparse.SUPPRESS)
+
+
+def measure(codec: str, lanes: int, window: int, dim: int) -> dict:
+    """One agent AllReduce through the reflector (already running)."""
+    x = synthetic_gradient(dim, 1.0 if codec == "dense" else 0.01, seed=5, rank=0)
+    ep = JobEndpoint(job_id=1, child_id=0, switch_ip=REFLECTOR_IP, window=window, lanes=lanes,
+                     bind_ip=AGENT_IP)
+    with Agent(ep, n_workers=1, codec=codec) as agent:
+        result, report = agent.allreduce(x)
+    expected = simulate_allreduce([x], codec=codec).sum
+    s = report.seconds
+    sent, received = report.packets_sent, agent.transport.stats.packets_received
+    wire_bits = 8 * (report.bytes_sent + sent * FRAME_OVERHEAD)
+    return {"codec": codec, "lanes": lanes, "window": window, "elements": dim, "seconds": s,
+            "packets_sent": sent, "packets_received": received,
+            "pps_sent": sent / s, "pps_received": received / s,
+            "payload_mbit_per_s": 8 * report.bytes_sent / s / 1e6,
+            "fills_link_mbit_per_s": wire_bits / s / 1e6,
+            "retransmissions": report.retransmissions,
+            "exact": bool(np.array_equal(result.view(np.uint32), expected.view(np.uint32)))}
+
+
+def _ints(text: str) -> list[int]:
+    return [int(v) for v in text.split(",") if v.strip()]
+
+
+def inner(args: argparse.Namespace) -> dict:
+    """Inside the private namespace: start the reflector, measure every combination."""
+    subprocess.run(["ip", "link", "set", "lo", "up"], check=True)
+    refl = subprocess.Popen([str(build_reflector()), REFLECTOR_IP, str(wire.DHC_UDP_PORT)],
+                            stdout=subprocess.PIPE, text=True)
+    try:
+        if refl.stdout.readline().strip() != "ready":
+            raise SystemExit("dhc-bench agent-pps: the reflector did not start")
+        dim = 100_000 if args.quick else args.dim
+        lanes = [32] if args.quick else _ints(args.lanes)
+        windows = [64] if args.quick else _ints(args.windows)
+        rows = [measure(c, k, w, dim) for c in args.codecs.split(",") for k in lanes for w in windows]
+    finally:
+        refl.terminate()
+        echoed, _ = refl.communicate(timeout=10)
+    return {"runs": rows, "reflector_echoed": int(echoed.strip() or 0),
+            "config": {"dim": dim, "quick": bool(args.quick), "machine_cores": os.cpu_count(),
+                       "frame_overhead_bytes": FRAME_OVERHEAD}}
+
+
+def run(args: argparse.Namespace) -> dict:
+    if args.inner:
+        return inner(args)
+    bad = [c for c in args.codecs.split(",") if c not in ("dense", "hg")]
+    if bad:
+        raise SystemExit(f"dhc-bench agent-pps: unknown codec(s) {bad}")
+    if os.geteuid() != 0 or shutil.which("unshare") is None:
+        raise SystemExit("dhc-bench agent-pps: needs root and unshare (a private network namespace)")
+    build_reflector()     # compile errors surface here, with the file named
+    argv = [sys.executable, "-m", "bench.agent_pps", "--inner", "--dim", str(args.dim),
+            "--lanes", args.lanes, "--windows", args.windows, "--codecs", args.codecs]
+    argv += ["--quick"] if args.quick else []
+    t0 = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="dhc-agent-pps-"):
+        proc = subprocess.run(["unshare", "--net", *argv], cwd=ROOT, capture_output=True,
+                              text=True, timeout=1200)
+    if proc.returncode != 0:
+        raise SystemExit(f"dhc-bench agent-pps: {proc.stderr.strip()[-2000:]}")
+    result = json.loads(proc.stdout.strip().splitlines()[-1])
+    result["config"]["total_seconds"] = time.perf_counter() - t0
+    return result
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m bench.agent_pps")
+    add_arguments(p)
+    print(json.dumps(run(p.parse_args(argv))))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,45 @@
+"""``dhc-bench agent-pps --quick``: one real agent against the C reflector in a private namespace."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or shutil.which("unshare") is None or shutil.which("cc") is None,
+                    reason="needs root, unshare and a C compiler")
+def test_quick_agent_pps_is_exact_and_counts_packets() -> None:
+    proc = subprocess.run([sys.executable, "-m", "bench.cli", "agent-pps", "--json", "--quick"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    rows = {r["codec"]: r for r in out["runs"]}
+    assert set(rows) == {"dense", "hg"}
+    for codec, r in rows.items():
+        assert r["exact"], codec
+        assert r["packets_sent"] > 0 and r["pps_sent"] == pytest.approx(r["packets_sent"] / r["seconds"])
+    # dense: d = 100k values, 32 per packet, at least once each
+    assert rows["dense"]["packets_sent"] >= 100_000 // 32
+    # the reflector answered every datagram it was sent (no retransmission needed on loopback)
+    assert out["reflector_echoed"] >= sum(r["packets_sent"] for r in rows.values()) - sum(
+        r["retransmissions"] for r in rows.values())
+
+
+def test_a_reflector_that_does_not_compile_is_named(monkeypatch, tmp_path) -> None:
+    from bench import agent_pps
+    bad = tmp_path / "broken.c"
+    bad.write_text("int main( {")
+    monkeypatch.setattr(agent_pps, "SOURCE", bad)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    if shutil.which("cc") is None:
+        pytest.skip("no C compiler")
+    with pytest.raises(SystemExit, match="cannot build .*broken.c"):
+        agent_pps.build_reflector()
