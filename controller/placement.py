@@ -35,7 +35,7 @@ EXACT_PAIRS: int = 4000
 METHODS = ("auto", "scale", "assign", "general")
 
 __all__ = ["Aggregator", "Bound", "Child", "JobPlacement", "JobTree", "LinkLoad", "Objective", "Placement",
-           "build_tree", "evaluate", "place", "prune_relays"]
+           "build_tree", "evaluate", "place", "place_incremental", "prune_relays"]
 
 
 def place(topo: Topology, budget: int | None = None, *, time_limit: float = 60.0, workers: int = 2,
@@ -100,3 +100,36 @@ def _result(topo: Topology, budget: int | None, sol: Solution, solver: str, rout
     else:
         bound = Bound(b_bound)
     return Placement(**{**result.__dict__, "notes": notes, "bound": bound, "build_time_s": round(sol.build_s, 4)})
+
+
+def place_incremental(topo: Topology, previous: Placement, *, time_limit: float = 60.0,
+                      workers: int = 2) -> Placement:
+    """Placement after adding or removing jobs: the jobs ``previous`` placed keep their roots
+    unless moving some lowers the bottleneck, and then as few move as possible.  Two scalable
+    solves share the time: one with the earlier jobs fixed, one free with "fewest moves" right
+    after the bottleneck; the free one is taken only if its bottleneck is strictly lower.  Its
+    lower bound holds for both.  Without the scalable model (it does not apply), ``place``."""
+    roots = {jp.job_id: jp.root for jp in previous.jobs if jp.root is not None}
+    if previous.budget is not None:
+        return place(topo, previous.budget, time_limit=time_limit, workers=workers)
+    placement_model.precheck(topo, None)
+    deadline = time.perf_counter() + time_limit
+    with keep_sigint_handler():
+        fixed = placement_scale.solve(topo, time_limit=time_limit / 2, workers=workers, previous=roots,
+                                      mode="fixed")
+        free = placement_scale.solve(topo, time_limit=max(deadline - time.perf_counter(), 1.0),
+                                     workers=workers, previous=roots, mode="stay")
+    if fixed is None or free is None:
+        return place(topo, time_limit=time_limit, workers=workers)
+    kept = _result(topo, None, fixed, "cp-sat/root-classes (others fixed)", fixed.extra.get("routes"))
+    moved = _result(topo, None, free, "cp-sat/root-classes (fewest moves)", free.extra.get("routes"))
+    best = moved if moved.objective.bottleneck_bytes < kept.objective.bottleneck_bytes else kept
+    lower = max(kept.bound.bottleneck_bytes, moved.bound.bottleneck_bytes)
+    proven = best.objective.bottleneck_bytes == lower
+    total = moved.bound.total_bytes if proven else None
+    changed = sorted(j for j, r in roots.items() if j in {jp.job_id for jp in best.jobs} and best.job(j).root != r)
+    notes = (*best.notes, f"incremental: {len(changed)} earlier job(s) moved {changed}")
+    return Placement(**{**best.__dict__, "bound": Bound(lower, total), "notes": notes,
+                        "optimal": proven and total == best.objective.total_bytes,
+                        "solve_time_s": round(kept.solve_time_s + moved.solve_time_s, 4),
+                        "build_time_s": round(kept.build_time_s + moved.build_time_s, 4)})

@@ -71,7 +71,31 @@ class Context:
     unit: int
     host_max: int          # heaviest host link (scaled)
     host_total: int
+    prev: np.ndarray | None = None  # job row -> root of an earlier answer (-1: none)
+    mode: str = "hint"              # how ``prev`` is used: "hint", "stay" (fewest moves), "fixed"
     log: list[dict] = field(default_factory=list)
+
+
+def _previous_of(prev: np.ndarray | None, job: np.ndarray, root: np.ndarray, index: np.ndarray,
+                 n_jobs: int) -> np.ndarray:
+    """job row -> position (in ``index``) of the pair whose root is the job's previous root, or -1."""
+    out = np.full(n_jobs, -1, np.int64)
+    if prev is not None:
+        hit = root == prev[job]
+        out[job[hit]] = index[hit]
+    return out
+
+
+def _stay_rows(m: cp_model.CpModel, xs: list, at: np.ndarray, mode: str) -> tuple | None:
+    """Fix the previous choice ("fixed") or return the number of jobs that move ("stay")."""
+    kept = at[at >= 0]
+    if mode == "fixed":
+        for i in kept:
+            m.add(xs[int(i)] == 1)
+        return None
+    if mode == "stay" and len(kept):
+        return ("moves", len(kept) - sum(xs[int(i)] for i in kept))
+    return None
 
 
 def kept_links(topo: Topology, routes: RouteTable, extra: set[int] = frozenset()) -> np.ndarray:
@@ -260,10 +284,9 @@ def relax(ctx: Context, cls: Classes, kept: np.ndarray, deadline: float, workers
     rows = _rows(ctx, tree_links(ctx.routes, ctx.ja, pairs), pairs, np.arange(n_cls), kept)
     cost = ctx.weight[cls.job] * cls.min_size
     pick = _greedy(n_jobs, cls.job, rows, cls.min_size, ctx.weight, len(kept), np.ones(n_cls, np.bool_))
-    if hint_roots is not None:  # a previous answer: its roots' classes under today's kept links
-        at = {(int(j), int(r)): int(c) for j, r, c in zip(cls.pair_job, cls.pair_root, cls.pair_class, strict=True)}
-        for j in range(n_jobs):
-            pick[j] = at.get((j, int(hint_roots[j])), pick[j])
+    at = _previous_of(hint_roots, cls.pair_job, cls.pair_root, cls.pair_class, n_jobs)
+    pick = np.where(at >= 0, at, pick)  # a previous answer: its roots' classes under today's kept links
+    prev_at = _previous_of(ctx.prev, cls.pair_job, cls.pair_root, cls.pair_class, n_jobs)
     load = np.zeros(len(kept), np.int64)
     chosen = np.isin(rows.var, pick)
     np.add.at(load, rows.link[chosen], rows.coeff[chosen])
@@ -283,13 +306,16 @@ def relax(ctx: Context, cls: Classes, kept: np.ndarray, deadline: float, workers
     regions = cp_model.LinearExpr.weighted_sum(xs, cls.min_aggs.tolist())
     hint = np.zeros(n_cls, np.int64)
     hint[pick] = 1
-    values, out = _lexi(m, xs, [("bottleneck", bottleneck), ("total", total), ("regions", regions)], hint,
-                        deadline, [RELAX_SHARE, 0.5, 0.2], workers, ctx, "relax")
+    stay = _stay_rows(m, xs, prev_at, ctx.mode)
+    phases = [("bottleneck", bottleneck), *([stay] if stay else []), ("total", total), ("regions", regions)]
+    shares = [RELAX_SHARE, *([0.3] if stay else []), 0.5, 0.2]
+    values, out = _lexi(m, xs, phases, hint, deadline, shares, workers, ctx, "relax")
     if values is not None:
         pick = np.array([starts[j] + int(np.argmax(values[starts[j]:starts[j + 1]])) for j in range(n_jobs)])
     b_status, b_value, b_bound = out[0] if out else (cp_model.UNKNOWN, None, 0)
     optimal = b_status == cp_model.OPTIMAL
-    total_bound = out[1][2] if optimal and len(out) > 1 else None
+    at_total = 2 if stay else 1
+    total_bound = out[at_total][2] if optimal and len(out) > at_total and ctx.mode != "fixed" else None
     return Relaxed(pick, upper if b_value is None else b_value, max(floor, b_bound), optimal, total_bound)
 
 
@@ -321,9 +347,9 @@ def lift(ctx: Context, cls: Classes, kept: np.ndarray, rel: Relaxed, deadline: f
     statuses: list = []
     for _ in range(4):  # lazily added register-memory rows
         pick = _greedy(n_jobs, owner, rows, size, ctx.weight, len(kept), np.ones(len(sel), np.bool_))
-        if hint_roots is not None:
-            for i in np.flatnonzero(pairs[:, 1] == hint_roots[owner]):
-                pick[owner[i]] = i
+        at = _previous_of(hint_roots, owner, pairs[:, 1], np.arange(len(sel)), n_jobs)
+        pick = np.where(at >= 0, at, pick)
+        prev_at = _previous_of(ctx.prev, owner, pairs[:, 1], np.arange(len(sel)), n_jobs)
         load = np.zeros(len(kept), np.int64)
         chosen = np.isin(rows.var, pick)
         np.add.at(load, rows.link[chosen], rows.coeff[chosen])
@@ -340,8 +366,10 @@ def lift(ctx: Context, cls: Classes, kept: np.ndarray, rel: Relaxed, deadline: f
         regions = cp_model.LinearExpr.weighted_sum(xs, n_aggs.tolist())
         hint = np.zeros(len(sel), np.int64)
         hint[pick] = 1
-        values, out = _lexi(m, xs, [("bottleneck", bottleneck), ("total", total), ("regions", regions)], hint,
-                            deadline, [0.5, 0.6, 0.5], workers, ctx, "lift")
+        stay = _stay_rows(m, xs, prev_at, ctx.mode)
+        phases = [("bottleneck", bottleneck), *([stay] if stay else []), ("total", total), ("regions", regions)]
+        shares = [0.5, *([0.5] if stay else []), 0.6, 0.5]
+        values, out = _lexi(m, xs, phases, hint, deadline, shares, workers, ctx, "lift")
         statuses = out
         if values is None:
             return None
@@ -390,10 +418,12 @@ def _memory_rows(ctx: Context, m: cp_model.CpModel, xs: list, tl: TreeLinks, own
 
 
 def solve(topo: Topology, *, time_limit: float = 60.0, workers: int = 2,
-          previous: dict[int, str] | None = None) -> Solution | None:
+          previous: dict[int, str] | None = None, mode: str = "hint") -> Solution | None:
     """Relax, lift, refine until proven or out of time.  ``previous``: job id -> root of an
-    earlier answer, used as the start.  None if the decomposition does not apply (a job without
-    a useful root, or one whose fan-in forbids full aggregation everywhere)."""
+    earlier answer; ``mode``: "hint" (a start), "stay" (after the bottleneck, move as few of those
+    jobs as possible), "fixed" (they keep their roots; no bound is claimed then).  None if the
+    decomposition does not apply (a job without a useful root, or one whose fan-in forbids full
+    aggregation everywhere)."""
     start = time.perf_counter()
     deadline = start + time_limit
     jobs = [j for j in topo.jobs if j.needs_aggregation]
@@ -411,6 +441,8 @@ def solve(topo: Topology, *, time_limit: float = 60.0, workers: int = 2,
                   max(host.values()), sum(host.values()))
     hint = None if previous is None else np.array(
         [routes.index.get(previous.get(j.id) or "", -1) for j in jobs], np.int64)
+    if mode != "hint":
+        ctx.prev, ctx.mode = hint, mode
     kept = kept_links(topo, routes)
     cls = root_classes(ctx, kept)
     build_s = time.perf_counter() - start
@@ -420,7 +452,8 @@ def solve(topo: Topology, *, time_limit: float = 60.0, workers: int = 2,
     lower = ctx.host_max
     while True:
         rel = relax(ctx, cls, kept, deadline, workers, hint)
-        lower = max(lower, rel.bound)
+        if ctx.mode != "fixed":  # a restricted model bounds nothing
+            lower = max(lower, rel.bound)
         lifted = lift(ctx, cls, kept, rel, deadline, workers, hint)
         if lifted is None:
             break
@@ -443,7 +476,8 @@ def solve(topo: Topology, *, time_limit: float = 60.0, workers: int = 2,
     choice = {j.id: (names[int(lifted.pairs[i, 1])], {names[int(s)] for s in lifted.aggs[i]})
               for i, j in enumerate(jobs)}
     b_proven = rel.optimal and lifted.bottleneck == rel.value and lower == rel.value
-    t_done = lifted.statuses[1][0] == cp_model.OPTIMAL if len(lifted.statuses) > 1 else False
+    at_total = 2 if ctx.mode == "stay" and ctx.prev is not None and (ctx.prev >= 0).any() else 1
+    t_done = len(lifted.statuses) > at_total and lifted.statuses[at_total][0] == cp_model.OPTIMAL
     total_bound = (rel.total_bound + ctx.host_total) * unit if b_proven and rel.total_bound is not None else None
     optimal = b_proven and t_done and total_bound == (lifted.total + ctx.host_total) * unit
     return Solution(choice, lifted.bottleneck * unit, (lifted.total + ctx.host_total) * unit, optimal,

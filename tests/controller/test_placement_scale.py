@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from controller.placement import place
+from controller.placement import evaluate, place, place_incremental
 from controller.placement_routes import RouteTable
 from controller.topology import Host, Job, Link, Switch, Topology
 from controller.topology_file import load
@@ -131,3 +131,36 @@ def test_scale_reports_build_time_and_bounds_in_json() -> None:
     assert doc["bound"]["bottleneck_bytes"] == doc["objective"]["bottleneck_bytes"]
     assert doc["gap"] == {"bottleneck": 0.0, "total": 0.0}
     assert np.isfinite(p.solve_time_s)
+
+
+def _two_jobs_on_one_uplink() -> tuple[Topology, object]:
+    """k = 4, jobs 1 and 2 share edge switches e0_0 and e1_0 and both root at core c0_0, so the
+    uplinks e0_0-a0_0 and e1_0-a1_0 carry both: a poor earlier placement."""
+    topo = build_fattree(4).with_jobs([Job(1, ("h0_0_0", "h1_0_0"), 4000), Job(2, ("h0_0_1", "h1_0_1"), 4000)])
+    before = evaluate(topo, {1: ("c0_0", {"c0_0"}), 2: ("c0_0", {"c0_0"})})
+    assert before.objective.bottleneck_bytes == 8000
+    return topo, before
+
+
+def test_incremental_moves_a_job_only_when_that_lowers_the_bottleneck() -> None:
+    topo, before = _two_jobs_on_one_uplink()
+    grown = topo.with_jobs([*topo.jobs, Job(3, ("h2_0_0", "h3_0_0"), 1000)])
+    after = place_incremental(grown, before, time_limit=10)
+    check_invariants(grown, after)
+    assert after.objective.bottleneck_bytes == 4000 == after.bound.bottleneck_bytes
+    assert sum(after.job(j).root != before.job(j).root for j in (1, 2)) == 1  # one move is enough
+    assert "1 earlier job(s) moved" in after.notes[-1]
+
+
+def test_incremental_keeps_other_trees_when_moving_gains_nothing() -> None:
+    base = build_fattree(8)
+    jobs = random_jobs(base, 13, 8, seed=3)
+    before = place(base.with_jobs(jobs[:-1]))
+    after = place_incremental(base.with_jobs(jobs), before, time_limit=10)
+    check_invariants(base.with_jobs(jobs), after)
+    full = place(base.with_jobs(jobs))
+    assert after.objective.bottleneck_bytes == full.objective.bottleneck_bytes
+    for jp in before.jobs:
+        assert after.job(jp.job_id).root == jp.root
+    removed = place_incremental(base.with_jobs(jobs[1:]), after, time_limit=10)
+    assert all(removed.job(j.id).root == after.job(j.id).root for j in jobs[1:])
