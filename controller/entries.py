@@ -12,6 +12,9 @@ Conventions (agreed with the data plane, ``p4src/README.md``):
 * Rids: per switch, 1, 2, ... over the switch's (job id, child index) pairs in sorted order.
 * ``stats_idx``: per switch, 0, 1, ... over the switch's job ids in sorted order (< DHC_MAX_JOBS).
 * Register region: ``region_base`` from the placement (even; the job owns ``2 * window`` cells).
+* Epoch: ``epochs[job]`` (default 0) is the job's current session; its one ``epoch_table`` entry
+  per switch is :func:`epoch_entry` (job, epoch).  A session reset replaces that entry on every
+  switch of the job (``installed_epoch`` reads the current one back from a switch's state).
 
 Rids and ``stats_idx`` are functions of the *whole placement*, so ``jobs add``/``jobs remove`` of
 one job must use the same placement file as the deployment (they never renumber other jobs).
@@ -19,14 +22,18 @@ one job must use the same placement file as the deployment (they never renumber 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from itertools import pairwise
 
 from controller.deploy_errors import PlanError
 from controller.intent import SwitchState
 from controller.placement import Aggregator, JobPlacement, Placement
-from controller.programs import PROGRAMS, ChildPlan, JobPlan, Route, SwitchPlan
+from controller.programs import PROGRAMS, ChildPlan, JobPlan, Route, SwitchPlan, epoch_entry, installed_epoch
 from controller.topology import Topology
 from dhc.wire import LEVEL_OPS, MAX_FAN_IN
+
+__all__ = ["check_placement", "epoch_entry", "installed_epoch", "intended_state", "lanes_of", "manifest_jobs",
+           "state_of", "switch_epochs", "switch_plans"]
 
 #: Per-job counter cells in the data plane (``DHC_MAX_JOBS`` default of p4src/dhc.p4).
 DEFAULT_MAX_JOBS = 256
@@ -103,7 +110,7 @@ def check_placement(topo: Topology, placement: Placement, max_jobs: int = DEFAUL
 
 
 def _job_plan(topo: Topology, jp: JobPlacement, agg: Aggregator, stats_idx: int,
-              rids: dict[tuple[int, int], int]) -> JobPlan:
+              rids: dict[tuple[int, int], int], epoch: int) -> JobPlan:
     sw = topo.switches[agg.switch]
     children = []
     for c in sorted(agg.children, key=lambda c: c.index):
@@ -118,12 +125,17 @@ def _job_plan(topo: Topology, jp: JobPlacement, agg: Aggregator, stats_idx: int,
         parent_addr = topo.switches[agg.parent].ip
     return JobPlan(jp.job_id, agg.region_base, jp.window, jp.job_id, agg.parent is None, uplink, parent_child_id,
                    sw.ip, parent_addr, stats_idx, tuple(children),
-                   tuple(sorted((int(lv), int(op)) for lv, op in LEVEL_OPS.items())))
+                   tuple(sorted((int(lv), int(op)) for lv, op in LEVEL_OPS.items())), epoch)
 
 
-def switch_plans(topo: Topology, placement: Placement, max_jobs: int = DEFAULT_MAX_JOBS) -> dict[str, SwitchPlan]:
-    """Every switch of the topology, with addresses, routes and allocations resolved."""
+def switch_plans(topo: Topology, placement: Placement, max_jobs: int = DEFAULT_MAX_JOBS,
+                 epochs: Mapping[int, int] | None = None) -> dict[str, SwitchPlan]:
+    """Every switch of the topology, with addresses, routes and allocations resolved.
+    ``epochs``: job id -> current epoch (jobs not in it use epoch 0)."""
     check_placement(topo, placement, max_jobs)
+    epochs = dict(epochs or {})
+    for job, ep in sorted(epochs.items()):
+        epoch_entry(job, ep)  # range check: ValueError names the job
     aggs: dict[str, list[tuple[JobPlacement, Aggregator]]] = {s: [] for s in topo.switches}
     for jp in placement.jobs:
         for a in jp.aggregators:
@@ -140,7 +152,7 @@ def switch_plans(topo: Topology, placement: Placement, max_jobs: int = DEFAULT_M
         mine = sorted(aggs[name], key=lambda x: x[0].job_id)
         pairs = sorted((jp.job_id, c.index) for jp, a in mine for c in a.children)
         rids = {pair: i + 1 for i, pair in enumerate(pairs)}
-        jobs = tuple(_job_plan(topo, jp, a, i, rids) for i, (jp, a) in enumerate(mine))
+        jobs = tuple(_job_plan(topo, jp, a, i, rids, epochs.get(jp.job_id, 0)) for i, (jp, a) in enumerate(mine))
         plans[name] = SwitchPlan(name, sw.ip, sw.mac, tuple(sorted(routes, key=lambda r: r.ip)), arp, jobs)
     return plans
 
@@ -158,15 +170,18 @@ def state_of(plan: SwitchPlan) -> SwitchState:
     return st
 
 
-def intended_state(topo: Topology, placement: Placement, max_jobs: int = DEFAULT_MAX_JOBS) -> dict[str, SwitchState]:
-    """switch name -> everything it must hold for this placement (all jobs, plus forwarding)."""
-    return {name: state_of(plan) for name, plan in switch_plans(topo, placement, max_jobs).items()}
+def intended_state(topo: Topology, placement: Placement, max_jobs: int = DEFAULT_MAX_JOBS,
+                   epochs: Mapping[int, int] | None = None) -> dict[str, SwitchState]:
+    """switch name -> everything it must hold for this placement (all jobs, plus forwarding);
+    ``epochs`` as in :func:`switch_plans`."""
+    return {name: state_of(plan) for name, plan in switch_plans(topo, placement, max_jobs, epochs).items()}
 
 
-def manifest_jobs(topo: Topology, placement: Placement) -> list[dict]:
+def manifest_jobs(topo: Topology, placement: Placement, epochs: Mapping[int, int] | None = None) -> list[dict]:
     """The job manifest entries for ``hostagent.manifest.write_manifest``: per job, per worker its
-    IP, its child_id at its first aggregator and that aggregator's address; plus window and lanes.
-    Single-worker jobs have no aggregator and are left out."""
+    IP, its child_id at its first aggregator and that aggregator's address; plus window, lanes and
+    epoch (``epochs`` as in :func:`switch_plans`).  Single-worker jobs have no aggregator and are
+    left out."""
     out = []
     for jp in sorted(placement.jobs, key=lambda j: j.job_id):
         if jp.root is None:
@@ -177,7 +192,26 @@ def manifest_jobs(topo: Topology, placement: Placement) -> list[dict]:
             agg = jp.aggregator(jp.first_aggregator[w])
             child = next(c for c in agg.children if c.name == w)
             workers[w] = {"ip": topo.hosts[w].ip, "child_id": child.index, "switch_ip": topo.switches[agg.switch].ip}
-        out.append({"job_id": jp.job_id, "window": jp.window, "lanes": job.lanes, "workers": workers})
+        out.append({"job_id": jp.job_id, "window": jp.window, "lanes": job.lanes,
+                    "epoch": (epochs or {}).get(jp.job_id, 0), "workers": workers})
+    return out
+
+
+def switch_epochs(states: Mapping[str, SwitchState]) -> dict[int, int]:
+    """job id -> epoch installed on the switches (read-back states); ValueError if the switches
+    of one job disagree (a reset that did not reach every switch)."""
+    found: dict[int, dict[int, list[str]]] = {}
+    for name, st in states.items():
+        for job in sorted(st.jobs()):
+            ep = installed_epoch(st, job)
+            if ep is not None:
+                found.setdefault(job, {}).setdefault(ep, []).append(name)
+    out = {}
+    for job, by_epoch in sorted(found.items()):
+        if len(by_epoch) > 1:
+            raise ValueError(f"job {job}: switches hold different epochs "
+                             + ", ".join(f"{ep} on {', '.join(sorted(sw))}" for ep, sw in sorted(by_epoch.items())))
+        (out[job],) = by_epoch
     return out
 
 

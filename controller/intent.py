@@ -19,6 +19,7 @@ T_LOCAL = "DhcIngress.dhc_index.local_addr"
 T_JOB = "DhcIngress.dhc_index.job_table"
 T_LEVEL = "DhcIngress.dhc_index.level_table"
 T_CHILD = "DhcIngress.dhc_index.child_table"
+T_EPOCH = "DhcIngress.dhc_index.epoch_table"
 T_SWITCH = "DhcIngress.forwarding.switch_config"
 T_ARP = "DhcIngress.forwarding.arp_table"
 T_LPM = "DhcIngress.forwarding.ipv4_lpm"
@@ -28,17 +29,18 @@ A_SET_LOCAL = "DhcIngress.dhc_index.set_local"
 A_SET_JOB = "DhcIngress.dhc_index.set_job"
 A_SET_OP = "DhcIngress.dhc_index.set_op"
 A_SET_CHILD = "DhcIngress.dhc_index.set_child"
+A_CURRENT_EPOCH = "DhcIngress.dhc_index.current_epoch"
 A_SWITCH_MAC = "DhcIngress.forwarding.set_switch_mac"
 A_ARP_REPLY = "DhcIngress.forwarding.arp_reply"
 A_SET_NHOP = "DhcIngress.forwarding.set_nhop"
 A_REWRITE = "DhcEgress.rewrite.rewrite"
 
 #: Tables whose entries the controller installs; ``job_id`` in the key names the owning job.
-JOB_TABLES: tuple[str, ...] = (T_JOB, T_LEVEL, T_CHILD)
+JOB_TABLES: tuple[str, ...] = (T_JOB, T_EPOCH, T_LEVEL, T_CHILD)
 BASE_TABLES: tuple[str, ...] = (T_LOCAL, T_ARP, T_LPM)
 #: Every table with controller-installed entries, in the order inserts are applied
 #: (a job becomes live when its job_table entry appears, so that goes last).
-WRITE_ORDER: tuple[str, ...] = (T_LOCAL, T_ARP, T_LPM, T_REWRITE, T_LEVEL, T_CHILD, T_JOB)
+WRITE_ORDER: tuple[str, ...] = (T_LOCAL, T_ARP, T_LPM, T_REWRITE, T_LEVEL, T_CHILD, T_EPOCH, T_JOB)
 #: Tables whose default action the controller sets.
 DEFAULT_TABLES: tuple[str, ...] = (T_SWITCH,)
 
@@ -54,8 +56,11 @@ JOB_COUNTERS: dict[str, str] = {"contributions": C_CONTRIB, "completions": C_COM
 #: drop_counter / egress_drop_counter indexes (p4src/include/define.p4).
 DROP_REASONS: dict[int, str] = {
     1: "malformed", 2: "unauthorised", 3: "no_job", 4: "no_level", 5: "dup_pending", 6: "no_route",
-    7: "ttl", 8: "arp", 9: "local_not_dhc", 10: "unsupported", 11: "no_rewrite",
+    7: "ttl", 8: "arp", 9: "local_not_dhc", 10: "unsupported", 11: "no_rewrite", 12: "stale_epoch",
 }
+
+#: A job's session number (``dhc_h.epoch``, bit<8>): the switch accepts only the current one.
+MAX_EPOCH = 0xFF
 
 
 def ip2int(addr: str) -> int:

@@ -3,12 +3,13 @@
  *
  * Pipeline (p4src/README.md has the stage-by-stage description and the
  * control-plane contract):
- *   parser -> DhcIngress: index tables -> shadow bitmaps/counters -> lanes
- *          -> completion -> forwarding -> per-job counters -> drops
+ *   parser -> DhcIngress: lookups -> verdict -> epoch/bitmaps/counter -> lanes
+ *          -> completion -> forwarding + per-job counters -> drops
  *   -> DhcEgress: per-replica RESULT rewrite -> IPv4 checksum -> deparser
  *
  * Build: p4c --target bmv2 --arch v1model --p4runtime-files build/dhc.p4info.txtpb p4src/dhc.p4
  * Knobs: -DDHC_LANES=<1|2|4|8|16|32> -DDHC_POOL_SIZE=<even> -DDHC_MAX_JOBS=<n>
+ *        (Tofino: p4c --target tofino --arch v1model p4src/dhc.p4, K = 16 by default)
  */
 #include <core.p4>
 #include <v1model.p4>
@@ -40,44 +41,22 @@ control DhcIngress(inout headers_t hdr,
     DhcDrops() drops;
 
     apply {
-        meta.dhc.drop = 0;
-        meta.dhc.drop_reason = DROP_NONE;
-        meta.dhc.consume = 0;
-        meta.dhc.route = 0;
-        meta.dhc.aggregate = 0;
-        meta.dhc.result_in = 0;
-        meta.dhc.outcome = OUTCOME_NONE;
-        meta.dhc.is_root = 0;
-        meta.dhc.is_new = 0;
-        meta.dhc.is_first = 0;
-        meta.dhc.complete = 0;
-        meta.dhc.stats_idx = 0;
-
-        if (standard_metadata.parser_error != error.NoError || meta.dhc.hdr_bad == 1) {
-            meta.dhc.drop = 1;
-            meta.dhc.drop_reason = DROP_MALFORMED;
-        } else if (hdr.ipv4.isValid()) {
-            dhc_index.apply(hdr.ipv4, hdr.dhc, standard_metadata.ingress_port, meta.dhc);
-            if (meta.dhc.aggregate == 1) {
-                shadow.apply(meta.dhc.shadow_set, meta.dhc.bm_idx, meta.dhc.reg_idx,
-                             meta.dhc.child_mask, meta.dhc.fan_in,
-                             meta.dhc.is_new, meta.dhc.is_first, meta.dhc.complete, meta.dhc.cnt);
-                lanes.apply(hdr.lanes, meta.dhc.reg_idx, meta.dhc.is_new, meta.dhc.is_first, meta.dhc.op);
-            }
-            if (meta.dhc.aggregate == 1 || meta.dhc.result_in == 1) {
-                completion.apply(hdr, meta.dhc, standard_metadata.ingress_port,
-                                 standard_metadata.egress_spec, standard_metadata.mcast_grp);
-            }
-        } else if (!hdr.arp.isValid()) {
-            meta.dhc.drop = 1;
-            meta.dhc.drop_reason = DROP_UNSUPPORTED;
+        /* stages 0-1: lookups and verdict (register slot_epoch) */
+        dhc_index.apply(hdr, standard_metadata.ingress_port, standard_metadata.checksum_error, meta.dhc);
+        if (meta.dhc.aggregate == 1) {
+            /* stages 2-6: bitmaps, counter; stages 6-9: lanes, then their result */
+            shadow.apply(hdr.dhc, meta.dhc);
+            lanes.apply(hdr.lanes, meta.old, meta.dhc);
         }
-        if (meta.dhc.drop == 0) {
-            forwarding.apply(hdr, meta.dhc, standard_metadata.ingress_port, standard_metadata.egress_spec);
+        if (meta.dhc.aggregate == 1 || meta.dhc.result_in == 1) {
+            /* stage 7 */
+            completion.apply(hdr, meta.dhc, standard_metadata.ingress_port,
+                             standard_metadata.egress_spec, standard_metadata.mcast_grp);
         }
-        if (meta.dhc.outcome != OUTCOME_NONE) {
-            stats.apply(meta.dhc.outcome, meta.dhc.stats_idx);
-        }
+        /* stage 8: ARP answer or routing; per-job counters */
+        forwarding.apply(hdr, meta.dhc, standard_metadata.ingress_port, standard_metadata.egress_spec);
+        stats.apply(meta.dhc.outcome, meta.dhc.stats_idx);
+        /* stage 9 */
         drops.apply(meta.dhc.drop, meta.dhc.drop_reason, meta.dhc.consume, standard_metadata);
     }
 }

@@ -2,7 +2,7 @@
 p4app-switchML's ``control/`` classes): each turns a ``SwitchPlan`` into that control's entries."""
 
 from controller.programs.forwarding import Forwarding
-from controller.programs.index_tables import IndexTables
+from controller.programs.index_tables import IndexTables, epoch_entry, installed_epoch
 from controller.programs.plan import ChildPlan, JobPlan, Route, SwitchPlan
 from controller.programs.rewrite import ResultRewrite
 
@@ -10,4 +10,5 @@ from controller.programs.rewrite import ResultRewrite
 PROGRAMS = (Forwarding(), IndexTables(), ResultRewrite())
 
 __all__ = ["PROGRAMS", "ChildPlan", "Forwarding", "IndexTables", "JobPlan", "ResultRewrite", "Route",
-           "SwitchPlan"]
+           "SwitchPlan",
+           "epoch_entry", "installed_epoch"]

@@ -47,6 +47,7 @@ class JobPlan:
     stats_idx: int
     children: tuple[ChildPlan, ...]
     levels: tuple[tuple[int, int], ...]  # (level, op)
+    epoch: int = 0  # current session; only frames carrying it reach the registers
 
 
 @dataclass(frozen=True)

@@ -10,14 +10,15 @@
 
 /* ---- compile-time knobs ------------------------------------------------ */
 
-/* Lanes (32-bit words) per packet: 1, 2, 4, 8, 16 or 32.  The K lane
- * registers sit after the counter in the dependency chain and need K/4
- * stages of stateful ALUs, so p4c's Tofino backend (which defines
- * __TARGET_TOFINO__) gets 8 by default: 32 would not fit Tofino 1's 12 MAU
- * stages.  Hosts put the switch's K in dhc_h.num_lanes (topology: jobs[].lanes). */
+/* Lanes (32-bit words) per packet: 1, 2, 4, 8, 16, 32, 64 or 128.  Each lane is one
+ * register = one stateful ALU on Tofino (4 per stage); the lane registers can
+ * only sit in stages 6..9 of the dependency chain (p4src/README.md, "Tofino
+ * rules"), so p4c's Tofino backend (which defines __TARGET_TOFINO__) gets 16
+ * by default.  Hosts put the switch's K in dhc_h.num_lanes (topology:
+ * jobs[].lanes). */
 #ifndef DHC_LANES
 #if defined(__TARGET_TOFINO__)
-#define DHC_LANES 8
+#define DHC_LANES 16
 #else
 #define DHC_LANES 32
 #endif
@@ -49,6 +50,14 @@
 #define DHC_LANES_16(X) DHC_LANES_8(X) X(8) X(9) X(10) X(11) X(12) X(13) X(14) X(15)
 #define DHC_LANES_32(X) DHC_LANES_16(X) X(16) X(17) X(18) X(19) X(20) X(21) X(22) X(23) \
     X(24) X(25) X(26) X(27) X(28) X(29) X(30) X(31)
+#define DHC_LANES_64(X) DHC_LANES_32(X) X(32) X(33) X(34) X(35) X(36) X(37) X(38) X(39) \
+    X(40) X(41) X(42) X(43) X(44) X(45) X(46) X(47) X(48) X(49) X(50) X(51) X(52) X(53) X(54) \
+    X(55) X(56) X(57) X(58) X(59) X(60) X(61) X(62) X(63)
+#define DHC_LANES_128(X) DHC_LANES_64(X) X(64) X(65) X(66) X(67) X(68) X(69) X(70) X(71) \
+    X(72) X(73) X(74) X(75) X(76) X(77) X(78) X(79) X(80) X(81) X(82) X(83) X(84) X(85) X(86) \
+    X(87) X(88) X(89) X(90) X(91) X(92) X(93) X(94) X(95) X(96) X(97) X(98) X(99) X(100) X(101) \
+    X(102) X(103) X(104) X(105) X(106) X(107) X(108) X(109) X(110) X(111) X(112) X(113) X(114) \
+    X(115) X(116) X(117) X(118) X(119) X(120) X(121) X(122) X(123) X(124) X(125) X(126) X(127)
 
 #if DHC_LANES == 1
 #define DHC_FOR_EACH_LANE(X) DHC_LANES_1(X)
@@ -62,8 +71,12 @@
 #define DHC_FOR_EACH_LANE(X) DHC_LANES_16(X)
 #elif DHC_LANES == 32
 #define DHC_FOR_EACH_LANE(X) DHC_LANES_32(X)
+#elif DHC_LANES == 64
+#define DHC_FOR_EACH_LANE(X) DHC_LANES_64(X)
+#elif DHC_LANES == 128
+#define DHC_FOR_EACH_LANE(X) DHC_LANES_128(X)
 #else
-#error "DHC_LANES must be 1, 2, 4, 8, 16 or 32"
+#error "DHC_LANES must be 1, 2, 4, 8, 16, 32, 64 or 128"
 #endif
 
 #if (DHC_POOL_SIZE % 2) != 0
@@ -72,47 +85,56 @@
 
 /* ---- wire constants (dhc/wire.py) --------------------------------------- */
 
-const bit<16> ETHERTYPE_IPV4 = 0x0800;
-const bit<16> ETHERTYPE_ARP = 0x0806;
-const bit<8> IP_PROTO_UDP = 17;
-const bit<16> ARP_HTYPE_ETHERNET = 1;
-const bit<16> ARP_OPER_REQUEST = 1;
-const bit<16> ARP_OPER_REPLY = 2;
+@noWarn("unused") const bit<16> ETHERTYPE_IPV4 = 0x0800;
+@noWarn("unused") const bit<16> ETHERTYPE_ARP = 0x0806;
+@noWarn("unused") const bit<8> IP_PROTO_UDP = 17;
+@noWarn("unused") const bit<16> ARP_HTYPE_ETHERNET = 1;
+@noWarn("unused") const bit<16> ARP_OPER_REQUEST = 1;
+@noWarn("unused") const bit<16> ARP_OPER_REPLY = 2;
 
-const bit<16> DHC_UDP_PORT = 0x4448;        /* wire.DHC_UDP_PORT */
-const bit<4> DHC_VERSION = 1;               /* wire.DHC_VERSION */
-const bit<4> DHC_TYPE_DATA = 1;             /* wire.PacketType.DATA */
-const bit<4> DHC_TYPE_RESULT = 2;           /* wire.PacketType.RESULT */
-const bit<8> DHC_NUM_LANES = DHC_LANES;     /* dhc_h.num_lanes must equal this */
-const bit<8> DHC_OP_SUM = 0;                /* wire.Op.SUM */
-const bit<8> DHC_OP_OR = 1;                 /* wire.Op.OR */
-const bit<8> DHC_TTL = 64;                  /* TTL of packets the switch originates */
+@noWarn("unused") const bit<16> DHC_UDP_PORT = 0x4448;        /* wire.DHC_UDP_PORT */
+@noWarn("unused") const bit<4> DHC_VERSION = 1;               /* wire.DHC_VERSION */
+@noWarn("unused") const bit<4> DHC_TYPE_DATA = 1;             /* wire.PacketType.DATA */
+@noWarn("unused") const bit<4> DHC_TYPE_RESULT = 2;           /* wire.PacketType.RESULT */
+@noWarn("unused") const bit<8> DHC_NUM_LANES = DHC_LANES;     /* dhc_h.num_lanes must equal this */
+@noWarn("unused") const bit<8> DHC_OP_SUM = 0;                /* wire.Op.SUM */
+@noWarn("unused") const bit<8> DHC_OP_OR = 1;                 /* wire.Op.OR */
+@noWarn("unused") const bit<8> DHC_TTL = 64;                  /* TTL of packets the switch originates */
 
 /* ---- drop reasons: indexes of drop_counter (see p4src/README.md) -------- */
 
-const bit<8> DROP_NONE = 0;                 /* never counted */
-const bit<8> DROP_MALFORMED = 1;            /* parser error, bad version/type/lanes, slot >= window, IP options */
-const bit<8> DROP_UNAUTHORISED = 2;         /* child_table miss; RESULT not from the parent */
-const bit<8> DROP_NO_JOB = 3;               /* job_table miss */
-const bit<8> DROP_NO_LEVEL = 4;             /* level_table miss or op not SUM/OR */
-const bit<8> DROP_DUP_PENDING = 5;          /* duplicate for a slot that is not complete */
-const bit<8> DROP_NO_ROUTE = 6;             /* ipv4_lpm miss */
-const bit<8> DROP_TTL = 7;                  /* transit IPv4 with TTL <= 1 */
-const bit<8> DROP_ARP = 8;                  /* ARP that is not a request for an address in arp_table */
-const bit<8> DROP_LOCAL_NOT_DHC = 9;        /* IPv4 to a local address that is not a DHC packet */
-const bit<8> DROP_UNSUPPORTED = 10;         /* neither ARP nor IPv4 */
-const bit<8> DROP_NO_REWRITE = 11;          /* egress: multicast replica without result_rewrite entry */
+@noWarn("unused") const bit<8> DROP_NONE = 0;                 /* never counted */
+@noWarn("unused") const bit<8> DROP_MALFORMED = 1;            /* parser error, bad version/type/lanes, slot >= window, IP options */
+@noWarn("unused") const bit<8> DROP_UNAUTHORISED = 2;         /* child_table miss; RESULT not from the parent */
+@noWarn("unused") const bit<8> DROP_NO_JOB = 3;               /* job_table miss */
+@noWarn("unused") const bit<8> DROP_NO_LEVEL = 4;             /* level_table miss or op not SUM/OR */
+@noWarn("unused") const bit<8> DROP_DUP_PENDING = 5;          /* duplicate for a slot that is not complete */
+@noWarn("unused") const bit<8> DROP_NO_ROUTE = 6;             /* ipv4_lpm miss */
+@noWarn("unused") const bit<8> DROP_TTL = 7;                  /* transit IPv4 with TTL <= 1 */
+@noWarn("unused") const bit<8> DROP_ARP = 8;                  /* ARP that is not a request for an address in arp_table */
+@noWarn("unused") const bit<8> DROP_LOCAL_NOT_DHC = 9;        /* IPv4 to a local address that is not a DHC packet */
+@noWarn("unused") const bit<8> DROP_UNSUPPORTED = 10;         /* neither ARP nor IPv4 */
+@noWarn("unused") const bit<8> DROP_NO_REWRITE = 11;          /* egress: multicast replica without result_rewrite entry */
+@noWarn("unused") const bit<8> DROP_STALE_EPOCH = 12;         /* DATA/RESULT whose epoch is not the job's current one */
+@noWarn("unused") const bit<8> DROP_BAD_CHECKSUM = 13;        /* IPv4 header checksum wrong (standard_metadata.checksum_error) */
 #define DHC_DROP_REASONS 16
 
 /* ---- completion outcomes: key of the per-job counters table -------------- */
 
-const bit<8> OUTCOME_NONE = 0;
-const bit<8> OUTCOME_CONSUMED = 1;          /* new contribution, slot not complete: absorbed */
-const bit<8> OUTCOME_COMPLETE_ROOT = 2;     /* new contribution completed the slot at the root: multicast RESULT */
-const bit<8> OUTCOME_COMPLETE_UP = 3;       /* new contribution completed the slot at a non-root: partial up */
-const bit<8> OUTCOME_DUP_ANSWER = 4;        /* duplicate of a complete slot at the root: unicast RESULT back */
-const bit<8> OUTCOME_DUP_UP = 5;            /* duplicate of a complete slot at a non-root: partial up again */
-const bit<8> OUTCOME_DUP_PENDING = 6;       /* duplicate of an incomplete slot: dropped */
-const bit<8> OUTCOME_RESULT_DOWN = 7;       /* RESULT from the parent: multicast to the children */
+@noWarn("unused") const bit<8> OUTCOME_NONE = 0;
+@noWarn("unused") const bit<8> OUTCOME_CONSUMED = 1;          /* new contribution, slot not complete: absorbed */
+@noWarn("unused") const bit<8> OUTCOME_COMPLETE_ROOT = 2;     /* new contribution completed the slot at the root: multicast RESULT */
+@noWarn("unused") const bit<8> OUTCOME_COMPLETE_UP = 3;       /* new contribution completed the slot at a non-root: partial up */
+@noWarn("unused") const bit<8> OUTCOME_DUP_ANSWER = 4;        /* duplicate of a complete slot at the root: unicast RESULT back */
+@noWarn("unused") const bit<8> OUTCOME_DUP_UP = 5;            /* duplicate of a complete slot at a non-root: partial up again */
+@noWarn("unused") const bit<8> OUTCOME_DUP_PENDING = 6;       /* duplicate of an incomplete slot: dropped */
+@noWarn("unused") const bit<8> OUTCOME_RESULT_DOWN = 7;       /* RESULT from the parent: multicast to the children */
+
+/* ---- kind of a contribution: output of the counter stage, key of the lanes -- */
+
+@noWarn("unused") const bit<2> KIND_NONE = 0;               /* not a DATA contribution (RESULT) */
+@noWarn("unused") const bit<2> KIND_FIRST = 1;              /* first of its (slot, set) round: overwrite */
+@noWarn("unused") const bit<2> KIND_ADD = 2;                /* later new contribution: add / or */
+@noWarn("unused") const bit<2> KIND_DUP = 3;                /* duplicate: read the stored value */
 
 #endif /* _DHC_DEFINE_P4_ */

@@ -77,29 +77,30 @@ struct headers_t {
     dhc_lanes_h lanes;
 }
 
-/* Per-packet state of the DHC pipeline.  Flags are bit<1>, set to 0 at the
- * start of ingress (parser-set flags at the start of the parser). */
+/* Per-packet state of the DHC pipeline, grouped by the stage that writes it
+ * (p4src/README.md, "Pipeline").  The parser's start state sets every field
+ * that a later stage may read without having written it; each other field is
+ * written by exactly one table (or one action) before it is read. */
 struct dhc_meta_t {
-    /* parser verdicts */
-    bit<1>  hdr_bad;        /* ARP or IPv4 the switch does not handle (IP options, non-IPv4 ARP) */
+    /* parser */
+    bit<1>  truncated;      /* the packet ended inside a header the parser had to extract */
+    bit<1>  hdr_bad;        /* IPv4 with options / not version 4 */
+    bit<1>  is_ipv4;
+    bit<1>  is_arp;
+    bit<1>  is_dhc;         /* dhc_h extracted (local or transit) */
     bit<1>  dhc_bad;        /* dhc_h with bad version, type or lane count */
-    /* dispositions */
-    bit<1>  drop;           /* drop and count drop_counter[drop_reason] */
-    bit<8>  drop_reason;
-    bit<1>  consume;        /* drop without counting: an absorbed contribution */
-    bit<1>  route;          /* forward through ipv4_lpm */
-    bit<1>  aggregate;      /* a DATA packet that passed job/level/child checks */
-    bit<1>  result_in;      /* a RESULT from this switch's parent */
-    bit<8>  outcome;        /* OUTCOME_*: key of the per-job counters */
-    bit<48> switch_mac;
-    /* slot and register indexes (index control) */
     bit<16> slot_idx;       /* dhc.slot[14:0] */
     bit<1>  shadow_set;     /* dhc.slot[15:15] */
-    bit<32> slot_off;       /* slot_idx * 2 + set */
-    bit<16> slot_check;     /* slot_idx - window: bit 15 set iff slot_idx < window */
-    bit<32> reg_idx;        /* base + slot_idx * 2 + set: count and lane registers */
-    bit<32> bm_idx;         /* reg_idx / 2: bitmap registers */
-    /* job_table */
+    /* stage 0: lookups on packet fields only */
+    bit<1>  local;          /* local_addr hit */
+    bit<1>  job_ok;         /* job_table hit */
+    bit<1>  epoch_ok;       /* epoch_table hit: the frame's epoch is the job's current one */
+    bit<1>  child_ok;       /* child_table hit */
+    bit<1>  level_ok;       /* level_table hit */
+    bit<1>  arp_ok;         /* arp_check: IPv4-over-Ethernet ARP */
+    bit<48> switch_mac;
+    bit<32> bm_idx;         /* base/2 + slot_idx: per-slot registers; per-(slot, set) cell = bm_idx ++ set */
+    bit<16> slot_check;     /* window - slot_idx: 1..0x7fff iff slot_idx < window */
     bit<32> fan_in;
     bit<16> mcast_grp;
     bit<1>  is_root;
@@ -109,18 +110,41 @@ struct dhc_meta_t {
     bit<32> stats_idx;
     bit<9>  port_diff;      /* ingress_port ^ uplink_port */
     bit<32> parent_diff;    /* ipv4.srcAddr ^ parent_addr */
-    /* level_table, child_table */
     bit<8>  op;
     bit<32> child_mask;
-    /* shadow registers */
-    bit<1>  is_new;
-    bit<1>  is_first;
-    bit<1>  complete;
-    bit<32> cnt;
+    /* stage 1: verdict */
+    bit<1>  drop;           /* drop and count drop_counter[drop_reason] */
+    bit<8>  drop_reason;
+    bit<1>  route;          /* forward through ipv4_lpm */
+    bit<1>  aggregate;      /* a DATA packet that passed every check */
+    bit<1>  result_in;      /* a RESULT from this switch's parent */
+    bit<1>  arp_req;        /* an ARP request to answer */
+    bit<8>  old_epoch;      /* slot_epoch before this packet */
+    /* stages 2..6: shadow state */
+    bit<8>  epoch_diff;     /* old_epoch ^ dhc.epoch: 0 iff the cell holds this epoch's data */
+    bit<32> seen0;          /* bitmap_set0 before this packet (own set 0 only) */
+    bit<32> seen1;          /* bitmap_set1 before this packet (own set 1 only) */
+    bit<32> other0;         /* bitmap_set0 before a clear (unused) */
+    bit<32> other1;         /* bitmap_set1 before a clear (unused) */
+    bit<32> seen;           /* own set's bitmap before this packet */
+    bit<32> dup;            /* seen & child_mask: non-zero iff a duplicate */
+    bit<2>  kind;           /* KIND_*: what the counter did */
+    bit<32> cnt_old;        /* slot_count before this packet (0 for a first writer) */
+    bit<32> gap;            /* fan_in - cnt_old: 1 completes a new contribution, 0 a duplicate */
+    /* stage 7: completion */
+    bit<1>  consume;        /* drop without counting: an absorbed contribution */
+    bit<8>  outcome;        /* OUTCOME_*: key of the per-job counters */
+}
+
+/* Register values before this packet, one per lane (lanes control). */
+#define DHC_LANE_OLD_FIELD(i) bit<32> lane_##i;
+struct lane_old_t {
+    DHC_FOR_EACH_LANE(DHC_LANE_OLD_FIELD)
 }
 
 struct metadata_t {
     dhc_meta_t dhc;
+    lane_old_t old;
 }
 
 #endif /* _DHC_HEADERS_P4_ */

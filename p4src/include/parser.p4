@@ -1,14 +1,19 @@
 /*
  * DHC data plane: parser and deparser.
  *
- * The parser never drops.  It records what it could not accept and lets
- * ingress drop and count it:
- *   - a parser error (e.g. PacketTooShort) -> standard_metadata.parser_error;
- *   - IPv4 with options / not version 4, ARP that is not IPv4-over-Ethernet
- *     -> meta.dhc.hdr_bad;
- *   - dhc_h with a bad version, an unknown type or num_lanes != DHC_LANES
- *     -> meta.dhc.dhc_bad (only matters if the packet is addressed to this
- *     switch; a transit packet is routed as plain IPv4).
+ * The parser never drops and never relies on standard_metadata.parser_error
+ * (Tofino's v1model has none).  It records what it could not accept in
+ * metadata flags and lets ingress drop and count it:
+ *   - truncated: set in `start`, cleared only in `parsed`, the one state every
+ *     complete parse passes through; a packet that ends inside a header stops
+ *     the parser before `parsed`, so the flag stays 1;
+ *   - hdr_bad: IPv4 with options or not version 4;
+ *   - dhc_bad: dhc_h with a bad version, an unknown type or num_lanes !=
+ *     DHC_LANES (only matters if the packet is addressed to this switch; a
+ *     transit packet is routed as plain IPv4).
+ * ARP format (htype/ptype/hlen/plen) is checked in ingress (arp_check): a
+ * select on all four would need more match registers than a Tofino parser
+ * state has (1x16b + 2x8b).  Every select here fits that budget.
  */
 #ifndef _DHC_PARSER_P4_
 #define _DHC_PARSER_P4_
@@ -19,48 +24,78 @@ parser DhcParser(packet_in packet,
                  inout standard_metadata_t standard_metadata) {
 
     state start {
+        meta.dhc.truncated = 1;
         meta.dhc.hdr_bad = 0;
+        meta.dhc.is_ipv4 = 0;
+        meta.dhc.is_arp = 0;
+        meta.dhc.is_dhc = 0;
         meta.dhc.dhc_bad = 0;
+        meta.dhc.slot_idx = 0;
+        meta.dhc.shadow_set = 0;
+        /* read by later stages whether or not a table wrote them */
+        meta.dhc.local = 0;
+        meta.dhc.job_ok = 0;
+        meta.dhc.epoch_ok = 0;
+        meta.dhc.child_ok = 0;
+        meta.dhc.level_ok = 0;
+        meta.dhc.arp_ok = 0;
+        meta.dhc.drop = 0;
+        meta.dhc.drop_reason = DROP_NONE;
+        meta.dhc.route = 0;
+        meta.dhc.aggregate = 0;
+        meta.dhc.result_in = 0;
+        meta.dhc.arp_req = 0;
+        meta.dhc.seen0 = 0;
+        meta.dhc.seen1 = 0;
+        meta.dhc.kind = KIND_NONE;
+        meta.dhc.cnt_old = 0;
+        meta.dhc.consume = 0;
+        meta.dhc.outcome = OUTCOME_NONE;
         packet.extract(hdr.ethernet);
         transition select(hdr.ethernet.etherType) {
             ETHERTYPE_IPV4: parse_ipv4;
             ETHERTYPE_ARP: parse_arp;
-            default: accept;
+            default: parsed;
         }
     }
 
     state parse_arp {
         packet.extract(hdr.arp);
-        transition select(hdr.arp.htype, hdr.arp.ptype, hdr.arp.hlen, hdr.arp.plen) {
-            (ARP_HTYPE_ETHERNET, ETHERTYPE_IPV4, 8w6, 8w4): accept;
-            default: header_bad;
-        }
+        meta.dhc.is_arp = 1;
+        transition parsed;
     }
 
+    /* select: version+ihl (8b), flags+fragOffset (16b), protocol (8b) */
     state parse_ipv4 {
         packet.extract(hdr.ipv4);
+        meta.dhc.is_ipv4 = 1;
         transition select(hdr.ipv4.version, hdr.ipv4.ihl, hdr.ipv4.fragOffset, hdr.ipv4.protocol) {
             (4w4, 4w5, 13w0, IP_PROTO_UDP): parse_udp;
-            (4w4, 4w5, _, _): accept;
+            (4w4, 4w5, _, _): parsed;
             default: header_bad;
         }
     }
 
     state header_bad {
         meta.dhc.hdr_bad = 1;
-        transition accept;
+        transition parsed;
     }
 
+    /* select: dstPort (16b) */
     state parse_udp {
         packet.extract(hdr.udp);
         transition select(hdr.udp.dstPort) {
             DHC_UDP_PORT: parse_dhc;
-            default: accept;
+            default: parsed;
         }
     }
 
+    /* select: version+pkt_type (8b), num_lanes (8b) */
     state parse_dhc {
         packet.extract(hdr.dhc);
+        meta.dhc.is_dhc = 1;
+        meta.dhc.slot_idx = (bit<16>)hdr.dhc.slot[14:0];
+        meta.dhc.shadow_set = hdr.dhc.slot[15:15];
         transition select(hdr.dhc.version, hdr.dhc.pkt_type, hdr.dhc.num_lanes) {
             (DHC_VERSION, DHC_TYPE_DATA, DHC_NUM_LANES): parse_lanes;
             (DHC_VERSION, DHC_TYPE_RESULT, DHC_NUM_LANES): parse_lanes;
@@ -70,11 +105,16 @@ parser DhcParser(packet_in packet,
 
     state dhc_bad {
         meta.dhc.dhc_bad = 1;
-        transition accept;
+        transition parsed;
     }
 
     state parse_lanes {
         packet.extract(hdr.lanes);
+        transition parsed;
+    }
+
+    state parsed {
+        meta.dhc.truncated = 0;
         transition accept;
     }
 }

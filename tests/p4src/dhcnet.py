@@ -25,6 +25,7 @@ T_LOCAL = "DhcIngress.dhc_index.local_addr"
 T_JOB = "DhcIngress.dhc_index.job_table"
 T_LEVEL = "DhcIngress.dhc_index.level_table"
 T_CHILD = "DhcIngress.dhc_index.child_table"
+T_EPOCH = "DhcIngress.dhc_index.epoch_table"
 T_SWITCH = "DhcIngress.forwarding.switch_config"
 T_ARP = "DhcIngress.forwarding.arp_table"
 T_LPM = "DhcIngress.forwarding.ipv4_lpm"
@@ -48,6 +49,8 @@ DROP_ARP = 8
 DROP_LOCAL_NOT_DHC = 9
 DROP_UNSUPPORTED = 10
 DROP_NO_REWRITE = 11
+DROP_STALE_EPOCH = 12
+DROP_BAD_CHECKSUM = 13
 DROP_REASONS = 16
 
 
@@ -159,6 +162,7 @@ class Aggregator:
     uplink_port: int = 0
     parent_child_id: int = 0
     levels: dict[int, int] = field(default_factory=lambda: {int(lv): int(op) for lv, op in wire.LEVEL_OPS.items()})
+    epoch: int = 0                     # the job's current session
 
 
 def program_switch_basics(sw, own: Host, routes: dict[str, tuple[str, int]]) -> None:
@@ -175,7 +179,7 @@ def program_switch_basics(sw, own: Host, routes: dict[str, tuple[str, int]]) -> 
 
 
 def program_job(sw, agg: Aggregator) -> None:
-    """job_table, level_table, child_table, the multicast group and the per-replica rewrites."""
+    """job_table, epoch_table, level_table, child_table, the multicast group and the per-replica rewrites."""
     from softswitch.api import Exact, Replica
 
     sw.table_add(T_JOB, "DhcIngress.dhc_index.set_job", match={"job_id": Exact(agg.job)}, params={
@@ -183,6 +187,7 @@ def program_job(sw, agg: Aggregator) -> None:
         "is_root": 1 if agg.parent is None else 0, "uplink_port": agg.uplink_port,
         "parent_child_id": agg.parent_child_id, "own_addr": ip2int(agg.own.ip),
         "parent_addr": ip2int(agg.parent.ip) if agg.parent else 0, "stats_idx": agg.stats_idx})
+    set_epoch(sw, agg.job, agg.epoch)
     for level, op in agg.levels.items():
         sw.table_add(T_LEVEL, "DhcIngress.dhc_index.set_op",
                      match={"job_id": Exact(agg.job), "level": Exact(level)}, params={"op": op})
@@ -195,6 +200,16 @@ def program_job(sw, agg: Aggregator) -> None:
             "smac": mac2int(agg.own.mac), "sip": ip2int(agg.own.ip),
             "dport": wire.DHC_UDP_PORT if ch.is_switch else wire.worker_port(agg.job)})
     sw.mc_group_set(agg.mcast_grp, [Replica(ch.port, ch.rid) for ch in agg.children])
+
+
+def set_epoch(sw, job: int, epoch: int, old: int | None = None) -> None:
+    """Make ``epoch`` the job's current session (deleting the ``old`` entry if given)."""
+    from softswitch.api import Exact
+
+    if old is not None:
+        sw.table_delete(T_EPOCH, match={"job_id": Exact(job), "epoch": Exact(old)})
+    sw.table_add(T_EPOCH, "DhcIngress.dhc_index.current_epoch",
+                 match={"job_id": Exact(job), "epoch": Exact(epoch)})
 
 
 def drops(sw) -> dict[int, int]:

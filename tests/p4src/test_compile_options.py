@@ -8,7 +8,7 @@ import pytest
 from tests.p4src.dhcnet import PROGRAM
 
 
-@pytest.mark.parametrize("lanes", [1, 2, 8, 16])
+@pytest.mark.parametrize("lanes", [1, 2, 8, 16, 64, 128])
 def test_supported_lane_counts_compile(lanes: int) -> None:
     from softswitch import Switch
 
@@ -24,12 +24,13 @@ def test_defaults() -> None:
 
     sw = Switch.load(PROGRAM)
     regs = {r.preamble.name: r.size for r in sw.p4info.registers}
-    assert len(regs) == 32 + 3
+    assert len(regs) == 32 + 4
     assert regs["DhcIngress.lanes.lane_31"] == 4096 and regs["DhcIngress.shadow.bitmap_set0"] == 2048
+    assert regs["DhcIngress.shadow.slot_count"] == regs["DhcIngress.dhc_index.slot_epoch"] == 4096
 
 
 @pytest.mark.parametrize(("defines", "reason"), [
-    ({"DHC_LANES": "5"}, "DHC_LANES must be 1, 2, 4, 8, 16 or 32"),
+    ({"DHC_LANES": "5"}, "DHC_LANES must be 1, 2, 4, 8, 16, 32, 64 or 128"),
     ({"DHC_POOL_SIZE": "7"}, "DHC_POOL_SIZE must be even"),
 ])
 def test_bad_options_are_rejected_with_the_reason(defines: dict[str, str], reason: str) -> None:
@@ -39,12 +40,13 @@ def test_bad_options_are_rejected_with_the_reason(defines: dict[str, str], reaso
         Switch.load(PROGRAM, defines=defines)
 
 
-def test_tofino_builds_default_to_eight_lanes() -> None:
-    """p4c's Tofino backend defines __TARGET_TOFINO__; K = 32 would not fit Tofino 1's stages."""
+def test_tofino_builds_default_to_sixteen_lanes() -> None:
+    """p4c's Tofino backend defines __TARGET_TOFINO__; the lane registers fit in four stages of
+    four stateful ALUs (p4src/README.md, "Tofino rules"), so K = 16 there, 32 elsewhere."""
     from softswitch import Switch
 
     assert len(Switch.load(PROGRAM).header_types["dhc_lanes_h"]) == 32
     tofino = Switch.load(PROGRAM, defines={"__TARGET_TOFINO__": "1"})
-    assert len(tofino.header_types["dhc_lanes_h"]) == 8
-    assert len(Switch.load(PROGRAM, defines={"__TARGET_TOFINO__": "1", "DHC_LANES": "16"})
-               .header_types["dhc_lanes_h"]) == 16
+    assert len(tofino.header_types["dhc_lanes_h"]) == 16
+    assert len(Switch.load(PROGRAM, defines={"__TARGET_TOFINO__": "1", "DHC_LANES": "8"})
+               .header_types["dhc_lanes_h"]) == 8

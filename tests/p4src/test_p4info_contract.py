@@ -43,7 +43,7 @@ def p4info():
 
 def test_tables_match_readme(p4info) -> None:
     contract = contract_tables()
-    assert len(contract) == 8
+    assert len(contract) == 9
     actions = {a.preamble.id: a for a in p4info.actions}
     tables = {t.preamble.name: t for t in p4info.tables}
     for name, (keys, action, params) in contract.items():
@@ -57,12 +57,17 @@ def test_tables_match_readme(p4info) -> None:
 
 
 def test_const_tables_are_const(p4info) -> None:
-    names = re.findall(r"`(DhcIngress\.[\w.]+)`", README[README.index("Const tables"):][:400])
-    assert len(names) == 6
+    """Every other table is const (entries in the program); the README lists them all, the K lane
+    tables as ``DhcIngress.lanes.lane_<i>_update``."""
+    start = README.index("Const tables")
+    listed = README[start:README.index("\n\n", start)]
+    names = re.findall(r"`(DhcIngress\.[\w.]+)`", listed)
+    assert "`DhcIngress.lanes.lane_<i>_update`" in listed
+    lanes = {f"DhcIngress.lanes.lane_{i}_update" for i in range(4)}
     tables = {t.preamble.name: t for t in p4info.tables}
-    for n in names:
+    for n in [*names, *lanes]:
         assert tables[n].is_const_table, n
-    assert set(tables) == set(contract_tables()) | set(names)
+    assert set(tables) == set(contract_tables()) | set(names) | lanes
 
 
 def test_counters_and_registers_match_readme(p4info) -> None:

@@ -1,8 +1,12 @@
 /*
  * DHC data plane: what happens to a DHC packet after aggregation.
  *
- * One const-entry table on (pkt_type, is_new, complete, is_root) picks the
- * disposition; see the table in p4src/README.md.  Packets the switch
+ * One const-entry table on (pkt_type, kind, gap, is_root) picks the
+ * disposition; see the table in p4src/README.md.  Completion comes from the
+ * counter's register action: gap = fan_in - (count before this packet), so a
+ * new contribution (kind FIRST or ADD) completes the slot iff gap == 1 and a
+ * duplicate (kind DUP) finds it complete iff gap == 0.  Entries are in
+ * priority order (first match wins).  Packets the switch
  * originates (results, partials, answers) get TTL DHC_TTL, UDP ports
  * DHC_UDP_PORT -> DHC_UDP_PORT (an answer goes to the sender's source port)
  * and UDP checksum 0.
@@ -99,28 +103,28 @@ control DhcCompletion(inout headers_t hdr,
 
     table decide {
         key = {
-            hdr.dhc.pkt_type : exact @name("pkt_type");
-            m.is_new         : exact @name("is_new");
-            m.complete       : exact @name("complete");
-            m.is_root        : exact @name("is_root");
+            hdr.dhc.pkt_type : ternary @name("pkt_type");
+            m.kind           : ternary @name("kind");
+            m.gap            : ternary @name("gap");
+            m.is_root        : ternary @name("is_root");
         }
         actions = {
             consume; result_multicast; complete_up; answer_unicast; dup_up; dup_pending; result_down;
-            @defaultonly unexpected;
+            unexpected;
         }
         const entries = {
-            (DHC_TYPE_DATA, 1, 0, 0)   : consume();
-            (DHC_TYPE_DATA, 1, 0, 1)   : consume();
-            (DHC_TYPE_DATA, 1, 1, 1)   : result_multicast();
-            (DHC_TYPE_DATA, 1, 1, 0)   : complete_up();
-            (DHC_TYPE_DATA, 0, 1, 1)   : answer_unicast();
-            (DHC_TYPE_DATA, 0, 1, 0)   : dup_up();
-            (DHC_TYPE_DATA, 0, 0, 0)   : dup_pending();
-            (DHC_TYPE_DATA, 0, 0, 1)   : dup_pending();
-            (DHC_TYPE_RESULT, 0, 0, 0) : result_down();
+            (DHC_TYPE_RESULT, KIND_NONE,  _, 0) : result_down();
+            (DHC_TYPE_DATA,   KIND_FIRST, 1, 1) : result_multicast();
+            (DHC_TYPE_DATA,   KIND_FIRST, 1, 0) : complete_up();
+            (DHC_TYPE_DATA,   KIND_FIRST, _, _) : consume();
+            (DHC_TYPE_DATA,   KIND_ADD,   1, 1) : result_multicast();
+            (DHC_TYPE_DATA,   KIND_ADD,   1, 0) : complete_up();
+            (DHC_TYPE_DATA,   KIND_ADD,   _, _) : consume();
+            (DHC_TYPE_DATA,   KIND_DUP,   0, 1) : answer_unicast();
+            (DHC_TYPE_DATA,   KIND_DUP,   0, 0) : dup_up();
+            (DHC_TYPE_DATA,   KIND_DUP,   _, _) : dup_pending();
         }
         const default_action = unexpected();
-        size = 16;
     }
 
     apply {

@@ -1,8 +1,9 @@
 /*
  * DHC data plane: plain L2/L3 so hosts can ping through the topology.
  *
- * ARP requests for an address in arp_table are answered by the switch itself
- * (proxy ARP: the reply is built here and sent back out the ingress port).
+ * ARP requests (the verdict in DhcIndex checked format and opcode) for an
+ * address in arp_table are answered by the switch itself (proxy ARP: the reply
+ * is built here and sent back out the ingress port).
  * IPv4 marked for routing (transit traffic and partials going up) is routed
  * by ipv4_lpm: new destination MAC and port from the entry, source MAC = the
  * switch MAC from switch_config's default action, TTL - 1.
@@ -77,17 +78,13 @@ control DhcForwarding(inout headers_t hdr,
     }
 
     apply {
-        if (hdr.arp.isValid()) {
-            if (hdr.arp.oper == ARP_OPER_REQUEST) {
-                arp_table.apply();
-            } else {
-                drop_as(DROP_ARP);
-            }
+        switch_config.apply();
+        if (m.arp_req == 1) {
+            arp_table.apply();
         } else if (m.route == 1) {
             if (hdr.ipv4.ttl <= 1) {
                 drop_as(DROP_TTL);
             } else {
-                switch_config.apply();
                 ipv4_lpm.apply();
             }
         }

@@ -1,34 +1,40 @@
 /*
- * DHC data plane: multi-level index tables.
+ * DHC data plane: lookups (stage 0) and the verdict (stage 1).
  *
- * local_addr decides whether a packet is for this switch.  For a DHC packet
- * addressed here, job_table -> (level_table, child_table) resolve everything
- * the register stages need: the register index (base + slot*2 + set), the
- * fan-in, the op, and the sender's child bit.  No register is touched here.
+ * Stage 0: every table here is keyed on packet fields or parser metadata only
+ * and writes its own metadata fields, so p4c can place all of them in one
+ * stage: local_addr, job_table, epoch_table, level_table, child_table and
+ * arp_check.  None of them drops; a miss leaves its hit flag at 0.
  *
- * Output (fields of dhc_meta_t): exactly one of
- *   drop = 1 (with drop_reason), route = 1 (transit IPv4),
- *   aggregate = 1 (DATA from an authorised child), result_in = 1 (RESULT
- *   from this switch's parent).
+ * Stage 1: `verdict`, one const ternary table over those flags, decides in
+ * one lookup what the packet is: dropped (with its reason), transit (route),
+ * an ARP request, an accepted DATA (aggregate) or an accepted RESULT
+ * (result_in).  Entries are in priority order (the first that matches wins),
+ * so the order of the checks is the order of the entries.  The action that
+ * accepts a DATA is also the one place that touches slot_epoch: it stores the
+ * frame's epoch in the packet's (slot, set) cell and returns the one it held.
  */
 #ifndef _DHC_INDEX_P4_
 #define _DHC_INDEX_P4_
 
-control DhcIndex(in ipv4_h ipv4,
-                 in dhc_h dhc,
+/* Register cell of (slot, set): base + slot*2 + set = bm_idx ++ set (a bit
+ * concatenation of metadata fields, no arithmetic after job_table). */
+#define DHC_CELL(m) ((m).bm_idx[30:0] ++ (m).shadow_set)
+
+control DhcIndex(in headers_t hdr,
                  in bit<9> ingress_port,
+                 in bit<1> checksum_error,
                  inout dhc_meta_t m) {
 
-    action drop_as(bit<8> reason) {
-        m.drop = 1;
-        m.drop_reason = reason;
-    }
+    register<bit<8>>(DHC_POOL_SIZE) slot_epoch;
 
     /* ---- local_addr: exact dst IP -> "this switch" ---- */
-    action set_local() { }
+    action set_local() {
+        m.local = 1;
+    }
 
     table local_addr {
-        key = { ipv4.dstAddr : exact @name("dst_addr"); }
+        key = { hdr.ipv4.dstAddr : exact @name("dst_addr"); }
         actions = { set_local; @defaultonly NoAction; }
         const default_action = NoAction();
         size = LOCAL_ADDR_TABLE_SIZE;
@@ -45,8 +51,9 @@ control DhcIndex(in ipv4_h ipv4,
                    bit<32> own_addr,
                    bit<32> parent_addr,
                    bit<16> stats_idx) {
-        m.reg_idx = base + m.slot_off;
-        m.slot_check = m.slot_idx - window;
+        m.job_ok = 1;
+        m.bm_idx = (bit<32>)base[31:1] + (bit<32>)m.slot_idx;
+        m.slot_check = window - m.slot_idx;     /* action data is the first operand */
         m.fan_in = (bit<32>)fan_in;
         m.mcast_grp = mcast_grp;
         m.is_root = is_root;
@@ -55,35 +62,49 @@ control DhcIndex(in ipv4_h ipv4,
         m.parent_addr = parent_addr;
         m.stats_idx = (bit<32>)stats_idx;
         m.port_diff = ingress_port ^ uplink_port;
-        m.parent_diff = ipv4.srcAddr ^ parent_addr;
+        m.parent_diff = hdr.ipv4.srcAddr ^ parent_addr;
     }
 
     action job_miss() {
-        m.drop = 1;
-        m.drop_reason = DROP_NO_JOB;
+        m.job_ok = 0;
     }
 
     table job_table {
-        key = { dhc.job_id : exact @name("job_id"); }
+        key = { hdr.dhc.job_id : exact @name("job_id"); }
         actions = { set_job; @defaultonly job_miss; }
         const default_action = job_miss();
         size = JOB_TABLE_SIZE;
     }
 
+    /* ---- epoch_table: (job, epoch) hits only for the job's current epoch ---- */
+    action current_epoch() {
+        m.epoch_ok = 1;
+    }
+
+    table epoch_table {
+        key = {
+            hdr.dhc.job_id : exact @name("job_id");
+            hdr.dhc.epoch  : exact @name("epoch");
+        }
+        actions = { current_epoch; @defaultonly NoAction; }
+        const default_action = NoAction();
+        size = JOB_TABLE_SIZE;
+    }
+
     /* ---- level_table: (job, level) -> op ---- */
     action set_op(bit<8> op) {
+        m.level_ok = 1;
         m.op = op;
     }
 
     action level_miss() {
-        m.drop = 1;
-        m.drop_reason = DROP_NO_LEVEL;
+        m.level_ok = 0;
     }
 
     table level_table {
         key = {
-            dhc.job_id : exact @name("job_id");
-            dhc.level  : exact @name("level");
+            hdr.dhc.job_id : exact @name("job_id");
+            hdr.dhc.level  : exact @name("level");
         }
         actions = { set_op; @defaultonly level_miss; }
         const default_action = level_miss();
@@ -92,63 +113,133 @@ control DhcIndex(in ipv4_h ipv4,
 
     /* ---- child_table: (job, port, source, child id) -> child bit ---- */
     action set_child(bit<32> child_mask) {
+        m.child_ok = 1;
         m.child_mask = child_mask;
     }
 
     action child_miss() {
-        m.drop = 1;
-        m.drop_reason = DROP_UNAUTHORISED;
+        m.child_ok = 0;
     }
 
     table child_table {
         key = {
-            dhc.job_id   : exact @name("job_id");
-            ingress_port : exact @name("ingress_port");
-            ipv4.srcAddr : exact @name("src_addr");
-            dhc.child_id : exact @name("child_id");
+            hdr.dhc.job_id   : exact @name("job_id");
+            ingress_port     : exact @name("ingress_port");
+            hdr.ipv4.srcAddr : exact @name("src_addr");
+            hdr.dhc.child_id : exact @name("child_id");
         }
         actions = { set_child; @defaultonly child_miss; }
         const default_action = child_miss();
         size = CHILD_TABLE_SIZE;
     }
 
-    apply {
-        if (!local_addr.apply().hit) {
-            m.route = 1;
-        } else if (!dhc.isValid()) {
-            drop_as(DROP_LOCAL_NOT_DHC);
-        } else if (m.dhc_bad == 1) {
-            drop_as(DROP_MALFORMED);
-        } else {
-            m.slot_idx = (bit<16>)dhc.slot[14:0];
-            m.shadow_set = dhc.slot[15:15];
-            m.slot_off = (bit<32>)(dhc.slot[14:0] ++ dhc.slot[15:15]);
-            job_table.apply();
-            if (m.drop == 0) {
-                m.bm_idx = m.reg_idx >> 1;
-                if (m.slot_check[15:15] == 0) {
-                    drop_as(DROP_MALFORMED);            /* slot >= window */
-                } else if (dhc.pkt_type == DHC_TYPE_DATA) {
-                    child_table.apply();
-                    if (m.drop == 0) {
-                        level_table.apply();
-                    }
-                    if (m.drop == 0 && m.op > DHC_OP_OR) {
-                        drop_as(DROP_NO_LEVEL);
-                    }
-                    if (m.drop == 0) {
-                        m.aggregate = 1;
-                    }
-                } else {
-                    /* RESULT: only from the parent, on the uplink, at a non-root. */
-                    if (m.is_root == 1 || m.port_diff != 0 || m.parent_diff != 0) {
-                        drop_as(DROP_UNAUTHORISED);
-                    } else {
-                        m.result_in = 1;
-                    }
-                }
-            }
+    /* ---- arp_check: only IPv4-over-Ethernet ARP is handled ---- */
+    action arp_format_ok() {
+        m.arp_ok = 1;
+    }
+
+    table arp_check {
+        key = {
+            hdr.arp.htype : exact @name("htype");
+            hdr.arp.ptype : exact @name("ptype");
+            hdr.arp.hlen  : exact @name("hlen");
+            hdr.arp.plen  : exact @name("plen");
         }
+        actions = { arp_format_ok; @defaultonly NoAction; }
+        const entries = {
+            (ARP_HTYPE_ETHERNET, ETHERTYPE_IPV4, 6, 4) : arp_format_ok();
+        }
+        const default_action = NoAction();
+    }
+
+    /* ---- verdict ---- */
+    action drop_as(bit<8> reason) {
+        m.drop = 1;
+        m.drop_reason = reason;
+    }
+
+    action transit() {
+        m.route = 1;
+    }
+
+    action arp_request() {
+        m.arp_req = 1;
+    }
+
+    action accept_data() {
+        m.aggregate = 1;
+        slot_epoch.read(m.old_epoch, DHC_CELL(m));
+        slot_epoch.write(DHC_CELL(m), hdr.dhc.epoch);
+    }
+
+    action accept_result() {
+        m.result_in = 1;
+    }
+
+    table verdict {
+        key = {
+            m.truncated      : ternary @name("truncated");
+            m.hdr_bad        : ternary @name("hdr_bad");
+            checksum_error   : ternary @name("checksum_error");
+            m.is_ipv4        : ternary @name("is_ipv4");
+            m.is_arp         : ternary @name("is_arp");
+            m.arp_ok         : ternary @name("arp_ok");
+            hdr.arp.oper     : ternary @name("arp_oper");
+            m.local          : ternary @name("local");
+            m.is_dhc         : ternary @name("is_dhc");
+            m.dhc_bad        : ternary @name("dhc_bad");
+            m.job_ok         : ternary @name("job_ok");
+            m.epoch_ok       : ternary @name("epoch_ok");
+            m.slot_check     : ternary @name("slot_check");
+            hdr.dhc.pkt_type : ternary @name("pkt_type");
+            m.child_ok       : ternary @name("child_ok");
+            m.level_ok       : ternary @name("level_ok");
+            m.op             : ternary @name("op");
+            m.is_root        : ternary @name("is_root");
+            m.port_diff      : ternary @name("port_diff");
+            m.parent_diff    : ternary @name("parent_diff");
+        }
+        actions = { drop_as; transit; arp_request; accept_data; accept_result; }
+        const entries = {
+            /* trunc hdr  csum ipv4 arp  aok  oper           local dhc  bad  job  epoch slot_check              type             child lvl  op                 root pdiff parent_diff */
+            (1,    _,   _,   _,   _,   _,   _,             _,    _,   _,   _,   _,    _,                      _,               _,    _,   _,                 _,   _,    _) : drop_as(DROP_MALFORMED);
+            (_,    1,   _,   _,   _,   _,   _,             _,    _,   _,   _,   _,    _,                      _,               _,    _,   _,                 _,   _,    _) : drop_as(DROP_MALFORMED);
+            (_,    _,   1,   _,   _,   _,   _,             _,    _,   _,   _,   _,    _,                      _,               _,    _,   _,                 _,   _,    _) : drop_as(DROP_BAD_CHECKSUM);
+            (_,    _,   _,   0,   0,   _,   _,             _,    _,   _,   _,   _,    _,                      _,               _,    _,   _,                 _,   _,    _) : drop_as(DROP_UNSUPPORTED);
+            (_,    _,   _,   0,   1,   0,   _,             _,    _,   _,   _,   _,    _,                      _,               _,    _,   _,                 _,   _,    _) : drop_as(DROP_MALFORMED);
+            (_,    _,   _,   0,   1,   1,   ARP_OPER_REQUEST, _, _,   _,   _,   _,    _,                      _,               _,    _,   _,                 _,   _,    _) : arp_request();
+            (_,    _,   _,   0,   1,   1,   _,             _,    _,   _,   _,   _,    _,                      _,               _,    _,   _,                 _,   _,    _) : drop_as(DROP_ARP);
+            (_,    _,   _,   1,   _,   _,   _,             0,    _,   _,   _,   _,    _,                      _,               _,    _,   _,                 _,   _,    _) : transit();
+            (_,    _,   _,   1,   _,   _,   _,             1,    0,   _,   _,   _,    _,                      _,               _,    _,   _,                 _,   _,    _) : drop_as(DROP_LOCAL_NOT_DHC);
+            (_,    _,   _,   1,   _,   _,   _,             1,    1,   1,   _,   _,    _,                      _,               _,    _,   _,                 _,   _,    _) : drop_as(DROP_MALFORMED);
+            (_,    _,   _,   1,   _,   _,   _,             1,    1,   0,   0,   _,    _,                      _,               _,    _,   _,                 _,   _,    _) : drop_as(DROP_NO_JOB);
+            (_,    _,   _,   1,   _,   _,   _,             1,    1,   0,   1,   0,    _,                      _,               _,    _,   _,                 _,   _,    _) : drop_as(DROP_STALE_EPOCH);
+            (_,    _,   _,   1,   _,   _,   _,             1,    1,   0,   1,   1,    0 &&& 0xffff,           _,               _,    _,   _,                 _,   _,    _) : drop_as(DROP_MALFORMED);
+            (_,    _,   _,   1,   _,   _,   _,             1,    1,   0,   1,   1,    0x8000 &&& 0x8000,      _,               _,    _,   _,                 _,   _,    _) : drop_as(DROP_MALFORMED);
+            (_,    _,   _,   1,   _,   _,   _,             1,    1,   0,   1,   1,    _,                      DHC_TYPE_DATA,   0,    _,   _,                 _,   _,    _) : drop_as(DROP_UNAUTHORISED);
+            (_,    _,   _,   1,   _,   _,   _,             1,    1,   0,   1,   1,    _,                      DHC_TYPE_DATA,   1,    0,   _,                 _,   _,    _) : drop_as(DROP_NO_LEVEL);
+            (_,    _,   _,   1,   _,   _,   _,             1,    1,   0,   1,   1,    _,                      DHC_TYPE_DATA,   1,    1,   0 &&& 0xfe,        _,   _,    _) : accept_data();
+            (_,    _,   _,   1,   _,   _,   _,             1,    1,   0,   1,   1,    _,                      DHC_TYPE_DATA,   _,    _,   _,                 _,   _,    _) : drop_as(DROP_NO_LEVEL);
+            (_,    _,   _,   1,   _,   _,   _,             1,    1,   0,   1,   1,    _,                      DHC_TYPE_RESULT, _,    _,   _,                 0,   0,    0) : accept_result();
+        }
+        /* a RESULT not from the parent on the uplink, or at a root */
+        const default_action = drop_as(DROP_UNAUTHORISED);
+    }
+
+    apply {
+        if (m.is_ipv4 == 1) {
+            local_addr.apply();
+        }
+        if (m.is_dhc == 1) {
+            job_table.apply();
+            epoch_table.apply();
+            level_table.apply();
+            child_table.apply();
+        }
+        if (m.is_arp == 1) {
+            arp_check.apply();
+        }
+        verdict.apply();
     }
 }
 

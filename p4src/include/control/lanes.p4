@@ -1,81 +1,98 @@
 /*
- * DHC data plane: the K lane registers.
+ * DHC data plane: the K lane registers, one register + one table per lane.
  *
- * lane_<i>[reg_idx] holds lane i of (slot, set); reg_idx = base + slot*2 + set.
- * Four update shapes, chosen by a const-entry table on (is_new, is_first, op);
- * each reads-modifies-writes every lane register once at reg_idx and leaves
- * the register's new value in the packet, so a packet that completes a slot
- * carries the aggregate, and a duplicate carries the stored value:
- *   write: reg = pkt               (first contribution to the set)
- *   sum:   reg = reg + pkt (wraps) (later contribution, op SUM)
- *   or:    reg = reg | pkt         (later contribution, op OR)
- *   read:  pkt = reg               (duplicate)
- * Lanes are unrolled by DHC_FOR_EACH_LANE (define.p4).
+ * lane_<i>[cell] holds lane i of (slot, set); cell = base + slot*2 + set.
+ * Table lane_<i>_update (const entries on the counter's kind and the op) picks
+ * one of four register actions, each touching only lane_<i>, once, at cell:
+ *   write: reg = pkt                     (first contribution to the set)
+ *   sum:   old = reg; reg = old + pkt    (later contribution, op SUM, wraps)
+ *   or:    old = reg; reg = old | pkt    (later contribution, op OR)
+ *   read:  old = reg                     (duplicate)
+ * A register action returns only the value before the update, so the packet
+ * gets its lanes afterwards from `lanes_result` (one table, K plain ALU
+ * operations, no register): pkt = pkt + old / pkt | old / old.  So a packet
+ * that completes a slot carries the aggregate, and a duplicate carries the
+ * stored value.  The K tables do not depend on each other: p4c can spread
+ * them over the stages after the counter, four lanes (stateful ALUs) per
+ * stage.  Everything per lane is unrolled by DHC_FOR_EACH_LANE (define.p4).
  */
 #ifndef _DHC_LANES_P4_
 #define _DHC_LANES_P4_
 
-#define DHC_LANE_REGISTER(i) register<bit<32>>(DHC_POOL_SIZE) lane_##i;
-#define DHC_LANE_WRITE(i) lane_##i.write(reg_idx, lanes.lane_##i);
-#define DHC_LANE_SUM(i) \
-    bit<32> v_##i; \
-    lane_##i.read(v_##i, reg_idx); \
-    v_##i = v_##i + lanes.lane_##i; \
-    lane_##i.write(reg_idx, v_##i); \
-    lanes.lane_##i = v_##i;
-#define DHC_LANE_OR(i) \
-    bit<32> v_##i; \
-    lane_##i.read(v_##i, reg_idx); \
-    v_##i = v_##i | lanes.lane_##i; \
-    lane_##i.write(reg_idx, v_##i); \
-    lanes.lane_##i = v_##i;
-#define DHC_LANE_READ(i) lane_##i.read(lanes.lane_##i, reg_idx);
-
-control DhcLanes(inout dhc_lanes_h lanes,
-                 in bit<32> reg_idx,
-                 in bit<1> is_new,
-                 in bit<1> is_first,
-                 in bit<8> op) {
-
-    DHC_FOR_EACH_LANE(DHC_LANE_REGISTER)
-
-    action lanes_write() {
-        DHC_FOR_EACH_LANE(DHC_LANE_WRITE)
+#define DHC_LANE_UNIT(i) \
+    register<bit<32>>(DHC_POOL_SIZE) lane_##i; \
+    action lane_##i##_write() { \
+        lane_##i.write(DHC_CELL(m), lanes.lane_##i); \
+    } \
+    action lane_##i##_sum() { \
+        lane_##i.read(old.lane_##i, DHC_CELL(m)); \
+        lane_##i.write(DHC_CELL(m), old.lane_##i + lanes.lane_##i); \
+    } \
+    action lane_##i##_or() { \
+        lane_##i.read(old.lane_##i, DHC_CELL(m)); \
+        lane_##i.write(DHC_CELL(m), old.lane_##i | lanes.lane_##i); \
+    } \
+    action lane_##i##_read() { \
+        lane_##i.read(old.lane_##i, DHC_CELL(m)); \
+    } \
+    table lane_##i##_update { \
+        key = { \
+            m.kind : exact @name("kind"); \
+            m.op   : exact @name("op"); \
+        } \
+        actions = { lane_##i##_write; lane_##i##_sum; lane_##i##_or; lane_##i##_read; @defaultonly NoAction; } \
+        const entries = { \
+            (KIND_FIRST, DHC_OP_SUM) : lane_##i##_write(); \
+            (KIND_FIRST, DHC_OP_OR)  : lane_##i##_write(); \
+            (KIND_ADD, DHC_OP_SUM)   : lane_##i##_sum(); \
+            (KIND_ADD, DHC_OP_OR)    : lane_##i##_or(); \
+            (KIND_DUP, DHC_OP_SUM)   : lane_##i##_read(); \
+            (KIND_DUP, DHC_OP_OR)    : lane_##i##_read(); \
+        } \
+        const default_action = NoAction(); \
     }
 
-    action lanes_sum() {
-        DHC_FOR_EACH_LANE(DHC_LANE_SUM)
+#define DHC_LANE_APPLY(i) lane_##i##_update.apply();
+#define DHC_LANE_ADD(i) lanes.lane_##i = lanes.lane_##i + old.lane_##i;
+#define DHC_LANE_OR(i) lanes.lane_##i = lanes.lane_##i | old.lane_##i;
+#define DHC_LANE_COPY(i) lanes.lane_##i = old.lane_##i;
+
+control DhcLanes(inout dhc_lanes_h lanes,
+                 inout lane_old_t old,
+                 in dhc_meta_t m) {
+
+    DHC_FOR_EACH_LANE(DHC_LANE_UNIT)
+
+    action lanes_add() {
+        DHC_FOR_EACH_LANE(DHC_LANE_ADD)
     }
 
     action lanes_or() {
         DHC_FOR_EACH_LANE(DHC_LANE_OR)
     }
 
-    action lanes_read() {
-        DHC_FOR_EACH_LANE(DHC_LANE_READ)
+    action lanes_copy() {
+        DHC_FOR_EACH_LANE(DHC_LANE_COPY)
     }
 
-    table lane_update {
+    table lanes_result {
         key = {
-            is_new   : exact @name("is_new");
-            is_first : exact @name("is_first");
-            op       : exact @name("op");
+            m.kind : exact @name("kind");
+            m.op   : exact @name("op");
         }
-        actions = { lanes_write; lanes_sum; lanes_or; lanes_read; @defaultonly NoAction; }
+        actions = { lanes_add; lanes_or; lanes_copy; @defaultonly NoAction; }
         const entries = {
-            (1, 1, DHC_OP_SUM) : lanes_write();
-            (1, 1, DHC_OP_OR)  : lanes_write();
-            (1, 0, DHC_OP_SUM) : lanes_sum();
-            (1, 0, DHC_OP_OR)  : lanes_or();
-            (0, 0, DHC_OP_SUM) : lanes_read();
-            (0, 0, DHC_OP_OR)  : lanes_read();
+            (KIND_ADD, DHC_OP_SUM) : lanes_add();
+            (KIND_ADD, DHC_OP_OR)  : lanes_or();
+            (KIND_DUP, DHC_OP_SUM) : lanes_copy();
+            (KIND_DUP, DHC_OP_OR)  : lanes_copy();
         }
         const default_action = NoAction();
-        size = 8;
     }
 
     apply {
-        lane_update.apply();
+        DHC_FOR_EACH_LANE(DHC_LANE_APPLY)
+        lanes_result.apply();
     }
 }
 

@@ -1,144 +1,179 @@
 /*
- * DHC data plane: worker bitmaps and contribution counters (SwitchML-style
- * shadow sets), shared by all lanes and all levels of a slot.
+ * DHC data plane: per-slot state shared by all lanes (SwitchML-style shadow
+ * sets), stages 2..6 of an accepted DATA packet.
  *
- * Registers (each read-modified-written at most once per packet, in one
- * action, at one index, with the shape chosen by a const-entry table):
- *   bitmap_set0[bm_idx], bitmap_set1[bm_idx]  bm_idx = reg_idx / 2 = base/2 + slot
- *       the packet's own set:   old = bm; bm = old | mask   (old tells duplicate)
- *       the other set:          bm = bm & ~mask              (the sender has moved on)
- *   slot_count[reg_idx]                        reg_idx = base + slot*2 + set
- *       first contribution:     cnt = 1
- *       later contribution:     cnt = cnt + 1
- *       duplicate:              read
+ *   stage 2  epoch_compare   epoch_diff = old_epoch ^ dhc.epoch
+ *   stage 3  bitmap_set0_update, bitmap_set1_update   (one register each)
+ *   stage 4  own_set         seen = own set's old bitmap; dup = seen & mask
+ *   stage 5  count_update    slot_count (one register); sets kind
+ *   stage 6  gap             gap = fan_in - cnt_old
  *
- * A set is reused (chunk c+2W) only after its previous chunk completed and
- * every worker has moved on to chunk c+W (self-clocking), and each worker's
- * first packet of chunk c+W cleared its bit in chunk c's set.  So the own
- * set's bitmap is empty exactly for the first contribution of a chunk: that
- * is "first writer", whatever the counter holds (stale counts of an earlier
- * job with another fan-in in the same region do not matter).
+ * Every register is touched by the actions of one table only, once per
+ * packet, at one index (bm_idx for the bitmaps, cell = bm_idx ++ set for the
+ * counter), and every register action has the shape p4c's Tofino back end
+ * turns into one stateful ALU instruction: read the old value into metadata
+ * and write an expression of that old value, packet/metadata fields and
+ * constants.  A register action only returns the old value, so each decision
+ * taken from state is made by a table keyed on that value (or on one ALU
+ * result of it) in the next stage, never by an `if` on two fields.
+ *
+ * Rules (p4src/README.md, "Shadow sets and epochs"):
+ *   - the packet's own set: old = bm; bm = old | mask  (old tells duplicate)
+ *   - the other set:        bm = bm & ~mask            (the sender has moved on)
+ *   - a cell whose stored epoch differs from the frame's holds an old
+ *     session's data: the frame is its first writer (bm = mask, count = 1,
+ *     lanes = the frame's lanes), whatever the registers hold.
+ *   - otherwise the own set's bitmap is empty exactly for the first
+ *     contribution of a chunk (a set is reused, chunk c+2W, only after every
+ *     worker's first packet of chunk c+W cleared its bit).
+ * complete = (gap == 1) for a new contribution, (gap == 0) for a duplicate.
  */
 #ifndef _DHC_SHADOW_P4_
 #define _DHC_SHADOW_P4_
 
-control DhcShadow(in bit<1> shadow_set,
-                  in bit<32> bm_idx,
-                  in bit<32> reg_idx,
-                  in bit<32> child_mask,
-                  in bit<32> fan_in,
-                  out bit<1> is_new,
-                  out bit<1> is_first,
-                  out bit<1> complete,
-                  out bit<32> cnt) {
+control DhcShadow(in dhc_h dhc, inout dhc_meta_t m) {
 
     register<bit<32>>(DHC_POOL_SLOTS) bitmap_set0;
     register<bit<32>>(DHC_POOL_SLOTS) bitmap_set1;
     register<bit<32>>(DHC_POOL_SIZE) slot_count;
 
-    bit<32> seen;   /* own set's bitmap before this packet */
+    /* ---- stage 2 ---- */
+    action compare_epoch() {
+        m.epoch_diff = m.old_epoch ^ dhc.epoch;
+    }
 
+    table epoch_compare {
+        actions = { compare_epoch; }
+        const default_action = compare_epoch();
+    }
+
+    /* ---- stage 3: bitmaps ---- */
     action mark_set0() {
-        bit<32> b;
-        bitmap_set0.read(b, bm_idx);
-        bitmap_set0.write(bm_idx, b | child_mask);
-        seen = b;
+        bitmap_set0.read(m.seen0, m.bm_idx);
+        bitmap_set0.write(m.bm_idx, m.seen0 | m.child_mask);
+    }
+
+    action reset_set0() {
+        bitmap_set0.write(m.bm_idx, m.child_mask);
     }
 
     action clear_set0() {
-        bit<32> b;
-        bitmap_set0.read(b, bm_idx);
-        bitmap_set0.write(bm_idx, b & ~child_mask);
-    }
-
-    action mark_set1() {
-        bit<32> b;
-        bitmap_set1.read(b, bm_idx);
-        bitmap_set1.write(bm_idx, b | child_mask);
-        seen = b;
-    }
-
-    action clear_set1() {
-        bit<32> b;
-        bitmap_set1.read(b, bm_idx);
-        bitmap_set1.write(bm_idx, b & ~child_mask);
+        bitmap_set0.read(m.other0, m.bm_idx);
+        bitmap_set0.write(m.bm_idx, m.other0 & ~m.child_mask);
     }
 
     table bitmap_set0_update {
-        key = { shadow_set : exact @name("shadow_set"); }
-        actions = { mark_set0; clear_set0; @defaultonly NoAction; }
-        const entries = {
-            0 : mark_set0();
-            1 : clear_set0();
+        key = {
+            m.shadow_set : ternary @name("shadow_set");
+            m.epoch_diff : ternary @name("epoch_diff");
         }
-        const default_action = NoAction();
-        size = 2;
+        actions = { mark_set0; reset_set0; clear_set0; }
+        const entries = {
+            (0, 0) : mark_set0();
+            (0, _) : reset_set0();
+            (1, _) : clear_set0();
+        }
+        const default_action = clear_set0();
+    }
+
+    action mark_set1() {
+        bitmap_set1.read(m.seen1, m.bm_idx);
+        bitmap_set1.write(m.bm_idx, m.seen1 | m.child_mask);
+    }
+
+    action reset_set1() {
+        bitmap_set1.write(m.bm_idx, m.child_mask);
+    }
+
+    action clear_set1() {
+        bitmap_set1.read(m.other1, m.bm_idx);
+        bitmap_set1.write(m.bm_idx, m.other1 & ~m.child_mask);
     }
 
     table bitmap_set1_update {
-        key = { shadow_set : exact @name("shadow_set"); }
-        actions = { mark_set1; clear_set1; @defaultonly NoAction; }
-        const entries = {
-            0 : clear_set1();
-            1 : mark_set1();
+        key = {
+            m.shadow_set : ternary @name("shadow_set");
+            m.epoch_diff : ternary @name("epoch_diff");
         }
-        const default_action = NoAction();
-        size = 2;
+        actions = { mark_set1; reset_set1; clear_set1; }
+        const entries = {
+            (1, 0) : mark_set1();
+            (1, _) : reset_set1();
+            (0, _) : clear_set1();
+        }
+        const default_action = clear_set1();
     }
 
+    /* ---- stage 4: the own set's old bitmap and the sender's bit in it ---- */
+    action own_set0() {
+        m.seen = m.seen0;
+        m.dup = m.seen0 & m.child_mask;
+    }
+
+    action own_set1() {
+        m.seen = m.seen1;
+        m.dup = m.seen1 & m.child_mask;
+    }
+
+    table own_set {
+        key = { m.shadow_set : exact @name("shadow_set"); }
+        actions = { own_set0; own_set1; }
+        const entries = {
+            0 : own_set0();
+            1 : own_set1();
+        }
+        const default_action = own_set0();
+    }
+
+    /* ---- stage 5: counter ---- */
     action count_first() {
-        slot_count.write(reg_idx, 32w1);
-        cnt = 32w1;
+        slot_count.write(DHC_CELL(m), 32w1);
+        m.kind = KIND_FIRST;
     }
 
     action count_add() {
-        bit<32> c;
-        slot_count.read(c, reg_idx);
-        c = c + 32w1;
-        slot_count.write(reg_idx, c);
-        cnt = c;
+        slot_count.read(m.cnt_old, DHC_CELL(m));
+        slot_count.write(DHC_CELL(m), m.cnt_old + 32w1);
+        m.kind = KIND_ADD;
     }
 
     action count_read() {
-        slot_count.read(cnt, reg_idx);
+        slot_count.read(m.cnt_old, DHC_CELL(m));
+        m.kind = KIND_DUP;
     }
 
     table count_update {
         key = {
-            is_new   : exact @name("is_new");
-            is_first : exact @name("is_first");
+            m.epoch_diff : ternary @name("epoch_diff");
+            m.seen       : ternary @name("seen");
+            m.dup        : ternary @name("dup");
         }
-        actions = { count_first; count_add; count_read; @defaultonly NoAction; }
+        actions = { count_first; count_add; count_read; }
         const entries = {
-            (1, 1) : count_first();
-            (1, 0) : count_add();
-            (0, 0) : count_read();
+            (0, 0, _) : count_first();      /* this epoch, own set empty */
+            (0, _, 0) : count_add();        /* this epoch, sender's bit was clear */
+            (0, _, _) : count_read();       /* this epoch, sender's bit was set */
         }
-        const default_action = NoAction();
-        size = 4;
+        const default_action = count_first();   /* cell of an older epoch */
+    }
+
+    /* ---- stage 6: distance to completion ---- */
+    action compute_gap() {
+        m.gap = m.fan_in - m.cnt_old;
+    }
+
+    table gap {
+        actions = { compute_gap; }
+        const default_action = compute_gap();
     }
 
     apply {
-        seen = 0;
-        cnt = 0;
+        epoch_compare.apply();
         bitmap_set0_update.apply();
         bitmap_set1_update.apply();
-        if ((seen & child_mask) == 0) {
-            is_new = 1;
-        } else {
-            is_new = 0;
-        }
-        if (seen == 0) {
-            is_first = 1;
-        } else {
-            is_first = 0;
-        }
+        own_set.apply();
         count_update.apply();
-        if (cnt == fan_in) {
-            complete = 1;
-        } else {
-            complete = 0;
-        }
+        gap.apply();
     }
 }
 

@@ -6,7 +6,9 @@
  *   job_duplicates     duplicate contributions seen
  *   job_results        RESULT packets sent (one per multicast, before replication,
  *                      or one unicast answer)
- * All four are touched only by the actions of job_stats, keyed on the outcome.
+ * One counter per table, one action per counter, one index (stats_idx): the
+ * four tables are keyed on the completion outcome and independent of each
+ * other, so they share a stage.
  */
 #ifndef _DHC_STATS_P4_
 #define _DHC_STATS_P4_
@@ -18,55 +20,70 @@ control DhcStats(in bit<8> outcome, in bit<32> stats_idx) {
     counter(DHC_MAX_JOBS, CounterType.packets_and_bytes) job_duplicates;
     counter(DHC_MAX_JOBS, CounterType.packets_and_bytes) job_results;
 
-    action count_consumed() {
+    action count_contribution() {
         job_contributions.count(stats_idx);
     }
 
-    action count_complete_root() {
-        job_contributions.count(stats_idx);
+    table contribution_stats {
+        key = { outcome : exact @name("outcome"); }
+        actions = { count_contribution; @defaultonly NoAction; }
+        const entries = {
+            OUTCOME_CONSUMED      : count_contribution();
+            OUTCOME_COMPLETE_ROOT : count_contribution();
+            OUTCOME_COMPLETE_UP   : count_contribution();
+        }
+        const default_action = NoAction();
+    }
+
+    action count_completion() {
         job_completions.count(stats_idx);
-        job_results.count(stats_idx);
     }
 
-    action count_complete_up() {
-        job_contributions.count(stats_idx);
-        job_completions.count(stats_idx);
-    }
-
-    action count_dup_answer() {
-        job_duplicates.count(stats_idx);
-        job_results.count(stats_idx);
+    table completion_stats {
+        key = { outcome : exact @name("outcome"); }
+        actions = { count_completion; @defaultonly NoAction; }
+        const entries = {
+            OUTCOME_COMPLETE_ROOT : count_completion();
+            OUTCOME_COMPLETE_UP   : count_completion();
+        }
+        const default_action = NoAction();
     }
 
     action count_duplicate() {
         job_duplicates.count(stats_idx);
     }
 
-    action count_result_down() {
+    table duplicate_stats {
+        key = { outcome : exact @name("outcome"); }
+        actions = { count_duplicate; @defaultonly NoAction; }
+        const entries = {
+            OUTCOME_DUP_ANSWER  : count_duplicate();
+            OUTCOME_DUP_UP      : count_duplicate();
+            OUTCOME_DUP_PENDING : count_duplicate();
+        }
+        const default_action = NoAction();
+    }
+
+    action count_result() {
         job_results.count(stats_idx);
     }
 
-    table job_stats {
+    table result_stats {
         key = { outcome : exact @name("outcome"); }
-        actions = {
-            count_consumed; count_complete_root; count_complete_up; count_dup_answer;
-            count_duplicate; count_result_down; @defaultonly NoAction;
-        }
+        actions = { count_result; @defaultonly NoAction; }
         const entries = {
-            OUTCOME_CONSUMED      : count_consumed();
-            OUTCOME_COMPLETE_ROOT : count_complete_root();
-            OUTCOME_COMPLETE_UP   : count_complete_up();
-            OUTCOME_DUP_ANSWER    : count_dup_answer();
-            OUTCOME_DUP_UP        : count_duplicate();
-            OUTCOME_DUP_PENDING   : count_duplicate();
-            OUTCOME_RESULT_DOWN   : count_result_down();
+            OUTCOME_COMPLETE_ROOT : count_result();
+            OUTCOME_DUP_ANSWER    : count_result();
+            OUTCOME_RESULT_DOWN   : count_result();
         }
         const default_action = NoAction();
-        size = 8;
     }
 
     apply {
-        job_stats.apply();
+        contribution_stats.apply();
+        completion_stats.apply();
+        duplicate_stats.apply();
+        result_stats.apply();
     }
 }
 

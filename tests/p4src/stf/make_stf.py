@@ -67,6 +67,7 @@ def setup(job_levels: dict[int, int]) -> str:
         f"add local_addr dst_addr:{ip_hex(SW_IP)} set_local()",
         "add job_table job_id:7 set_job(base:10, window:4, fan_in:3, mcast_grp:1, is_root:1, uplink_port:0, "
         f"parent_child_id:0, own_addr:{ip_hex(SW_IP)}, parent_addr:0, stats_idx:2)",
+        "add epoch_table job_id:7 epoch:0 current_epoch()",
     ]
     for level, op in job_levels.items():
         lines.append(f"add level_table job_id:7 level:{level} set_op(op:{op})")
