@@ -19,7 +19,7 @@ from rich.table import Table
 
 from controller.deploy_errors import ConflictError, PlanError, WriteError
 from controller.errors import ControllerError
-from controller.placement import Placement
+from controller.placement import Placement, place_incremental
 from controller.simnet import PROGRAM
 from controller.topology_file import load
 
@@ -89,12 +89,13 @@ def _render_report(report, title: str, console: Console) -> None:
         console.print(f"[yellow]no P4Runtime address, not deployed:[/yellow] {', '.join(report.skipped)}")
 
 
-def _deploy(args: argparse.Namespace, jobs: set[int] | None, pipeline: bool, title: str) -> int:
+def _deploy(args: argparse.Namespace, jobs: set[int] | None, pipeline: bool, title: str,
+            placement: Placement | None = None) -> int:
     from controller.deploy import deploy
     from controller.entries import manifest_jobs
 
     topo = load(args.topo)
-    placement = _placement(args.placement)
+    placement = placement or _placement(args.placement)
     files = None
     if getattr(args, "p4info", None) or getattr(args, "device_config", None):
         if not (args.p4info and args.device_config):
@@ -125,7 +126,25 @@ def cmd_deploy(args: argparse.Namespace) -> int:
 
 @_guard
 def cmd_jobs_add(args: argparse.Namespace) -> int:
-    return _deploy(args, {args.job}, False, f"job {args.job} added")
+    """A job the placement does not hold yet is placed incrementally (the placed jobs keep their
+    trees unless moving some lowers the bottleneck); the placement file is updated and the new
+    job plus any moved job are installed."""
+    placement = _placement(args.placement)
+    jobs = {args.job}
+    if args.job not in {jp.job_id for jp in placement.jobs}:
+        placed = {jp.job_id for jp in placement.jobs}
+        topo = load(args.topo)
+        if args.job not in {j.id for j in topo.jobs}:
+            raise PlanError(f"job(s) [{args.job}] are not in the placement ({args.placement}) nor in the "
+                            f"topology ({args.topo})")
+        topo = topo.with_jobs([j for j in topo.jobs if j.id in placed or j.id == args.job])
+        grown = place_incremental(topo, placement, time_limit=args.time_limit)
+        jobs |= {jp.job_id for jp in placement.jobs if grown.job(jp.job_id).root != jp.root}
+        placement = grown
+        if not args.dry_run:
+            Path(args.placement).write_text(placement.to_json(indent=2) + "\n")
+    return _deploy(args, jobs, False, f"job {args.job} added" + (f" (moved: {sorted(jobs - {args.job})})"
+                                                                  if len(jobs) > 1 else ""), placement)
 
 
 @_guard
@@ -206,6 +225,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     _common(add, placement=True)
     _writer(add)
     add.add_argument("--job", type=int, required=True, help="job id")
+    add.add_argument("--time-limit", type=float, default=60.0,
+                     help="for a job the placement lacks: placement time limit (the file is updated)")
     add.set_defaults(handler=cmd_jobs_add)
     rm = jsub.add_parser("remove", help="delete exactly one job's entries from every switch")
     _common(rm, placement=False)
