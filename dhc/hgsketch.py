@@ -52,6 +52,7 @@ class HGParams:
     m_extra: int = 24              # additive slack for small k
     seed: int = 0x5EED             # hash seed
     buckets: int | None = None     # force m (tests: below the peeling threshold; benchmarks)
+    fuse_rounds: bool = False      # element index and sketch in one round (m from sum of nnz)
 
     def __post_init__(self) -> None:
         b = self.block_size
@@ -65,6 +66,8 @@ class HGParams:
             raise InputError(f"m_extra must be an int >= 0, got {self.m_extra!r}")
         if self.buckets is not None and (not isinstance(self.buckets, int) or self.buckets < 1):
             raise InputError(f"buckets must be a positive int or None, got {self.buckets!r}")
+        if not isinstance(self.fuse_rounds, bool):
+            raise InputError(f"fuse_rounds must be a bool, got {self.fuse_rounds!r}")
 
     def sketch_buckets(self, k: int) -> int:
         """m for a union of k elements, rounded up to a multiple of rows."""
@@ -176,8 +179,9 @@ class HGSketchWorker:
 
     def fingerprint(self) -> int:
         p = self.params
-        return qz.fingerprint(self.codec, self.d, str(self._x.dtype), self.n_workers,
-                              p.block_size, p.rows, p.m_factor, p.m_extra, p.seed, p.buckets)
+        parts = (p.block_size, p.rows, p.m_factor, p.m_extra, p.seed, p.buckets) + (
+            ("fused",) if p.fuse_rounds else ())
+        return qz.fingerprint(self.codec, self.d, str(self._x.dtype), self.n_workers, *parts)
 
     # -- rounds ------------------------------------------------------------------------------
     def first_round(self) -> list[Segment]:
@@ -192,6 +196,13 @@ class HGSketchWorker:
         self._local_exp = qz.max_exponent(self._vals)
         segs = [Segment(Level.SCALE, qz.scale_lanes(self.fingerprint(), self._local_exp)),
                 Segment(Level.BLOCK_INDEX, self._index.block_lanes())]
+        if self.params.fuse_rounds:
+            # SUM of the workers' nonzero counts: an upper bound of the union that sizes the
+            # sketch of the fused round (capped so that N counts cannot wrap; a bound too
+            # small only stalls the peeling, and the stuck round stays exact)
+            cap = ((1 << 32) - 1) // self.n_workers
+            segs.append(Segment(Level.VALUE_SKETCH,
+                                np.array([min(self._index.nz.size, cap)], np.uint32)))
         self.stats.encode_seconds += time.perf_counter() - t0
         return self._emit("A", segs)
 
@@ -200,7 +211,7 @@ class HGSketchWorker:
             raise ProtocolError(f"feed() called in state {self._phase!r}")
         agg = check_aggregated(self._sent, aggregated)
         handler = {"A": self._after_a, "B": self._after_b, "C": self._after_c,
-                   "D": self._after_d}[self._phase]
+                   "BC": self._after_bc, "D": self._after_d}[self._phase]
         return handler(agg)
 
     def _emit(self, phase: str, segs: list[Segment]) -> list[Segment]:
@@ -235,28 +246,69 @@ class HGSketchWorker:
             return self._finish(np.zeros(0, np.int64), np.zeros(0, np.int64))
         self._q = qz.quantize(self._vals, self._scale_exp, self.n_workers)
         segs = [Segment(Level.ELEMENT_INDEX, ix.element_lanes(self._active_ids))]
+        if self.params.fuse_rounds:
+            bound = min(int(agg[2][0]), self._active_ids.size * ix.block, self.d)
+            segs += self._own_sketch(self.params.sketch_buckets(bound))
+            self.stats.encode_seconds += time.perf_counter() - t1
+            return self._emit("BC", segs)
         self.stats.encode_seconds += time.perf_counter() - t1
         return self._emit("B", segs)
+
+    def _own_sketch(self, m: int) -> list[Segment]:
+        """Fused rounds: the sketch and check lanes of this worker's own elements (hashed on
+        their own: the union is not known yet)."""
+        p, ix, nat = self.params, self._index, self._native
+        self._hash = SketchHash(p.seed, p.rows, m // p.rows, HASHED_CHECKS)
+        self.stats.sketch_buckets = m
+        if nat is not None:
+            codes, keys = nat.hash_union(self._hash, ix.nz)
+            sketch = nat.sketch(codes, None, self._q, m)
+            checks = nat.check_lanes(ix.nz, self._q, self._hash, keys, None)
+        else:
+            keys = self._hash.keys(ix.nz)
+            buckets, negative = self._hash.rows_of(keys)
+            sketch = _bucket_sums(buckets, negative, self._q, m)
+            checks = check_lanes(ix.nz, self._q, self._hash, keys)
+        return [Segment(Level.VALUE_SKETCH, sketch), Segment(Level.VALUE_SKETCH, checks)]
+
+    def _after_bc(self, agg: list[np.ndarray]) -> list[Segment]:
+        """Fused rounds: the union from the element index, then decoding as after round C."""
+        t0 = time.perf_counter()
+        cand, _ = self._union(agg[0])
+        if self._native is not None:
+            self._codes, self._keys = self._native.hash_union(self._hash, cand)
+        else:
+            self._keys = self._hash.keys(cand)
+            self._rows = self._hash.rows_of(self._keys)
+        self.stats.decode_seconds += time.perf_counter() - t0
+        return self._after_c(agg[1:])
+
+    def _union(self, agg: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+        """(sorted union of the supports, our elements' positions in it or None when the
+        union is our support) from the aggregated element index."""
+        ix, nat = self._index, self._native
+        mine = self._sent[0].lanes
+        ix.check_elements_covered(mine, agg)
+        if self._blocks_mine and np.array_equal(mine, agg):
+            cand, own = ix.nz, None
+        elif nat is not None:
+            cand = nat.candidates(self._active_ids, agg, ix.block, self.d)
+            own = nat.positions_in(cand, ix.nz)
+        else:
+            cand = candidates(self._active_ids, agg, ix.block, self.d)
+            own = np.searchsorted(cand, ix.nz)
+        self._cand = cand
+        self.stats.union_nnz = int(cand.size)
+        return cand, own
 
     def _after_b(self, agg: list[np.ndarray]) -> list[Segment]:
         t0 = time.perf_counter()
         ix = self._index
         nat = self._native
-        mine = self._sent[0].lanes
-        ix.check_elements_covered(mine, agg[0])
-        if self._blocks_mine and np.array_equal(mine, agg[0]):
-            cand, own = ix.nz, None                 # the union is our support
-        elif nat is not None:
-            cand = nat.candidates(self._active_ids, agg[0], ix.block, self.d)
-            own = nat.positions_in(cand, ix.nz)
-        else:
-            cand = candidates(self._active_ids, agg[0], ix.block, self.d)
-            own = np.searchsorted(cand, ix.nz)      # our elements' positions in the union
-        self._cand = cand
+        cand, own = self._union(agg[0])
         p = self.params
         m = p.sketch_buckets(cand.size)
         self._hash = SketchHash(p.seed, p.rows, m // p.rows, HASHED_CHECKS)
-        self.stats.union_nnz = int(cand.size)
         self.stats.sketch_buckets = m
         # hash the union once: the decoder peels it, the encoder reads its own columns
         if nat is not None:

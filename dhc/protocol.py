@@ -138,6 +138,35 @@ def run_worker(worker: CodecWorker, reducer: Reducer) -> CodecWorker:
     return worker
 
 
+def run_workers(workers: Sequence[CodecWorker], reducer: Reducer) -> None:
+    """Drive several workers of one job (e.g. the gradient buckets of one training step)
+    through their rounds *together*: each reduce call carries the segments of every worker
+    that is not done yet, in worker order, so a step costs as many reduce calls as its longest
+    allreduce has rounds, not the sum over tensors.  Every rank must pass workers with the same
+    shapes in the same order; their rounds then line up (a worker's round shapes depend only on
+    parameters and aggregates).  Aborts the reducer on an error, like :func:`run_worker`."""
+    try:
+        segs = [w.first_round() for w in workers]
+        while True:
+            live = [i for i, w in enumerate(workers) if not w.done]
+            if not live:
+                return
+            flat = [s for i in live for s in segs[i]]
+            agg = reducer.reduce(flat)
+            if len(agg) != len(flat):
+                raise ProtocolError(f"reducer returned {len(agg)} segments for {len(flat)} sent")
+            at = 0
+            for i in live:
+                n = len(segs[i])
+                segs[i] = workers[i].feed(agg[at:at + n])
+                at += n
+    except BaseException:
+        abort = getattr(reducer, "abort", None)
+        if callable(abort):
+            abort()
+        raise
+
+
 class ThreadGroup:
     """In-process reducer for N workers running as threads: ``group.reducer(rank)`` gives each
     thread its Reducer.  The last rank to arrive in a round aggregates with

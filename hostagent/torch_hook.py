@@ -8,7 +8,8 @@ Usage (see docs/ddp.md)::
 
 Per bucket: compensated gradient ``c = g + r`` (error feedback), optional top-k/threshold
 sparsification, the codec's rounds (HG-Sketch by default) through a ``dhc.protocol.Reducer``,
-decode, average.  The reducer is, in order of precedence: ``reducer=`` (any ready Reducer, e.g.
+decode, average.  The rounds of all buckets of a step run together once the last bucket is
+handed over (one reduce call per round, not per round and bucket).  The reducer is, in order of precedence: ``reducer=`` (any ready Reducer, e.g.
 ``NetworkReducer`` over a ``ChunkTransport``), ``endpoint=`` (an in-network job: a
 ``ChunkTransport`` to the job's first switch is opened), else :class:`TorchDistReducer` on the
 DDP process group (gloo: ``all_reduce`` of the lanes).
@@ -35,7 +36,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
     raise ImportError("hostagent.torch_hook needs PyTorch: pip install 'dhc[torch]'") from exc
 
 from dhc.codec import make_worker
-from dhc.protocol import Reducer, run_worker
+from dhc.protocol import CodecWorker, Reducer, run_workers
 from hostagent.torch_reducer import TorchDistReducer
 from hostagent.torch_sparsify import ErrorFeedback, SparsifyConfig, sparsify
 
@@ -81,6 +82,20 @@ class BucketRecord:
 
 
 @dataclass
+class PendingBucket:
+    """One bucket between its hook call and the end of its rounds (see :func:`dhc_hook`)."""
+
+    bucket: int
+    keys: tuple[Hashable, ...]
+    sizes: tuple[int, ...]
+    flat: np.ndarray           # the local gradient as handed over
+    compensated: np.ndarray    # float64 flat + residual
+    sent: np.ndarray           # what goes into the codec
+    worker: CodecWorker
+    n_workers: int
+
+
+@dataclass
 class DHCHookState:
     """State of the hook on one worker: configuration, reducer, residuals, scale log."""
 
@@ -94,6 +109,7 @@ class DHCHookState:
     error_feedback: bool = True
     or_mode: str = "auto"                 # TorchDistReducer only
     sum_wire: str = "int32"               # TorchDistReducer only
+    collective: str = "auto"              # TorchDistReducer only: "allreduce", "gather", "auto"
     record: bool = False
     step: int = 0
     scales: deque = field(default_factory=lambda: deque(maxlen=SCALE_LOG_LIMIT))
@@ -107,6 +123,8 @@ class DHCHookState:
         if self.reducer is not None and self.endpoint is not None:
             raise ValueError("give either reducer= or endpoint=, not both")
         self.feedback = ErrorFeedback()
+        #: buckets of the current step waiting for the last one (dhc_hook)
+        self.pending: list[tuple[PendingBucket, torch.Tensor, torch.futures.Future]] = []
         self._transport = None
         self._failed = False     # a bucket raised: no peer would complete close()'s padding
 
@@ -136,7 +154,8 @@ class DHCHookState:
                 self._transport = ChunkTransport(self.endpoint)
                 self.reducer = NetworkReducer(self._transport)
             else:
-                reducer = TorchDistReducer(self.process_group, self.or_mode, self.sum_wire)
+                reducer = TorchDistReducer(self.process_group, self.or_mode, self.sum_wire,
+                                           self.collective)
                 if self.n_workers is not None and self.n_workers != reducer.world_size:
                     # the scale's overflow bound is computed for n_workers: a larger group could wrap
                     raise ValueError(f"n_workers={self.n_workers} but the process group has "
@@ -158,11 +177,9 @@ class DHCHookState:
             self._transport.close()
             self._transport = None
 
-    def allreduce_bucket(self, grad: np.ndarray, param_keys: Sequence[Hashable],
-                         param_sizes: Sequence[int], bucket: int = 0) -> np.ndarray:
-        """The averaged bucket (float64, 1-D) for this worker's flat gradient ``grad``.
-
-        Every worker of the job must call this with the same layout in the same order."""
+    def prepare_bucket(self, grad: np.ndarray, param_keys: Sequence[Hashable],
+                       param_sizes: Sequence[int], bucket: int = 0) -> PendingBucket:
+        """Error feedback, sparsification and the codec worker of one bucket (no I/O)."""
         n = self.world_size()
         keys, sizes = tuple(param_keys), tuple(int(s) for s in param_sizes)
         flat = np.asarray(grad).reshape(-1)
@@ -175,30 +192,70 @@ class DHCHookState:
             compensated = flat.astype(np.float64)
         sent = sparsify(compensated, self.sparsify)
         worker = make_worker(sent, n, self.codec, **self.codec_params)
+        return PendingBucket(bucket, keys, sizes, flat, compensated, sent, worker, n)
+
+    def run_rounds(self, buckets: Sequence[PendingBucket]) -> None:
+        """The codec rounds of ``buckets`` together: one reduce call per round for all of
+        them (every worker of the job must pass the same buckets in the same order)."""
         try:
-            run_worker(worker, self.get_reducer())
+            run_workers([p.worker for p in buckets], self.get_reducer())
         except BaseException:
             self._failed = True
             raise
+
+    def finish_bucket(self, p: PendingBucket) -> np.ndarray:
+        """Residual update, scale log, record; returns the averaged bucket (float64, 1-D)."""
+        n, worker = p.n_workers, p.worker
         t = worker.scale_exponent
         sum_int = np.asarray(worker.result_int()).reshape(-1)
         if self.error_feedback:
-            self.feedback.update(compensated, sent, t, n, keys, sizes)
+            self.feedback.update(p.compensated, p.sent, t, n, p.keys, p.sizes)
         average = np.ldexp(sum_int.astype(np.float64), -t) / n
-        self.scales.append(ScaleRecord(self.step, bucket, t, int(flat.size),
-                                       int(np.count_nonzero(sent)), n))
+        self.scales.append(ScaleRecord(self.step, p.bucket, t, int(p.flat.size),
+                                       int(np.count_nonzero(p.sent)), n))
         if self.record:
             self.records.append(BucketRecord(
-                self.step, bucket, keys, sizes, flat.copy(), compensated, sent, t,
-                sum_int.copy(), average.astype(flat.dtype)))
+                self.step, p.bucket, p.keys, p.sizes, p.flat.copy(), p.compensated, p.sent, t,
+                sum_int.copy(), average.astype(p.flat.dtype)))
         return average
+
+    def allreduce_bucket(self, grad: np.ndarray, param_keys: Sequence[Hashable],
+                         param_sizes: Sequence[int], bucket: int = 0) -> np.ndarray:
+        """The averaged bucket (float64, 1-D) for this worker's flat gradient ``grad``, on its
+        own (one reduce call per round for this bucket alone).
+
+        Every worker of the job must call this with the same layout in the same order."""
+        p = self.prepare_bucket(grad, param_keys, param_sizes, bucket)
+        self.run_rounds([p])
+        return self.finish_bucket(p)
+
+    def flush(self) -> None:
+        """Run the rounds of every pending bucket together, write each average into its
+        bucket buffer and complete its future.  On an error every pending future gets it."""
+        pending, self.pending = self.pending, []
+        try:
+            self.run_rounds([p for p, _, _ in pending])
+            for p, buf, fut in pending:
+                average = self.finish_bucket(p)
+                buf.copy_(torch.from_numpy(average).view(buf.shape).to(buf.dtype))
+                fut.set_result(buf)
+        except BaseException as exc:
+            for _, _, fut in pending:
+                if not fut.done():
+                    fut.set_exception(exc)
+            raise
+        finally:
+            self.step += 1
 
 
 def dhc_hook(state: DHCHookState, bucket: dist.GradBucket) -> torch.futures.Future[torch.Tensor]:
-    """``DistributedDataParallel.register_comm_hook`` hook: HG-Sketch allreduce of one bucket.
+    """``DistributedDataParallel.register_comm_hook`` hook: HG-Sketch allreduce of the buckets.
 
-    Runs the rounds synchronously (blocking collectives or the network transport) and returns
-    an already completed future holding the averaged bucket (written into the bucket buffer)."""
+    A bucket's error feedback, sparsification and codec worker are prepared when DDP hands
+    it over, and its future is returned pending.  When the last bucket of the step arrives
+    (DDP launches buckets in index order on every rank), the rounds of all buckets run
+    together, one reduce call per round (blocking collectives or the network transport), and
+    every future completes with its averaged bucket (written into the bucket buffer)."""
     buf = bucket.buffer()
     params = bucket.parameters()
     keys = [id(p) for p in params]
@@ -206,10 +263,15 @@ def dhc_hook(state: DHCHookState, bucket: dist.GradBucket) -> torch.futures.Futu
     # numpy has no bfloat16: such buckets go through the codec as float32 (exactly representable)
     host_dtype = torch.float32 if buf.dtype == torch.bfloat16 else buf.dtype
     grad = buf.detach().to("cpu", host_dtype).numpy()
-    average = state.allreduce_bucket(grad, keys, sizes, bucket.index())
-    buf.copy_(torch.from_numpy(average).view(buf.shape).to(buf.dtype))
-    if bucket.is_last():
-        state.step += 1
     fut: torch.futures.Future[torch.Tensor] = torch.futures.Future()
-    fut.set_result(buf)
+    try:
+        pending = state.prepare_bucket(grad, keys, sizes, bucket.index())
+    except BaseException as exc:
+        for _, _, f in state.pending:
+            f.set_exception(exc)
+        state.pending = []
+        raise
+    state.pending.append((pending, buf, fut))
+    if bucket.is_last():
+        state.flush()
     return fut

@@ -81,6 +81,7 @@ cases = st.fixed_dictionaries({
     "block": st.sampled_from([32, 64, 256]),
     "dtype": st.sampled_from([np.float16, np.float32, np.float64]),
     "stall": st.sampled_from([None, 0.3, 0.9, 1.1]),
+    "fuse": st.booleans(),
     "seed": st.integers(0, 2**32 - 1),
 })
 
@@ -93,7 +94,8 @@ def _tensors(case: dict) -> list[np.ndarray]:
 
 
 def _params(case: dict, xs: list[np.ndarray]) -> dict:
-    params: dict = {"block_size": case["block"], "seed": case["seed"] % 997}
+    params: dict = {"block_size": case["block"], "seed": case["seed"] % 997,
+                    "fuse_rounds": case["fuse"]}
     if case["stall"] is not None:          # m below the peeling threshold: a stuck round
         union = int(np.count_nonzero(np.any(np.stack(xs) != 0, axis=0)))
         params["buckets"] = max(1, int(case["stall"] * union))

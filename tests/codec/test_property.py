@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from dhc import quantize as qz
-from dhc import simulate_allreduce
+from dhc import HGParams, simulate_allreduce
 from dhc.hgsketch import CHECK_LANES
 from dhc.wire import LEVEL_OPS, Level
 
@@ -153,3 +153,29 @@ def test_tiny_float64_values_are_clamped_not_lost_in_scale() -> None:
     res = simulate_allreduce(xs)
     assert res.scale_exponent == qz.precision_bits(3) - qz.EXP_MIN
     assert np.array_equal(res.sum_int, exact_quantized_sum(xs, res.scale_exponent))
+
+
+@given(cases, st.sampled_from([None, 0.5, 1.0]))
+@settings(max_examples=150, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
+def test_sum_is_exact_with_fused_rounds(case: dict, ratio: float | None) -> None:
+    """fuse_rounds: the element index and the sketch share a round; m is sized from the sum
+    of the workers' nonzero counts (forced below the union: the stuck round finishes it)."""
+    rng = np.random.default_rng(case["seed"])
+    xs = sparse_tensors(rng, case["n"], case["d"], case["density"],
+                        magnitude=10.0 ** case["log_mag"], clustered=case["clustered"])
+    union = int(np.count_nonzero(np.any(np.stack(xs) != 0, axis=0)))
+    extra = {} if ratio is None else {"buckets": max(1, int(ratio * union))}
+    res = simulate_allreduce(xs, block_size=case["block"], fuse_rounds=True, **extra)
+    assert np.array_equal(res.sum_int, exact_quantized_sum(xs, res.scale_exponent))
+    levels = [list(r.levels) for r in res.rounds]
+    if union:
+        assert levels[:2] == [["SCALE", "BLOCK_INDEX", "VALUE_SKETCH"],
+                              ["ELEMENT_INDEX", "VALUE_SKETCH"]]
+        assert len(levels) == (3 if res.stuck_size else 2)
+        if ratio is None:
+            total = sum(int(np.count_nonzero(x)) for x in xs)
+            b = case["block"]
+            nz = np.any(np.stack(xs) != 0, axis=0)
+            active = int(np.count_nonzero(np.add.reduceat(nz, np.arange(0, nz.size, b))))
+            bound = min(total, active * b, case["d"])
+            assert res.sketch_buckets == HGParams().sketch_buckets(bound)
