@@ -45,6 +45,9 @@ def _main_parser() -> argparse.ArgumentParser:
                    help="preprocessor definition for PROGRAM (softswitch only)")
     p.add_argument("--p4-include", action="append", default=[], metavar="DIR",
                    help="include directory for PROGRAM (softswitch only)")
+    p.add_argument("--backend", choices=("native", "python", "auto"), default=None,
+                   help="packet pipeline: native (P4 compiled to C, the default when a C compiler is "
+                        "present) or python (softswitch only)")
     return p
 
 
@@ -95,6 +98,8 @@ def _setup_logging(args: argparse.Namespace) -> None:
 
 
 def run_switch(args: argparse.Namespace, targs: argparse.Namespace) -> int:
+    from softswitch import backend
+    from softswitch.native.loop import serve_ports
     from softswitch.ports import PortSet, parse_port_map
     from softswitch.server import Device, serve
 
@@ -109,13 +114,14 @@ def run_switch(args: argparse.Namespace, targs: argparse.Namespace) -> int:
     if args.thrift_port is not None:
         log.info("--thrift-port %d ignored: this target has no Thrift server", args.thrift_port)
     device = Device(device_id=args.device_id, cpu_port=cpu_port)
+    if args.backend:
+        backend.set_default(args.backend)
     if args.program:
-        from softswitch import Switch
         from softswitch.frontend import preprocess
 
         defines = _defines(args.p4_define)
         try:
-            switch = Switch.load(args.program, defines=defines, include_dirs=args.p4_include, cpu_port=cpu_port)
+            switch = backend.load(args.program, defines=defines, include_dirs=args.p4_include, cpu_port=cpu_port)
             text = preprocess(args.program, defines, args.p4_include)
         except P4CompileError as err:
             print(f"softswitch: {err}", file=sys.stderr)
@@ -148,7 +154,7 @@ def run_switch(args: argparse.Namespace, targs: argparse.Namespace) -> int:
              args.device_id, {n: i for n, i in sorted(mapping.items())} or "none", cpu_port,
              targs.grpc_server_addr, bound, args.program or "none (--no-p4)")
     try:
-        ports.run(device.receive)
+        serve_ports(ports, device)
     finally:
         server.stop(grace=0.5).wait(2)
         ports.close()

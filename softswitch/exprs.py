@@ -82,7 +82,7 @@ def wrap_code(code: str, t: BitT) -> str:
     """Python source reducing an unbounded int expression to type t."""
     if t.signed:
         h = 1 << (t.width - 1)
-        return f"((({code}) + {h}) & {t.mask}) - {h}"
+        return f"(((({code}) + {h}) & {t.mask}) - {h})"
     return f"(({code}) & {t.mask})"
 
 

@@ -31,6 +31,25 @@ _SIOCETHTOOL = 0x8946
 _ETHTOOL_SET = {"tx": 0x17, "sg": 0x19, "tso": 0x1F, "gso": 0x24, "gro": 0x2C}
 _MAX_FRAME = 65535
 _BATCH = 64
+SOL_PACKET = 263
+PACKET_AUXDATA = 8
+TP_STATUS_VLAN_VALID = 0x10
+TP_STATUS_VLAN_TPID_VALID = 0x40
+_AUX = struct.Struct("=IIIHHHH")  # struct tpacket_auxdata
+
+
+def restore_vlan(frame: bytes, ancdata: list) -> bytes:
+    """Put back the 802.1Q tag the kernel moved out of a received frame into PACKET_AUXDATA
+    (VLAN offload strips it on receive; a switch must forward it as it came)."""
+    for level, kind, data in ancdata:
+        if level != SOL_PACKET or kind != PACKET_AUXDATA or len(data) < _AUX.size:
+            continue
+        status, _len, _snap, _mac, _net, tci, tpid = _AUX.unpack_from(data)
+        if status & TP_STATUS_VLAN_VALID and len(frame) >= 12:
+            if not status & TP_STATUS_VLAN_TPID_VALID:
+                tpid = 0x8100
+            return frame[:12] + struct.pack("!HH", tpid, tci) + frame[12:]
+    return frame
 
 
 def parse_port_map(specs: list[str]) -> dict[int, str]:
@@ -161,6 +180,7 @@ class PortSet:
                                   f"{err.strerror}") from None
                 sock.setblocking(False)
                 sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4 << 20)
+                sock.setsockopt(SOL_PACKET, PACKET_AUXDATA, 1)
                 port = Port(number, ifname, sock)
                 if self.pcap_dir is not None:
                     self.pcap_dir.mkdir(parents=True, exist_ok=True)
@@ -172,7 +192,9 @@ class PortSet:
             raise
         self._wake_r, self._wake_w = os.pipe()
         os.set_blocking(self._wake_w, False)
+        os.set_blocking(self._wake_r, False)
         self._stopping = False
+        self._interrupted = False
 
     def send(self, number: int, frame: bytes) -> None:
         port = self.ports.get(number)
@@ -196,26 +218,54 @@ class PortSet:
         except (BlockingIOError, AttributeError):
             pass
 
+    @property
+    def stopping(self) -> bool:
+        return self._stopping
+
+    def interrupt(self) -> None:
+        """Make ``run`` (or the native loop polling ``wake_fd``) return without stopping."""
+        self._interrupted = True
+        try:
+            os.write(self._wake_w, b"i")
+        except (BlockingIOError, AttributeError, TypeError):
+            pass
+
+    @property
+    def wake_fd(self) -> int:
+        return self._wake_r
+
+    def drain_wake(self) -> None:
+        self._interrupted = False
+        try:
+            while os.read(self._wake_r, 64):
+                pass
+        except (BlockingIOError, OSError):
+            pass
+
     def run(self, handler: Callable[[int, bytes], None]) -> None:
-        """Receive frames until ``stop()``; call ``handler(port, frame)`` for each, in order."""
+        """Receive frames until ``stop()`` or ``interrupt()``; call ``handler(port, frame)`` for
+        each, in order."""
         poller = select.poll()
         by_fd = {p.sock.fileno(): p for p in self.ports.values()}
         for fd in by_fd:
             poller.register(fd, select.POLLIN)
         poller.register(self._wake_r, select.POLLIN)
-        while not self._stopping:
+        while not self._stopping and not self._interrupted:
             try:
                 events = poller.poll()
             except InterruptedError:
                 continue
             for fd, _ in events:
                 if fd == self._wake_r:
-                    os.read(self._wake_r, 64)
+                    try:
+                        os.read(self._wake_r, 64)
+                    except BlockingIOError:
+                        pass
                     continue
                 port = by_fd[fd]
                 for _ in range(_BATCH):
                     try:
-                        data, addr = port.sock.recvfrom(_MAX_FRAME)
+                        data, anc, _flags, addr = port.sock.recvmsg(_MAX_FRAME, 256)
                     except (BlockingIOError, InterruptedError):
                         break
                     except OSError as err:
@@ -223,6 +273,7 @@ class PortSet:
                         break
                     if addr[2] == PACKET_OUTGOING:
                         continue
+                    data = restore_vlan(data, anc)
                     port.rx += 1
                     if port.pcap_in is not None:
                         port.pcap_in.write(data)

@@ -331,8 +331,8 @@ class CGen:
         tds = []
         for t in p.tables.values():
             nargs = max([len([q for q in p.actions[a].params if not q.direction]) for a in t.actions] + [0])
-            if len(t.keys) > 16:
-                raise Unsupported(f"table {t.name}: more than 16 keys")
+            if len(t.keys) > 64:
+                raise Unsupported(f"table {t.name}: more than 64 keys")
             kinds = ", ".join("1" if k.kind == "range" else "0" for k in t.keys) or "0"
             exact = int(all(k.kind == "exact" for k in t.keys))
             tds.append(f"{{{len(t.keys)}, {nargs}, {exact}, {int(t.direct_counter)}, {{{kinds}}}}}")

@@ -167,7 +167,7 @@ typedef struct {
 #define SS_NO_FL (-1)
 
 /* tables: implemented in rt_tail.c, described by the generated SS_TD[] */
-#define SS_MAXKEYS 16
+#define SS_MAXKEYS 64
 typedef struct { int nkeys, nargs, exact, direct; int kinds[SS_MAXKEYS]; } TDESC; /* kind 1 = range */
 static int ss_lookup(PX *px, int tid, const u128 *keys, const u128 **args, int *ai);
 static void ss_digest_push(PX *px, int id, const u128 *vals, int n);

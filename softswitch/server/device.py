@@ -56,13 +56,13 @@ def pipeline_config(path: str, defines: dict[str, str] | None = None, include_di
     from softswitch.frontend import preprocess
 
     text = preprocess(path, defines or {}, include_dirs)
-    switch = Switch.from_source(text, filename=path, cpu_port=cpu_port)
+    switch = Switch.from_source(text, filename=path, cpu_port=cpu_port)  # P4Info only: python is enough
     return p4runtime_pb2.ForwardingPipelineConfig(p4info=switch.p4info, p4_device_config=text.encode("utf-8"))
 
 
 def compile_pipeline(config: p4runtime_pb2.ForwardingPipelineConfig, cpu_port: int | None) -> Pipeline:
     """Build (but do not install) a pipeline from a ForwardingPipelineConfig."""
-    from softswitch import Switch
+    from softswitch import backend
 
     if not config.p4_device_config:
         raise P4RuntimeError(grpc.StatusCode.INVALID_ARGUMENT,
@@ -75,7 +75,7 @@ def compile_pipeline(config: p4runtime_pb2.ForwardingPipelineConfig, cpu_port: i
                              "a BMv2 JSON or binary config is not accepted by this target") from None
     try:
         # compiled as given: #include refused, so a config cannot make the server read its files
-        switch = Switch.from_source(text, "<p4_device_config>", cpu_port=cpu_port, allow_include=False)
+        switch = backend.from_source(text, "<p4_device_config>", cpu_port=cpu_port, allow_include=False)
     except P4CompileError as err:
         raise P4RuntimeError(grpc.StatusCode.INVALID_ARGUMENT, f"p4_device_config does not compile: {err}") from None
     p4info = config.p4info if config.HasField("p4info") else switch.p4info
@@ -98,6 +98,8 @@ class Device:
         self.emit: Callable[[int, bytes], None] = self._drop
         #: where PacketIn messages go; set by the P4Runtime service
         self.packet_in: Callable[[p4runtime_pb2.PacketIn], None] = lambda msg: None
+        #: called after the pipeline changed (the native port loop restarts on it)
+        self.on_change: Callable[[], None] = lambda: None
 
     @staticmethod
     def _drop(port: int, frame: bytes) -> None:
@@ -110,6 +112,7 @@ class Device:
         with self.lock:
             self.pipeline = Pipeline(switch=switch, index=P4InfoIndex.build(switch.p4info),
                                      p4info=switch.p4info, device_config=device_config)
+        self.on_change()
 
     def commit(self, new: Pipeline, reconcile: bool = False) -> None:
         with self.lock:
@@ -117,6 +120,7 @@ class Device:
                 _carry_state(self.pipeline, new)
             self.pipeline = new
             self.saved = None
+        self.on_change()
 
     def require_pipeline(self) -> Pipeline:
         p = self.pipeline
