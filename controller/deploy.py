@@ -13,6 +13,7 @@ of the base when it deploys the base); ``prune`` deletes everything not intended
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -20,7 +21,7 @@ from pathlib import Path
 from p4.v1 import p4runtime_pb2
 
 from controller.deploy_errors import ConflictError, PlanError
-from controller.entries import DEFAULT_MAX_JOBS, intended_state, lanes_of
+from controller.entries import DEFAULT_MAX_JOBS, intended_state, lanes_of, switch_epochs
 from controller.intent import (
     BASE_TABLES,
     DEFAULT_TABLES,
@@ -72,13 +73,14 @@ class SwitchReport:
 class DeployReport:
     switches: dict[str, SwitchReport] = field(default_factory=dict)
     skipped: list[str] = field(default_factory=list)  # topology switches without an address
+    epochs: dict[int, int] = field(default_factory=dict)  # job -> session epoch deployed
 
     @property
     def writes(self) -> int:
         return sum(r.writes for r in self.switches.values())
 
     def to_dict(self) -> dict:
-        return {"writes": self.writes, "skipped": self.skipped,
+        return {"writes": self.writes, "skipped": self.skipped, "epochs": self.epochs,
                 "switches": {n: {"pipeline_pushed": r.pipeline_pushed, "inserted": r.inserted,
                                  "modified": r.modified, "deleted": r.deleted} for n, r in self.switches.items()}}
 
@@ -264,8 +266,8 @@ def to_updates(names: P4InfoNames, changes: list[Change]) -> list[PendingUpdate]
 
 
 def _apply(conn: SwitchConnection, intended: SwitchState, jobs: set[int] | None, base: bool,
-           prune: bool, dry_run: bool = False) -> tuple[SwitchReport, list[str]]:
-    actual = read_state(conn)
+           prune: bool, dry_run: bool = False, actual: SwitchState | None = None) -> tuple[SwitchReport, list[str]]:
+    actual = actual if actual is not None else read_state(conn)
     changes = diff(intended, actual, jobs, base, prune)
     found = [] if prune else conflicts(intended, actual, changes, jobs)
     rep = SwitchReport(conn.name)
@@ -284,6 +286,16 @@ def _apply(conn: SwitchConnection, intended: SwitchState, jobs: set[int] | None,
 
 
 # ---------------------------------------------------------------- top level
+def _epochs(actual: Mapping[str, SwitchState], placement: Placement,
+            fallback: Mapping[int, int] | None) -> dict[int, int]:
+    """job -> epoch to deploy: what the switches hold, else ``fallback``, else 0."""
+    try:
+        held = switch_epochs(actual)
+    except ValueError as err:
+        raise PlanError(f"{err}; run `dhc-ctl jobs reset --job J` to give the job one epoch") from None
+    return {jp.job_id: held.get(jp.job_id, (fallback or {}).get(jp.job_id, 0)) for jp in placement.jobs}
+
+
 def _targets(topo: Topology, placement: Placement | None, addrs: dict[str, SwitchAddress]) -> tuple[list[str], list[str]]:
     unknown = sorted(set(addrs) - set(topo.switches))
     if unknown:
@@ -299,13 +311,16 @@ def _targets(topo: Topology, placement: Placement | None, addrs: dict[str, Switc
 def deploy(topo: Topology, placement: Placement, addrs: dict[str, SwitchAddress], *, jobs: set[int] | None = None,
            base: bool = True, pipeline: bool = True, prune: bool = False, program: str | Path = PROGRAM,
            max_jobs: int = DEFAULT_MAX_JOBS, client: MultiSwitchClient | None = None,
-           dry_run: bool = False, timeout: float = 10.0, pipeline_files: tuple[str, str] | None = None) -> DeployReport:
+           dry_run: bool = False, timeout: float = 10.0, pipeline_files: tuple[str, str] | None = None,
+           epochs: Mapping[int, int] | None = None) -> DeployReport:
     """Bring every addressed switch to the intended state of ``jobs`` (None: all placed jobs) and,
     if ``base``, its forwarding.  ``pipeline``: first push p4src/dhc.p4 where it is not already
     running (a push wipes the switch's entries, which the diff then restores); the P4Info and
     device config are built from ``program`` by the softswitch front end, or read from
     ``pipeline_files`` = (P4Info, device config) for other targets (BMv2: p4c's output).  Raises
-    ConflictError (nothing written anywhere) if other jobs' state would be overwritten."""
+    ConflictError (nothing written anywhere) if other jobs' state would be overwritten.  Each job
+    keeps the session epoch its switches hold; ``epochs`` (job -> epoch, e.g. the manifest's) is
+    used for jobs no switch holds yet."""
     if jobs is not None:
         placed = {jp.job_id for jp in placement.jobs}
         unknown = sorted(jobs - placed)
@@ -335,13 +350,20 @@ def deploy(topo: Topology, placement: Placement, addrs: dict[str, SwitchAddress]
         else:
             client.run(lambda c: c.names or c.load_p4info(), only=names)
             pushed = {}
+        # the epochs the switches hold stay (a redeploy must not reset a job's session); a job no
+        # switch holds (e.g. its only switch restarted) takes the caller's (the manifest's)
+        actual = client.run(read_state, only=names)
+        report.epochs = _epochs(actual, placement, epochs)
+        intended = intended_state(topo, placement, max_jobs, report.epochs)
         # first pass computes everything without writing, so a conflict anywhere writes nothing
-        checks = client.run(lambda c: _apply(c, intended[c.name], jobs, base, prune, dry_run=True), only=names)
+        checks = client.run(lambda c: _apply(c, intended[c.name], jobs, base, prune, dry_run=True,
+                                             actual=actual[c.name]), only=names)
         found = [msg for _, msgs in checks.values() for msg in msgs]
         if found:
             raise ConflictError(found)
         if not dry_run:
-            results = client.run(lambda c: _apply(c, intended[c.name], jobs, base, prune)[0], only=names)
+            results = client.run(lambda c: _apply(c, intended[c.name], jobs, base, prune,
+                                                  actual=actual[c.name])[0], only=names)
         else:
             results = {n: rep for n, (rep, _) in checks.items()}
         for n in names:

@@ -1,4 +1,4 @@
-"""``dhc-ctl deploy | jobs add | jobs remove | status | shell``: the deployment subcommands.
+"""``dhc-ctl deploy | jobs add | jobs remove | jobs reset | status | shell``: the deployment subcommands.
 
 ``register(sub)`` adds them to ``dhc-ctl``'s subparsers (``controller/cli.py``).  Human output is
 rich tables, ``--json`` prints one JSON object on stdout.  Exit codes: 0 ok, 2 bad input file or
@@ -55,6 +55,20 @@ def _addresses(args: argparse.Namespace, topo):
     return addrs
 
 
+def _manifest_epochs(path: str | None) -> dict[int, int]:
+    """job -> epoch of an existing manifest (what the agents use); {} if there is none."""
+    from hostagent.manifest import ManifestError, read_manifest
+
+    if not path or not Path(path).is_file():
+        return {}
+    try:
+        jobs = read_manifest(Path(path))["jobs"]
+    except ManifestError:
+        return {}   # it is rewritten anyway
+    return {j["job_id"]: j["epoch"] for j in jobs if isinstance(j, dict)
+            and isinstance(j.get("job_id"), int) and isinstance(j.get("epoch"), int)}
+
+
 def _error_doc(err: ControllerError) -> dict:
     doc: dict = {"error": type(err).__name__, "message": str(err)}
     if isinstance(err, WriteError):
@@ -102,12 +116,13 @@ def _deploy(args: argparse.Namespace, jobs: set[int] | None, pipeline: bool, tit
             raise PlanError("--p4info and --device-config go together")
         files = (args.p4info, args.device_config)
     report = deploy(topo, placement, _addresses(args, topo), jobs=jobs, pipeline=pipeline, prune=args.prune,
-                    program=args.program, dry_run=args.dry_run, timeout=args.timeout, pipeline_files=files)
+                    program=args.program, dry_run=args.dry_run, timeout=args.timeout, pipeline_files=files,
+                    epochs=_manifest_epochs(args.manifest))
     doc = report.to_dict()
     if args.manifest:
         from hostagent.manifest import write_manifest
 
-        mj = [j for j in manifest_jobs(topo, placement) if jobs is None or j["job_id"] in jobs]
+        mj = [j for j in manifest_jobs(topo, placement, report.epochs) if jobs is None or j["job_id"] in jobs]
         write_manifest(Path(args.manifest), mj)
         doc["manifest"] = str(args.manifest)
     if args.json:
@@ -160,6 +175,43 @@ def cmd_jobs_remove(args: argparse.Namespace) -> int:
         print(json.dumps(report.to_dict()))
     else:
         _render_report(report, f"job {args.job} removed", Console())
+    return 0
+
+
+@_guard
+def cmd_jobs_reset(args: argparse.Namespace) -> int:
+    from controller.reset import reset_job
+    from hostagent.manifest import ManifestError, set_epoch
+
+    topo = load(args.topo)
+    addrs = _addresses(args, topo)
+    if args.manifest and not Path(args.manifest).is_file():
+        raise PlanError(f"manifest {args.manifest}: no such file")
+    avoid = {v for k, v in _manifest_epochs(args.manifest).items() if k == args.job}
+    report = reset_job(addrs, args.job, avoid=avoid, timeout=args.timeout)
+    if args.manifest:
+        try:
+            set_epoch(Path(args.manifest), args.job, report.new_epoch)
+        except ManifestError as err:
+            raise PlanError(f"switches moved job {args.job} to epoch {report.new_epoch}, but the manifest "
+                            f"was not rewritten: {err}; start agents with --epoch {report.new_epoch}") from None
+        report.manifest = str(args.manifest)
+    if args.json:
+        print(json.dumps(report.to_dict()))
+        return 0
+    console = Console()
+    table = Table(title=f"job {args.job} reset to epoch {report.new_epoch}")
+    for col in ("switch", "epoch before", "epoch now"):
+        table.add_column(col)
+    for sw, before in report.before.items():
+        table.add_row(sw, ", ".join(map(str, before)) or "(none)", str(report.new_epoch))
+    console.print(table)
+    console.print(f"order: {report.order}")
+    if report.manifest:
+        console.print(f"manifest {report.manifest}: job {args.job} epoch = {report.new_epoch}; restart the "
+                      "job's workers from it")
+    else:
+        console.print(f"[yellow]no --manifest: start the job's workers with --epoch {report.new_epoch}[/yellow]")
     return 0
 
 
@@ -219,7 +271,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--device-config", default=None, help="with --p4info: the device config to push (BMv2 JSON)")
     p.set_defaults(handler=cmd_deploy)
 
-    jobs = sub.add_parser("jobs", help="add or remove one job's entries")
+    jobs = sub.add_parser("jobs", help="add, remove or reset one job's entries")
     jsub = jobs.add_subparsers(dest="jobs_command", required=True)
     add = jsub.add_parser("add", help="install one job of the placement (the pipeline must be running)")
     _common(add, placement=True)
@@ -232,6 +284,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     _common(rm, placement=False)
     rm.add_argument("--job", type=int, required=True, help="job id")
     rm.set_defaults(handler=cmd_jobs_remove)
+    rs = jsub.add_parser("reset", help="start a fresh session epoch for one job (after a failed AllReduce)")
+    _common(rs, placement=False)
+    rs.add_argument("--job", type=int, required=True, help="job id")
+    rs.add_argument("--manifest", default=None, metavar="JOBS.json",
+                    help="job manifest to rewrite with the new epoch (what the agents read)")
+    rs.set_defaults(handler=cmd_jobs_reset)
 
     st = sub.add_parser("status", help="per-switch, per-job counters")
     _common(st, placement=False)

@@ -25,8 +25,9 @@ from dhc.errors import CodecError, DecodeError
 from dhc.synthetic import synthetic_gradient
 from hostagent.agent import Agent
 from hostagent.manifest import ManifestError, load_endpoint
+from hostagent.packet import MAX_EPOCH
 from hostagent.summary import finish
-from hostagent.transport import JobEndpoint, RetryPolicy, TransportTimeout
+from hostagent.transport import JobEndpoint, RetryPolicy, TransportTimeout, reset_hint
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -41,6 +42,8 @@ def build_parser() -> argparse.ArgumentParser:
     who.add_argument("--window", type=int, default=64, help="slots per job (W)")
     who.add_argument("--lanes", type=int, default=wire.DEFAULT_LANES, help="lanes per packet (K)")
     who.add_argument("--bind", default="0.0.0.0", help="local address to bind")
+    who.add_argument("--epoch", type=int, default=None,
+                     help="session epoch of the job (default: the manifest's, else 0)")
     data = p.add_argument_group("tensor")
     data.add_argument("--input", type=Path, help=".npy file (float32)")
     data.add_argument("--dim", type=int, default=100_000)
@@ -63,20 +66,27 @@ def _endpoint(args: argparse.Namespace) -> tuple[JobEndpoint, int]:
     if args.manifest:
         if not args.host:
             raise ManifestError("--manifest needs --host")
-        return load_endpoint(args.manifest, args.host, job_id=args.job, bind_ip=args.bind)
+        return load_endpoint(args.manifest, args.host, job_id=args.job, bind_ip=args.bind,
+                             epoch=args.epoch)
+    if args.epoch is not None and not 0 <= args.epoch <= MAX_EPOCH:
+        raise ManifestError(f"--epoch {args.epoch}: must be in 0..{MAX_EPOCH}")
     missing = [n for n in ("job", "child", "switch", "workers") if getattr(args, n) is None]
     if missing:
         raise ManifestError("missing " + ", ".join("--" + m for m in missing) + " (or --manifest)")
     return JobEndpoint(job_id=args.job, child_id=args.child, switch_ip=args.switch,
-                       window=args.window, lanes=args.lanes, bind_ip=args.bind), args.workers
+                       window=args.window, lanes=args.lanes, bind_ip=args.bind,
+                       epoch=args.epoch or 0), args.workers
 
 
 def _tensor(args: argparse.Namespace) -> np.ndarray:
     if args.input:
         try:
             x = np.load(args.input, allow_pickle=False)
-        except (OSError, ValueError) as err:
-            raise ManifestError(f"{args.input}: cannot read .npy: {err}") from err
+        except (OSError, ValueError, EOFError) as err:
+            raise ManifestError(f"{args.input}: cannot read .npy: {err}") from None
+        if not isinstance(x, np.ndarray) or x.dtype.kind not in "biuf":
+            what = x.dtype if isinstance(x, np.ndarray) else type(x).__name__
+            raise ManifestError(f"{args.input}: expected a real-valued tensor, got {what}")
         return np.asarray(x, dtype=np.float32)
     return synthetic_gradient(args.dim, args.density, seed=args.seed, rank=args.rank,
                               clustered=args.clustered)
@@ -91,7 +101,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"dhc-agent: {err}", file=sys.stderr)
         return 2
     retry = RetryPolicy(initial_timeout=args.timeout, max_retries=args.retries)
-    summary: dict = {"job": endpoint.job_id, "child": endpoint.child_id,
+    summary: dict = {"job": endpoint.job_id, "epoch": endpoint.epoch, "child": endpoint.child_id,
                      "switch": endpoint.switch_ip, "workers": n_workers, "codec": args.codec}
     bar = None
     try:
@@ -110,8 +120,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"dhc-agent: {err}", file=sys.stderr)
         return 3
     except DecodeError as err:
-        print(json.dumps({**summary, "ok": False, "error": str(err)}))
-        print(f"dhc-agent: decode failed: {err}", file=sys.stderr)
+        msg = f"{err}. {reset_hint(endpoint.job_id)}"
+        print(json.dumps({**summary, "ok": False, "error": msg}))
+        print(f"dhc-agent: decode failed: {msg}", file=sys.stderr)
         return 4
     except CodecError as err:
         print(f"dhc-agent: {err}", file=sys.stderr)

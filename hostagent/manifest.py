@@ -3,9 +3,12 @@
 ``dhc-ctl deploy`` writes it; ``dhc-agent --manifest F --host H`` reads it::
 
     {"version": 1,
-     "jobs": [{"job_id": 1, "window": 64, "lanes": 32,
+     "jobs": [{"job_id": 1, "window": 64, "lanes": 32, "epoch": 0,
                "workers": {"h1": {"ip": "10.0.0.1", "child_id": 0, "switch_ip": "10.0.100.1"},
                            ...}}]}
+
+``epoch`` is the job's current session epoch (0 when absent); ``dhc-ctl jobs reset`` moves it
+and rewrites it here, and agents stamp it into every frame (docs/recovery.md).
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ import json
 from pathlib import Path
 
 from dhc import wire
+from hostagent.packet import MAX_EPOCH
 from hostagent.transport import JobEndpoint
 
 MANIFEST_VERSION = 1
@@ -27,17 +31,42 @@ def write_manifest(path: Path, jobs: list[dict]) -> None:
     Path(path).write_text(json.dumps({"version": MANIFEST_VERSION, "jobs": jobs}, indent=2) + "\n")
 
 
-def find_job(path: Path, host: str, job_id: int | None = None) -> tuple[int, dict]:
-    """(index, job) of the one job in the manifest at ``path`` that ``host`` works for."""
+def read_manifest(path: Path) -> dict:
+    """The manifest document at ``path``; ManifestError naming the file and the problem."""
     try:
-        doc = json.loads(Path(path).read_text())
+        doc = json.loads(Path(path).read_bytes().decode("utf-8"))
     except OSError as err:
         raise ManifestError(f"{path}: cannot read: {err.strerror}") from err
+    except UnicodeDecodeError as err:
+        raise ManifestError(f"{path}: not a DHC job manifest (not UTF-8 text at byte {err.start})") \
+            from None
     except json.JSONDecodeError as err:
         raise ManifestError(f"{path}:{err.lineno}:{err.colno}: not JSON: {err.msg}") from err
+    except RecursionError:
+        raise ManifestError(f"{path}: not a DHC job manifest (nested too deeply)") from None
     if not isinstance(doc, dict) or doc.get("version") != MANIFEST_VERSION \
             or not isinstance(doc.get("jobs"), list):
         raise ManifestError(f"{path}: not a DHC job manifest (version {MANIFEST_VERSION})")
+    return doc
+
+
+def set_epoch(path: Path, job_id: int, epoch: int) -> None:
+    """Rewrite the manifest at ``path`` with ``epoch`` for ``job_id`` (atomically: a worker
+    starting meanwhile reads the old or the new file, never half of one)."""
+    doc = read_manifest(path)
+    jobs = [j for j in doc["jobs"] if isinstance(j, dict) and j.get("job_id") == job_id]
+    if not jobs:
+        raise ManifestError(f"{path}: job {job_id} is not in the manifest")
+    for j in jobs:
+        j["epoch"] = epoch
+    tmp = Path(path).with_name(Path(path).name + ".tmp")
+    tmp.write_text(json.dumps(doc, indent=2) + "\n")
+    tmp.replace(path)
+
+
+def find_job(path: Path, host: str, job_id: int | None = None) -> tuple[int, dict]:
+    """(index, job) of the one job in the manifest at ``path`` that ``host`` works for."""
+    doc = read_manifest(path)
     matches = []
     for i, job in enumerate(doc["jobs"]):
         try:
@@ -55,9 +84,14 @@ def find_job(path: Path, host: str, job_id: int | None = None) -> tuple[int, dic
 
 
 def load_endpoint(path: Path, host: str, job_id: int | None = None,
-                  bind_ip: str = "0.0.0.0") -> tuple[JobEndpoint, int]:
-    """(endpoint, number of workers) of ``host`` in the manifest at ``path``."""
+                  bind_ip: str = "0.0.0.0", epoch: int | None = None) -> tuple[JobEndpoint, int]:
+    """(endpoint, number of workers) of ``host`` in the manifest at ``path``; ``epoch``
+    overrides the manifest's."""
     i, job = find_job(path, host, job_id)
+    if epoch is None:
+        epoch = job.get("epoch", 0)
+    if isinstance(epoch, bool) or not isinstance(epoch, int) or not 0 <= epoch <= MAX_EPOCH:
+        raise ManifestError(f"{path}: jobs[{i}].epoch: {epoch!r} is not an integer in 0..{MAX_EPOCH}")
     try:
         me = job["workers"][host]
         peers = tuple(sorted((name, str(w["ip"])) for name, w in job["workers"].items()
@@ -65,7 +99,7 @@ def load_endpoint(path: Path, host: str, job_id: int | None = None,
         ep = JobEndpoint(job_id=int(job["job_id"]), child_id=int(me["child_id"]),
                          switch_ip=str(me["switch_ip"]), window=int(job["window"]),
                          lanes=int(job.get("lanes", wire.DEFAULT_LANES)), bind_ip=bind_ip,
-                         peers=peers)
+                         peers=peers, epoch=epoch)
     except (KeyError, TypeError, ValueError) as err:
         raise ManifestError(f"{path}: jobs[{i}].workers.{host}: missing or bad field {err}") from err
     return ep, len(job["workers"])

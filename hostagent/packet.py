@@ -34,6 +34,10 @@ class DHC(Packet):
 bind_layers(UDP, DHC, dport=wire.DHC_UDP_PORT)
 
 
+#: Largest session epoch: ``dhc_h.epoch`` is bit<8> (docs/recovery.md).
+MAX_EPOCH: int = (1 << {f.name: f.bits for f in wire.DHC_HEADER_FIELDS}.get("epoch", 8)) - 1
+
+
 class MalformedPacket(ValueError):
     """A datagram on the DHC port that is not a well-formed DHC packet."""
 
@@ -50,16 +54,18 @@ class Datagram:
     slot: int
     lanes: np.ndarray  # uint32, length num_lanes
     flags: int = 0
+    epoch: int = 0      # the job session the frame belongs to (docs/recovery.md)
 
 
 def encode_datagram(pkt_type: int, level: int, job_id: int, child_id: int, chunk: int,
-                    slot: int, lanes: np.ndarray, flags: int = 0) -> bytes:
+                    slot: int, lanes: np.ndarray, flags: int = 0, epoch: int = 0) -> bytes:
     """UDP payload for one chunk: ``dhc_h`` + lanes in network order."""
     lanes = np.asarray(lanes)
     if lanes.dtype != np.uint32 or lanes.ndim != 1:
         raise ValueError(f"lanes must be a 1-D uint32 array, got {lanes.dtype} {lanes.shape}")
     header = wire.pack_header(pkt_type=pkt_type, level=level, job_id=job_id, child_id=child_id,
-                              flags=flags, num_lanes=len(lanes), chunk=chunk, slot=slot)
+                              flags=flags, num_lanes=len(lanes), epoch=epoch, chunk=chunk,
+                              slot=slot)
     return header + lanes.astype(">u4").tobytes()
 
 
@@ -81,4 +87,4 @@ def decode_datagram(payload: bytes, expected_lanes: int | None = None) -> Datagr
     lanes = np.frombuffer(body, dtype=">u4").astype(np.uint32)
     return Datagram(pkt_type=h["pkt_type"], level=h["level"], job_id=h["job_id"],
                     child_id=h["child_id"], chunk=h["chunk"], slot=h["slot"], lanes=lanes,
-                    flags=h["flags"])
+                    flags=h["flags"], epoch=h["epoch"])

@@ -20,13 +20,21 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from dhc import wire
-from hostagent.packet import MalformedPacket, decode_datagram, encode_datagram
+from hostagent.liveness import switch_answers_arp
+from hostagent.packet import MAX_EPOCH, MalformedPacket, decode_datagram, encode_datagram
 from hostagent.rtt import RttEstimator
 from hostagent.sockets import open_udp
 
 
 class TransportTimeout(TimeoutError):
     """No RESULT for a chunk after the allowed retransmissions."""
+
+
+def reset_hint(job_id: int) -> str:
+    """What the operator does after a failed session: the job's switch state may be mid-session,
+    so it moves to a fresh epoch before every worker reruns (docs/recovery.md)."""
+    return (f"To recover, run `dhc-ctl jobs reset --job {job_id} --topo ... --manifest ...`, "
+            "then restart every worker of the job")
 
 
 @dataclass(frozen=True)
@@ -41,6 +49,7 @@ class JobEndpoint:
     bind_ip: str = "0.0.0.0"
     switch_port: int = wire.DHC_UDP_PORT
     peers: tuple[tuple[str, str], ...] = ()  # (name, ip) of the job's other workers
+    epoch: int = 0         # the job's current session epoch (dhc-ctl jobs reset moves it)
 
     @property
     def port(self) -> int:
@@ -73,6 +82,7 @@ class TransportStats:
     retransmissions: int = 0
     duplicate_results: int = 0
     foreign_ignored: int = 0     # RESULTs of another job or of chunks not outstanding
+    stale_epoch_ignored: int = 0  # RESULTs of this job stamped with another epoch
     malformed_ignored: int = 0
     padding_chunks: int = 0
     send_errors: int = 0
@@ -103,6 +113,8 @@ class ChunkTransport:
                  sock: socket.socket | None = None, first_chunk: int = 0):
         if not 0 < endpoint.window < wire.SLOT_SET_BIT:
             raise ValueError(f"window must be in 1..{wire.SLOT_SET_BIT - 1}")
+        if not 0 <= endpoint.epoch <= MAX_EPOCH:
+            raise ValueError(f"epoch must be in 0..{MAX_EPOCH}, got {endpoint.epoch}")
         self.endpoint = endpoint
         self.retry = retry or RetryPolicy()
         self.stats = TransportStats()
@@ -159,7 +171,8 @@ class ChunkTransport:
         n, W = len(levels), ep.window
         out = _Outstanding(self.next_chunk, n, K, progress)
         frames = [encode_datagram(wire.PacketType.DATA, int(levels[i]), ep.job_id, ep.child_id,
-                                  out.base + i, wire.slot_for_chunk(out.base + i, W), lanes[i])
+                                  out.base + i, wire.slot_for_chunk(out.base + i, W), lanes[i],
+                                  epoch=ep.epoch)
                   for i in range(n)]
         sent_upto = 0       # chunks [0, sent_upto) have been sent at least once
         lo = 0              # first chunk without its RESULT; sent_upto - lo <= W (self-clocking)
@@ -201,9 +214,9 @@ class ChunkTransport:
                 if out.tries[i] >= self.retry.max_retries:
                     raise TransportTimeout(
                         f"job {ep.job_id}: no RESULT for chunk {out.base + i} (slot "
-                        f"{wire.slot_for_chunk(out.base + i, W):#06x}) from switch {ep.switch_ip} "
-                        f"after {out.tries[i]} retransmissions; {n - out.done} of {n} chunks "
-                        "outstanding; " + self._blame())
+                        f"{wire.slot_for_chunk(out.base + i, W):#06x}, epoch {ep.epoch}) from switch "
+                        f"{ep.switch_ip} after {out.tries[i]} retransmissions; {n - out.done} of "
+                        f"{n} chunks outstanding; {self._blame()}. {reset_hint(ep.job_id)}")
                 out.tries[i] += 1
                 out.timeout[i] = min(out.timeout[i] * self.retry.backoff, self.retry.max_timeout)
                 self.stats.retransmissions += 1
@@ -213,24 +226,43 @@ class ChunkTransport:
         return out.results
 
     def _blame(self, wait: float = 1.0) -> str:
-        """Probe every peer worker directly; name those that do not answer."""
+        """Name who stopped answering: the first aggregator if it does not answer ARP (the peers'
+        probes cross it, so their silence then says nothing), else the peers that do not answer a
+        direct liveness probe."""
         ep = self.endpoint
+        silent = self._silent_peers(wait)
+        switch_alive = switch_answers_arp(ep.switch_ip, wait)
+        if switch_alive is False:
+            return (f"switch {ep.switch_ip} (the job's first aggregator) does not answer ARP: it is "
+                    "down or unreachable")
         if not ep.peers:
             return "a worker of the job or a switch on its tree is not answering"
+        if silent:
+            text = "worker(s) not answering a liveness probe: " + ", ".join(silent)
+            if switch_alive is None and len(silent) == len(ep.peers):
+                text += f" (or switch {ep.switch_ip}, which every probe crosses, is down)"
+            return text
+        return (f"every peer worker answers; a switch on the job's tree (first aggregator "
+                f"{ep.switch_ip}) is not forwarding")
+
+    def _silent_peers(self, wait: float) -> list[str]:
+        """Probe every peer worker directly; "name (ip)" of those that do not answer."""
+        ep = self.endpoint
+        if not ep.peers:
+            return []
         self._acks.clear()
         probe = encode_datagram(wire.PacketType.PROBE, 0, ep.job_id, ep.child_id, 0, 0,
                                 np.zeros(0, dtype=np.uint32))
         for _name, ip in ep.peers:
-            self._sock.sendto(probe, (ip, ep.port))
+            try:
+                self._sock.sendto(probe, (ip, ep.port))
+            except OSError:
+                pass  # unreachable: it stays silent
         end = time.monotonic() + wait
         while time.monotonic() < end and len(self._acks) < len(ep.peers):
             if select.select([self._sock], [], [], max(0.0, end - time.monotonic()))[0]:
                 self._drain(None)
-        silent = [f"{name} ({ip})" for name, ip in ep.peers if ip not in self._acks]
-        if silent:
-            return "worker(s) not answering a liveness probe: " + ", ".join(silent)
-        return (f"every peer worker answers; a switch on the job's tree (first aggregator "
-                f"{ep.switch_ip}) is not forwarding")
+        return [f"{name} ({ip})" for name, ip in ep.peers if ip not in self._acks]
 
     def _answer_probe(self, dg, addr: tuple[str, int]) -> None:
         if dg.pkt_type == wire.PacketType.PROBE:
@@ -266,8 +298,13 @@ class ChunkTransport:
                 self.stats.reasons[key] = self.stats.reasons.get(key, 0) + 1
                 continue
             i = dg.chunk - out.base if out is not None else -1
-            if dg.pkt_type != wire.PacketType.RESULT or dg.job_id != self.endpoint.job_id \
-                    or not 0 <= i < out.n:
+            if dg.pkt_type != wire.PacketType.RESULT or dg.job_id != self.endpoint.job_id:
+                self.stats.foreign_ignored += 1
+                continue
+            if dg.epoch != self.endpoint.epoch:
+                self.stats.stale_epoch_ignored += 1   # an earlier (or later) session's RESULT
+                continue
+            if not 0 <= i < out.n:
                 self.stats.foreign_ignored += 1
                 continue
             if out.have[i]:
