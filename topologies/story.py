@@ -86,9 +86,9 @@ def deployed_net(topo: Topology, placement: Placement, workdir: Path, target: st
     with running_net(topo, target, log_dir=str(workdir / "logs"), log_level=log_level,
                      bandwidth=bandwidth) as handle:
         t0 = time.perf_counter()
-        deploy(topo, placement, switch_addresses(handle), timeout=60.0, pipeline_files=files)
+        report = deploy(topo, placement, switch_addresses(handle), timeout=60.0, pipeline_files=files)
         manifest = workdir / "manifest.json"
-        write_manifest(manifest, manifest_jobs(topo, placement))
+        write_manifest(manifest, manifest_jobs(topo, placement, report.epochs))
         yield handle, manifest, time.perf_counter() - t0
 
 
