@@ -60,3 +60,11 @@ def single_net(tmp_path_factory):
 @pytest.fixture(scope="module")
 def leafspine_net(tmp_path_factory):
     yield from _deployed("leafspine.yaml", tmp_path_factory)
+
+
+@pytest.fixture(scope="module")
+def recovery_net(tmp_path_factory):
+    """single.yaml, deployed, with the topology file's path (for dhc-ctl commands)."""
+    for net in _deployed("single.yaml", tmp_path_factory):
+        net.topo_file = ROOT / "topologies" / "single.yaml"
+        yield net

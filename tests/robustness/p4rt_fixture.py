@@ -44,7 +44,7 @@ def running_switch(max_workers: int = 16) -> Iterator[Running]:
     device = Device(device_id=0)
     srv, port = serve(device, "127.0.0.1:0", max_workers=max_workers)
     addr = f"127.0.0.1:{port}"
-    conn = SwitchConnection(SwitchAddress("s1", addr), timeout=5.0)
+    conn = SwitchConnection(SwitchAddress("s1", addr), timeout=30.0)
     try:
         conn.connect()
         cfg = config()

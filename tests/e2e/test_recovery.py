@@ -1,0 +1,127 @@
+"""Job recovery in Mininet (docs/recovery.md): after each way a session can fail -- a killed
+worker, a killed and restarted switch, a stray DATA frame, mismatched tensors -- ``dhc-ctl jobs
+reset`` and a correct AllReduce of the *same* job give the exact sum, restarting nothing but what
+was killed.  One network for the module; the tests run in file order, each starting from a job
+whose previous session may have failed."""
+
+from __future__ import annotations
+
+import subprocess
+import time
+
+import pytest
+
+from controller.cli import main as ctl
+from controller.deploy import deploy
+from dhc.wire import DHC_UDP_PORT, worker_port
+from hostagent.manifest import read_manifest
+from tests.e2e.helpers import data_payload, drops, run_and_check, send_from
+from topologies.story import switch_addresses
+from topologies.workload import Workload, agent_command, collect, expected_sum
+
+pytestmark = [pytest.mark.root, pytest.mark.slow]
+GOOD = Workload(dim=60_000, density=0.01, seed=21)
+FAILING = Workload(dim=300_000, density=0.02, seed=22, timeout=0.05, retries=5)
+
+
+def _epoch(net) -> int:
+    return read_manifest(net.manifest)["jobs"][0]["epoch"]
+
+
+def _reset(net) -> int:
+    before = _epoch(net)
+    amap = ",".join(f"{n}={a.addr}@{a.device_id}" for n, a in net.addrs.items())
+    rc = ctl(["jobs", "reset", "--topo", str(net.topo_file), "--switch-addr-map", amap, "--job", "1",
+              "--manifest", str(net.manifest), "--json"])
+    assert rc == 0
+    after = _epoch(net)
+    assert after == (before + 1) % 256
+    return after
+
+
+def _start(net, workload: Workload, dims: dict[str, int] | None = None) -> dict:
+    job = net.topo.job(1)
+    expect = net.workdir / f"expected-{workload.seed}.npy"
+    expected_sum(workload, len(job.workers), expect)
+    procs = {}
+    for rank, h in enumerate(job.workers):
+        cmd = agent_command(net.manifest, h, rank, workload, expect, 1)
+        if dims:
+            cmd[cmd.index("--dim") + 1] = str(dims[h])
+        procs[h] = net.handle.host(h).popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    return procs
+
+
+def _assert_reset_hint(outcomes, code: int) -> None:
+    for o in outcomes:
+        assert o.returncode == code, (o.host, o.returncode, o.stderr[-600:])
+        assert "dhc-ctl jobs reset --job 1" in o.summary.get("error", ""), o.summary
+
+
+def test_first_session_is_exact(recovery_net):
+    run_and_check(recovery_net, GOOD)
+
+
+def test_killed_worker_then_reset_is_exact(recovery_net):
+    net = recovery_net
+    procs = _start(net, FAILING)
+    victim = net.topo.job(1).workers[-1]
+    time.sleep(0.5)
+    procs[victim].kill()
+    procs[victim].communicate()
+    outcomes = collect({h: p for h, p in procs.items() if h != victim}, 1, deadline_s=90)
+    _assert_reset_hint(outcomes, 3)
+    assert all(victim in o.summary["error"] for o in outcomes)
+    _reset(net)
+    run_and_check(net, GOOD)
+
+
+def test_stray_frame_then_reset_is_exact(recovery_net):
+    net = recovery_net
+    h1 = net.topo.job(1).workers[0]
+    child = next(c.index for c in net.placement.jobs[0].aggregators[0].children if c.name == h1)
+    sw_ip = net.topo.switches["s1"].ip
+    epoch = _epoch(net)
+    # a DATA of the current epoch from h1's own port and child id: poisons chunk 0's slot
+    send_from(net, h1, sw_ip, DHC_UDP_PORT, [data_payload(1, child, 0, epoch=epoch)], sport=worker_port(1))
+    _reset(net)
+    stale = drops(net, "s1").get("stale_epoch", 0)
+    # the same frame replayed after the reset is stale: dropped and counted, never aggregated
+    send_from(net, h1, sw_ip, DHC_UDP_PORT, [data_payload(1, child, 0, epoch=epoch)], sport=worker_port(1))
+    time.sleep(0.3)
+    assert drops(net, "s1").get("stale_epoch", 0) == stale + 1
+    run_and_check(net, GOOD)
+
+
+def test_mismatched_tensors_then_reset_is_exact(recovery_net):
+    net = recovery_net
+    workers = net.topo.job(1).workers
+    dims = {h: FAILING.dim + (7 if i == 0 else 0) for i, h in enumerate(workers)}
+    outcomes = collect(_start(net, FAILING, dims), 1, deadline_s=120)
+    assert all(o.returncode != 0 for o in outcomes), [(o.host, o.returncode) for o in outcomes]
+    assert any("dhc-ctl jobs reset --job 1" in o.summary.get("error", "") for o in outcomes), \
+        [o.summary.get("error") for o in outcomes]
+    _reset(net)
+    run_and_check(net, GOOD)
+
+
+def test_killed_switch_named_then_restart_redeploy_reset_is_exact(recovery_net):
+    net = recovery_net
+    s1 = net.handle.net.get("s1")
+    procs = _start(net, FAILING)
+    time.sleep(0.5)
+    s1.proc.kill()
+    s1.proc.wait()
+    outcomes = collect(procs, 1, deadline_s=90)
+    _assert_reset_hint(outcomes, 3)
+    sw_ip = net.topo.switches["s1"].ip
+    for o in outcomes:
+        assert f"switch {sw_ip}" in o.summary["error"] and "does not answer ARP" in o.summary["error"], o.summary
+        assert "not answering a liveness probe" not in o.summary["error"], o.summary
+    # restart only the switch; the controller redeploys it (the manifest's epoch: nothing held it)
+    s1.start([])
+    epochs = {1: _epoch(net)}
+    report = deploy(net.topo, net.placement, switch_addresses(net.handle), timeout=60.0, epochs=epochs)
+    assert report.epochs == epochs
+    _reset(net)
+    run_and_check(net, GOOD)
