@@ -204,9 +204,20 @@ def _priority(table: TableInfo, te: p4runtime_pb2.TableEntry, what: str) -> int 
     return None
 
 
+def _refuse_unsupported(table: TableInfo, te: p4runtime_pb2.TableEntry, what: str) -> None:
+    """Fields of an entry this target cannot honour are refused, never silently dropped."""
+    if te.HasField("meter_config") or te.HasField("meter_counter_data"):
+        raise P4RuntimeError(grpc.StatusCode.UNIMPLEMENTED, f"{what}: meters are not supported by this target")
+    if te.idle_timeout_ns:
+        raise invalid(f"{what}: the table does not support idle timeout")
+    if te.HasField("counter_data") and table.direct_counter_id is None:
+        raise invalid(f"{what}: counter_data given, but the table has no direct counter")
+
+
 def write_table_entry(switch, idx: P4InfoIndex, utype: int, te: p4runtime_pb2.TableEntry) -> None:
     table = idx.table(te.table_id)
     what = f"table {table.name}"
+    _refuse_unsupported(table, te, what)
     if te.is_default_action:
         if utype != Update.MODIFY:
             raise invalid(f"{what}: the default entry can only be modified, not inserted or deleted")
