@@ -15,10 +15,12 @@ from .program import Program
 class Switch(Pipeline):
     """One software switch running one P4 program.  Not thread-safe: callers serialise."""
 
-    def __init__(self, program: Program, cpu_port: int | None = None, source: str = ""):
+    def __init__(self, program: Program, cpu_port: int | None = None, source: str = "",
+                 filename: str = "<program>"):
         super().__init__(program)
         self.cpu_port = cpu_port
         self.source = source
+        self.filename = filename
         from .p4info import build_p4info
 
         self.p4info = build_p4info(program)
@@ -44,7 +46,7 @@ class Switch(Pipeline):
             prog = Program(parsed, trace=trace)
         except RecursionError:
             raise P4CompileError("program nesting too deep", filename, 0, 0) from None
-        return cls(prog, cpu_port, text)
+        return cls(prog, cpu_port, text, filename)
 
     @property
     def header_types(self) -> dict[str, list[tuple[str, int]]]:

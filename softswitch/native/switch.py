@@ -21,7 +21,7 @@ class NativeSwitch(Switch):
     backend = "native"
 
     def __init__(self, program, cpu_port: int | None = None, source: str = "", filename: str = "<program>"):
-        super().__init__(program, cpu_port, source)
+        super().__init__(program, cpu_port, source, filename)
         self.mod: NativeModule = build(program, filename)
         ffi, lib = self.mod.ffi, self.mod.lib
         self.ffi, self.lib = ffi, lib

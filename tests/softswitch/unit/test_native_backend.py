@@ -1,0 +1,60 @@
+"""Backend choice: native by default when a C compiler is present, python with one warning
+otherwise; a construct the native backend lacks is a clear error when native is asked for."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import pytest
+
+from softswitch import backend
+from softswitch.native import build
+from softswitch.native.build import NativeBuildError
+from softswitch.native.switch import NativeSwitch
+from softswitch.runtime import Switch
+
+PROGRAMS = Path(__file__).resolve().parents[1] / "programs"
+
+
+@pytest.mark.skipif(build.compiler() is None, reason="no C compiler")
+def test_auto_is_native_when_cc_is_present():
+    sw = backend.load(PROGRAMS / "basic_ipv4.p4", "auto")
+    assert isinstance(sw, NativeSwitch)
+    assert type(backend.load(PROGRAMS / "basic_ipv4.p4", "python")) is Switch
+
+
+def test_without_cc_auto_falls_back_with_one_warning(monkeypatch, caplog):
+    monkeypatch.setattr(backend, "compiler", lambda: None)
+    monkeypatch.setattr(backend, "_warned", set())
+    with caplog.at_level(logging.WARNING, logger="softswitch"):
+        a = backend.load(PROGRAMS / "basic_ipv4.p4", "auto")
+        b = backend.load(PROGRAMS / "arith.p4", "auto")
+    assert type(a) is Switch and type(b) is Switch
+    warnings = [r for r in caplog.records if "no C compiler" in r.getMessage()]
+    assert len(warnings) == 1
+
+
+@pytest.mark.skipif(build.compiler() is None, reason="no C compiler")
+def test_unsupported_construct_is_named(caplog):
+    with pytest.raises(NativeBuildError, match=r"header_stack\.p4.*mpls_t\[3\]"):
+        backend.load(PROGRAMS / "header_stack.p4", "native")
+    with caplog.at_level(logging.WARNING, logger="softswitch"):
+        sw = backend.load(PROGRAMS / "header_stack.p4", "auto")
+    assert type(sw) is Switch
+
+
+def test_compiler_rejection_is_a_clear_error(monkeypatch, tmp_path):
+    """If the C compiler fails, the error says so and keeps the generated source (no crash)."""
+    monkeypatch.setenv("SOFTSWITCH_CACHE", str(tmp_path))
+    monkeypatch.setenv("CC", "false")
+    monkeypatch.setattr(build, "compiler", lambda: "/bin/false")
+    sw = Switch.load(PROGRAMS / "basic_ipv4.p4")
+    with pytest.raises(NativeBuildError, match="C compiler rejected"):
+        build.build(sw.prog, "basic_ipv4.p4")
+    assert list(tmp_path.glob("*.failed.c"))
+
+
+def test_unknown_backend_name():
+    with pytest.raises(ValueError, match="unknown backend"):
+        backend.set_default("fpga")
