@@ -57,6 +57,7 @@ JOB_COUNTERS: dict[str, str] = {"contributions": C_CONTRIB, "completions": C_COM
 DROP_REASONS: dict[int, str] = {
     1: "malformed", 2: "unauthorised", 3: "no_job", 4: "no_level", 5: "dup_pending", 6: "no_route",
     7: "ttl", 8: "arp", 9: "local_not_dhc", 10: "unsupported", 11: "no_rewrite", 12: "stale_epoch",
+    13: "bad_checksum",
 }
 
 #: A job's session number (``dhc_h.epoch``, bit<8>): the switch accepts only the current one.

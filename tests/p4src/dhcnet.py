@@ -84,10 +84,12 @@ class Host:
 def dhc_frame(src: Host, dst_mac: str, dst_ip: str, lanes: list[int], *, job: int, chunk: int = 0,
               slot: int = 0, level: int = int(wire.Level.VALUE_SKETCH), child_id: int = 0,
               pkt_type: int = int(wire.PacketType.DATA), num_lanes: int | None = None,
-              version: int = wire.DHC_VERSION, sport: int | None = None, ttl: int = 64) -> bytes:
+              version: int = wire.DHC_VERSION, sport: int | None = None, ttl: int = 64,
+              epoch: int = 0) -> bytes:
     """Ethernet | IPv4 | UDP | dhc_h | lanes, as a worker (or switch) puts it on the wire."""
     hdr = wire.pack_header(version=version, pkt_type=pkt_type, level=level, job_id=job, child_id=child_id,
-                           num_lanes=len(lanes) if num_lanes is None else num_lanes, chunk=chunk, slot=slot)
+                           num_lanes=len(lanes) if num_lanes is None else num_lanes, epoch=epoch, chunk=chunk,
+                           slot=slot)
     payload = hdr + struct.pack(f"!{len(lanes)}I", *[v & 0xFFFFFFFF for v in lanes])
     pkt = (Ether(src=src.mac, dst=dst_mac) / IP(src=src.ip, dst=dst_ip, ttl=ttl, id=1)
            / UDP(sport=wire.worker_port(job) if sport is None else sport, dport=wire.DHC_UDP_PORT)

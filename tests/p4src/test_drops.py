@@ -6,10 +6,11 @@ from __future__ import annotations
 import pytest
 from scapy.layers.inet import IP, UDP
 from scapy.layers.inet6 import IPv6
-from scapy.layers.l2 import Ether
+from scapy.layers.l2 import ARP, Ether
 
 from dhc import wire
 from tests.p4src.dhcnet import (
+    DROP_BAD_CHECKSUM,
     DROP_LOCAL_NOT_DHC,
     DROP_MALFORMED,
     DROP_NO_JOB,
@@ -106,3 +107,33 @@ def test_local_non_dhc_and_non_ip(rig: Rig) -> None:
     v6 = Ether(src=WORKERS[0].mac, dst=SWITCH.mac) / IPv6(src="fe80::1", dst="fe80::2") / UDP() / b"q"
     assert rig.sw.process(1, bytes(v6)) == []
     assert drops(rig.sw) == {DROP_LOCAL_NOT_DHC: 1, DROP_UNSUPPORTED: 1}
+
+
+def _corrupt_ip_checksum(frame: bytes) -> bytes:
+    """The same frame with its IPv4 header checksum off by one (bytes 24..25)."""
+    raw = bytearray(frame)
+    raw[25] ^= 0x01
+    return bytes(raw)
+
+
+def test_bad_ipv4_checksum_is_dropped_and_counted(rig: Rig) -> None:
+    """DATA for this switch and transit IPv4 alike: verify_checksum flags the header, ingress
+    drops it under its own reason, and the slot is untouched."""
+    assert rig.sw.process(1, _corrupt_ip_checksum(frame(0, [1000] * 4))) == []
+    transit = bytes(Ether(src=WORKERS[0].mac, dst=SWITCH.mac) / IP(src=WORKERS[0].ip, dst=WORKERS[1].ip)
+                    / UDP(sport=1, dport=2) / b"payload")
+    assert len(rig.sw.process(1, transit)) == 1              # the intact one is routed
+    assert rig.sw.process(1, _corrupt_ip_checksum(transit)) == []
+    assert drops(rig.sw) == {DROP_BAD_CHECKSUM: 2}
+    assert job_counts(rig.sw, 2)["contributions"] == 0
+    still_sums(rig)
+
+
+@pytest.mark.parametrize("field", ["hwtype", "ptype", "hwlen", "plen"])
+def test_arp_other_than_ipv4_over_ethernet_is_malformed(rig: Rig, field: str) -> None:
+    """Checked by the arp_check table in ingress (not by a parser select)."""
+    bad = {"hwtype": 6, "ptype": 0x86DD, "hwlen": 8, "plen": 16}[field]
+    pkt = Ether(src=WORKERS[0].mac, dst="ff:ff:ff:ff:ff:ff") / ARP(op=1, hwsrc=WORKERS[0].mac, psrc=WORKERS[0].ip,
+                                                                   pdst=SWITCH.ip, **{field: bad})
+    assert rig.sw.process(1, bytes(pkt)) == []
+    assert drops(rig.sw) == {DROP_MALFORMED: 1}

@@ -2,11 +2,11 @@
  * DHC data plane: per-slot state shared by all lanes (SwitchML-style shadow
  * sets), stages 2..6 of an accepted DATA packet.
  *
- *   stage 2  epoch_compare   epoch_diff = old_epoch ^ dhc.epoch
+ *   stage 2  compare_epoch   epoch_diff = old_epoch ^ dhc.epoch  (action, no table)
  *   stage 3  bitmap_set0_update, bitmap_set1_update   (one register each)
  *   stage 4  own_set         seen = own set's old bitmap; dup = seen & mask
  *   stage 5  count_update    slot_count (one register); sets kind
- *   stage 6  gap             gap = fan_in - cnt_old
+ *   stage 6  compute_gap     gap = fan_in - cnt_old              (action, no table)
  *
  * Every register is touched by the actions of one table only, once per
  * packet, at one index (bm_idx for the bitmaps, cell = bm_idx ++ set for the
@@ -40,11 +40,6 @@ control DhcShadow(in dhc_h dhc, inout dhc_meta_t m) {
     /* ---- stage 2 ---- */
     action compare_epoch() {
         m.epoch_diff = m.old_epoch ^ dhc.epoch;
-    }
-
-    table epoch_compare {
-        actions = { compare_epoch; }
-        const default_action = compare_epoch();
     }
 
     /* ---- stage 3: bitmaps ---- */
@@ -162,18 +157,13 @@ control DhcShadow(in dhc_h dhc, inout dhc_meta_t m) {
         m.gap = m.fan_in - m.cnt_old;
     }
 
-    table gap {
-        actions = { compute_gap; }
-        const default_action = compute_gap();
-    }
-
     apply {
-        epoch_compare.apply();
+        compare_epoch();
         bitmap_set0_update.apply();
         bitmap_set1_update.apply();
         own_set.apply();
         count_update.apply();
-        gap.apply();
+        compute_gap();
     }
 }
 
