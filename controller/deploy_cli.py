@@ -181,12 +181,17 @@ def cmd_jobs_remove(args: argparse.Namespace) -> int:
 @_guard
 def cmd_jobs_reset(args: argparse.Namespace) -> int:
     from controller.reset import reset_job
-    from hostagent.manifest import ManifestError, set_epoch
+    from hostagent.manifest import ManifestError, read_manifest, set_epoch
 
     topo = load(args.topo)
     addrs = _addresses(args, topo)
-    if args.manifest and not Path(args.manifest).is_file():
-        raise PlanError(f"manifest {args.manifest}: no such file")
+    if args.manifest:   # checked before any switch changes: it is rewritten after they did
+        try:
+            jobs = read_manifest(Path(args.manifest))["jobs"]
+        except ManifestError as err:
+            raise PlanError(f"manifest: {err}") from None
+        if not any(isinstance(j, dict) and j.get("job_id") == args.job for j in jobs):
+            raise PlanError(f"manifest {args.manifest}: job {args.job} is not in it")
     avoid = {v for k, v in _manifest_epochs(args.manifest).items() if k == args.job}
     report = reset_job(addrs, args.job, avoid=avoid, timeout=args.timeout)
     if args.manifest:

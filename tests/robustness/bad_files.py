@@ -13,7 +13,7 @@ def _binary(p: Path) -> None:
 
 
 def _deep(p: Path) -> None:
-    p.write_text("[" * 5000 + "]" * 5000)
+    p.write_text("[" * 1500 + "]" * 1500)
 
 
 def _alias_bomb(p: Path) -> None:
@@ -51,7 +51,7 @@ KINDS: dict[str, Callable[[Path], None] | None] = {
     "yaml_tab_garbage": lambda p: p.write_text("switches:\n\t- : : [\n"),
     "deep_nesting": _deep,
     "alias_bomb": _alias_bomb,
-    "huge_line": lambda p: p.write_text("x" * (3 << 20)),
+    "huge_line": lambda p: p.write_text("x" * (256 << 10)),
 }
 #: extra kinds for tensor (.npy) arguments
 NPY_KINDS: dict[str, Callable[[Path], None]] = {
