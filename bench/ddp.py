@@ -30,7 +30,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--world", type=int, default=4, help="gloo ranks on loopback")
     parser.add_argument("--models", default=",".join(MODELS), help="cnn and/or large")
     parser.add_argument("--cnn-steps", type=int, default=300)
-    parser.add_argument("--large-steps", type=int, default=40)
+    parser.add_argument("--large-steps", type=int, default=15)
     parser.add_argument("--large-width", type=int, default=2048,
                         help="hidden width of the large MLP (2048: about 4.9M parameters)")
     parser.add_argument("--warmup", type=int, default=5, help="steps left out of the time")

@@ -207,10 +207,17 @@ class DHCHookState:
         """Residual update, scale log, record; returns the averaged bucket (float64, 1-D)."""
         n, worker = p.n_workers, p.worker
         t = worker.scale_exponent
-        sum_int = np.asarray(worker.result_int()).reshape(-1)
         if self.error_feedback:
             self.feedback.update(p.compensated, p.sent, t, n, p.keys, p.sizes)
-        average = np.ldexp(sum_int.astype(np.float64), -t) / n
+        support = getattr(worker, "support", None)
+        if self.record or support is None:
+            sum_int = np.asarray(worker.result_int()).reshape(-1)
+            average = np.ldexp(sum_int.astype(np.float64), -t) / n
+        else:
+            # the same numbers from the sparse sum (0.0 elsewhere either way): no dense int64
+            idx, values = support()
+            average = np.zeros(p.flat.size)
+            average[idx] = np.ldexp(values.astype(np.float64), -t) / n
         self.scales.append(ScaleRecord(self.step, p.bucket, t, int(p.flat.size),
                                        int(np.count_nonzero(p.sent)), n))
         if self.record:

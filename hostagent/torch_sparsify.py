@@ -91,10 +91,14 @@ class ErrorFeedback:
 
     def update(self, compensated: np.ndarray, sent: np.ndarray, scale_exponent: int,
                n_workers: int, keys: Sequence[Hashable], sizes: Sequence[int]) -> np.ndarray:
-        """Store ``r = c - q/s`` with q the quantized values this worker contributed; returns q."""
-        q = qz.quantize(sent, scale_exponent, n_workers)
-        delivered = np.ldexp(q.astype(np.float64), -scale_exponent)
-        residual = compensated - delivered
+        """Store ``r = c - q/s`` with q the quantized values this worker contributed; returns q
+        at the nonzeros of ``sent`` (q is 0 elsewhere)."""
+        # q is zero wherever sent is, and c - 0.0 == c bit for bit (-0.0 included): only the
+        # sent entries need quantizing, so a top-k bucket costs O(k) here plus one copy
+        nz = np.flatnonzero(sent)
+        q = qz.quantize(sent[nz], scale_exponent, n_workers)
+        residual = compensated.copy()
+        residual[nz] = compensated[nz] - np.ldexp(q.astype(np.float64), -scale_exponent)
         offset = 0
         for key, n in zip(keys, sizes, strict=True):
             self._residual[key] = residual[offset:offset + n].copy()
