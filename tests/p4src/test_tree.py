@@ -16,6 +16,7 @@ import pytest
 
 from dhc import wire
 from tests.p4src.dhcnet import (
+    DROP_STALE_EPOCH,
     DROP_UNAUTHORISED,
     Aggregator,
     Child,
@@ -27,6 +28,7 @@ from tests.p4src.dhcnet import (
     parse_dhc,
     program_job,
     program_switch_basics,
+    set_epoch,
 )
 
 K = 4
@@ -126,3 +128,24 @@ def test_result_at_leaf_only_from_parent_on_uplink(tree: Tree) -> None:
     wrong_src = dhc_frame(W[2], LEAF.mac, LEAF.ip, [9] * K, job=JOB, pkt_type=int(wire.PacketType.RESULT))
     assert tree.leaf.process(LEAF_UPLINK, wrong_src) == []               # right port, not the parent
     assert drops(tree.leaf) == {DROP_UNAUTHORISED: 3}
+
+
+def test_epoch_travels_up_and_down_and_a_stale_result_is_dropped(tree: Tree) -> None:
+    """Both switches move the job to epoch 3: the partial and the RESULT carry it end to end; the
+    leaf drops a RESULT of the old epoch even from its parent on the uplink."""
+    for sw in (tree.leaf, tree.root):
+        set_epoch(sw, JOB, 3, old=0)
+    tree.worker(0, [1] * K, epoch=3)
+    partial = up_partial(tree, tree.worker(1, [2] * K, epoch=3), [3] * K)
+    assert parse_dhc(partial, K).header["epoch"] == 3
+    tree.root.process(ROOT_TO_LEAF, partial)
+    out = dict(tree.worker(2, [4] * K, epoch=3))
+    result = out[ROOT_TO_LEAF]
+    assert parse_dhc(result, K).header["epoch"] == 3
+    stale = bytearray(result)
+    stale[14 + 20 + 8 + 7] = 2                     # dhc_h.epoch (byte 7 of dhc_h) := 2
+    stale_frame = bytes(stale)
+    assert tree.leaf.process(LEAF_UPLINK, stale_frame) == []
+    assert drops(tree.leaf) == {DROP_STALE_EPOCH: 1}
+    down = dict(tree.leaf.process(LEAF_UPLINK, result))
+    assert sorted(down) == [1, 2] and all(parse_dhc(f, K).lanes == [7] * K for f in down.values())
