@@ -5,7 +5,9 @@
     dhc-agent --manifest jobs.json --host h1 --input grad.npy --expect sum.npy --output out.npy
 
 With ``--manifest`` the endpoint comes from the deployment's job manifest (written by
-``dhc-ctl deploy``).  The JSON summary on stdout has bytes sent/received, retransmissions,
+``dhc-ctl deploy``), including the job's session epoch (``--epoch`` overrides it; after a failed
+AllReduce, ``dhc-ctl jobs reset`` moves the job to a fresh epoch and rewrites the manifest:
+docs/recovery.md).  The JSON summary on stdout has bytes sent/received, retransmissions,
 time, and — given ``--expect`` — whether the result equals the expected sum bit for bit.
 Exit codes: 0 ok, 1 result differs from --expect, 2 bad input, 3 timeout (a peer or switch
 did not answer), 4 decode error.
