@@ -18,7 +18,7 @@ import time
 
 import numpy as np
 
-from dhc import HGParams, HGSketchWorker, parallel, simulate_allreduce
+from dhc import HGParams, HGSketchWorker, backend, parallel, simulate_allreduce
 from dhc.hashing import SketchHash
 from dhc.peeling import peel_rows
 from dhc.protocol import aggregate_round
@@ -41,6 +41,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="comma-separated thread counts for the split whole-tensor passes "
                              "(1 = single-threaded like the memcpy reference)")
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--goal-cases", default="1000000:0.01:4,10000000:0.01:4",
+                        help="d:density:workers cases timed with every backend side by side")
+    parser.add_argument("--flat-dims", default="1000000,10000000,100000000",
+                        help="d values (1 worker, --flat-density) for decode time per union element")
+    parser.add_argument("--flat-density", type=float, default=0.01)
+    parser.add_argument("--backends", default=",".join(backend.available()),
+                        help="codec backends compared side by side (numba, numpy)")
     parser.add_argument("--seed", type=int, default=0)
 
 
@@ -110,8 +117,9 @@ def _timed(fn) -> float:
     return time.perf_counter() - t0
 
 
-def _run_workers(xs: list[np.ndarray], out: np.ndarray) -> HGSketchWorker:
-    ws = [HGSketchWorker(x, len(xs)) for x in xs]
+def _run_workers(xs: list[np.ndarray], out: np.ndarray,
+                 backend_name: str | None = None) -> HGSketchWorker:
+    ws = [HGSketchWorker(x, len(xs), backend=backend_name) for x in xs]
     segs = [w.first_round() for w in ws]
     while not ws[0].done:
         agg = aggregate_round(segs)
@@ -127,6 +135,7 @@ def throughput(d: int, density: float, n: int, repeats: int, rng: np.random.Gene
     best = None
     totals = []
     parallel.set_threads(threads)
+    _run_workers(xs, out)             # untimed: loads the compiled kernels, warms the heap
     for _ in range(repeats):
         w = _run_workers(xs, out)
         s = w.stats
@@ -147,6 +156,69 @@ def throughput(d: int, density: float, n: int, repeats: int, rng: np.random.Gene
             "peeling_iterations": best.peeling_iterations,
             "ratio_to_memcpy": float(f"{both / memcpy:.4g}"),
             "ratio_to_memcpy_median": float(f"{median_both / memcpy:.4g}")}
+
+
+def side_by_side(xs: list[np.ndarray], backends: list[str], threads: list[int],
+                 repeats: int) -> dict:
+    """Worker 0's encode and decode time per (backend, threads), the arms run in rotation
+    (each repeat runs every arm once), so the load of a shared machine hits them alike.
+    Best of the repeats, with the median beside it."""
+    d = xs[0].size
+    out = np.empty(d, dtype=np.float32)
+    arms = [(b, t) for b in backends for t in threads]
+    times: dict = {a: [] for a in arms}
+    stats: dict = {}
+    before = parallel.threads()
+    try:
+        for b in backends:
+            _run_workers(xs, out, b)  # untimed warm-up of each backend
+        for _ in range(repeats):
+            for b, t in arms:
+                parallel.set_threads(t)
+                w = _run_workers(xs, out, b)
+                times[(b, t)].append((w.stats.encode_seconds, w.stats.decode_seconds))
+                stats[(b, t)] = w.stats
+    finally:
+        parallel.set_threads(before)
+    rows = {}
+    for (b, t), ts in times.items():
+        enc, dec = min(ts, key=sum)
+        rows[f"{b}_{t}_threads"] = {
+            "backend": b, "threads": t, "encode_ms": round(enc * 1e3, 3),
+            "decode_ms": round(dec * 1e3, 3), "encode_decode_ms": round((enc + dec) * 1e3, 3),
+            "encode_decode_ms_median": round(float(np.median([sum(x) for x in ts])) * 1e3, 3),
+            "union_nnz": stats[(b, t)].union_nnz,
+            "peeling_iterations": stats[(b, t)].peeling_iterations}
+    return rows
+
+
+def backend_goals(args: argparse.Namespace, rng: np.random.Generator) -> dict:
+    """The compiled backend against the numpy reference: encode + decode of the goal cases
+    (one and two threads), and decode time per union element as the union grows."""
+    backends = [b for b in args.backends.split(",") if b]
+    for b in backends:
+        backend.resolve(b)
+    cases = []
+    for spec in [c for c in args.goal_cases.split(",") if c]:
+        d, density, n = spec.split(":")
+        xs = random_sparse(rng, int(n), int(float(d)), float(density))
+        cases.append({"d": int(float(d)), "density": float(density), "workers": int(n),
+                      "arms": side_by_side(xs, backends, [1, 2], args.repeats)})
+    flat = []
+    for d in _ints(args.flat_dims):
+        xs = random_sparse(rng, 1, d, args.flat_density)
+        arms = side_by_side(xs, backends, [1], max(2, args.repeats))
+        flat.append({"d": d, "density": args.flat_density, "workers": 1,
+                     "union_nnz": next(iter(arms.values()))["union_nnz"],
+                     "decode_ns_per_union_element": {
+                         a["backend"]: round(a["decode_ms"] * 1e6 / max(1, a["union_nnz"]), 1)
+                         for a in arms.values()},
+                     "arms": arms})
+    per_elem = {b: [r["decode_ns_per_union_element"][b] for r in flat] for b in backends}
+    return {"cases": cases, "decode_per_union_element": flat,
+            "decode_per_union_element_spread": {
+                b: round(max(v) / min(v), 3) if v and min(v) > 0 else None
+                for b, v in per_elem.items()}}
 
 
 def lhc_bytes(d: int, union: int) -> float:
@@ -238,8 +310,10 @@ def run(args: argparse.Namespace) -> dict:
                                  xs, p, sizes))
     peeling = peeling_curve(_ints(args.peel_ks), _floats(args.peel_ratios), args.peel_trials,
                             args.seed)
+    compiled = backend_goals(args, rng)
     goal_tput = [r for r in tput if r["d"] == 10_000_000 and r["density"] == 0.01]
     goals = {
+        **_compiled_goals(compiled),
         "encode_decode_ge_25pct_memcpy_at_10M_1pct": {
             f'{r["workers"]}_workers_{r["threads"]}_threads': {"ratio": r["ratio_to_memcpy"],
                                              "ratio_median": r["ratio_to_memcpy_median"],
@@ -263,4 +337,25 @@ def run(args: argparse.Namespace) -> dict:
                                                    round(os.getloadavg()[0], 2)]},
             "params": {k: v for k, v in vars(args).items() if k not in ("json", "out", "name")},
             "memcpy_gbps": {str(d): round(v, 3) for d, v in memcpy.items()},
-            "throughput": tput, "wire": wire, "peeling": peeling, "goals": goals}
+            "throughput": tput, "backends": compiled, "wire": wire, "peeling": peeling,
+            "goals": goals}
+
+
+def _compiled_goals(compiled: dict) -> dict:
+    """Issue 13's targets, from the side-by-side measurements of this run."""
+    goals = {}
+    limits = {(1_000_000, 0.01, 4): ("encode_decode_le_2.5ms_1M_1pct_4_workers_one_core", 2.5, 1),
+              (10_000_000, 0.01, 4): ("encode_decode_le_30ms_10M_1pct_4_workers", 30.0, 2)}
+    for case in compiled["cases"]:
+        key = (case["d"], case["density"], case["workers"])
+        if key in limits and "numba_1_threads" in case["arms"]:
+            name, limit, threads = limits[key]
+            ms = {a["backend"]: a["encode_decode_ms"] for a in case["arms"].values()
+                  if a["threads"] == threads}
+            goals[name] = {"ms": ms, "met": ms["numba"] <= limit}
+    spread = compiled["decode_per_union_element_spread"].get("numba")
+    unions = [r["union_nnz"] for r in compiled["decode_per_union_element"]]
+    if spread is not None and unions:
+        goals["decode_per_union_element_flat_within_1.5x"] = {
+            "unions": unions, "spread": spread, "met": spread <= 1.5}
+    return goals

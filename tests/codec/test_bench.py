@@ -18,7 +18,8 @@ def test_bench_runs_small_and_is_consistent() -> None:
     args = parser.parse_args(["--dims", "20000", "--densities", "0.01,0.1", "--workers", "1,3",
                               "--wire-dim", "50000", "--wire-workers", "3", "--peel-ks", "500",
                               "--peel-ratios", "1.0,1.4", "--peel-trials", "3", "--repeats", "1",
-                              "--block-sizes", "32,256"])
+                              "--block-sizes", "32,256", "--goal-cases", "20000:0.01:3",
+                              "--flat-dims", "10000,40000"])
     out = bench_codec.run(args)
     json.dumps(out)  # JSON-able
     assert set(out) >= {"memcpy_gbps", "throughput", "wire", "peeling", "goals"}
@@ -53,3 +54,24 @@ def test_clustered_generator_is_clustered() -> None:
     assert top >= 0.95 * union.sum()   # >= 95% of the nonzeros sit in 5% of the blocks
     res = simulate_allreduce(xs)
     assert res.union_nnz == int(union.sum())
+
+
+def test_bench_compares_backends_side_by_side() -> None:
+    parser = argparse.ArgumentParser()
+    bench_codec.add_arguments(parser)
+    args = parser.parse_args(["--dims", "20000", "--densities", "0.01", "--workers", "1",
+                              "--wire-dim", "20000", "--wire-workers", "2", "--peel-ks", "300",
+                              "--peel-trials", "1", "--repeats", "1", "--block-sizes", "32",
+                              "--goal-cases", "1000000:0.01:4", "--flat-dims", "10000,40000",
+                              "--backends", "numba,numpy"])
+    out = bench_codec.run(args)
+    case = out["backends"]["cases"][0]
+    assert set(case["arms"]) == {"numba_1_threads", "numba_2_threads", "numpy_1_threads",
+                                 "numpy_2_threads"}
+    unions = {a["union_nnz"] for a in case["arms"].values()}
+    assert len(unions) == 1 and 38_000 < unions.pop() < 41_000      # same job for every arm
+    goal = out["goals"]["encode_decode_le_2.5ms_1M_1pct_4_workers_one_core"]
+    assert set(goal["ms"]) == {"numba", "numpy"} and goal["met"] == (goal["ms"]["numba"] <= 2.5)
+    flat = out["backends"]["decode_per_union_element"]
+    assert [r["union_nnz"] for r in flat] == [100, 400]
+    assert out["goals"]["decode_per_union_element_flat_within_1.5x"]["unions"] == [100, 400]
