@@ -1,0 +1,101 @@
+"""The Tofino rules of p4src/README.md ("Tofino rules"), checked on the preprocessed source so a
+change that would bring back one of p4c-tofino's errors fails here first (p4c's Tofino back end
+cannot run in this environment).  Also the two p4c warnings the program must not produce."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from tests.p4src.dhcnet import PROGRAM
+
+
+def _source(defines: dict[str, str]) -> str:
+    from softswitch import frontend
+
+    text = frontend.preprocess(PROGRAM, defines=defines)
+    text = text[text.index("header ethernet_h"):]          # the program, not core/v1model
+    text = re.sub(r"/\*.*?\*/", " ", text, flags=re.S)
+    return re.sub(r"//[^\n]*", " ", text)
+
+
+def _blocks(text: str, keyword: str) -> dict[str, str]:
+    """name -> body of every ``keyword name(...) { body }`` (balanced braces)."""
+    out = {}
+    for m in re.finditer(rf"\b{keyword}\s+(\w+)\s*(\([^)]*\))?\s*{{", text):
+        depth, i = 1, m.end()
+        while depth:
+            depth += {"{": 1, "}": -1}.get(text[i], 0)
+            i += 1
+        out[m.group(1)] = (m.group(2) or "") + text[m.end():i - 1]
+    return out
+
+
+@pytest.fixture(scope="module", params=[{"DHC_LANES": "4"}, {"__TARGET_TOFINO__": "1"}], ids=["k4", "tofino"])
+def src(request) -> str:
+    return _source(request.param)
+
+
+def test_rule1_no_parser_error(src: str) -> None:
+    assert "parser_error" not in src
+
+
+def test_rule2_each_counter_counted_by_one_action(src: str) -> None:
+    actions = _blocks(src, "action")
+    for name in re.findall(r"counter\s*\([^;]*\)\s*(\w+)\s*;", src):
+        users = [a for a, body in actions.items() if re.search(rf"\b{name}\.count\(", body)]
+        assert len(users) == 1, f"counter {name} counted by {users}"
+        assert len(set(re.findall(rf"\b{name}\.count\(([^;]*)\);", actions[users[0]]))) == 1
+
+
+def test_rule3_action_data_never_subtracted(src: str) -> None:
+    for name, body in _blocks(src, "action").items():
+        params = re.findall(r"bit<\d+>\s+(\w+)", body.split(")", 1)[0])
+        for p in params:
+            assert not re.search(rf"-\s*{p}\b", body), f"action {name} subtracts its parameter {p}"
+
+
+def test_rule4_one_register_per_action_one_table_per_register(src: str) -> None:
+    registers = re.findall(r"register\s*<(?:[^<>]|<[^<>]*>)*>\s*\(.*?\)\s*(\w+)\s*;", src)
+    assert {"slot_epoch", "bitmap_set0", "bitmap_set1", "slot_count", "lane_0"} <= set(registers)
+    actions = _blocks(src, "action")
+    tables = {t: set(re.findall(r"\w+", re.search(r"actions\s*=\s*{([^}]*)}", body).group(1)))
+              for t, body in _blocks(src, "table").items()}
+    for name, body in actions.items():
+        used = {r for r in registers if re.search(rf"\b{r}\.(read|write)\(", body)}
+        assert len(used) <= 1, f"action {name} touches registers {sorted(used)}"
+        for r in used:
+            assert len(re.findall(rf"\b{r}\.read\(", body)) <= 1 and len(re.findall(rf"\b{r}\.write\(", body)) <= 1
+    for r in registers:
+        users = {a for a, body in actions.items() if re.search(rf"\b{r}\.(read|write)\(", body)}
+        owners = {t for t, acts in tables.items() if users & acts}
+        assert users and len(owners) == 1, f"register {r}: actions {sorted(users)} in tables {sorted(owners)}"
+        assert all(users <= tables[t] for t in owners)
+        indexes = set(re.findall(rf"\b{r}\.read\(\s*[\w.]+\s*,\s*([^;]*)\);", src))
+        indexes |= set(re.findall(rf"\b{r}\.write\(\s*([^,]*\([^)]*\)[^,]*|[^,]*),", src))
+        assert len({i.replace(" ", "") for i in indexes}) == 1, f"register {r} indexed by {indexes}"
+
+
+ATOM = re.compile(r"!?[\w.]+\.isValid\(\)|[\w.\[\]:]+\s*(==|!=|<=|>=|<|>)\s*(\d+|0x[0-9a-fA-F]+|[A-Z][A-Z0-9_]*)")
+
+
+def test_rule5_conditions_compare_a_field_with_a_constant(src: str) -> None:
+    for cond in re.findall(r"\bif\s*\((.*?)\)\s*{", src):
+        for atom in re.split(r"&&|\|\|", cond):
+            atom = atom.strip()
+            assert ATOM.fullmatch(atom), f"condition {cond!r}: {atom!r} is not field-vs-constant"
+
+
+def test_rule6_arp_fields_are_not_selected_in_the_parser(src: str) -> None:
+    state = _blocks(src, "state")["parse_arp"]
+    assert "select" not in state
+
+
+def test_no_size_on_const_entry_tables_and_constants_not_warned(src: str) -> None:
+    for name, body in _blocks(src, "table").items():
+        if "const entries" in body:
+            assert "size" not in body, f"table {name} has const entries and a size"
+    for line in re.findall(r"^.*\bconst\s+bit<\d+>\s+\w+\s*=.*$", src, flags=re.M):
+        if "const default_action" not in line:
+            assert '@noWarn("unused")' in line, line
