@@ -206,7 +206,8 @@ class BlockGen:
             keep = bt.mask ^ (((1 << w) - 1) << lo)
             return bcode, BitT(w), lambda rhs: bset(f"(({bcode} & {keep}) | (({rhs}) << {lo}))")
         if isinstance(node, Tree) and node.data == "member" and \
-                str(node.children[1].children[0]) in ("next", "last"):
+                str(node.children[1].children[0]) in ("next", "last") and \
+                isinstance(self.ex(node.children[0])[1], StackT):
             raise self.err(node, "stack .next/.last can only be extracted into, not assigned")
         code, t = self.ex(node)
         if isinstance(node, Tree) and node.data == "index" and ".at(" in code:

@@ -191,11 +191,24 @@ class _Body:
             f.ptype = ft
             return f, ft
         if isinstance(t, StackT):
-            raise Unsupported(f"header stacks{_pos(n)}")
+            return self.stack_member(e, t, member, n)
         raise Unsupported(f"member {member} of {t}{_pos(n)}")
 
+    def stack_member(self, e, t: StackT, member: str, n):
+        if member == "size":
+            return self.const(t.size, BitT(32)), BitT(32)
+        if member in ("nextIndex", "lastIndex"):
+            return ir.StackInfo(ir.Bits(32), e, member), BitT(32)
+        if member in ("next", "last"):
+            return ir.StackElem(ir.Comp(t.elem), e, None, member), t.elem
+        raise Unsupported(f"stack member {member}{_pos(n)}")
+
     def _e_index(self, n):
-        raise Unsupported(f"header stacks{_pos(n)}")
+        e, t = self.expr(n.children[0])
+        i, _it = self.expr(n.children[1])
+        if isinstance(i, _Lit):
+            i = self.const(i.value, BitT(32))
+        return ir.StackElem(ir.Comp(t.elem), e, i, "index"), t.elem
 
     def _e_slice(self, n):
         e, t = self.expr(n.children[0])

@@ -41,6 +41,8 @@ def lower_call_stmt(g, n: Tree) -> list[ir.Stmt]:
             return [ir.SetValid(e, method == "setValid")]
         if isinstance(t, HeaderT) and method == "isValid":
             return []
+        if isinstance(t, StackT) and method in ("push_front", "pop_front"):
+            return [ir.StackShift(e, g._const_int(args[0]), method == "push_front")]
         raise Unsupported(f"method {method} of {t}{_pos(n)}")
     name = str(callee.children[-1])
     ent = g.scope.lookup(name)
@@ -90,7 +92,8 @@ def _packet(g, method: str, args, n) -> list[ir.Stmt]:
             raise Unsupported(f"two-argument extract (varbit headers){_pos(n)}")
         a = args[0]
         if isinstance(a, Tree) and a.data == "member" and str(a.children[1].children[0]) == "next":
-            raise Unsupported(f"header stacks (extract into .next){_pos(n)}")
+            st, _t = g.expr(a.children[0])
+            return [ir.ExtractNext(st)]
         e, t = g.expr(a)
         return [ir.Extract(e)]
     if method == "advance":
@@ -107,12 +110,13 @@ def _emits(e, t, n) -> list[ir.Stmt]:
     if isinstance(t, HeaderT):
         return [ir.Emit(e)]
     if isinstance(t, StackT):
-        raise Unsupported(f"header stacks (emit){_pos(n)}")
+        return [ir.Emit(ir.StackElem(ir.Comp(t.elem), e, ir.Const(ir.Bits(32), i), "index")) for i in range(t.size)]
     if isinstance(t, StructT):
         out: list[ir.Stmt] = []
         for fname, ft in t.fields:
-            f = ir.Field(ir.Comp(ft) if isinstance(ft, StructLikeT) else ir.Bits(1), e, pyfield(fname))
-            out += _emits(f, ft, n)
+            ftype = ir.Comp(ft) if isinstance(ft, StructLikeT) else ir.Stack(ft.elem, ft.size) \
+                if isinstance(ft, StackT) else ir.Bits(1)
+            out += _emits(ir.Field(ftype, e, pyfield(fname)), ft, n)
         return out
     raise Unsupported(f"emit of {t}{_pos(n)}")
 

@@ -107,7 +107,7 @@ class Lowering:
         sc = _Scope(scope, {})
         for pp, p in zip(params, info.params, strict=True):
             sc.names[p.name] = ("val", ir.Ref(pp.t, "arg", p.name,
-                                              p.direction in ("out", "inout") or isinstance(pp.t, ir.Comp)))
+                                              p.direction in ("out", "inout") or isinstance(pp.t, (ir.Comp, ir.Stack))))
         act = ir.Action(info.name, control, params, [])
         self.actions[info.name] = act
         g = _Body(self, sc, "control", control)
@@ -123,7 +123,7 @@ class Lowering:
             if isinstance(p.type, NamedT) and p.type.name in ("packet_in", "packet_out"):
                 sc.names[p.name] = ("packet", p.type.name)
             else:
-                sc.names[p.name] = ("val", ir.Ref(ip.t, "param", p.name, isinstance(ip.t, ir.Comp)))
+                sc.names[p.name] = ("val", ir.Ref(ip.t, "param", p.name, isinstance(ip.t, (ir.Comp, ir.Stack))))
         g = _Body(self, sc, kind, qname)
         if kind == "parser":
             self._parser(blk, g, rest)
@@ -211,7 +211,8 @@ class Lowering:
             elif isinstance(loc, Tree) and loc.data == "const_decl":
                 self._const(g, loc)
             elif isinstance(loc, Tree) and loc.data != "parser_state":
-                raise Unsupported(f"parser declaration {loc.data}{_pos(loc)}")
+                what = {"value_set_decl": "parser value sets"}.get(loc.data, f"parser declaration {loc.data}")
+                raise Unsupported(f"{what}{_pos(loc)}")
         for s in states:
             _ann, _kw, nm, *body = s.children
             trans = body[-1]

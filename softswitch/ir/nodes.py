@@ -44,7 +44,15 @@ class Pkt:
     name: str
 
 
-IRType = Bits | Bool | Comp | Pkt
+@dataclass(frozen=True)
+class Stack:
+    """A header stack: ``size`` elements of header type ``elem`` and the next index."""
+
+    elem: StructLikeT
+    size: int
+
+
+IRType = Bits | Bool | Comp | Pkt | Stack
 
 
 # ------------------------------------------------------------------ expressions
@@ -77,6 +85,22 @@ class Field(Expr):
 @dataclass
 class Valid(Expr):
     base: Expr
+
+
+@dataclass
+class StackElem(Expr):
+    """An element of a stack: ``which`` is index (``index`` set), next or last; an index out of
+    range rejects (StackOutOfBounds) as the Python backend does."""
+
+    base: Expr
+    index: Expr | None
+    which: str
+
+
+@dataclass
+class StackInfo(Expr):
+    base: Expr
+    what: str  # nextIndex | lastIndex
 
 
 @dataclass
@@ -235,10 +259,22 @@ class ExternCall(Stmt):
     extra: dict = field(default_factory=dict)
 
 
+@dataclass
+class StackShift(Stmt):
+    stack: Expr
+    count: int
+    push: bool
+
+
 # parser statements
 @dataclass
 class Extract(Stmt):
     hdr: Expr
+
+
+@dataclass
+class ExtractNext(Stmt):
+    stack: Expr
 
 
 @dataclass

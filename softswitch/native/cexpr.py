@@ -15,6 +15,8 @@ def ctype(t) -> str:
         return "u64" if t.width <= 64 else "u128"
     if isinstance(t, ir.Comp):
         return f"T_{t.t.pyname}"
+    if isinstance(t, ir.Stack):
+        return f"TS_{t.elem.pyname}_{t.size}"
     raise Unsupported(f"value of type {t}")
 
 
@@ -34,7 +36,7 @@ def sx(code: str, t: ir.Bits) -> str:
     return f"sx64({code}, {t.width})" if t.width <= 64 else f"sx128({code}, {t.width})"
 
 
-class _Raw(ir.Expr):
+class Raw(ir.Expr):
     """A C temporary used as an lvalue by the statement generator."""
 
     def __init__(self, t, code: str):
@@ -51,7 +53,7 @@ class CExpr:
     def __call__(self, e: ir.Expr) -> str:
         return getattr(self, "_" + type(e).__name__)(e)
 
-    def _Raw(self, e: _Raw) -> str:
+    def _Raw(self, e: Raw) -> str:
         return e.code
 
     def _Const(self, e: ir.Const) -> str:
@@ -64,6 +66,31 @@ class CExpr:
 
     def _Field(self, e: ir.Field) -> str:
         return f"{self(e.base)}.f_{e.name}"
+
+    def _StackElem(self, e: ir.StackElem) -> str:
+        b = self(e.base)
+        n = e.base.t.size
+        scratch = f"ss_scratch_{e.base.t.elem.pyname}"
+        self.g.scratch.add(e.base.t.elem.pyname)
+        oob = "{ px->reject = ERR_OOB; px->exit = 1; _p = &" + scratch + "; }"
+        if e.which == "index":
+            if isinstance(e.index, ir.Const):
+                if not e.index.value < n:
+                    raise Unsupported("constant stack index out of range")
+                return f"({b}).h[{e.index.value}]"
+            return (f"(*({{ u64 _i = (u64)({self(e.index)}); T_{e.base.t.elem.pyname} *_p = _i < {n} ? "
+                    f"&({b}).h[_i] : 0; if (!_p) {oob} _p; }}))")
+        if e.which == "last":
+            return (f"(*({{ u64 _i = ({b}).n; T_{e.base.t.elem.pyname} *_p = _i ? &({b}).h[_i - 1] : 0; "
+                    f"if (!_p) {oob} _p; }}))")
+        return (f"(*({{ u64 _i = ({b}).n; T_{e.base.t.elem.pyname} *_p = _i < {n} ? &({b}).h[_i] : 0; "
+                f"if (!_p) {oob} _p; }}))")
+
+    def _StackInfo(self, e: ir.StackInfo) -> str:
+        b = self(e.base)
+        if e.what == "nextIndex":
+            return f"((({b}).n) & 0xffffffffull)"
+        return f"((({b}).n - 1) & 0xffffffffull)"
 
     def _Valid(self, e: ir.Valid) -> str:
         return f"({self(e.base)}._v)"
@@ -116,6 +143,8 @@ class CExpr:
             return f"({a} {op} {b})"
         at = e.a.t
         if op in ("==", "!="):
+            if isinstance(at, ir.Stack):
+                raise Unsupported("comparison of header stacks")
             if isinstance(at, ir.Comp):
                 return f"({'' if op == '==' else '!'}{self.g.eq_fn(at)}(&{a}, &{b}))"
             return f"({a} {op} {b})"

@@ -34,6 +34,8 @@ class CGen:
         self.eq_types: list[StructLikeT] = []
         self.x = CExpr(self)
         self.frame: str | None = None  # C type of the current frame (L)
+        self.scratch: set[str] = set()   # stack element types needing an out-of-range scratch element
+        self.stack_types: set[str] = set()
         self.fn_kind = ""
 
     # ------------------------------------------------------------ names
@@ -47,7 +49,7 @@ class CGen:
         return self.ids[name]
 
     def ref(self, e: ir.Ref) -> str:
-        comp = isinstance(e.t, ir.Comp)
+        comp = isinstance(e.t, (ir.Comp, ir.Stack))
         if e.kind == "param":
             return f"(*L->p_{e.name})" if comp else f"L->p_{e.name}"
         if e.kind == "var":
@@ -71,6 +73,7 @@ class CGen:
         errs = p.errors
         o.append(f"#define ERR_SHORT {errs.index('PacketTooShort')}")
         o.append(f"#define ERR_NOMATCH {errs.index('NoMatch')}")
+        o.append(f"#define ERR_OOB {errs.index('StackOutOfBounds')}")
         for t in p.headers:
             self._struct(t)
         o.append(f"typedef T_{p.hdr_t.pyname} hdr_t;")
@@ -93,6 +96,8 @@ class CGen:
             else:
                 self._control(b)
         self.out = o
+        for name in sorted(self.scratch):
+            o.append(f"static T_{name} ss_scratch_{name};")
         self._prototypes()
         for t in self.eq_types:
             self._eq(t)
@@ -101,6 +106,11 @@ class CGen:
         return "\n".join(o) + "\n"
 
     def _struct(self, t: StructLikeT) -> None:
+        for _f, ft in t.fields:
+            st = irtype(ft)
+            if isinstance(st, ir.Stack) and ctype(st) not in self.stack_types:
+                self.stack_types.add(ctype(st))
+                self.out.append(f"typedef struct {{ T_{st.elem.pyname} h[{st.size}]; u64 n; }} {ctype(st)};")
         lines = [f"typedef struct T_{t.pyname} {{"]
         if isinstance(t, HeaderT):
             lines.append("    uint8_t _v;")
@@ -132,7 +142,7 @@ class CGen:
         for prm in b.params:
             if isinstance(prm.t, ir.Pkt):
                 continue
-            star = "*" if isinstance(prm.t, ir.Comp) else ""
+            star = "*" if isinstance(prm.t, (ir.Comp, ir.Stack)) else ""
             lines.append(f"    {ctype(prm.t)} {star}p_{prm.name};")
         for name, t in b.vars:
             lines.append(f"    {ctype(t)} v_{name};")
@@ -145,7 +155,7 @@ class CGen:
         out = []
         for prm in params:
             ct = ctype(prm.t)
-            ptr = isinstance(prm.t, ir.Comp) or prm.direction in ("out", "inout")
+            ptr = isinstance(prm.t, (ir.Comp, ir.Stack)) or prm.direction in ("out", "inout")
             out.append(f"{ct} {'*' if ptr else ''}a_{prm.name}")
         return "".join(", " + x for x in out)
 
@@ -254,6 +264,8 @@ class CGen:
             g.stmts(st.body)
             for i, k in enumerate(st.keys):
                 o.append(f"        {ctype(k.t)} k{i} = {self.x(k)};")
+            if st.keys and self.stack_types:
+                o.append("        if (px->reject) return ERR_OOB;")
             for case in st.cases:
                 conds = []
                 for i, c in enumerate(case.conds):

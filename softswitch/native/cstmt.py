@@ -6,7 +6,7 @@ from ..ir import nodes as ir
 from ..ir.common import Unsupported
 from ..layout import field_width, pyfield
 from ..types import HeaderT
-from .cexpr import _Raw, ctype, lit, mask
+from .cexpr import Raw, ctype, lit, mask
 
 ALGO = {"crc32": 0, "crc32_custom": 0, "crc16": 1, "crc16_custom": 1, "random": 2, "identity": 3, "csum16": 4,
         "xor16": 5}
@@ -34,6 +34,11 @@ class StmtGen:
     def stmts(self, ss: list[ir.Stmt]) -> None:
         for s in ss:
             getattr(self, "_" + type(s).__name__)(s)
+            if self.g.stack_types:  # a stack index out of range rejects (parser) or drops (control)
+                if self.g.fn_kind == "parser":
+                    self.emit("if (px->reject) return ERR_OOB;")
+                elif self.g.fn_kind != "function":
+                    self.emit("if (px->exit) return;")
 
     def nested(self, ss: list[ir.Stmt]) -> None:
         self.level += 1
@@ -49,7 +54,7 @@ class StmtGen:
             self.emit(f"{{ T_{t.pyname} {tmp}; memset(&{tmp}, 0, sizeof {tmp});")
             for (fname, _ft), item in zip(t.fields, rhs.items, strict=True):
                 if isinstance(item, ir.StructInit):
-                    self.assign(_Raw(item.t, f"{tmp}.f_{pyfield(fname)}"), item)
+                    self.assign(Raw(item.t, f"{tmp}.f_{pyfield(fname)}"), item)
                 else:
                     self.emit(f"  {tmp}.f_{pyfield(fname)} = {self.x(item)};")
             if isinstance(t, HeaderT):
@@ -142,11 +147,11 @@ class StmtGen:
     def _bind(self, params, args, outs):
         cargs, backs = [], []
         for prm, a, out in zip(params, args, outs + [None] * (len(params) - len(outs)), strict=False):
-            if isinstance(prm.t, ir.Comp):
+            if isinstance(prm.t, (ir.Comp, ir.Stack)):
                 if isinstance(a, ir.StructInit):
                     tmp = self.fresh("_ca")
                     self.emit(f"T_{prm.t.t.pyname} {tmp};")
-                    self.assign(_Raw(prm.t, tmp), a)
+                    self.assign(Raw(prm.t, tmp), a)
                     cargs.append(f"&{tmp}")
                 else:
                     cargs.append(f"&{self.x(a)}")
@@ -193,7 +198,7 @@ class StmtGen:
         self.emit(f"{fr} _Ls; memset(&_Ls, 0, sizeof _Ls);")
         backs = []
         for prm, a, out in zip(b.params, s.args, s.outs, strict=True):
-            if isinstance(prm.t, ir.Comp):
+            if isinstance(prm.t, (ir.Comp, ir.Stack)):
                 self.emit(f"_Ls.p_{prm.name} = &{self.x(a)};")
             else:
                 self.emit(f"_Ls.p_{prm.name} = {self.x(a)};")
@@ -219,6 +224,26 @@ class StmtGen:
             self.emit(f"{h}.f_{f} = {get}(pk->data, pk->pos + {off}, {w});")
             off += w
         self.emit(f"{h}._v = 1; pk->pos += {total};")
+
+    def _ExtractNext(self, s: ir.ExtractNext) -> None:
+        st = self.x(s.stack)
+        self.emit(f"if (({st}).n >= {s.stack.t.size}) return ERR_OOB;")
+        self._Extract(ir.Extract(Raw(ir.Comp(s.stack.t.elem), f"({st}).h[({st}).n]")))
+        self.emit(f"({st}).n++;")
+
+    def _StackShift(self, s: ir.StackShift) -> None:
+        st, n = self.x(s.stack), s.stack.t.size
+        k = min(s.count, n)
+        if k == 0:
+            return
+        el = f"sizeof(({st}).h[0])"
+        if s.push:
+            self.emit(f"memmove(&({st}).h[{k}], &({st}).h[0], {el} * {n - k}); memset(&({st}).h[0], 0, {el} * {k});")
+            self.emit(f"({st}).n = ({st}).n + {k} < {n} ? ({st}).n + {k} : {n};")
+        else:
+            self.emit(f"memmove(&({st}).h[0], &({st}).h[{k}], {el} * {n - k}); "
+                      f"memset(&({st}).h[{n - k}], 0, {el} * {k});")
+            self.emit(f"({st}).n = ({st}).n > {k} ? ({st}).n - {k} : 0;")
 
     def _Advance(self, s: ir.Advance) -> None:
         self.emit(f"{{ u64 _n = {self.x(s.bits)}; if (pk->pos + _n > pk->nbits) return ERR_SHORT; pk->pos += _n; }}")

@@ -101,6 +101,7 @@ static void ingress_pass(RUN *r, ITEM *in) {
     std.f_checksum_error = px.checksum_error;
     ss_ingress(&px, &hdr, &meta, &std);
     px.exit = 0;
+    if (px.reject) return;  /* StackOutOfBounds in ingress: dropped (pipeline.py) */
     if (px.clone_set && px.clone_type == 0)
         do_clone(r, &px, in->data, in->len, in->port, &meta, INGRESS_CLONE, in->depth);
     u64 trunc = px.truncate_set ? px.truncate : 0;
@@ -156,6 +157,7 @@ static void egress_pass(RUN *r, ITEM *e) {
     px.cur_len = e->std.f_packet_length;
     ss_egress(&px, &e->hdr, &e->meta, &e->std);
     px.exit = 0;
+    if (px.reject) return;
     OBUF ob = {0};
     int have = 0;
     if (px.clone_set && px.clone_type == 1) {

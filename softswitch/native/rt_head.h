@@ -159,6 +159,7 @@ typedef struct {
     u64 truncate;
     int checksum_error;
     int exit;
+    int reject;                   /* a header stack index out of range (StackOutOfBounds) */
     const uint8_t *payload;
     size_t payload_len;
     u64 cur_len;
