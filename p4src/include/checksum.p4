@@ -5,9 +5,10 @@
  * a wrong checksum sets standard_metadata.checksum_error and ingress drops the
  * packet and counts it (DROP_BAD_CHECKSUM), DHC or transit alike.  The
  * condition is exactly hdr.ipv4.isValid(): p4c's Tofino back end accepts no
- * other condition and computes the check in the parser (its Checksum verify()
- * sets the checksum bit of the parser error word, which its v1model
- * translation reads as standard_metadata.checksum_error).  IPv4 with options
+ * other condition and computes the check in the parser: its Checksum verify()
+ * sets bit 12 of ig_intr_md_from_prsr.parser_err, which its v1model
+ * translation maps to standard_metadata.checksum_error (it has no mapping for
+ * parser_error, hence the parser flags).  IPv4 with options
  * fails this check too, but ingress tests hdr_bad first (malformed).
  *
  * Ingress may change TTL and addresses (routing, results, partials); egress
