@@ -10,6 +10,11 @@
 #ifndef JOB_TABLE_SIZE
 #define JOB_TABLE_SIZE DHC_MAX_JOBS
 #endif
+/* One entry per job, plus room for a second one per job while a reset
+ * inserts the new epoch before deleting the old. */
+#ifndef EPOCH_TABLE_SIZE
+#define EPOCH_TABLE_SIZE (2 * JOB_TABLE_SIZE)
+#endif
 #ifndef LEVEL_TABLE_SIZE
 #define LEVEL_TABLE_SIZE 2048
 #endif

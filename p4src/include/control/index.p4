@@ -88,7 +88,7 @@ control DhcIndex(in headers_t hdr,
         }
         actions = { current_epoch; @defaultonly NoAction; }
         const default_action = NoAction();
-        size = JOB_TABLE_SIZE;
+        size = EPOCH_TABLE_SIZE;
     }
 
     /* ---- level_table: (job, level) -> op ---- */
