@@ -10,7 +10,8 @@ D  STUCK[|S|] (SUM: quantized values at the candidates peeling could not recover
    peeling stalls; every worker computes the same S from the same aggregates.
 
 The sketch is sized from the aggregated element index, which is why the element index gets its
-own round (DESIGN.md merges it with the sketch; that would force m from the block-level bound).
+own round (sending it with the sketch would force m from a bound known earlier; that is the
+optional fused mode, ``HGParams(fuse_rounds=True)``, which sizes m from the summed nonzero counts).
 Decoding ends with a consistency check: the residual sketch must be zero and the check lanes
 must match the decoded sums; otherwise DecodeError.  Bucket sums may wrap mod 2**32: the
 sketch is linear mod 2**32, so a pure bucket still yields the exact element sum, which fits int32

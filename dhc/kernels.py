@@ -224,8 +224,8 @@ def _remove(st, bk, wide, shift, c, sv):
 
 
 @_jit
-def peel(codes, sketch, row_len, shift, values, recovered, residual, st, lst, cbuf, mark,
-         cand_of, val_of, crow):
+def peel(codes, sketch, row_len, shift, values, recovered, residual, st, lst, cand_of, val_of,
+         crow):
     """Worklist peeling of ``sketch`` (uint32 lanes); returns the number of generations.
 
     Per bucket one record: count, xor of its candidates' positions (the position when the
@@ -245,8 +245,7 @@ def peel(codes, sketch, row_len, shift, values, recovered, residual, st, lst, cb
     their cache misses, and signs and purity are applied without branches (a mispredicted
     branch on a random sign discards the loads in flight).
 
-    ``st``, ``lst`` (max(m, rows * k) int32), ``cbuf`` (as long, int64), ``mark``,
-    ``cand_of``, ``val_of`` (k int64) and ``crow``
+    ``st``, ``lst`` (max(m, rows * k) int32), ``cand_of``, ``val_of`` (k int64) and ``crow``
     (k x rows, like ``codes``) are scratch, kept small: the whole working set of a peel of
     10**5 elements then stays in the caches."""
     k, rows = codes.shape
@@ -286,24 +285,23 @@ def peel(codes, sketch, row_len, shift, values, recovered, residual, st, lst, cb
     while n_list > 0:
         generations += 1
         # (1) read every listed bucket (all still pure: nothing changed since the listing)
-        # and keep the last listing of each candidate (as numpy's ``mark[pos] = order``)
-        for t in range(n_list):
-            w = st[lst[t], 0]
-            c = np.int64(w >> _U32) if wide else np.int64(w >> (_U32 + ushift))
-            cbuf[t] = c
-            mark[c] = t
+        # and keep the last listing of each candidate (as numpy's ``mark[pos] = order``):
+        # walk the list backwards keeping first sightings, then restore the order
         p = 0
-        for t in range(n_list):
-            c = cbuf[t]
-            if mark[c] != t:
-                continue                              # listed again later in this generation
+        for t in range(n_list - 1, -1, -1):
             bk = lst[t]
+            w = st[bk, 0]
+            c = np.int64(w >> _U32) if wide else np.int64(w >> (_U32 + ushift))
+            if recovered[c]:
+                continue                              # listed again later in this generation
             recovered[c] = True
             cand_of[p] = c
-            a = st[bk, 1] if wide else st[bk, 0]
+            a = st[bk, 1] if wide else w
             # value mod 2**32 read as int32, and the pure bucket's row
             val_of[p] = (np.int64(np.int32(a & _LOW32)) << 8) | (bk // row_len)
             p += 1
+        cand_of[:p] = cand_of[:p][::-1].copy()
+        val_of[:p] = val_of[:p][::-1].copy()
         # (2) gather the recovered candidates' codes, then subtract them from their buckets,
         # listing the touched buckets
         for i in range(p):

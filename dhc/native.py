@@ -148,8 +148,6 @@ def peel(codes: np.ndarray, sketch_lanes: np.ndarray, row_len: int) -> PeelResul
                           values, recovered, residual,
                           _scratch.get("st", m * w, np.uint64).reshape(m, w),
                           _scratch.get("lst", max(m, rows * k), np.int32),
-                          _scratch.get("cbuf", max(m, rows * k), np.int64),
-                          _scratch.get("mark", k, np.int64),
                           _scratch.get("cand", k, np.int64), _scratch.get("val", k, np.int64),
                           _scratch.get("crow", k * rows, codes.dtype).reshape(k, rows))
         if it >= 0:
