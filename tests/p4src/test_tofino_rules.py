@@ -87,9 +87,33 @@ def test_rule5_conditions_compare_a_field_with_a_constant(src: str) -> None:
             assert ATOM.fullmatch(atom), f"condition {cond!r}: {atom!r} is not field-vs-constant"
 
 
-def test_rule6_arp_fields_are_not_selected_in_the_parser(src: str) -> None:
-    state = _blocks(src, "state")["parse_arp"]
-    assert "select" not in state
+def _field_bytes(src: str) -> dict[str, dict[str, set[int]]]:
+    """header type -> field -> the byte offsets it occupies."""
+    out = {}
+    for name, body in _blocks(src, "header").items():
+        fields, bit = {}, 0
+        for width, field in re.findall(r"bit<(\d+)>\s+(\w+)\s*;", body):
+            fields[field] = set(range(bit // 8, (bit + int(width) - 1) // 8 + 1))
+            bit += int(width)
+        out[name] = fields
+    return out
+
+
+def test_rule6_parser_selects_fit_the_match_registers(src: str) -> None:
+    """Per state at most 4 bytes of the packet, in at most one 16-bit and two 8-bit matchers."""
+    types = dict(re.findall(r"\b(\w+_h)\s+(\w+)\s*;", src))            # header type per instance
+    instances = {inst: t for t, inst in types.items()}
+    layout = _field_bytes(src)
+    for state, body in _blocks(src, "state").items():
+        m = re.search(r"select\s*\(([^)]*)\)", body)
+        if not m:
+            continue
+        used: set[tuple[str, int]] = set()
+        for expr in m.group(1).split(","):
+            _, inst, field = expr.strip().split(".")
+            used |= {(inst, b) for b in layout[instances[inst]][field]}
+        assert len(used) <= 4, f"state {state} selects on {len(used)} bytes {sorted(used)}"
+        assert "parse_arp" != state, "ARP format is checked in ingress (arp_check), not selected on"
 
 
 def test_no_size_on_const_entry_tables_and_constants_not_warned(src: str) -> None:
