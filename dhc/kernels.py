@@ -297,8 +297,9 @@ def peel(codes, sketch, row_len, shift, values, recovered, residual, st, lst, ca
             recovered[c] = True
             cand_of[p] = c
             a = st[bk, 1] if wide else w
-            # value mod 2**32 read as int32, and the pure bucket's row
-            val_of[p] = (np.int64(np.int32(a & _LOW32)) << 8) | (bk // row_len)
+            # value mod 2**32 read as int32, and the pure bucket (no division for its row:
+            # phase 2 finds it among the candidate's buckets)
+            val_of[p] = (np.int64(np.int32(a & _LOW32)) << 32) | bk
             p += 1
         cand_of[:p] = cand_of[:p][::-1].copy()
         val_of[:p] = val_of[:p][::-1].copy()
@@ -311,8 +312,12 @@ def peel(codes, sketch, row_len, shift, values, recovered, residual, st, lst, ca
         n = 0
         for i in range(p):
             c = cand_of[i]
-            a = val_of[i] >> 8
-            neg = np.int64(crow[i, val_of[i] & 255] & 1)
+            a = val_of[i] >> 32
+            pure = val_of[i] & 0xFFFFFFFF
+            neg = np.int64(0)
+            for j in range(rows):                     # the sign in the pure bucket
+                code = np.int64(crow[i, j])
+                neg |= (code & 1) & -np.int64((code >> 1) == pure)
             v = (a ^ -neg) + neg                      # negated where its sign is -1
             values[c] = v
             for j in range(rows):
