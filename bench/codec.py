@@ -19,6 +19,7 @@ import time
 import numpy as np
 
 from dhc import HGParams, HGSketchWorker, backend, parallel, simulate_allreduce
+from dhc.backend import native
 from dhc.hashing import SketchHash
 from dhc.peeling import peel_rows
 from dhc.protocol import aggregate_round
@@ -192,6 +193,29 @@ def side_by_side(xs: list[np.ndarray], backends: list[str], threads: list[int],
     return rows
 
 
+def peel_per_element(k: int, backends: list[str], repeats: int) -> dict:
+    """Peeling alone (codec hashes, m = default, random values), ns per element, best of
+    ``repeats`` with the backends in rotation: separates the peel's growth from the rest of
+    the decoder (hashing, index, the O(d) dense write)."""
+    params = HGParams()
+    m = params.sketch_buckets(k)
+    h = SketchHash(params.seed, params.rows, m // params.rows, 6)
+    cand = np.arange(0, 10 * k, 10, dtype=np.int64)
+    keys = h.keys(cand)
+    buckets, negative = h.rows_of(keys)
+    sketch = np.random.default_rng(k).integers(0, 2**32, m, dtype=np.uint32)
+    codes = native.hash_union(h, cand)[0] if native is not None else None
+    runs = {"numba": lambda: native.peel(codes, sketch, h.row_len),
+            "numpy": lambda: peel_rows(buckets, negative, sketch)}
+    best: dict = {}
+    for b in backends:
+        runs[b]()                                   # warm-up
+    for _ in range(repeats):
+        for b in backends:
+            best[b] = min(best.get(b, math.inf), _timed(runs[b]))
+    return {b: round(t * 1e9 / max(1, k), 1) for b, t in best.items()}
+
+
 def backend_goals(args: argparse.Namespace, rng: np.random.Generator) -> dict:
     """The compiled backend against the numpy reference: encode + decode of the goal cases
     (one and two threads), and decode time per union element as the union grows."""
@@ -214,8 +238,15 @@ def backend_goals(args: argparse.Namespace, rng: np.random.Generator) -> dict:
                          a["backend"]: round(a["decode_ms"] * 1e6 / max(1, a["union_nnz"]), 1)
                          for a in arms.values()},
                      "arms": arms})
+    for row in flat:
+        row["peel_ns_per_element"] = peel_per_element(row["union_nnz"], backends,
+                                                      max(2, args.repeats))
     per_elem = {b: [r["decode_ns_per_union_element"][b] for r in flat] for b in backends}
     return {"cases": cases, "decode_per_union_element": flat,
+            "peel_per_element_spread": {
+                b: round(max(v) / min(v), 3) if v and min(v) > 0 else None
+                for b, v in {b: [r["peel_ns_per_element"][b] for r in flat]
+                             for b in backends}.items()},
             "decode_per_union_element_spread": {
                 b: round(max(v) / min(v), 3) if v and min(v) > 0 else None
                 for b, v in per_elem.items()}}

@@ -1,4 +1,4 @@
-"""DHC core: wire format constants and the HG-Sketch codec (pure numpy, no I/O)."""
+"""DHC core: wire format constants and the HG-Sketch codec (numpy, with numba kernels; no I/O)."""
 
 from .codec import SimulationResult, allreduce, make_worker, simulate_allreduce
 from .dense import DenseWorker

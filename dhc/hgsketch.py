@@ -9,6 +9,10 @@ C  VALUE_SKETCH[m] (SUM: r partitioned rows, m sized from the exact union k of r
 D  STUCK[|S|] (SUM: quantized values at the candidates peeling could not recover) - only if
    peeling stalls; every worker computes the same S from the same aggregates.
 
+With ``fuse_rounds`` round A also carries each worker's nonzero count (one SUM lane) and B and
+C go out as one round.  The hot loops run as numba kernels (``dhc/native.py``) or, with
+``backend="numpy"``, as the numpy reference; the lanes and results are identical.
+
 The sketch is sized from the aggregated element index, which is why the element index gets its
 own round (sending it with the sketch would force m from a bound known earlier; that is the
 optional fused mode, ``HGParams(fuse_rounds=True)``, which sizes m from the summed nonzero counts).

@@ -75,3 +75,4 @@ def test_bench_compares_backends_side_by_side() -> None:
     flat = out["backends"]["decode_per_union_element"]
     assert [r["union_nnz"] for r in flat] == [100, 400]
     assert out["goals"]["decode_per_union_element_flat_within_1.5x"]["unions"] == [100, 400]
+    assert all(set(r["peel_ns_per_element"]) == {"numba", "numpy"} for r in flat)
