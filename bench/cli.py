@@ -24,6 +24,7 @@ BENCHMARKS: dict[str, str] = {
     "codec": "bench.codec",
     "softswitch": "bench.softswitch",
     "softswitch-ports": "bench.softswitch_ports",
+    "softswitch-native": "bench.softswitch_native",
     "placement": "bench.placement",
     "e2e": "bench.e2e",
     "compare": "bench.compare",

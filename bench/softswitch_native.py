@@ -198,8 +198,10 @@ def _dhc(lab: _Lab, load: _Load, args) -> dict:
     dsize = len(job.chunks(1).data[0][0])
     rows: dict = {}
 
+    same_size = _frames(args.frames, dsize)
+
     def fwd_work(warm: bool) -> dict:
-        return load.blast(lab, _frames(2000 if warm else args.frames, dsize), args.window)
+        return load.blast(lab, same_size[:2000] if warm else same_size, args.window)
 
     s, cpu = _measure_process(lab, lambda: _forwarder(lab), fwd_work, args.runs)
     rows["c_forwarder_same_size"] = _row(s, cpu, None, "sent", "received")

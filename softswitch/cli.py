@@ -150,9 +150,11 @@ def run_switch(args: argparse.Namespace, targs: argparse.Namespace) -> int:
 
     signal.signal(signal.SIGTERM, _stop)
     signal.signal(signal.SIGINT, _stop)
-    log.info("device %d: ports %s, cpu port %s, P4Runtime on %s (port %d), program %s",
+    sw = device.pipeline.switch if device.pipeline is not None else None
+    log.info("device %d: ports %s, cpu port %s, P4Runtime on %s (port %d), program %s, backend %s",
              args.device_id, {n: i for n, i in sorted(mapping.items())} or "none", cpu_port,
-             targs.grpc_server_addr, bound, args.program or "none (--no-p4)")
+             targs.grpc_server_addr, bound, args.program or "none (--no-p4)",
+             getattr(sw, "backend", "python") if sw is not None else f"{backend.default()} (when a program arrives)")
     try:
         serve_ports(ports, device)
     finally:

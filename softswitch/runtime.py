@@ -15,6 +15,8 @@ from .program import Program
 class Switch(Pipeline):
     """One software switch running one P4 program.  Not thread-safe: callers serialise."""
 
+    backend = "python"
+
     def __init__(self, program: Program, cpu_port: int | None = None, source: str = "",
                  filename: str = "<program>"):
         super().__init__(program)

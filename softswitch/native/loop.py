@@ -83,8 +83,8 @@ def _packet_in_pump(sw: NativeSwitch, device, evfd: int, done: threading.Event) 
 
 def stats(sw: NativeSwitch) -> dict[str, int]:
     """Counters of the C loop: frames received, sent, dropped for too many passes, oversize,
-    send errors, packet-ins dropped (queue full)."""
+    send errors, packet-ins dropped (queue full), digests dropped (queue full)."""
     out = sw.ffi.new("uint64_t[8]")
     sw.lib.ss_stats(sw.sw, out)
-    names = ("rx", "tx", "passes_exceeded", "oversize", "send_errors", "packet_in_dropped")
+    names = ("rx", "tx", "passes_exceeded", "oversize", "send_errors", "packet_in_dropped", "digests_dropped")
     return {k: int(out[i]) for i, k in enumerate(names)}
