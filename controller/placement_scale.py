@@ -30,12 +30,15 @@ import numpy as np
 from ortools.sat.python import cp_model
 
 from controller.placement_routes import JobArrays, RouteTable, TreeLinks, job_root_table, tree_links
+from controller.placement_search import descend
 from controller.placement_solver import Solution, new_solver, proven_bound
 from controller.topology import Topology
 from dhc.wire import MAX_FAN_IN
 
 #: Share of the remaining time the relaxed bottleneck solve may use (per refinement round).
 RELAX_SHARE: float = 0.5
+#: Share of the remaining time the local search may use before CP-SAT (when above the bound).
+SEARCH_SHARE: float = 0.3
 
 
 @dataclass
@@ -175,7 +178,7 @@ def _greedy(n_jobs: int, owner: np.ndarray, rows: _Rows, cost: np.ndarray, weigh
 
 def _lexi(m: cp_model.CpModel, xs: list, phases: list, hint: np.ndarray, deadline: float,
           shares: list[float], workers: int, ctx: Context, tag: str) -> tuple[np.ndarray | None, list]:
-    """Minimise the phases in order, fixing each optimum (or best value) before the next.
+    """Minimise the phases in order, fixing each optimum (or best value found) before the next.
     Returns the last assignment and per phase (status, value, proven bound).  The first phase's
     objective is a variable whose upper bound is the hint's value, so the hint is complete."""
     for x, v in zip(xs, hint, strict=True):
@@ -188,6 +191,9 @@ def _lexi(m: cp_model.CpModel, xs: list, phases: list, hint: np.ndarray, deadlin
         if left <= 0.05:
             break
         solver = new_solver(left * share, workers)
+        # presolve's symmetry breaking can cut off the hint (the group symmetry of a fat-tree), and
+        # then a large model may end without any solution; bounds come from certificates instead
+        solver.parameters.symmetry_level = 0
         m.minimize(objective)
         status = solver.solve(m)
         ctx.log.append({"phase": f"{tag} {name}", "status": solver.status_name(status),
@@ -200,9 +206,7 @@ def _lexi(m: cp_model.CpModel, xs: list, phases: list, hint: np.ndarray, deadlin
         m.clear_hints()
         for x, v in zip(xs, values, strict=True):
             m.add_hint(x, int(v))
-        m.add(objective <= round(solver.objective_value))
-        if status != cp_model.OPTIMAL:
-            break
+        m.add(objective <= round(solver.objective_value))  # unproven: later phases still improve
     return values, out
 
 
@@ -287,6 +291,8 @@ def relax(ctx: Context, cls: Classes, kept: np.ndarray, deadline: float, workers
     at = _previous_of(hint_roots, cls.pair_job, cls.pair_root, cls.pair_class, n_jobs)
     pick = np.where(at >= 0, at, pick)  # a previous answer: its roots' classes under today's kept links
     prev_at = _previous_of(ctx.prev, cls.pair_job, cls.pair_root, cls.pair_class, n_jobs)
+    if ctx.mode != "hint":
+        pick = np.where(prev_at >= 0, prev_at, pick)
     load = np.zeros(len(kept), np.int64)
     chosen = np.isin(rows.var, pick)
     np.add.at(load, rows.link[chosen], rows.coeff[chosen])
@@ -295,6 +301,14 @@ def relax(ctx: Context, cls: Classes, kept: np.ndarray, deadline: float, workers
     floor = CliqueBound(cls, rows).bound(ctx.host_max, upper)
     ctx.log.append({"phase": "relax pigeonhole bound", "status": f"bottleneck >= {floor * ctx.unit}",
                     "wall_s": round(time.perf_counter() - t, 4), "value": floor})
+    if upper > floor:
+        t = time.perf_counter()
+        frozen = (prev_at >= 0) if ctx.mode == "fixed" else np.zeros(n_jobs, np.bool_)
+        pick, peak = descend(cls.job, np.searchsorted(cls.job, np.arange(n_jobs + 1)), rows.var, rows.link,
+                             rows.coeff, len(kept), pick, floor, t + SEARCH_SHARE * (deadline - t), frozen)
+        upper = max(ctx.host_max, peak)
+        ctx.log.append({"phase": "relax local search", "status": f"bottleneck <= {upper * ctx.unit}",
+                        "wall_s": round(time.perf_counter() - t, 4), "value": upper})
     m = cp_model.CpModel()
     xs = [m.new_bool_var(f"x{c}") for c in range(n_cls)]
     starts = np.searchsorted(cls.job, np.arange(n_jobs + 1))
