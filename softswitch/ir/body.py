@@ -373,10 +373,8 @@ class _Body:
 
     # ------------------------------------------------------------ lvalues
     def lvalue(self, node):
-        e, t = self.expr(node)
-        if isinstance(e, ir.Slice):
-            return e
-        return e
+        """The IR of an assignable expression (the front end checked that it is one)."""
+        return self.expr(node)[0]
 
     # ------------------------------------------------------------ statements
     def block(self, node) -> list[ir.Stmt]:

@@ -8,25 +8,15 @@ construct the IR does not cover raises ``Unsupported`` naming it (and its source
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from lark import Tree
 
-from lark import Token, Tree
-
-from ..decls import ann_dict, parse_int
+from ..decls import ann_dict
 from ..layout import pyfield
 from ..types import (
     BitT,
     BoolT,
-    EnumT,
-    ErrorT,
-    HeaderT,
-    IntLitT,
-    ListT,
     NamedT,
-    P4Type,
     StructLikeT,
-    StructT,
 )
 from . import nodes as ir
 from .body import _Body
@@ -56,11 +46,8 @@ class Lowering:
             self._extern(inst)
         for name, tree in self.d.functions.items():
             self._function(name, tree)
-        top = {}
-        for name, info in p._top.actions.items():
-            top[name] = ("action", info)
-        self.top_scope = _Scope(None, top)
-        for name, info in p._top.actions.items():
+        self.top_scope = _Scope(None, {name: ("action", info) for name, info in p._top.actions.items()})
+        for info in p._top.actions.values():
             self._action(info, self.top_scope, None)
         roles = {}
         for role in ("parser", "verify", "ingress", "egress", "compute", "deparser"):

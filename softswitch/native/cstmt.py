@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from ..ir import nodes as ir
-from ..ir.common import Unsupported
 from ..layout import field_width, pyfield
 from ..types import HeaderT
 from .cexpr import Raw, ctype, lit, mask
@@ -18,7 +17,6 @@ class StmtGen:
         self.x = gen.x
         self.o = out
         self.level = level
-        self.n = 0
 
     def emit(self, s: str) -> None:
         self.o.append("    " * self.level + s)

@@ -72,7 +72,6 @@ class NativeSwitch(Switch):
         else:
             rows = sorted(allents, key=lambda e: (-(e.priority or 0), e.seq))
         td = self.mod.ir.tables[name]
-        nk = len(td.keys)
         na = max([len([q for q in self.mod.ir.actions[a].params if not q.direction]) for a in td.actions] + [0]) or 1
         kv, km, ai, args, cnt = [], [], [], [], []
         for e in rows:
@@ -90,7 +89,6 @@ class NativeSwitch(Switch):
                                   ffi.new("uint64_t[]", args or [0]), ffi.new("uint64_t[]", cnt or [0]))
         if rc != 0:
             raise MemoryError(f"native switch: cannot load table {name}")
-        del nk
         self._rows[name] = rows
 
     def _pull(self, name: str) -> None:

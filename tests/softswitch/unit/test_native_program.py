@@ -30,7 +30,7 @@ from softswitch.externs import csum16
 from softswitch.native.build import compiler
 from softswitch.native.switch import NativeSwitch
 from softswitch.runtime import Switch
-from softswitch.types import BitT, HeaderT, StructT
+from softswitch.types import BitT, HeaderT
 
 pytestmark = pytest.mark.skipif(compiler() is None, reason="no C compiler")
 PROGRAM = Path(__file__).resolve().parents[3] / "p4src" / "dhc.p4"
@@ -91,7 +91,7 @@ def _ops(sw: Switch, r: random.Random) -> list[tuple]:
             match = {k.name: _match(r, pool, k) for k in info.keys}
             prio = r.randint(1, 20) if t.needs_priority else None
             ops.append(("table_add", info.name, a.name, match, params, prio))
-            for k, mv in match.items():  # key values become packet field values
+            for mv in match.values():  # key values become packet field values
                 if hasattr(mv, "value") and isinstance(mv.value, int):
                     pool.append(mv.value)
         if not info.default_const and r.random() < 0.5:
