@@ -33,6 +33,8 @@ from controller.topology import Topology
 #: model (root-assignment or tree-flow) for the remaining time.
 EXACT_PAIRS: int = 4000
 METHODS = ("auto", "scale", "assign", "general")
+#: With a budget, share of the time limit spent on the scalable model without it (its bound holds).
+BUDGET_BOUND_SHARE: float = 0.2
 
 __all__ = ["Aggregator", "Bound", "Child", "JobPlacement", "JobTree", "LinkLoad", "Objective", "Placement",
            "build_tree", "evaluate", "place", "place_incremental", "prune_relays"]
@@ -63,8 +65,16 @@ def place(topo: Topology, budget: int | None = None, *, time_limit: float = 60.0
             small = sum(len(j.workers) > 1 for j in topo.jobs) * len(topo.switches) <= EXACT_PAIRS
             if scaled.optimal or method == "scale" or not small:
                 return scaled
-    left = max(deadline - time.perf_counter(), 1.0) if scaled is not None else time_limit
+    relaxed_bound = 0
+    if budget is not None and method == "auto":  # without the budget: a relaxation, so a bound
+        with keep_sigint_handler():
+            sol = placement_scale.solve(topo, time_limit=BUDGET_BOUND_SHARE * time_limit, workers=workers)
+        relaxed_bound = 0 if sol is None else sol.bottleneck_bound
+    left = max(deadline - time.perf_counter(), 1.0) if scaled is not None or relaxed_bound else time_limit
     exact = _exact(topo, budget, left, workers, method)
+    if relaxed_bound > exact.bound.bottleneck_bytes:
+        exact = Placement(**{**exact.__dict__, "bound": Bound(relaxed_bound, exact.bound.total_bytes),
+                             "notes": (*exact.notes, "bound: the scalable model without the budget")})
     if scaled is None:
         return exact
     better = min((scaled, exact), key=lambda p: p.objective.key())

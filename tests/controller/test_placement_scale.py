@@ -164,3 +164,19 @@ def test_incremental_keeps_other_trees_when_moving_gains_nothing() -> None:
         assert after.job(jp.job_id).root == jp.root
     removed = place_incremental(base.with_jobs(jobs[1:]), after, time_limit=10)
     assert all(removed.job(j.id).root == after.job(j.id).root for j in jobs[1:])
+
+
+def test_budget_answers_carry_the_unbudgeted_optimum_as_bound() -> None:
+    """Dropping the budget is a relaxation: its proven optimum bounds the budgeted answer."""
+    base = build_fattree(8)
+    topo = base.with_jobs(random_jobs(base, 16, 8, seed=1))
+    free = place(topo)
+    budgeted = place(topo, budget=20, time_limit=2.0)
+    assert free.optimal and not budgeted.optimal
+    assert budgeted.bound.bottleneck_bytes == free.objective.bottleneck_bytes
+    assert budgeted.objective.bottleneck_bytes >= budgeted.bound.bottleneck_bytes
+    small = load(TOPO_DIR / "leafspine.yaml")
+    for budget in (1, 2):
+        want = brute_force(small, budget)
+        got = place(small, budget)
+        assert got.bound.bottleneck_bytes <= want.objective.bottleneck_bytes == got.objective.bottleneck_bytes
