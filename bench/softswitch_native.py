@@ -42,7 +42,10 @@ from bench.softswitch_ports import (
     _Lab,
     _wait_ready,
 )
+from softswitch.api import Lpm
 from softswitch.native.build import cache_dir, compiler
+from softswitch.native.switch import NativeSwitch
+from softswitch.runtime import Switch
 
 HERE = Path(__file__).parent / "native"
 CHUNK_OFFSET = 50  # frame offset of the RESULT's chunk number (as bench/softswitch_ports.py checks it)
@@ -227,8 +230,55 @@ def _dhc(lab: _Lab, load: _Load, args) -> dict:
         rows[backend] = row
     nat, py = rows["native"]["frames_in_per_s"], rows["python"]["frames_in_per_s"]
     rows["native_over_python"] = round(nat / py, 2) if py else None
+    rows["pipeline_only"] = _dhc_in_process(topo, placement, job, args)
     return {"program": DHC_PROGRAM.name, "lanes": args.lanes, "window_chunks": args.dhc_window,
             "data_frame_bytes": dsize, **rows}
+
+
+def _pipeline_rates(make, frames: list[tuple[int, bytes]], py_share: float) -> dict:
+    """Frames/s of the pipeline alone (no ports, no process boundary), native and python, each
+    on a fresh switch given the same state by ``make(cls)``."""
+    nat = make(NativeSwitch)
+    el, out = nat.run_many(frames)
+    py = make(Switch)
+    n = max(200, int(len(frames) * py_share))
+    t0 = time.perf_counter()
+    py_out = sum(len(py.process(p, f)) for p, f in frames[:n])
+    py_el = time.perf_counter() - t0
+    return {"native_frames_per_s": round(len(frames) / el, 1), "native_frames_out": out,
+            "python_frames_per_s": round(n / py_el, 1), "python_frames_out": py_out, "python_frames_in": n,
+            "native_over_python": round((len(frames) / el) / (n / py_el), 1)}
+
+
+def _dhc_in_process(topo, placement, job, args) -> dict:
+    from controller.entries import intended_state
+    from controller.simnet import apply_in_process, program_defines
+
+    defines = program_defines(args.lanes, topo.switches[SWITCH_NAME].register_slots)
+    state = intended_state(topo, placement)[SWITCH_NAME]
+
+    def make(cls):
+        sw = cls.load(str(DHC_PROGRAM), defines=defines)
+        apply_in_process(sw, state)
+        return sw
+
+    chunks = job.chunks(args.chunks)
+    frames = [(w + 1, chunks.data[w][i]) for i in range(chunks.n) for w in (0, 1)]
+    r = _pipeline_rates(make, frames, args.python_share)
+    r["results_expected"] = 2 * chunks.n
+    return r
+
+
+def _basic_in_process(args) -> dict:
+    frames = [(1, f) for f in _frames(args.frames, args.frame_size)]
+
+    def make(cls):
+        sw = cls.load(str(PROGRAM))
+        sw.table_add("MyIngress.ipv4_lpm", "MyIngress.ipv4_forward", {"hdr.ipv4.dstAddr": Lpm(0x0A000202, 32)},
+                     {"dstAddr": DST_MAC, "port": 2})
+        return sw
+
+    return _pipeline_rates(make, frames, args.python_share)
 
 
 def run(args: argparse.Namespace) -> dict:
@@ -240,6 +290,7 @@ def run(args: argparse.Namespace) -> dict:
         dhc = _dhc(lab, load, args)
     nb, pb = basic["native"]["frames_in_per_s"], basic["python"]["frames_in_per_s"]
     basic["native_over_python"] = round(nb / pb, 2) if pb else None
+    basic["pipeline_only"] = _basic_in_process(args)
     return {"basic_ipv4": basic, "dhc": dhc, "load": os.getloadavg()}
 
 
