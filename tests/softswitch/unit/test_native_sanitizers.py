@@ -39,6 +39,8 @@ def _asan_runtime(cc: str) -> str | None:
     return out if os.path.isabs(out) and os.path.exists(out) else None
 
 
+@pytest.mark.slow
+@pytest.mark.timeout(900)  # compiles every STF program with the sanitizers on a fresh machine
 @pytest.mark.skipif(compiler() is None, reason="no C compiler")
 def test_stf_suite_has_no_sanitizer_report(tmp_path):
     cc = compiler()
