@@ -44,12 +44,14 @@ class ProcRef:
 
 
 def start_time(pid: int) -> int | None:
-    """Field 22 of /proc/PID/stat (after the parenthesised command name), or None if gone."""
+    """Field 22 of /proc/PID/stat (after the parenthesised command name), or None if gone or a
+    zombie (dead, waiting for a parent that may never reap it, e.g. a container's PID 1)."""
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
         return None
-    return int(stat[stat.rindex(")") + 2:].split()[19])
+    fields = stat[stat.rindex(")") + 2:].split()
+    return None if fields[0] in ("Z", "X") else int(fields[19])
 
 
 def netns_inode(pid: int) -> int | None:
