@@ -56,25 +56,29 @@ def place(topo: Topology, budget: int | None = None, *, time_limit: float = 60.0
     method = "general" if force_general else method
     placement_model.precheck(topo, budget)
     deadline = time.perf_counter() + time_limit
-    scaled = None
+    scaled, relaxed_bound = None, 0
     if budget is None and method in ("auto", "scale"):
         with keep_sigint_handler():
             sol = placement_scale.solve(topo, time_limit=time_limit, workers=workers, previous=previous)
-        if sol is not None:
-            scaled = _result(topo, budget, sol, "cp-sat/root-classes", sol.extra.get("routes"))
+        if sol is not None and sol.extra.get("unlifted"):
+            relaxed_bound = sol.bottleneck_bound
+        elif sol is not None:
+            try:
+                scaled = _result(topo, budget, sol, "cp-sat/root-classes", sol.extra.get("routes"))
+            except ValueError:  # a memory repair pushed a fan-in over the limit: exact models
+                relaxed_bound = sol.bottleneck_bound
             small = sum(len(j.workers) > 1 for j in topo.jobs) * len(topo.switches) <= EXACT_PAIRS
-            if scaled.optimal or method == "scale" or not small:
+            if scaled is not None and (scaled.optimal or method == "scale" or not small):
                 return scaled
-    relaxed_bound = 0
     if budget is not None and method == "auto":  # without the budget: a relaxation, so a bound
         with keep_sigint_handler():
             sol = placement_scale.solve(topo, time_limit=BUDGET_BOUND_SHARE * time_limit, workers=workers)
         relaxed_bound = 0 if sol is None else sol.bottleneck_bound
     left = max(deadline - time.perf_counter(), 1.0) if scaled is not None or relaxed_bound else time_limit
     exact = _exact(topo, budget, left, workers, method)
-    if relaxed_bound > exact.bound.bottleneck_bytes:
+    if relaxed_bound > exact.bound.bottleneck_bytes:  # full aggregation, no memory/budget: a relaxation
         exact = Placement(**{**exact.__dict__, "bound": Bound(relaxed_bound, exact.bound.total_bytes),
-                             "notes": (*exact.notes, "bound: the scalable model without the budget")})
+                             "notes": (*exact.notes, "bound: the scalable model's relaxation")})
     if scaled is None:
         return exact
     better = min((scaled, exact), key=lambda p: p.objective.key())
@@ -129,7 +133,7 @@ def place_incremental(topo: Topology, previous: Placement, *, time_limit: float 
                                       mode="fixed")
         free = placement_scale.solve(topo, time_limit=max(deadline - time.perf_counter(), 1.0),
                                      workers=workers, previous=roots, mode="stay")
-    if fixed is None or free is None:
+    if any(sol is None or sol.extra.get("unlifted") for sol in (fixed, free)):
         return place(topo, time_limit=time_limit, workers=workers)
     kept = _result(topo, None, fixed, "cp-sat/root-classes (others fixed)", fixed.extra.get("routes"))
     moved = _result(topo, None, free, "cp-sat/root-classes (fewest moves)", free.extra.get("routes"))

@@ -341,6 +341,7 @@ class Lifted:
     total: int               # switch-link total (scaled)
     dropped_over: set[int]   # dropped links loaded above the relaxed bottleneck
     statuses: list
+    repaired: bool = False   # memory forced partial aggregation: loads only known by evaluation
 
 
 def lift(ctx: Context, cls: Classes, kept: np.ndarray, rel: Relaxed, deadline: float, workers: int,
@@ -385,15 +386,22 @@ def lift(ctx: Context, cls: Classes, kept: np.ndarray, rel: Relaxed, deadline: f
         shares = [0.5, *([0.5] if stay else []), 0.6, 0.5]
         values, out = _lexi(m, xs, phases, hint, deadline, shares, workers, ctx, "lift")
         statuses = out
-        if values is None:
-            return None
+        if values is None:  # memory rows made it infeasible (or no time): repair the last answer
+            if not memory:
+                return None
+            break
         pick = np.array([starts[j] + int(np.argmax(values[starts[j]:starts[j + 1]])) for j in range(n_jobs)])
         over = _overfull(ctx, tl, owner, pick)
         if not over:
             break
         memory |= over
-    else:
-        return None
+    if _overfull(ctx, tl, owner, pick):
+        fixed = _repair(ctx, pairs, owner, size, pick, tl)
+        if fixed is None:
+            return None
+        pick, aggs = fixed
+        return Lifted(pairs[pick], [np.array(a, np.int64) for a in aggs], np.iinfo(np.int64).max, 0, set(),
+                      statuses, repaired=True)
     chosen = np.isin(rows.var, pick)
     load = np.zeros(len(kept), np.int64)
     np.add.at(load, rows.link[chosen], rows.coeff[chosen])
@@ -401,6 +409,49 @@ def lift(ctx: Context, cls: Classes, kept: np.ndarray, rel: Relaxed, deadline: f
     return Lifted(pairs[pick], [tl.aggs[tl.agg_ptr[i]:tl.agg_ptr[i + 1]] for i in pick], peak,
                   int((ctx.weight[owner[pick]] * size[pick]).sum()), set(np.flatnonzero(load > rel.value).tolist()),
                   statuses)
+
+
+def _repair(ctx: Context, pairs: np.ndarray, owner: np.ndarray, size: np.ndarray, pick: np.ndarray,
+            tl: TreeLinks) -> tuple[np.ndarray, list[list[int]]] | None:
+    """Partial aggregation where register memory is short.  On each overfull switch the lightest
+    jobs it aggregates (not as their root) stop aggregating there — their streams pass through to
+    the next aggregator — and, if roots alone overfill it, the lightest rooted jobs move to the
+    smallest other root of theirs with room.  Returns (pick, aggregators per job) or None."""
+    slots = np.array([j.region_slots for j in ctx.ja.jobs], np.int64)
+    cap = np.array([ctx.topo.switches[n].register_slots for n in ctx.routes.names], np.int64)
+    pick = pick.copy()
+    aggs = [tl.aggs[tl.agg_ptr[i]:tl.agg_ptr[i + 1]].tolist() for i in pick]
+    used = np.zeros(len(cap), np.int64)
+    for j, a in enumerate(aggs):
+        used[a] += slots[j]
+    for _ in range(len(cap)):
+        over = np.flatnonzero(used > cap)
+        if not len(over):
+            return pick, aggs
+        s = int(over[0])
+        rooted = [j for j, a in enumerate(aggs) if s in a and pairs[pick[j], 1] == s]
+        for j in sorted((j for j, a in enumerate(aggs) if s in a and j not in rooted), key=lambda j: ctx.weight[j]):
+            if used[s] <= cap[s]:
+                break
+            aggs[j].remove(s)
+            used[s] -= slots[j]
+        for j in sorted(rooted, key=lambda j: ctx.weight[j]):
+            if used[s] <= cap[s]:
+                break
+            options = [i for i in np.flatnonzero(owner == j)[np.argsort(size[owner == j], kind="stable")]
+                       if used[pairs[i, 1]] + slots[j] <= cap[pairs[i, 1]]]
+            if not options:
+                return None
+            used[aggs[j]] -= slots[j]
+            pick[j] = options[0]
+            aggs[j] = [pairs[options[0], 1]]  # the new root alone; others join if they have room
+            for a in tl.aggs[tl.agg_ptr[options[0]]:tl.agg_ptr[options[0] + 1]].tolist():
+                if a != aggs[j][0] and used[a] + slots[j] <= cap[a]:
+                    aggs[j].append(a)
+            used[aggs[j]] += slots[j]
+        if used[s] > cap[s]:
+            return None
+    return None
 
 
 def _agg_usage(ctx: Context, tl: TreeLinks, owner: np.ndarray, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -437,7 +488,8 @@ def solve(topo: Topology, *, time_limit: float = 60.0, workers: int = 2,
     earlier answer; ``mode``: "hint" (a start), "stay" (after the bottleneck, move as few of those
     jobs as possible), "fixed" (they keep their roots; no bound is claimed then).  None if the
     decomposition does not apply (a job without a useful root, or one whose fan-in forbids full
-    aggregation everywhere)."""
+    aggregation everywhere).  If no answer could be lifted, the Solution has no choice, only the
+    relaxation's bound, and ``extra["unlifted"]``."""
     start = time.perf_counter()
     deadline = start + time_limit
     jobs = [j for j in topo.jobs if j.needs_aggregation]
@@ -473,7 +525,7 @@ def solve(topo: Topology, *, time_limit: float = 60.0, workers: int = 2,
             break
         if best is None or (lifted.bottleneck, lifted.total) < (best[0].bottleneck, best[0].total):
             best = (lifted, rel)
-        if not (rel.optimal and lifted.dropped_over) or time.perf_counter() > deadline - 0.1:
+        if lifted.repaired or not (rel.optimal and lifted.dropped_over) or time.perf_counter() > deadline - 0.1:
             break
         kept = kept.copy()  # refine: the dropped links that decided the bottleneck are kept now
         kept[list(lifted.dropped_over)] = True
@@ -483,17 +535,19 @@ def solve(topo: Topology, *, time_limit: float = 60.0, workers: int = 2,
         build_s += time.perf_counter() - t
         ctx.log.append({"phase": f"refine: {len(lifted.dropped_over)} more kept links", "status": "",
                         "wall_s": round(time.perf_counter() - t, 4), "value": None})
-    if best is None:
-        return None
+    if best is None:  # no lifted answer (register memory or fan-in): the relaxation's bound stays
+        return Solution({}, 0, 0, False, time.perf_counter() - start, ctx.log, lower * unit, None, build_s,
+                        extra={"unlifted": True})
     lifted, rel = best
     names = routes.names
     choice = {j.id: (names[int(lifted.pairs[i, 1])], {names[int(s)] for s in lifted.aggs[i]})
               for i, j in enumerate(jobs)}
-    b_proven = rel.optimal and lifted.bottleneck == rel.value and lower == rel.value
+    b_proven = not lifted.repaired and rel.optimal and lifted.bottleneck == rel.value and lower == rel.value
     at_total = 2 if ctx.mode == "stay" and ctx.prev is not None and (ctx.prev >= 0).any() else 1
     t_done = len(lifted.statuses) > at_total and lifted.statuses[at_total][0] == cp_model.OPTIMAL
     total_bound = (rel.total_bound + ctx.host_total) * unit if b_proven and rel.total_bound is not None else None
     optimal = b_proven and t_done and total_bound == (lifted.total + ctx.host_total) * unit
-    return Solution(choice, lifted.bottleneck * unit, (lifted.total + ctx.host_total) * unit, optimal,
+    b_model = 0 if lifted.repaired else lifted.bottleneck * unit  # repaired: only evaluation knows
+    return Solution(choice, b_model, (lifted.total + ctx.host_total) * unit, optimal,
                     time.perf_counter() - start, ctx.log, lower * unit, total_bound, build_s,
                     extra={"routes": routes})

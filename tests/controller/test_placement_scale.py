@@ -180,3 +180,14 @@ def test_budget_answers_carry_the_unbudgeted_optimum_as_bound() -> None:
         want = brute_force(small, budget)
         got = place(small, budget)
         assert got.bound.bottleneck_bytes <= want.objective.bottleneck_bytes == got.objective.bottleneck_bytes
+
+
+def test_scale_repairs_when_register_memory_binds() -> None:
+    """Two regions per switch: full aggregation does not fit; the answer aggregates partially,
+    stays valid (memory, fan-in, tree) and is not claimed optimal beyond its bound."""
+    base = build_fattree(8, register_slots=256)
+    topo = base.with_jobs(random_jobs(base, 24, 8, seed=2))
+    p = place(topo, method="scale", time_limit=10)
+    check_invariants(topo, p)
+    assert p.bound.bottleneck_bytes <= p.objective.bottleneck_bytes
+    assert max(sum(1 for jp in p.jobs for a in jp.aggregators if a.switch == s) for s in topo.switches) <= 2
