@@ -36,6 +36,7 @@ class Lowering:
         self.externs: dict[str, ir.Extern] = {}
         self.field_lists: dict[int, list[str]] = {}
         self.digests: list[StructLikeT] = []
+        self.value_sets: list[str] = []
         self.tmp = 0
 
     def run(self) -> ir.Program:
@@ -59,7 +60,8 @@ class Lowering:
         for t in headers:
             irtype(t, "")
         return ir.Program(headers, self.blocks, roles, self.actions, self.tables, self.functions, self.externs,
-                          list(self.d.errors), self.field_lists, self.digests, p.hdr_t, p.meta_t, p.std_t)
+                          list(self.d.errors), self.field_lists, self.digests, self.value_sets, p.hdr_t, p.meta_t,
+                          p.std_t)
 
     # ------------------------------------------------------------ declarations
     def _extern(self, inst) -> None:
@@ -197,9 +199,13 @@ class Lowering:
                 self._local_var(blk, g, loc)
             elif isinstance(loc, Tree) and loc.data == "const_decl":
                 self._const(g, loc)
+            elif isinstance(loc, Tree) and loc.data == "value_set_decl":
+                ann, _t, _size, nm = loc.children
+                qname = _qualify(blk.name, str(nm.children[0]), ann_dict(ann, self.d))
+                self.value_sets.append(qname)
+                g.scope.names[str(nm.children[0])] = ("valueset", len(self.value_sets) - 1)
             elif isinstance(loc, Tree) and loc.data != "parser_state":
-                what = {"value_set_decl": "parser value sets"}.get(loc.data, f"parser declaration {loc.data}")
-                raise Unsupported(f"{what}{_pos(loc)}")
+                raise Unsupported(f"parser declaration {loc.data}{_pos(loc)}")
         for s in states:
             _ann, _kw, nm, *body = s.children
             trans = body[-1]
@@ -235,6 +241,10 @@ class Lowering:
         for case in cases:
             ks, nxt = case.children
             items = ks.children if ks.data == "ks_tuple" else [ks]
+            vs = self._vs(g, items[0]) if len(items) == 1 else None
+            if vs is not None and len(ktypes) > 1:
+                st.cases.append(ir.SelectCase([("vsall", vs)] + [None] * (len(ktypes) - 1), str(nxt.children[0])))
+                continue
             if len(items) == 1 and len(ktypes) > 1 and items[0].data == "ks_default":
                 items = items * len(ktypes)
             conds = []
@@ -256,12 +266,23 @@ class Lowering:
 
         if it.data == "ks_default":
             return None
+        vs = self._vs(g, it)
+        if vs is not None:
+            return ("vs", vs)
         if it.data == "ks_mask":
             v, m = const(it.children[0]), const(it.children[1])
             return None if m == 0 else ("mask", v & m, m)
         if it.data == "ks_range":
             return ("range", const(it.children[0]), const(it.children[1]))
         return ("mask", const(it.children[0]), kt.mask)
+
+    @staticmethod
+    def _vs(g: _Body, it) -> int | None:
+        """Id of the parser value set a keyset item names, if it names one."""
+        if it.data != "ks_value" or not isinstance(it.children[0], Tree) or it.children[0].data != "ident":
+            return None
+        ent = g.scope.lookup(str(it.children[0].children[-1]))
+        return ent[1] if ent is not None and ent[0] == "valueset" else None
 
     def fresh(self, base: str) -> str:
         self.tmp += 1

@@ -296,7 +296,8 @@ class Emit(Stmt):
 # ------------------------------------------------------------------ blocks
 @dataclass
 class SelectCase:
-    """One select case: per key ('mask', value, mask), ('range', lo, hi) or None (don't care);
+    """One select case: per key ('mask', value, mask), ('range', lo, hi), ('vs', id) (a parser
+    value set on that key) or None (don't care); ('vsall', id) first: a value set over all keys;
     all None (or empty) = default."""
 
     conds: list[tuple]
@@ -391,6 +392,7 @@ class Program:
     errors: list[str]
     field_lists: dict[int, list[str]]  # preserved metadata field lists (id -> field names)
     digests: list[StructLikeT]
+    value_sets: list[str] = field(default_factory=list)  # parser value sets by id (P4Info names)
     hdr_t: StructLikeT = None  # type: ignore[assignment]
     meta_t: StructLikeT = None  # type: ignore[assignment]
     std_t: StructLikeT = None  # type: ignore[assignment]

@@ -45,6 +45,7 @@ void ss_outl_free(OUTL *o);
 int ss_loop(SW *sw, int n, const int *fds, const int *ports, int wakefd, int evfd, int cpu_port);
 int ss_pktin_pop(SW *sw, uint8_t *buf, size_t cap, size_t *len);
 void ss_stats(SW *sw, uint64_t *out);
+int ss_vs_load(SW *sw, int id, int n, int nf, const uint64_t *v, const uint64_t *m);
 double ss_run_many(SW *sw, const int *ports, const uint8_t *frames, size_t stride, const size_t *lens, int n,
                    int64_t *outs);
 """

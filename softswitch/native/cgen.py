@@ -272,7 +272,12 @@ class CGen:
                     kt = st.keys[i].t if i < len(st.keys) else None
                     if c is None:
                         continue
-                    if c[0] == "range":
+                    if c[0] == "vsall":
+                        ks = ", ".join(f"(u128)k{j}" for j in range(len(st.keys)))
+                        conds.append(f"({{ u128 _vk[] = {{{ks}}}; ss_vs_match(px, {c[1]}, _vk, {len(st.keys)}); }})")
+                    elif c[0] == "vs":
+                        conds.append(f"({{ u128 _vk[] = {{(u128)k{i}}}; ss_vs_match(px, {c[1]}, _vk, 1); }})")
+                    elif c[0] == "range":
                         conds.append(f"(k{i} >= {lit(c[1], kt)} && k{i} <= {lit(c[2], kt)})")
                     else:
                         conds.append(f"((k{i} & {lit(c[2], kt)}) == {lit(c[1], kt)})")
@@ -349,6 +354,7 @@ class CGen:
             exact = int(all(k.kind == "exact" for k in t.keys))
             tds.append(f"{{{len(t.keys)}, {nargs}, {exact}, {int(t.direct_counter)}, {{{kinds}}}}}")
         o.append(f"#define SS_NTABLES {len(tds)}")
+        o.append(f"#define SS_NVS {len(p.value_sets)}")
         o.append(f"static const TDESC SS_TD[{max(len(tds), 1)}] = {{{', '.join(tds) or '{0}'}}};")
         self._extern_access()
 

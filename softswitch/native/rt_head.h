@@ -173,3 +173,4 @@ typedef struct {
 typedef struct { int nkeys, nargs, exact, direct; int kinds[SS_MAXKEYS]; } TDESC; /* kind 1 = range */
 static int ss_lookup(PX *px, int tid, const u128 *keys, const u128 **args, int *ai);
 static void ss_digest_push(PX *px, int id, const u128 *vals, int n);
+static int ss_vs_match(PX *px, int id, const u128 *keys, int nk);

@@ -21,11 +21,13 @@ typedef struct { uint32_t id; int n; int *port, *rid; u64 trunc; } SESS;
 typedef struct { int id, n; u128 v[64]; } DIG;
 typedef struct { int port; size_t len; uint8_t *data; } OUTP;
 typedef struct OUTL { OUTP *v; int n, cap; } OUTL;
+typedef struct { int n, nf; u128 *v, *m; } VSET;  /* parser value set: n members of nf (value, mask) */
 
 typedef struct SW {
     pthread_mutex_t mu;
     ST *st;
     TBL tbl[SS_NTABLES > 0 ? SS_NTABLES : 1];
+    VSET vs[SS_NVS > 0 ? SS_NVS : 1];
     GRP **mc;
     SESS *sess;
     int nsess;
@@ -179,6 +181,7 @@ static void grp_free(GRP *g) { if (g) { free(g->port); free(g->rid); free(g); } 
 void ss_free(SW *sw) {
     if (!sw) return;
     for (int i = 0; i < SS_NTABLES; i++) { tbl_free(&sw->tbl[i]); free(sw->tbl[i].def_args); }
+    for (int i = 0; i < SS_NVS; i++) { free(sw->vs[i].v); free(sw->vs[i].m); }
     for (int i = 0; i < 65536; i++) grp_free(sw->mc[i]);
     for (int i = 0; i < sw->nsess; i++) { free(sw->sess[i].port); free(sw->sess[i].rid); }
     for (int i = 0; i < sw->pin.n; i++) free(sw->pin.v[i].data);
@@ -309,4 +312,30 @@ int ss_digest_pop(SW *sw, int *id, u64 *vals) {
     }
     pthread_mutex_unlock(&sw->mu);
     return n;
+}
+
+/* ---------------------------------------------------------------- parser value sets */
+static int ss_vs_match(PX *px, int id, const u128 *keys, int nk) {
+    VSET *s = &px->sw->vs[id];
+    if (s->nf != nk) return 0;
+    for (int i = 0; i < s->n; i++) {
+        int ok = 1;
+        for (int j = 0; j < nk && ok; j++) ok = (keys[j] & s->m[i * nk + j]) == s->v[i * nk + j];
+        if (ok) return 1;
+    }
+    return 0;
+}
+
+int ss_vs_load(SW *sw, int id, int n, int nf, const u64 *v, const u64 *m) {
+    if (id < 0 || id >= SS_NVS) return -1;
+    u128 *nv = calloc((size_t)n * nf + 1, sizeof(u128)), *nm = calloc((size_t)n * nf + 1, sizeof(u128));
+    if (!nv || !nm) { free(nv); free(nm); return -2; }
+    for (size_t i = 0; i < (size_t)n * nf; i++) { nv[i] = w2(v, i); nm[i] = w2(m, i); }
+    pthread_mutex_lock(&sw->mu);
+    VSET old = sw->vs[id];
+    sw->vs[id] = (VSET){n, nf, nv, nm};
+    pthread_mutex_unlock(&sw->mu);
+    free(old.v);
+    free(old.m);
+    return 0;
 }

@@ -238,7 +238,18 @@ class NativeSwitch(Switch):
         self.lib.ss_ctr_access(self.sw, self._ctr(name, index), index, self.ffi.new("uint64_t[2]", [packets, bytes_]), 1)
 
     def value_set_set(self, name: str, members: list) -> None:
-        raise RuntimeAPIError("parser value sets are not supported by the native backend")
+        super().value_set_set(name, members)
+        vs = self._value_set(name)
+        vals, masks = [], []
+        for row in vs.members:
+            for v, m in row:
+                vals += _w2(v)
+                masks += _w2(m)
+        ffi = self.ffi
+        rc = self.lib.ss_vs_load(self.sw, self.mod.ir.value_sets.index(vs.name), len(vs.members), len(vs.fields),
+                                 ffi.new("uint64_t[]", vals or [0]), ffi.new("uint64_t[]", masks or [0]))
+        if rc != 0:
+            raise MemoryError(f"native switch: cannot load value set {vs.name}")
 
     def digests(self) -> list[tuple[str, tuple[int, ...]]]:
         out = []

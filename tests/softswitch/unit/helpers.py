@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from softswitch import Switch
+from softswitch.native.switch import NativeSwitch
 
 SKELETON = """
 #include <core.p4>
@@ -52,7 +53,10 @@ def program(ingress: str = "", *, decls: str = "", hfields: str = "", mfields: s
                            deparser=deparser)
 
 
-def switch(ingress: str = "", **kw) -> Switch:
+def switch(ingress: str = "", backend: str = "python", **kw) -> Switch:
+    """A python switch with traces, or (backend="native") the native one without."""
+    if backend == "native":
+        return NativeSwitch.from_source(program(ingress, **kw), "unit.p4")
     return Switch.from_source(program(ingress, **kw), "unit.p4", trace=True)
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from .helpers import frame, run_words, switch, words
 
 # the parser_error code is visible to ingress (BMv2 continues to ingress on parser errors)
@@ -150,7 +152,8 @@ def test_explicit_reject_keeps_packet_for_ingress():
     assert run_words(sw, 5)[:2] == [5, 9]
 
 
-def test_parser_value_sets_single_and_struct():
+@pytest.mark.parametrize("backend", ["python", "native"])
+def test_parser_value_sets_single_and_struct(backend):
     from softswitch.api import Exact, Ternary
 
     decls = "struct pair_t { bit<16> et; @match(ternary) bit<32> w; }"
@@ -162,7 +165,7 @@ def test_parser_value_sets_single_and_struct():
         transition select(hdr.eth.etype, hdr.d.w0) { pairs: mark; default: accept; } }
     state mark { meta.m0 = 1; transition accept; }
     """
-    sw = switch("hdr.d.w1 = meta.m0;", decls=decls, parser=parser)
+    sw = switch("hdr.d.w1 = meta.m0;", backend, decls=decls, parser=parser)
     assert sw.process(0, frame(etype=0x1234)) == [(1, frame(etype=0x1234))]   # not in the set: d unparsed
     sw.value_set_set("P.types", [{"types": Exact(0x1234)}])
     sw.value_set_set("pairs", [{"et": Exact(0x1234), "w": Ternary(0x10, 0xF0)}])
