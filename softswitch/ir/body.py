@@ -243,7 +243,7 @@ class _Body:
                     t = BitT(x.width, x.signed)
                     return ir.RegRead(ir.Bits(x.width, x.signed), x.name, self._index(args[0])), t
                 if ent is not None and ent[0] == "packet" and method == "length":
-                    raise Unsupported(f"packet_in.length(){_pos(n)}")
+                    return ir.PacketLength(ir.Bits(32)), BitT(32)
         if isinstance(callee, Tree) and callee.data == "ident":
             name = str(callee.children[-1])
             if name in self.low.functions:
@@ -260,6 +260,8 @@ class _Body:
             t = self.d.resolve_type(targs.children[0])
             if isinstance(t, BitT):
                 return ir.Lookahead(ir.Bits(t.width, t.signed)), t
+            if isinstance(t, HeaderT) and not any(type(ft).__name__ == "VarbitT" for _, ft in t.fields):
+                return ir.Lookahead(irtype(t)), t
             raise Unsupported(f"lookahead<{t}>{_pos(n)}")
         raise Unsupported(f"call with type arguments{_pos(n)}")
 

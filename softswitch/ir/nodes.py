@@ -150,7 +150,12 @@ class RegRead(Expr):
 
 @dataclass
 class Lookahead(Expr):
-    pass
+    """``lookahead<T>()``: T is bit<W>/int<W> or a header (Comp, returned valid)."""
+
+
+@dataclass
+class PacketLength(Expr):
+    """``packet_in.length()`` in bytes (bit<32>)."""
 
 
 @dataclass

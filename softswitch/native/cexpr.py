@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from ..ir import nodes as ir
 from ..ir.common import Unsupported
+from ..layout import field_width, pyfield
 
 
 def ctype(t) -> str:
@@ -123,7 +124,19 @@ class CExpr:
         rid, size = self.g.reg(e.inst)
         return f"({self(e.index)} < {size} ? ST_(px)->R{rid}[(size_t)({self(e.index)})] : 0)"
 
+    def _PacketLength(self, e: ir.PacketLength) -> str:
+        return "((u64)(pk->nbits >> 3) & 0xffffffffull)"
+
     def _Lookahead(self, e: ir.Lookahead) -> str:
+        if isinstance(e.t, ir.Comp):
+            h = e.t.t
+            parts, off = [], 0
+            for f, ft in h.fields:
+                w = field_width(ft)
+                parts.append(f"_t.f_{pyfield(f)} = {'getb64' if w <= 64 else 'getb128'}(pk->data, pk->pos + {off}, {w});")
+                off += w
+            return (f"({{ T_{h.pyname} _t; memset(&_t, 0, sizeof _t); if (pk->pos + {off} > pk->nbits) "
+                    f"return ERR_SHORT; {' '.join(parts)} _t._v = 1; _t; }})")
         w = e.t.width
         get = "getb64" if w <= 64 else "getb128"
         return (f"({{ if (pk->pos + {w} > pk->nbits) return ERR_SHORT; "

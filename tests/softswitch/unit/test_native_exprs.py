@@ -237,3 +237,42 @@ def test_header_stacks_agree():
         if r.random() < 0.5 and n:
             frame = frame[:-1] + bytes([frame[-1] | 1])
         assert nat.process(0, frame) == py.process(0, frame), frame.hex()
+
+
+LOOKAHEAD_PROGRAM = """#include <core.p4>
+#include <v1model.p4>
+header a_t { bit<4> k; bit<12> x; }
+header b_t { bit<16> y; bit<32> len; }
+struct headers_t { a_t a; b_t b; }
+struct meta_t { }
+parser P(packet_in pk, out headers_t hdr, inout meta_t m, inout standard_metadata_t sm) {
+    state start {
+        transition select(pk.lookahead<a_t>().k, pk.lookahead<bit<20>>()[3:0]) {
+            (4w1, _): one;
+            (_, 4w2): two;
+            default: accept;
+        }
+    }
+    state one { pk.extract(hdr.a); pk.advance(8); transition accept; }
+    state two { pk.extract(hdr.b); hdr.b.len = pk.length(); transition accept; }
+}
+control V(inout headers_t hdr, inout meta_t m) { apply { } }
+control I(inout headers_t hdr, inout meta_t m, inout standard_metadata_t sm) {
+    apply { sm.egress_spec = 9w1; }
+}
+control E(inout headers_t hdr, inout meta_t m, inout standard_metadata_t sm) { apply { } }
+control C(inout headers_t hdr, inout meta_t m) { apply { } }
+control D(packet_out pk, in headers_t hdr) { apply { pk.emit(hdr.a); pk.emit(hdr.b); } }
+V1Switch(P(), V(), I(), E(), C(), D()) main;
+"""
+
+
+def test_lookahead_advance_and_length_agree():
+    """lookahead of a header and of bits (short packets reject), advance, packet_in.length()."""
+    py = Switch.from_source(LOOKAHEAD_PROGRAM, "look.p4")
+    nat = NativeSwitch.from_source(LOOKAHEAD_PROGRAM, "look.p4")
+    r = random.Random(3)
+    for _ in range(300):
+        frame = bytes([r.choice([0x10, 0x12, 0x22, 0x00, 0xF2]), r.randint(0, 255)]) + r.randbytes(r.randint(0, 9))
+        frame = frame[: r.randint(0, len(frame))] if r.random() < 0.2 else frame
+        assert nat.process(0, frame) == py.process(0, frame), frame.hex()
