@@ -26,6 +26,7 @@ from dhc.protocol import aggregate_round
 from .helpers import exact_quantized_sum, sparse_tensors
 
 pytestmark = pytest.mark.skipif("numba" not in backend.available(), reason="numba missing")
+native = backend.native      # None without numba (then every test here is skipped)
 
 
 def run_both(xs: list[np.ndarray], tamper_round: int | None = None, **params: object) -> dict:
@@ -158,7 +159,6 @@ def test_peeling_kernel_equals_the_reference(k: int, ratio: float, corrupt: bool
     """Values, recovered flags (the stuck set is the 2-core), residual and generation count,
     for random values, a stalled sketch, a corrupted one and counts too big for the 8-byte
     bucket record (ratio 0.01: the 16-byte fallback)."""
-    from dhc import native
     rng = np.random.default_rng(k)
     h = SketchHash(seed=k, rows=3, row_len=max(1, int(ratio * k / 3)))
     cand = np.sort(rng.choice(10 * k, size=k, replace=False)).astype(np.int64)
@@ -211,7 +211,6 @@ def test_environment_variable_selects_the_backend(value: str, expect: str) -> No
 def test_stuck_set_is_the_two_core_whatever_the_order(seed: int) -> None:
     """Peeling in a random order (one pure bucket at a time, plain Python) ends in the same
     stuck set as the kernel: the 2-core is a property of the hypergraph, not of the order."""
-    from dhc import native
     rng = np.random.default_rng(seed)
     k = 400
     h = SketchHash(seed=seed, rows=3, row_len=int(0.38 * k))      # m = 1.14 k: stalls

@@ -8,8 +8,8 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dhc import quantize as qz
 from dhc import HGParams, simulate_allreduce
+from dhc import quantize as qz
 from dhc.hgsketch import CHECK_LANES
 from dhc.wire import LEVEL_OPS, Level
 

@@ -19,7 +19,8 @@ from dhc import (
     allreduce,
     simulate_allreduce,
 )
-from dhc.protocol import aggregate_round, combine, run_worker
+from dhc.codec import make_worker
+from dhc.protocol import aggregate_round, combine, run_worker, run_workers
 from dhc.wire import Level, Op
 
 from .helpers import exact_quantized_sum, sparse_tensors
@@ -172,3 +173,42 @@ def test_failing_worker_releases_its_peers(bad: np.ndarray) -> None:
     assert not any(t.is_alive() for t in threads)
     assert isinstance(errors[1], InputError)
     assert isinstance(errors[0], ProtocolError) and "aborted" in str(errors[0])
+
+
+def test_run_workers_shares_each_round_between_tensors() -> None:
+    """Several tensors of one job (a training step's buckets) through one reduce call per
+    round: the same sums as one allreduce per tensor, and as many calls as the longest one
+    has rounds (HG 3, fused HG 2, dense 2, a stalled HG 4)."""
+    n = 3
+    rng = np.random.default_rng(11)
+    specs = [("hg", {}, 5000, 0.01), ("dense", {}, 300, 1.0), ("hg", {"fuse_rounds": True}, 800, 0.1),
+             ("hg", {"buckets": 30}, 2000, 0.05)]
+    tensors = [[(rng.standard_normal(d) * (rng.random(d) < p)).astype(np.float32)
+                for _ in range(n)] for _, _, d, p in specs]
+    group = ThreadGroup(n)
+    calls = [0] * n
+    results: list = [None] * n
+
+    def rank(r: int) -> None:
+        red = group.reducer(r)
+
+        class Counting:
+            def reduce(self, segments):
+                calls[r] += 1
+                return red.reduce(segments)
+
+        ws = [make_worker(t[r], n, codec, **params)
+              for (codec, params, _, _), t in zip(specs, tensors, strict=True)]
+        run_workers(ws, Counting())
+        results[r] = [w.result_int() for w in ws]
+
+    threads = [threading.Thread(target=rank, args=(r,)) for r in range(n)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join(60)
+    assert calls == [4] * n                                  # the stalled HG has 4 rounds
+    for i, (codec, params, _, _) in enumerate(specs):
+        alone = simulate_allreduce(tensors[i], codec=codec, **params)
+        for r in range(n):
+            assert np.array_equal(results[r][i], alone.sum_int)
