@@ -10,15 +10,46 @@ numba is installed, else numpy.  Both give bit-identical lanes, sums and stuck s
 from __future__ import annotations
 
 import os
+import sys
+import tempfile
+from pathlib import Path
 
 from .errors import InputError
 
 BACKENDS = ("numba", "numpy")
 ENV = "DHC_CODEC_BACKEND"
 
+
+def _writable(path: Path) -> bool:
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=path):
+            return True
+    except OSError:
+        return False
+
+
+def _prepare_numba_cache() -> None:
+    """The kernels are compiled with ``cache=True``, and numba refuses to even define such a
+    function when it finds no writable cache directory (next to the source, then the user's
+    cache directory).  For a read-only install without a writable home, point
+    ``NUMBA_CACHE_DIR`` at a per-user temporary directory before numba reads its
+    configuration."""
+    if os.environ.get("NUMBA_CACHE_DIR") or "numba" in sys.modules:
+        return
+    xdg = os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache")
+    if _writable(Path(__file__).parent / "__pycache__") or _writable(Path(xdg) / "numba"):
+        return
+    fallback = Path(tempfile.gettempdir()) / f"dhc-numba-cache-{os.getuid()}"
+    if _writable(fallback):
+        os.environ["NUMBA_CACHE_DIR"] = str(fallback)
+
+
+_prepare_numba_cache()
+
 try:
     from . import native
-except ImportError as exc:          # numba missing: the numpy reference still works
+except (ImportError, RuntimeError) as exc:   # numba missing or unusable: numpy still works
     native = None                   # type: ignore[assignment]
     _why_missing = str(exc)
 else:
