@@ -38,7 +38,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--lr", type=float, default=0.05)
     parser.add_argument("--topk", type=float, default=0.01, help="top-k ratio of dhc_topk")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--plot", type=Path, default=DEFAULT_PLOT, help="PNG to write ('' = none)")
+    parser.add_argument("--plot", default=str(DEFAULT_PLOT), help="PNG to write ('' = none)")
     parser.add_argument("--quick", action="store_true",
                         help="a few steps, a narrow large model: a smoke run of a few seconds")
 
@@ -133,7 +133,7 @@ def run(args: argparse.Namespace) -> dict:
             with open(Path(tmp) / f"rank{r}.pkl", "rb") as f:
                 ranks.append(pickle.load(f))
     rows = _summarise(ranks, cfg.warmup)
-    plot = str(args.plot) if args.plot and str(args.plot) else None
+    plot = str(args.plot) if args.plot else None
     if plot:
         _plot(rows, Path(plot))
     config = {k: v for k, v in vars(cfg).items() if k != "data"}
