@@ -23,9 +23,7 @@ from ..types import (
     P4Type,
     StackT,
     StructLikeT,
-    StructT,
     TupleT,
-    VoidT,
 )
 from . import nodes as ir
 from .calls import lower_call_stmt
@@ -518,4 +516,4 @@ class _Body:
         return ent[1]
 
 
-__all__ = ["_Body", "_bits", "HeaderT", "StructT", "VoidT", "StackT"]
+__all__ = ["_Body"]

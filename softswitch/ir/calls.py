@@ -6,7 +6,7 @@ from __future__ import annotations
 from lark import Tree
 
 from ..layout import pyfield
-from ..types import BitT, BoolT, EnumT, HeaderT, IntLitT, ListT, StackT, StructLikeT, StructT
+from ..types import BitT, BoolT, EnumT, HeaderT, ListT, StackT, StructLikeT, StructT
 from . import nodes as ir
 from .common import Unsupported, _Lit, _pos
 
@@ -259,4 +259,4 @@ def _v1(g, name: str, args, targs, n) -> list[ir.Stmt]:
     raise Unsupported(f"extern function {name}{_pos(n)}")
 
 
-__all__ = ["lower_call_stmt", "flatten", "IntLitT"]
+__all__ = ["lower_call_stmt", "flatten"]

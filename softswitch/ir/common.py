@@ -72,8 +72,3 @@ def _qualify(block: str, local: str, ann: dict) -> str:
     return f"{prefix}{local}"
 
 
-
-
-def wrap(v: int, t: ir.Bits) -> int:
-    """The bit pattern of integer v in type t (two's complement for signed types)."""
-    return v & t.mask
