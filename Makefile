@@ -49,6 +49,7 @@ test: setup
 run: setup
 	$(PY) -m topologies.run_story --topo $(TOPO) --mode $(MODE) --target $(TARGET) $(if $(BW),--bw $(BW))
 
+# ends only what runs of this checkout started, as recorded under .run/ (topologies/runreg.py)
 stop:
 	-$(PY) -m topologies.cleanup
 
