@@ -88,14 +88,12 @@ def _control_apply(g, qname: str, args) -> ir.ControlApply:
 
 def _packet(g, method: str, args, n) -> list[ir.Stmt]:
     if method == "extract":
-        if len(args) != 1:
-            raise Unsupported(f"two-argument extract (varbit headers){_pos(n)}")
         a = args[0]
         if isinstance(a, Tree) and a.data == "member" and str(a.children[1].children[0]) == "next":
             st, _t = g.expr(a.children[0])
             return [ir.ExtractNext(st)]
         e, t = g.expr(a)
-        return [ir.Extract(e)]
+        return [ir.Extract(e, g.expr_to(args[1], BitT(32)) if len(args) == 2 else None)]
     if method == "advance":
         return [ir.Advance(g.expr_to(args[0], BitT(32)))]
     if method == "emit":

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..types import BitT, BoolT, EnumT, ErrorT, P4Type, StackT, StructLikeT
+from ..types import BitT, BoolT, EnumT, ErrorT, P4Type, StackT, StructLikeT, VarbitT
 from . import nodes as ir
 
 
@@ -34,6 +34,8 @@ def irtype(t: P4Type, where: str = "") -> ir.IRType:
         return ir.Bits(t.underlying.width, t.underlying.signed) if t.underlying is not None else ir.Bits(32)
     if getattr(t, "name", None) in ("packet_in", "packet_out") and type(t).__name__ == "NamedT":
         return ir.Pkt(t.name)
+    if isinstance(t, VarbitT) and t.max_width <= 128:
+        return ir.Bits(t.max_width)  # the value; its current length is the header's _vbl
     if isinstance(t, StackT):
         irtype(t.elem, f"{where} (stack element)")
         return ir.Stack(t.elem, t.size)

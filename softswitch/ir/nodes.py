@@ -275,6 +275,7 @@ class StackShift(Stmt):
 @dataclass
 class Extract(Stmt):
     hdr: Expr
+    varbits: Expr | None = None  # the size of the header's varbit field (two-argument extract)
 
 
 @dataclass

@@ -14,7 +14,7 @@ import re
 from ..ir import nodes as ir
 from ..ir.common import Unsupported, irtype
 from ..layout import pyfield
-from ..types import HeaderT, StructLikeT
+from ..types import HeaderT, StructLikeT, VarbitT
 from .cexpr import CExpr, ctype, lit, mask
 from .cstmt import StmtGen
 
@@ -74,6 +74,8 @@ class CGen:
         o.append(f"#define ERR_SHORT {errs.index('PacketTooShort')}")
         o.append(f"#define ERR_NOMATCH {errs.index('NoMatch')}")
         o.append(f"#define ERR_OOB {errs.index('StackOutOfBounds')}")
+        o.append(f"#define ERR_HDR_TOO_LONG {errs.index('HeaderTooShort')}")
+        o.append(f"#define ERR_INVALID_ARG {errs.index('ParserInvalidArgument')}")
         for t in p.headers:
             self._struct(t)
         o.append(f"typedef T_{p.hdr_t.pyname} hdr_t;")
@@ -114,6 +116,8 @@ class CGen:
         lines = [f"typedef struct T_{t.pyname} {{"]
         if isinstance(t, HeaderT):
             lines.append("    uint8_t _v;")
+            if any(isinstance(ft, VarbitT) for _f, ft in t.fields):
+                lines.append("    u64 _vbl;  /* current length of the varbit field in bits */")
         from_ir = [(f, self._field_t(ft)) for f, ft in t.fields]
         for f, ct in from_ir:
             lines.append(f"    {ct} f_{_pyf(f)};")

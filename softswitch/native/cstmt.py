@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..ir import nodes as ir
 from ..layout import field_width, pyfield
-from ..types import HeaderT
+from ..types import HeaderT, VarbitT
 from .cexpr import Raw, ctype, lit, mask
 
 ALGO = {"crc32": 0, "crc32_custom": 0, "crc16": 1, "crc16_custom": 1, "random": 2, "identity": 3, "csum16": 4,
@@ -213,6 +213,9 @@ class StmtGen:
     def _Extract(self, s: ir.Extract) -> None:
         t = s.hdr.t.t
         h = self.x(s.hdr)
+        if s.varbits is not None:
+            self._extract_varbit(s, t, h)
+            return
         widths = [(pyfield(f), _w(ft)) for f, ft in t.fields]
         total = sum(w for _, w in widths)
         self.emit(f"if (pk->pos + {total} > pk->nbits) return ERR_SHORT;")
@@ -249,9 +252,40 @@ class StmtGen:
     def _Verify(self, s: ir.Verify) -> None:
         self.emit(f"if (!({self.x(s.cond)})) return (int)({self.x(s.error)});")
 
+    def _extract_varbit(self, s: ir.Extract, t, h: str) -> None:
+        """As layout.extract_source: size checks in the Python backend's order, then field by field."""
+        fixed = sum(_w(ft) for _f, ft in t.fields if not isinstance(ft, VarbitT))
+        mx = sum(ft.max_width for _f, ft in t.fields if isinstance(ft, VarbitT))
+        self.emit(f"{{ u64 _vb = (u64)({self.x(s.varbits)}); size_t _pos = pk->pos;")
+        self.emit(f"  if (_vb > {mx}) return ERR_HDR_TOO_LONG; if (_vb & 7) return ERR_INVALID_ARG;")
+        self.emit(f"  if (pk->pos + {fixed} + _vb > pk->nbits) return ERR_SHORT;")
+        for f, ft in t.fields:
+            if isinstance(ft, VarbitT):
+                self.emit(f"  {h}.f_{pyfield(f)} = _vb ? getb128(pk->data, _pos, (int)_vb) : 0; _pos += _vb;")
+            else:
+                w = _w(ft)
+                self.emit(f"  {h}.f_{pyfield(f)} = {'getb64' if w <= 64 else 'getb128'}(pk->data, _pos, {w}); "
+                          f"_pos += {w};")
+        self.emit(f"  {h}._vbl = _vb; {h}._v = 1; pk->pos = _pos; }}")
+
+    def _emit_varbit(self, t, h: str) -> None:
+        fixed = sum(_w(ft) for _f, ft in t.fields if not isinstance(ft, VarbitT))
+        self.emit(f"if ({h}._v) {{ size_t _nb = ({fixed} + {h}._vbl) / 8, _o = 0;")
+        self.emit("  if (ob_reserve(ob, _nb)) return; uint8_t *_d = ob->buf + ob->len;")
+        for f, ft in t.fields:
+            if isinstance(ft, VarbitT):
+                self.emit(f"  if ({h}._vbl) putb128(_d, _o, (int){h}._vbl, {h}.f_{pyfield(f)}); _o += {h}._vbl;")
+            else:
+                w = _w(ft)
+                self.emit(f"  {'putb64' if w <= 64 else 'putb128'}(_d, _o, {w}, {h}.f_{pyfield(f)}); _o += {w};")
+        self.emit("  ob->len += _nb; }")
+
     def _Emit(self, s: ir.Emit) -> None:
         t = s.hdr.t.t
         h = self.x(s.hdr)
+        if any(isinstance(ft, VarbitT) for _f, ft in t.fields):
+            self._emit_varbit(t, h)
+            return
         widths = [(pyfield(f), _w(ft)) for f, ft in t.fields]
         nbytes = sum(w for _, w in widths) // 8
         self.emit(f"if ({h}._v) {{ if (ob_reserve(ob, {nbytes})) return; uint8_t *_d = ob->buf + ob->len;")

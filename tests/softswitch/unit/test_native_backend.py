@@ -37,7 +37,7 @@ def test_without_cc_auto_falls_back_with_one_warning(monkeypatch, caplog):
 
 VARBIT = """#include <core.p4>
 #include <v1model.p4>
-header h_t { bit<16> t; varbit<32> opt; }
+header h_t { bit<16> t; varbit<160> opt; }
 struct headers_t { h_t h; }
 struct meta_t { }
 parser P(packet_in pk, out headers_t hdr, inout meta_t m, inout standard_metadata_t sm) {
@@ -54,12 +54,12 @@ V1Switch(P(), V(), I(), E(), C(), D()) main;
 
 @pytest.mark.skipif(build.compiler() is None, reason="no C compiler")
 def test_unsupported_construct_is_named(caplog):
-    with pytest.raises(NativeBuildError, match=r"vb\.p4.*varbit<32> field h_t\.opt"):
+    with pytest.raises(NativeBuildError, match=r"vb\.p4.*varbit<160> field h_t\.opt"):
         backend.from_source(VARBIT, "vb.p4", "native")
     with caplog.at_level(logging.WARNING, logger="softswitch"):
         sw = backend.from_source(VARBIT, "vb.p4", "auto")
     assert type(sw) is Switch
-    assert any("varbit<32>" in r.getMessage() for r in caplog.records)
+    assert any("varbit<160>" in r.getMessage() for r in caplog.records)
 
 
 def test_compiler_rejection_is_a_clear_error(monkeypatch, tmp_path):
