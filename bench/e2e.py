@@ -20,7 +20,9 @@ One deployed network per link bandwidth (``topologies.story.deployed_net``: P4 s
 All four return bit for bit the same float32 sum (the codecs and the ring quantize with the
 same global scale), so ``exact`` is one check against one independently simulated sum.  Per
 mode: ``seconds`` = median over ``--repeat`` runs of the max over workers of the AllReduce time
-each worker measured (first packet to holding the sum, peers' start-up skew included),
+each worker measured (first packet to holding the sum) for its last AllReduce: every worker
+process first runs ``--warmup`` untimed AllReduces of the same tensor, so process start-up skew
+and JIT compilation are not charged to any mode (as in training, where every step is warm);
 ``wire_bytes``/``packets_sent`` = max over workers of the UDP payload bytes/datagrams it sent.
 ``ratios`` compare each mode with ``dhc``, side by side at the same bandwidth.
 """
@@ -67,6 +69,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--bw", default="",
                         help="comma-separated link rates, one network each (e.g. 100mbit,1gbit); "
                              "default: the topology file's bandwidth_gbps per link")
+    parser.add_argument("--warmup", type=int, default=1,
+                        help="untimed AllReduces each worker process runs first (process start-up "
+                             "skew, JIT compilation); default 1")
     parser.add_argument("--repeat", type=int, default=3,
                         help="runs per mode and bandwidth; seconds are their median (default 3, "
                              "--quick: 1)")
@@ -87,8 +92,9 @@ def _check_args(args: argparse.Namespace) -> tuple[int, int]:
         raise SystemExit(f"dhc-bench e2e: --dim and --dense-dim must be >= 1 (got {dim}, {dense_dim})")
     if not 0.0 < args.density <= 1.0:
         raise SystemExit(f"dhc-bench e2e: --density must be in (0, 1], got {args.density}")
-    if args.repeat < 1:
-        raise SystemExit(f"dhc-bench e2e: --repeat must be >= 1, got {args.repeat}")
+    if args.repeat < 1 or args.warmup < 0:
+        raise SystemExit(f"dhc-bench e2e: --repeat must be >= 1 and --warmup >= 0, got "
+                         f"{args.repeat} and {args.warmup}")
     for bw in _bandwidths(args.bw):
         try:
             parse_rate(bw)
@@ -108,7 +114,7 @@ def _ring_command(manifest: Path, host: str, rank: int, job_id: int, dim: int, a
     cmd = [sys.executable, "-m", "hostagent.ring", "--manifest", str(manifest), "--host", host,
            "--job", str(job_id), "--dim", str(dim), "--density", str(args.density),
            "--seed", str(args.seed), "--rank", str(rank), "--expect", str(expect), "--json",
-           "--codec", codec]
+           "--codec", codec, "--repeat", str(1 + args.warmup)]
     cmd += ["--clustered"] if args.clustered else []
     return cmd + (["--output", str(output)] if output else [])
 
@@ -197,7 +203,8 @@ def _run_mode(mode: str, handle, manifest: Path, job, topo, dim: int, dense_dim:
     else:
         d = dim if mode == "dhc" else dense_dim
         wl = Workload(dim=d, density=args.density, clustered=args.clustered,
-                      seed=args.seed, codec="hg" if mode == "dhc" else "dense")
+                      seed=args.seed, codec="hg" if mode == "dhc" else "dense",
+                      repeat=1 + args.warmup)
         outcomes, out0 = run_jobs(handle, manifest, topo, wl, workdir, [job.id], args.deadline), None
     row = _summarize(mode, dim if mode != "dense_ina" else dense_dim, outcomes,
                      time.perf_counter() - t0)
@@ -253,7 +260,8 @@ def run(args: argparse.Namespace) -> dict:
         "topology": topo.name, "topo_file": str(args.topo), "target": choose_target(args.target),
         "job": job.id, "workers": len(job.workers), "dim": dim, "density": args.density,
         "dense_dim": dense_dim, "clustered": args.clustered, "seed": args.seed,
-        "quick": bool(args.quick), "repeat": repeat, "bandwidths": list(ratios),
+        "quick": bool(args.quick), "repeat": repeat, "warmup": args.warmup,
+        "bandwidths": list(ratios),
         "deploy_seconds": deploys, "total_seconds": time.perf_counter() - t_start,
         "quantization_step": float(np.ldexp(1.0, -reference.scale_exponent)),
         "exactness": "bit-for-bit equal to DHC's dense-codec sum of the int32-quantized inputs "

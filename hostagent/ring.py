@@ -146,7 +146,7 @@ def ring_allreduce(x: np.ndarray, transport: RingTransport) -> tuple[np.ndarray,
     # 1. the global max exponent: a ring all-gather of one int32 per host (N-1 steps)
     local = qz.max_exponent(x)
     carry = best = np.array([NO_EXPONENT if local is None else local], dtype=np.int32)
-    step = 0
+    step = transport.next_step
     for _ in range(n - 1):
         carry = transport.exchange(step, carry)
         step += 1
@@ -157,7 +157,7 @@ def ring_allreduce(x: np.ndarray, transport: RingTransport) -> tuple[np.ndarray,
     scale_exp = qz.scale_exponent(global_exp, n)
     # 2. int32 values; |q| <= floor((2**31-1)/N), so no partial sum can wrap
     q = qz.quantize(x, scale_exp, n).astype(np.int32)
-    acc, _ = ring_reduce(transport, q.view(np.uint32), None, step)
+    acc, transport.next_step = ring_reduce(transport, q.view(np.uint32), None, step)
     result = qz.dequantize(acc.view(np.int32).astype(np.int64), scale_exp)
     return result, _report(transport, before, d, time.perf_counter() - t0, scale_exp)
 
@@ -170,7 +170,9 @@ def sketch_ring_allreduce(x: np.ndarray, transport: RingTransport) -> tuple[np.n
     t0 = time.perf_counter()
     worker = make_worker(x, n, codec="hg")
     transport.rendezvous(int(worker.d))
-    run_worker(worker, RingReducer(transport))
+    reducer = RingReducer(transport, first_step=transport.next_step)
+    run_worker(worker, reducer)
+    transport.next_step = reducer.step
     result = worker.result()
     return result, _report(transport, before, int(worker.d), time.perf_counter() - t0,
                            worker.scale_exponent)
@@ -208,6 +210,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--codec", choices=["dense", "hg"], default="dense",
                    help="dense: int32 values (the classic ring); hg: HG-Sketch rounds over the "
                         "ring (sketch_ring)")
+    p.add_argument("--repeat", type=int, default=1,
+                   help="AllReduce the tensor this many times; the summary is the last one's")
     p.add_argument("--json", action="store_true", help="print the summary as one JSON line")
     return p
 
@@ -238,7 +242,8 @@ def main(argv: list[str] | None = None) -> int:
     reduce = ring_allreduce if args.codec == "dense" else sketch_ring_allreduce
     try:
         with RingTransport(cfg) as transport:
-            result, report = reduce(x, transport)
+            for _ in range(max(1, args.repeat)):
+                result, report = reduce(x, transport)
             transport.linger()
     except (RingTimeout, RingError) as err:
         print(json.dumps({**summary, "ok": False, "error": str(err)}))

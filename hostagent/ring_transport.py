@@ -196,6 +196,8 @@ class RingTransport:
         self._mismatches: list[str] = []   # disagreements heard, each named once
         self._dim = 0
         self._send: SendState | None = None
+        #: the first step number of the next collective: steps never repeat on one transport
+        self.next_step = 0
         self._sock = open_udp(bind_ip or cfg.me.ip, cfg.udp_port)
         self._next_addr = (cfg.next.ip, cfg.udp_port)
         self._prev_addr = (cfg.prev.ip, cfg.udp_port)
