@@ -15,7 +15,10 @@ instead of compiling again.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from llvmlite import ir
+from numba import njit, types
+from numba.core import cgutils
+from numba.extending import intrinsic
 
 _U1 = np.uint64(1)
 _U5 = np.uint64(5)
@@ -28,6 +31,34 @@ _M2 = np.uint64(0x94D049BB133111EB)
 _LOW32 = np.uint64(0xFFFFFFFF)
 
 _jit = njit(cache=True, nogil=True, boundscheck=False)
+
+
+@intrinsic
+def prefetch(typingctx, arr, idx):
+    """Ask the CPU to bring ``arr[idx]`` (row ``idx`` of a 2-D array) into the caches
+    (``llvm.prefetch``, read, high locality): a large peel is bound by cache misses whose
+    addresses are known a few items in advance.  Only a hint: any index is safe."""
+    if not isinstance(arr, types.Array) or not isinstance(idx, types.Integer):
+        return None
+
+    def codegen(context, builder, signature, args):
+        aryty, idxty = signature.args
+        ary = context.make_array(aryty)(context, builder, args[0])
+        inds = [context.cast(builder, args[1], idxty, types.intp)]
+        inds += [context.get_constant(types.intp, 0)] * (aryty.ndim - 1)
+        ptr = cgutils.get_item_pointer2(context, builder, ary.data,
+                                        cgutils.unpack_tuple(builder, ary.shape, aryty.ndim),
+                                        cgutils.unpack_tuple(builder, ary.strides, aryty.ndim),
+                                        aryty.layout, inds)
+        i8p = ir.IntType(8).as_pointer()
+        i32 = ir.IntType(32)
+        fn = cgutils.get_or_insert_function(
+            builder.module, ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32]),
+            "llvm.prefetch.p0")
+        builder.call(fn, [builder.bitcast(ptr, i8p), i32(0), i32(3), i32(1)])
+        return context.get_dummy_value()
+
+    return types.void(arr, idx), codegen
 
 
 @_jit
@@ -224,8 +255,44 @@ def _remove(st, bk, wide, shift, c, sv):
 
 
 @_jit
+def fill_state(codes, sketch, shift, st, ahead):
+    """Bucket records of the peel (see :func:`peel`) from the sketch and the candidates' codes;
+    False if a count does not fit ``shift`` bits (narrow layout only).  Row by row: the
+    buckets of one row are one contiguous third of ``st``, which stays in the caches while
+    the candidates stream by (the fields are sums and xors, so the order does not matter)."""
+    k, rows = codes.shape
+    m = sketch.size
+    if st.shape[1] == 2:
+        for bk in range(m):
+            st[bk, 0] = 0
+            st[bk, 1] = sketch[bk]
+        for j in range(rows):
+            for c in range(k):
+                if ahead:
+                    prefetch(st, codes[min(c + ahead, k - 1), j] >> 1)
+                bk = codes[c, j] >> 1
+                st[bk, 0] = (st[bk, 0] + _U1) ^ (np.uint64(c) << _U32)
+        return True
+    ushift = np.uint64(shift)
+    for bk in range(m):
+        st[bk, 0] = np.uint64(sketch[bk])
+    one = _U1 << _U32
+    full = ((_U1 << ushift) - _U1) << _U32
+    over = np.uint64(0)
+    for j in range(rows):
+        for c in range(k):
+            if ahead:
+                prefetch(st, codes[min(c + ahead, k - 1), j] >> 1)
+            bk = codes[c, j] >> 1
+            w = (st[bk, 0] + one) ^ ((np.uint64(c) << ushift) << _U32)
+            st[bk, 0] = w
+            over |= np.uint64((w & full) == 0)      # the count field wrapped to 0
+    return over == 0
+
+
+@_jit
 def peel(codes, sketch, row_len, shift, values, recovered, residual, st, lst, cand_of, val_of,
-         crow):
+         crow, ahead):
     """Worklist peeling of ``sketch`` (uint32 lanes); returns the number of generations.
 
     Per bucket one record: count, xor of its candidates' positions (the position when the
@@ -253,29 +320,8 @@ def peel(codes, sketch, row_len, shift, values, recovered, residual, st, lst, ca
     wide = st.shape[1] == 2
     ushift = np.uint64(shift)
     cmask = (_U1 << ushift) - _U1
-    if wide:
-        for bk in range(m):
-            st[bk, 0] = 0
-            st[bk, 1] = sketch[bk]
-        for c in range(k):
-            for j in range(rows):
-                bk = codes[c, j] >> 1
-                st[bk, 0] = (st[bk, 0] + _U1) ^ (np.uint64(c) << _U32)
-    else:
-        for bk in range(m):
-            st[bk, 0] = np.uint64(sketch[bk])
-        one = _U1 << _U32
-        full = cmask << _U32
-        over = np.uint64(0)
-        for c in range(k):
-            pos = (np.uint64(c) << ushift) << _U32
-            for j in range(rows):
-                bk = codes[c, j] >> 1
-                w = (st[bk, 0] + one) ^ pos
-                st[bk, 0] = w
-                over |= np.uint64((w & full) == 0)  # the count field wrapped to 0
-        if over:
-            return -1
+    if not fill_state(codes, sketch, shift, st, ahead):
+        return -1
     n_list = 0
     for bk in range(m):
         cnt = st[bk, 0] & _LOW32 if wide else (st[bk, 0] >> _U32) & cmask
@@ -289,6 +335,8 @@ def peel(codes, sketch, row_len, shift, values, recovered, residual, st, lst, ca
         # walk the list backwards keeping first sightings, then restore the order
         p = 0
         for t in range(n_list - 1, -1, -1):
+            if ahead:
+                prefetch(st, lst[max(t - ahead, 0)])
             bk = lst[t]
             w = st[bk, 0]
             c = np.int64(w >> _U32) if wide else np.int64(w >> (_U32 + ushift))
@@ -306,11 +354,18 @@ def peel(codes, sketch, row_len, shift, values, recovered, residual, st, lst, ca
         # (2) gather the recovered candidates' codes, then subtract them from their buckets,
         # listing the touched buckets
         for i in range(p):
+            if ahead:
+                prefetch(codes, cand_of[min(i + ahead, p - 1)])
             c = cand_of[i]
             for j in range(rows):
                 crow[i, j] = codes[c, j]
         n = 0
         for i in range(p):
+            if ahead:
+                i2 = min(i + ahead, p - 1)
+                for j in range(rows):
+                    prefetch(st, crow[i2, j] >> 1)
+                prefetch(values, cand_of[i2])
             c = cand_of[i]
             a = val_of[i] >> 32
             pure = val_of[i] & 0xFFFFFFFF
@@ -330,6 +385,8 @@ def peel(codes, sketch, row_len, shift, values, recovered, residual, st, lst, ca
         # (3) the touched buckets that are pure now (branch-free compaction)
         n_list = 0
         for t in range(n):
+            if ahead:
+                prefetch(st, lst[min(t + ahead, n - 1)])
             bj = lst[t]
             cnt = st[bj, 0] & _LOW32 if wide else (st[bj, 0] >> _U32) & cmask
             lst[n_list] = bj
@@ -338,3 +395,4 @@ def peel(codes, sketch, row_len, shift, values, recovered, residual, st, lst, ca
         col = st[bk, 1] if wide else st[bk, 0]
         residual[bk] = np.int64(np.int32(col & _LOW32))
     return generations
+

@@ -131,6 +131,19 @@ def release_scratch() -> None:
     _scratch.arrays.clear()
 
 
+#: bucket records (8 bytes each) beyond which the peel's random accesses leave the 2 MiB L2
+#: cache of this machine's cores and software prefetching pays
+PREFETCH_BUCKETS = 1 << 17
+#: items ahead: about as many cache misses as one core keeps in flight
+PREFETCH_AHEAD = 16
+
+
+def prefetch_distance(m: int) -> int:
+    """How far ahead the peeling kernel prefetches for m buckets (0: not at all; below the
+    threshold the prefetches only cost instructions)."""
+    return PREFETCH_AHEAD if m >= PREFETCH_BUCKETS else 0
+
+
 def peel(codes: np.ndarray, sketch_lanes: np.ndarray, row_len: int) -> PeelResult:
     """``peeling.peel_rows`` as a worklist (identical result, see ``kernels.peel``)."""
     k, rows = codes.shape
@@ -149,7 +162,8 @@ def peel(codes: np.ndarray, sketch_lanes: np.ndarray, row_len: int) -> PeelResul
                           _scratch.get("st", m * w, np.uint64).reshape(m, w),
                           _scratch.get("lst", max(m, rows * k), np.int32),
                           _scratch.get("cand", k, np.int64), _scratch.get("val", k, np.int64),
-                          _scratch.get("crow", k * rows, codes.dtype).reshape(k, rows))
+                          _scratch.get("crow", k * rows, codes.dtype).reshape(k, rows),
+                          prefetch_distance(m))
         if it >= 0:
             break
     return PeelResult(values, recovered, residual, int(it))

@@ -152,13 +152,17 @@ def test_wrapping_sketch_lanes_are_identical() -> None:
                           exact_quantized_sum([x], res["numba"]["worker"].scale_exponent))
 
 
+@pytest.mark.parametrize("prefetch", [False, True])
 @pytest.mark.parametrize(("k", "ratio", "corrupt"), [(1, 3.0, False), (3000, 0.8, False),
                                                      (3000, 1.25, True), (40000, 1.22, False),
                                                      (70000, 0.01, False)])
-def test_peeling_kernel_equals_the_reference(k: int, ratio: float, corrupt: bool) -> None:
+def test_peeling_kernel_equals_the_reference(k: int, ratio: float, corrupt: bool,
+                                             prefetch: bool, monkeypatch) -> None:
     """Values, recovered flags (the stuck set is the 2-core), residual and generation count,
     for random values, a stalled sketch, a corrupted one and counts too big for the 8-byte
-    bucket record (ratio 0.01: the 16-byte fallback)."""
+    bucket record (ratio 0.01: the 16-byte fallback); with and without software prefetching
+    (normally on only for large sketches)."""
+    monkeypatch.setattr(native, "PREFETCH_BUCKETS", 1 if prefetch else 1 << 40)
     rng = np.random.default_rng(k)
     h = SketchHash(seed=k, rows=3, row_len=max(1, int(ratio * k / 3)))
     cand = np.sort(rng.choice(10 * k, size=k, replace=False)).astype(np.int64)
@@ -182,6 +186,24 @@ def test_peeling_kernel_equals_the_reference(k: int, ratio: float, corrupt: bool
     assert got.iterations == ref.iterations
     if ratio < 1.0 and k > 100:
         assert got.stuck.size > 0
+
+
+def test_large_peel_with_prefetching_equals_the_reference() -> None:
+    """A sketch above the prefetch threshold, as the codec sizes it, with a stall-free peel."""
+    k = 110_000
+    h = SketchHash(seed=7, rows=3, row_len=-(-(k * 5 // 4 + 24) // 3))
+    assert native.prefetch_distance(h.m) > 0
+    cand = np.arange(0, 3 * k, 3, dtype=np.int64)
+    buckets, negative = h.rows_of(h.keys(cand))
+    values = np.random.default_rng(7).integers(-(1 << 20), 1 << 20, size=k)
+    sketch = np.zeros(h.m, dtype=np.int64)
+    np.add.at(sketch, buckets.reshape(-1),
+              np.where(negative, -values[None, :], values[None, :]).reshape(-1))
+    lanes = (sketch & 0xFFFFFFFF).astype(np.uint32)
+    ref = peel_rows(buckets, negative, lanes)
+    got = native.peel(native.hash_union(h, cand)[0], lanes, h.row_len)
+    assert np.array_equal(got.values, ref.values) and np.array_equal(got.values, values)
+    assert np.array_equal(got.residual, ref.residual) and got.iterations == ref.iterations
 
 
 def test_backend_choice_and_errors() -> None:
