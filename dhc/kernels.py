@@ -61,6 +61,39 @@ def prefetch(typingctx, arr, idx):
     return types.void(arr, idx), codegen
 
 
+@intrinsic
+def ctz(typingctx, x):
+    """Index of the lowest set bit of a non-zero uint64 (``llvm.cttz``: one instruction,
+    where a binary search branches on random bits)."""
+    if not isinstance(x, types.Integer):
+        return None
+
+    def codegen(context, builder, signature, args):
+        val = context.cast(builder, args[0], signature.args[0], types.uint64)
+        i64 = ir.IntType(64)
+        fn = cgutils.get_or_insert_function(
+            builder.module, ir.FunctionType(i64, [i64, ir.IntType(1)]), "llvm.cttz.i64")
+        return builder.call(fn, [val, ir.Constant(ir.IntType(1), 1)])
+
+    return types.uint64(x), codegen
+
+
+@intrinsic
+def popcount(typingctx, x):
+    """Set bits of a uint64 (``llvm.ctpop``)."""
+    if not isinstance(x, types.Integer):
+        return None
+
+    def codegen(context, builder, signature, args):
+        val = context.cast(builder, args[0], signature.args[0], types.uint64)
+        i64 = ir.IntType(64)
+        fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(i64, [i64]),
+                                            "llvm.ctpop.i64")
+        return builder.call(fn, [val])
+
+    return types.uint64(x), codegen
+
+
 @_jit
 def mix(idx, salt):
     """splitmix64 finaliser of ``idx ^ salt`` (see ``dhc.hashing.mix64``)."""
@@ -84,31 +117,11 @@ def list_bits(words, w0, w1, u, nz, vals, offset):
         t = words[w]
         base = w * 64
         while t:
-            low = t & (~t + _U1)
-            p = base
-            b = low
-            # index of the single set bit (binary search, 6 steps)
-            if b >> _U32:
-                p += 32
-                b >>= _U32
-            if b >> np.uint64(16):
-                p += 16
-                b >>= np.uint64(16)
-            if b >> np.uint64(8):
-                p += 8
-                b >>= np.uint64(8)
-            if b >> np.uint64(4):
-                p += 4
-                b >>= np.uint64(4)
-            if b >> np.uint64(2):
-                p += 2
-                b >>= np.uint64(2)
-            if b >> _U1:
-                p += 1
+            p = base + np.int64(ctz(t))
             nz[o] = p
             vals[o] = u[p]
             o += 1
-            t ^= low
+            t &= t - _U1
     return o
 
 
@@ -119,10 +132,7 @@ def union_count(agg):
     """Set bits of the lanes (uint32 or uint64)."""
     total = 0
     for i in range(agg.size):
-        t = np.uint64(agg[i])
-        while t:
-            t &= t - _U1
-            total += 1
+        total += np.int64(popcount(agg[i]))
     return total
 
 
@@ -138,26 +148,10 @@ def union_list(agg, active_ids, words_per_block, shift, out):
         blk = active_ids[i // words_per_block]
         base = (blk << shift) + (i % words_per_block) * 32
         while t:
-            low = t & (~t + _U1)
-            p = 0
-            b = low
-            if b >> np.uint64(16):
-                p += 16
-                b >>= np.uint64(16)
-            if b >> np.uint64(8):
-                p += 8
-                b >>= np.uint64(8)
-            if b >> np.uint64(4):
-                p += 4
-                b >>= np.uint64(4)
-            if b >> np.uint64(2):
-                p += 2
-                b >>= np.uint64(2)
-            if b >> _U1:
-                p += 1
+            p = np.int64(ctz(t))
             out[o] = base + p
             o += 1
-            t ^= low
+            t &= t - _U1
     return o
 
 
