@@ -19,11 +19,15 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from dhc import wire
+from dhcwire import header as wire
+from hostagent.frames import encode_frames, frame_length, parse_frames
 from hostagent.liveness import switch_answers_arp
 from hostagent.packet import MAX_EPOCH, MalformedPacket, decode_datagram, encode_datagram
 from hostagent.rtt import RttEstimator
 from hostagent.sockets import open_udp
+
+#: first byte of a well-formed RESULT (version and type share it): the fast path's filter
+_RESULT_BYTE0 = (wire.DHC_VERSION << 4) | int(wire.PacketType.RESULT)
 
 
 class TransportTimeout(TimeoutError):
@@ -170,10 +174,11 @@ class ChunkTransport:
             raise ValueError(f"lanes must be ({len(levels)}, {K}) uint32, got {lanes.shape}")
         n, W = len(levels), ep.window
         out = _Outstanding(self.next_chunk, n, K, progress)
-        frames = [encode_datagram(wire.PacketType.DATA, int(levels[i]), ep.job_id, ep.child_id,
-                                  out.base + i, wire.slot_for_chunk(out.base + i, W), lanes[i],
-                                  epoch=ep.epoch)
-                  for i in range(n)]
+        chunks = out.base + np.arange(n, dtype=np.int64)
+        slots = (chunks % W) | np.where((chunks // W) % 2 == 1, wire.SLOT_SET_BIT, 0)
+        frames = encode_frames(wire.PacketType.DATA, levels, ep.job_id, ep.child_id, chunks,
+                               slots, lanes, epoch=ep.epoch)
+        frame_bytes = frames.shape[1]
         sent_upto = 0       # chunks [0, sent_upto) have been sent at least once
         lo = 0              # first chunk without its RESULT; sent_upto - lo <= W (self-clocking)
 
@@ -189,7 +194,7 @@ class ChunkTransport:
                 self.stats.send_errors += 1
                 self.stats.reasons[type(err).__name__] = self.stats.reasons.get(type(err).__name__, 0) + 1
             self.stats.packets_sent += 1
-            self.stats.bytes_sent += len(frames[i])
+            self.stats.bytes_sent += frame_bytes
             out.deadline[i] = time.monotonic() + out.timeout[i]
 
         while out.done < n:
@@ -274,48 +279,100 @@ class ChunkTransport:
 
     def _drain(self, out: _Outstanding | None) -> int:
         """Read every datagram waiting on the socket (answering probes); return how many
-        chunks of ``out`` completed (None: no exchange running, RESULTs are foreign)."""
+        chunks of ``out`` completed (None: no exchange running, RESULTs are foreign).
+
+        Well-formed RESULTs of the right size are collected and taken in one vectorised step
+        (``_absorb``); anything else goes through the per-datagram checks of ``_one``."""
+        results: list[bytes] = []
+        size = frame_length(self.endpoint.lanes)
         completed = 0
         while True:
             try:
                 payload, addr = self._sock.recvfrom(65535)
             except BlockingIOError:
-                return completed
+                break
             self.stats.packets_received += 1
             self.stats.bytes_received += len(payload)
-            try:
-                dg = decode_datagram(payload)
-                if dg.pkt_type in (wire.PacketType.PROBE, wire.PacketType.PROBE_ACK):
-                    if dg.job_id == self.endpoint.job_id:
-                        self._answer_probe(dg, addr)
-                    continue
-                if len(dg.lanes) != self.endpoint.lanes:
-                    raise MalformedPacket(f"wrong lane count {len(dg.lanes)} "
-                                          f"(expected {self.endpoint.lanes})")
-            except MalformedPacket as err:
-                self.stats.malformed_ignored += 1
-                key = str(err).split(":")[0]
-                self.stats.reasons[key] = self.stats.reasons.get(key, 0) + 1
-                continue
-            i = dg.chunk - out.base if out is not None else -1
-            if dg.pkt_type != wire.PacketType.RESULT or dg.job_id != self.endpoint.job_id:
-                self.stats.foreign_ignored += 1
-                continue
-            if dg.epoch != self.endpoint.epoch:
-                self.stats.stale_epoch_ignored += 1   # an earlier (or later) session's RESULT
-                continue
-            if not 0 <= i < out.n:
-                self.stats.foreign_ignored += 1
-                continue
-            if out.have[i]:
-                self.stats.duplicate_results += 1
-                continue
-            out.have[i] = True
-            out.results[i] = dg.lanes
-            if out.tries[i] == 0:
-                self._rtt.sample(time.monotonic() - out.first_sent[i])
-            out.deadline[i] = np.inf
-            out.done += 1
-            completed += 1
-            if out.progress is not None:
-                out.progress(1)
+            if len(payload) == size and payload[0] == _RESULT_BYTE0 and out is not None:
+                results.append(payload)
+            else:
+                completed += self._one(payload, addr, out)
+        if results:
+            completed += self._absorb(results, out)
+        return completed
+
+    def _absorb(self, payloads: list[bytes], out: _Outstanding) -> int:
+        """Take a batch of RESULT datagrams of the right size and version: the same checks and
+        counters as ``_one``, in the same order, for all of them at once."""
+        ep = self.endpoint
+        rows = np.frombuffer(b"".join(payloads), dtype=np.uint8).reshape(len(payloads), -1)
+        batch = parse_frames(rows, ep.lanes)
+        odd = np.flatnonzero(batch.num_lanes != ep.lanes)   # sized right, but says otherwise
+        for r in odd.tolist():
+            self._one(payloads[r], ("", 0), out)              # counted as malformed there
+        sized = batch.num_lanes == ep.lanes
+        mine = sized & (batch.job_id == ep.job_id)
+        self.stats.foreign_ignored += int((sized & ~mine).sum())
+        current = mine & (batch.epoch == ep.epoch)
+        self.stats.stale_epoch_ignored += int((mine & ~current).sum())
+        idx = batch.chunk.astype(np.int64) - out.base
+        inside = current & (idx >= 0) & (idx < out.n)
+        self.stats.foreign_ignored += int((current & ~inside).sum())
+        rows_in = np.flatnonzero(inside)
+        # the first arrival of a chunk not yet held completes it; any other is a duplicate
+        chunk_idx, first = np.unique(idx[rows_in], return_index=True)
+        new = ~out.have[chunk_idx]
+        take_rows, take = rows_in[first[new]], chunk_idx[new]
+        self.stats.duplicate_results += int(rows_in.size - take.size)
+        if take.size == 0:
+            return 0
+        out.have[take] = True
+        out.results[take] = batch.lanes[take_rows]
+        now = time.monotonic()
+        for i in take[out.tries[take] == 0].tolist():
+            self._rtt.sample(now - out.first_sent[i])
+        out.deadline[take] = np.inf
+        out.done += int(take.size)
+        if out.progress is not None:
+            out.progress(int(take.size))
+        return int(take.size)
+
+    def _one(self, payload: bytes, addr: tuple[str, int], out: _Outstanding | None) -> int:
+        """Check and take one datagram (probes, malformed or foreign packets, and RESULTs while no
+        exchange runs); 1 if it completed a chunk of ``out``."""
+        try:
+            dg = decode_datagram(payload)
+            if dg.pkt_type in (wire.PacketType.PROBE, wire.PacketType.PROBE_ACK):
+                if dg.job_id == self.endpoint.job_id:
+                    self._answer_probe(dg, addr)
+                return 0
+            if len(dg.lanes) != self.endpoint.lanes:
+                raise MalformedPacket(f"wrong lane count {len(dg.lanes)} "
+                                      f"(expected {self.endpoint.lanes})")
+        except MalformedPacket as err:
+            self.stats.malformed_ignored += 1
+            key = str(err).split(":")[0]
+            self.stats.reasons[key] = self.stats.reasons.get(key, 0) + 1
+            return 0
+        i = dg.chunk - out.base if out is not None else -1
+        if dg.pkt_type != wire.PacketType.RESULT or dg.job_id != self.endpoint.job_id:
+            self.stats.foreign_ignored += 1
+            return 0
+        if dg.epoch != self.endpoint.epoch:
+            self.stats.stale_epoch_ignored += 1   # an earlier (or later) session's RESULT
+            return 0
+        if out is None or not 0 <= i < out.n:
+            self.stats.foreign_ignored += 1
+            return 0
+        if out.have[i]:
+            self.stats.duplicate_results += 1
+            return 0
+        out.have[i] = True
+        out.results[i] = dg.lanes
+        if out.tries[i] == 0:
+            self._rtt.sample(time.monotonic() - out.first_sent[i])
+        out.deadline[i] = np.inf
+        out.done += 1
+        if out.progress is not None:
+            out.progress(1)
+        return 1
