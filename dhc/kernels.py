@@ -326,7 +326,8 @@ def peel(codes, sketch, row_len, shift, values, recovered, residual, st, lst, ca
         generations += 1
         # (1) read every listed bucket (all still pure: nothing changed since the listing)
         # and keep the last listing of each candidate (as numpy's ``mark[pos] = order``):
-        # walk the list backwards keeping first sightings, then restore the order
+        # walk the list backwards keeping first sightings; entry q is then candidate
+        # p - 1 - q of the reference's order
         p = 0
         for t in range(n_list - 1, -1, -1):
             if ahead:
@@ -343,17 +344,15 @@ def peel(codes, sketch, row_len, shift, values, recovered, residual, st, lst, ca
             # phase 2 finds it among the candidate's buckets)
             val_of[p] = (np.int64(np.int32(a & _LOW32)) << 32) | bk
             p += 1
-        cand_of[:p] = cand_of[:p][::-1].copy()
-        val_of[:p] = val_of[:p][::-1].copy()
         # (2) gather the recovered candidates' codes, then subtract them from their buckets,
-        # listing the touched buckets
+        # listing the touched buckets candidate-major in the reference's order (each
+        # candidate touches exactly ``rows`` buckets, so its place in the list is known)
         for i in range(p):
             if ahead:
                 prefetch(codes, cand_of[min(i + ahead, p - 1)])
             c = cand_of[i]
             for j in range(rows):
                 crow[i, j] = codes[c, j]
-        n = 0
         for i in range(p):
             if ahead:
                 i2 = min(i + ahead, p - 1)
@@ -369,13 +368,14 @@ def peel(codes, sketch, row_len, shift, values, recovered, residual, st, lst, ca
                 neg |= (code & 1) & -np.int64((code >> 1) == pure)
             v = (a ^ -neg) + neg                      # negated where its sign is -1
             values[c] = v
+            at = (p - 1 - i) * rows
             for j in range(rows):
                 code = crow[i, j]
                 bj = code >> 1
                 sneg = code & 1
                 _remove(st, bj, wide, ushift, c, (v ^ -sneg) + sneg)
-                lst[n] = bj
-                n += 1
+                lst[at + j] = bj
+        n = p * rows
         # (3) the touched buckets that are pure now (branch-free compaction)
         n_list = 0
         for t in range(n):
