@@ -53,9 +53,13 @@ typedef struct { SW *sw; OUTL *out; ITEM *head, *tail; } RUN;
 
 /* ---------------------------------------------------------------- tables */
 static u64 key_hash(const u128 *k, int n) {
-    u64 h = 0xcbf29ce484222325ull;
-    const uint8_t *p = (const uint8_t *)k;
-    for (size_t i = 0; i < (size_t)n * sizeof(u128); i++) h = (h ^ p[i]) * 0x100000001b3ull;
+    u64 h = 0x9E3779B97F4A7C15ull;
+    for (int i = 0; i < n; i++) {  /* two multiply-xorshift rounds per key word */
+        h = (h ^ (u64)k[i]) * 0xff51afd7ed558ccdull;
+        h ^= h >> 32;
+        h = (h ^ (u64)(k[i] >> 64)) * 0xc4ceb9fe1a85ec53ull;
+        h ^= h >> 29;
+    }
     return h;
 }
 
