@@ -63,6 +63,11 @@ static u64 key_hash(const u128 *k, int n) {
     return h;
 }
 
+static inline int keys_eq(const u128 *a, const u128 *b, int n) {
+    for (int i = 0; i < n; i++) if (a[i] != b[i]) return 0;
+    return 1;
+}
+
 static int ss_lookup(PX *px, int tid, const u128 *keys, const u128 **args, int *ai) {
     TBL *t = &px->sw->tbl[tid];
     const TDESC *d = &SS_TD[tid];
@@ -72,7 +77,7 @@ static int ss_lookup(PX *px, int tid, const u128 *keys, const u128 **args, int *
             for (u64 h = key_hash(keys, nk);; h++) {
                 int e = t->hidx[h & t->hmask];
                 if (e < 0) break;
-                if (!memcmp(&t->kv[(size_t)e * nk], keys, nk * sizeof(u128))) { idx = e; break; }
+                if (keys_eq(&t->kv[(size_t)e * nk], keys, nk)) { idx = e; break; }
             }
         }
     } else {
