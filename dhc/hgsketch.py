@@ -30,6 +30,8 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
+from dhcwire.lanes import Level
+
 from . import backend as backends
 from . import parallel
 from . import quantize as qz
@@ -38,7 +40,6 @@ from .hashing import SketchHash
 from .index import LocalIndex, candidates, lanes_to_bits
 from .peeling import PeelResult, peel_rows, residual_is_zero, subtract_known
 from .protocol import Segment, check_aggregated
-from .wire import Level
 
 #: hashed-weight check lanes; with the two plain ones (sum q, sum i*q) CHECK_LANES in total.
 #: An error whose entries are all multiples of 2**t passes one random-weight sum mod 2**32 with
@@ -297,8 +298,8 @@ class HGSketchWorker:
         if self._blocks_mine and np.array_equal(mine, agg):
             cand, own = ix.nz, None
         elif nat is not None:
-            cand = nat.candidates(self._active_ids, agg, ix.block, self.d)
-            own = nat.positions_in(cand, ix.nz)
+            cand, own = nat.candidates(self._active_ids, agg, ix.block, self.d, mine,
+                                       ix.nz.size)
         else:
             cand = candidates(self._active_ids, agg, ix.block, self.d)
             own = np.searchsorted(cand, ix.nz)

@@ -137,35 +137,29 @@ def union_count(agg):
 
 
 @_jit
-def union_list(agg, active_ids, words_per_block, shift, out):
+def union_list(agg, mine, active_ids, words_per_block, shift, out, own):
     """Sorted global indices of the set bits of the aggregated level-1 lanes (lane i belongs
-    to block ``active_ids[i // words_per_block]``)."""
+    to block ``active_ids[i // words_per_block]``) into ``out``, and, when ``mine`` (this
+    worker's level-1 lanes, a subset of the bits) has as many lanes, the position in ``out``
+    of each of this worker's elements into ``own``: ``np.searchsorted(out, nz)`` for free."""
     o = 0
+    q = 0
+    ranks = mine.size == agg.size
     for i in range(agg.size):
         t = np.uint64(agg[i])
         if t == 0:
             continue
         blk = active_ids[i // words_per_block]
         base = (blk << shift) + (i % words_per_block) * 32
+        u = np.uint64(mine[i]) if ranks else np.uint64(0)
         while t:
-            p = np.int64(ctz(t))
-            out[o] = base + p
+            low = t & (~t + _U1)
+            out[o] = base + np.int64(ctz(t))
+            own[q] = o
+            q += np.int64((u & low) != 0)       # branch-free: own bits are random
             o += 1
-            t &= t - _U1
+            t ^= low
     return o
-
-
-@_jit
-def positions_in(cand, nz, out):
-    """``out[i]`` = position of ``nz[i]`` in sorted ``cand`` (every nz is in cand): a merge,
-    the linear-time equivalent of ``np.searchsorted(cand, nz)``."""
-    j = 0
-    k = cand.size
-    for i in range(nz.size):
-        v = nz[i]
-        while j < k and cand[j] < v:
-            j += 1
-        out[i] = j
 
 
 # --- hashing and the value sketch ------------------------------------------------------------

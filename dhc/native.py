@@ -52,8 +52,12 @@ def scan(x: np.ndarray, block: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]
     return words.view(np.uint8), nz, vals.view(x.dtype)
 
 
-def candidates(active_ids: np.ndarray, agg: np.ndarray, block: int, d: int) -> np.ndarray:
-    """``index.candidates`` (same checks, same errors), listing in one compiled pass."""
+def candidates(active_ids: np.ndarray, agg: np.ndarray, block: int, d: int,
+               mine: np.ndarray | None = None,
+               n_mine: int = 0) -> tuple[np.ndarray, np.ndarray | None]:
+    """``index.candidates`` (same checks, same errors), listing in one compiled pass; with
+    ``mine`` (this worker's ``n_mine`` element bits, lanes aligned with ``agg``) also the
+    positions of this worker's elements in the union (else None)."""
     words = block // 32
     if agg.size != active_ids.size * words:
         raise DecodeError(f"ELEMENT_INDEX aggregate has {agg.size} lanes, "
@@ -66,18 +70,17 @@ def candidates(active_ids: np.ndarray, agg: np.ndarray, block: int, d: int) -> n
                           "corrupted aggregate")
     ids = np.ascontiguousarray(active_ids, dtype=np.int64)
     out = np.empty(kernels.union_count(agg), np.int64)
-    kernels.union_list(agg, ids, words, block.bit_length() - 1, out)
+    # one spare slot: the listing writes a rank before knowing whether the bit is ours
+    own = np.empty(n_mine + 1 if mine is not None else 1, np.int64)
+    kernels.union_list(agg, mine if mine is not None else _NO_LANES, ids, words,
+                       block.bit_length() - 1, out, own)
     if out.size and out[-1] >= d:
         raise DecodeError(f"ELEMENT_INDEX marks element {int(out[-1])} beyond d={d}: "
                           "corrupted aggregate")
-    return out
+    return out, (own[:n_mine] if mine is not None else None)
 
 
-def positions_in(cand: np.ndarray, nz: np.ndarray) -> np.ndarray:
-    """Positions of sorted ``nz`` (a subset) in sorted ``cand``."""
-    out = np.empty(nz.size, np.int64)
-    kernels.positions_in(cand, nz, out)
-    return out
+_NO_LANES = np.empty(0, np.uint32)
 
 
 def hash_union(hasher: SketchHash, cand: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -86,7 +89,16 @@ def hash_union(hasher: SketchHash, cand: np.ndarray) -> tuple[np.ndarray, np.nda
     cdt = np.int32 if 2 * hasher.m < 1 << 31 else np.int64
     codes = np.empty((cand.size, hasher.rows), cdt)
     keys = np.empty(cand.size, np.uint64)
-    kernels.hash_union(cand, a, b, np.uint64(salt), hasher.row_len, codes, keys)
+    salt64 = np.uint64(salt)
+    h = parallel.split_point(cand.size, 64, parallel.MIN_SPLIT_UNION)
+    if h is None:
+        kernels.hash_union(cand, a, b, salt64, hasher.row_len, codes, keys)
+    else:
+        parallel.both(
+            lambda: kernels.hash_union(cand[:h], a, b, salt64, hasher.row_len, codes[:h],
+                                       keys[:h]),
+            lambda: kernels.hash_union(cand[h:], a, b, salt64, hasher.row_len, codes[h:],
+                                       keys[h:]))
     return codes, keys
 
 
@@ -103,8 +115,20 @@ def sketch(codes: np.ndarray, own: np.ndarray | None, q: np.ndarray, m: int) -> 
 def check_lanes(idx: np.ndarray, q: np.ndarray, hasher: SketchHash, keys: np.ndarray,
                 own: np.ndarray | None) -> np.ndarray:
     """``hgsketch.check_lanes`` (keys of the union; own: positions of idx in it, or None)."""
+    own = _ALL if own is None else own
+    h = parallel.split_point(q.size, 64, parallel.MIN_SPLIT_UNION)
     out = np.empty(8, np.uint64)
-    kernels.check_sums(idx, keys, _ALL if own is None else own, q, out)
+    if h is None:
+        kernels.check_sums(idx, keys, own, q, out)
+    else:                   # two partial sums mod 2**64, added with the same wraparound
+        other = np.empty(8, np.uint64)
+        mapped = own.size == q.size
+        parallel.both(
+            lambda: kernels.check_sums(idx[:h], keys if mapped else keys[:h],
+                                       own[:h] if mapped else _ALL, q[:h], out),
+            lambda: kernels.check_sums(idx[h:], keys if mapped else keys[h:],
+                                       own[h:] if mapped else _ALL, q[h:], other))
+        out += other
     return (out[: 2 + hasher.checks] & np.uint64(0xFFFFFFFF)).astype(np.uint32)
 
 

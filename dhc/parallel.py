@@ -1,9 +1,10 @@
 """Two-way splitting of the codec's whole-tensor passes over a small shared thread pool.
 
 Only the passes that touch every element of a large tensor are split (the encoder's ``x != 0``
-scan, the decoder's zero-fill and scatter of the result): numpy releases the GIL inside large
-ufunc, packbits, fill and fancy-index calls, so two halves run on two cores.  Everything else
-stays single-threaded.  Results do not depend on the split (each half writes disjoint output).
+scan, the decoder's zero-fill and scatter of the result), plus the compiled passes over every
+element of a large union (hashing, check sums; ``dhc/native.py``): numpy releases the GIL
+inside large ufunc, packbits, fill and fancy-index calls, and the kernels are ``nogil``, so two
+halves run on two cores.  Everything else (the peeling) stays single-threaded.  Results do not depend on the split (each half writes disjoint output).
 
 The pool is created once, on first use.  ``set_threads(1)`` turns splitting off (benchmarks use
 it to report single-threaded figures).
@@ -20,6 +21,9 @@ T = TypeVar("T")
 
 #: tensors below this many elements are never split: a hand-off costs tens of microseconds
 MIN_SPLIT = 1 << 20
+#: compiled per-union-element passes (hashing, check sums) cost a few ns per element: split
+#: from this many elements on
+MIN_SPLIT_UNION = 1 << 17
 
 _threads = 2 if (os.cpu_count() or 1) >= 2 else 1
 _pool: ThreadPoolExecutor | None = None
@@ -39,9 +43,10 @@ def threads() -> int:
     return _threads
 
 
-def split_point(n: int, align: int) -> int | None:
-    """Where to split ``n`` items in two (a multiple of ``align``), or None to run whole."""
-    if _threads < 2 or n < MIN_SPLIT:
+def split_point(n: int, align: int, minimum: int = MIN_SPLIT) -> int | None:
+    """Where to split ``n`` items in two (a multiple of ``align``), or None to run whole
+    (one thread, or fewer than ``minimum`` items)."""
+    if _threads < 2 or n < minimum:
         return None
     h = (n // 2) // align * align
     return h if 0 < h < n else None

@@ -16,12 +16,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dhc import backend
+from dhc import backend, parallel
 from dhc.errors import CodecError, InputError
 from dhc.hashing import SketchHash
 from dhc.hgsketch import HGSketchWorker
 from dhc.peeling import peel_rows
 from dhc.protocol import aggregate_round
+from dhc.synthetic import synthetic_job
 
 from .helpers import exact_quantized_sum, sparse_tensors
 
@@ -204,6 +205,26 @@ def test_large_peel_with_prefetching_equals_the_reference() -> None:
     got = native.peel(native.hash_union(h, cand)[0], lanes, h.row_len)
     assert np.array_equal(got.values, ref.values) and np.array_equal(got.values, values)
     assert np.array_equal(got.residual, ref.residual) and got.iterations == ref.iterations
+
+
+@pytest.mark.parametrize("fuse", [False, True])
+def test_split_union_passes_equal_the_numpy_reference(fuse: bool, monkeypatch) -> None:
+    """Hashing and check sums of the union split over two threads (threshold lowered so a
+    small job splits, at odd sizes) give the reference's lanes and sums, with 1 and 4 workers
+    (own elements equal to the union or mapped into it), also when a lane is corrupted."""
+    monkeypatch.setattr(parallel, "MIN_SPLIT_UNION", 64)
+    before = parallel.threads()
+    try:
+        parallel.set_threads(2)
+        for workers in (1, 4):
+            xs = synthetic_job(workers, 50_001, 0.02, seed=workers)
+            res = run_both(xs, fuse_rounds=fuse)
+            assert_identical(res)
+            assert np.array_equal(res["numba"]["worker"].result_int(),
+                                  exact_quantized_sum(xs, res["numba"]["worker"].scale_exponent))
+            assert_identical(run_both(xs, tamper_round=2, fuse_rounds=fuse))
+    finally:
+        parallel.set_threads(before)
 
 
 def test_backend_choice_and_errors() -> None:
