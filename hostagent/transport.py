@@ -209,7 +209,10 @@ class ChunkTransport:
             wait = max(0.0, float(pending.min()) - time.monotonic()) if pending.size else 0.0
             readable, _, _ = select.select([self._sock], [], [], min(wait, 0.5))
             if readable:
-                self._grow_window(self._drain(out))
+                completed = self._drain(out)
+                if completed:
+                    self._grow_window(completed)
+                    self._restart_backed_off(out, lo, sent_upto)
                 continue
             expired = lo + np.flatnonzero(pending <= time.monotonic())
             if expired.size:
@@ -229,6 +232,17 @@ class ChunkTransport:
         self.next_chunk = out.base + n
         self.stats.chunks += n
         return out.results
+
+    def _restart_backed_off(self, out: _Outstanding, lo: int, hi: int) -> None:
+        """New RESULTs arrived: chunks of ``[lo, hi)`` waiting out a backed-off timeout get the
+        current one again (RFC 6298 5.3: a timer restarts on new acknowledgements).  A RESULT
+        means every worker sent that chunk, so a worker that started early (its peers were still
+        starting up) resends the rest now rather than after up to ``max_timeout``."""
+        waiting = lo + np.flatnonzero(~out.have[lo:hi] & (out.tries[lo:hi] > 0))
+        if waiting.size:
+            rto = self.rto
+            out.timeout[waiting] = np.minimum(out.timeout[waiting], rto)
+            out.deadline[waiting] = np.minimum(out.deadline[waiting], time.monotonic() + rto)
 
     def _blame(self, wait: float = 1.0) -> str:
         """Name who stopped answering: the first aggregator if it does not answer ARP (the peers'
