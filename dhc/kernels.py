@@ -302,7 +302,10 @@ def peel(codes, sketch, row_len, shift, values, recovered, residual, st, lst, ca
 
     ``st``, ``lst`` (max(m, rows * k) int32), ``cand_of``, ``val_of`` (k int64) and ``crow``
     (k x rows, like ``codes``) are scratch, kept small: the whole working set of a peel of
-    10**5 elements then stays in the caches."""
+    10**5 elements then stays in the caches.  Beyond that every pass knows the addresses of
+    its random accesses ``ahead`` items in advance (the listed buckets, the recovered
+    candidates' codes and buckets) and prefetches them, so the misses of a large peel
+    overlap instead of stalling one by one (``ahead`` = 0: no prefetching)."""
     k, rows = codes.shape
     m = sketch.size
     wide = st.shape[1] == 2
