@@ -26,9 +26,9 @@ from pathlib import Path
 
 import numpy as np
 
-from dhc import wire
 from dhc.codec import simulate_allreduce
 from dhc.synthetic import synthetic_gradient
+from dhcwire import header as wire
 from hostagent.agent import Agent
 from hostagent.transport import JobEndpoint
 

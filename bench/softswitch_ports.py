@@ -388,7 +388,7 @@ class _Dhc:
         holds bases[0] + bases[1] + 2c, wrapping like the switch's SUM."""
         import numpy as np
 
-        from dhc import wire
+        from dhcwire import header as wire
         from hostagent.packet import encode_datagram
 
         level = int(wire.Level.DENSE)
@@ -413,7 +413,7 @@ def _dhc_job(topo, placement, lanes: int, window: int) -> _Dhc:
     from scapy.layers.inet import IP, UDP
     from scapy.layers.l2 import Ether
 
-    from dhc import wire
+    from dhcwire import header as wire
 
     agg = placement.jobs[0].aggregators[0]
     payload_len = wire.DHC_HEADER_BYTES + wire.LANE_BYTES * lanes

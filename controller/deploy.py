@@ -26,8 +26,6 @@ from controller.intent import (
     BASE_TABLES,
     DEFAULT_TABLES,
     JOB_TABLES,
-    T_JOB,
-    T_REWRITE,
     WRITE_ORDER,
     DefaultAction,
     McGroup,
@@ -39,7 +37,8 @@ from controller.p4rt_codec import P4InfoNames, group_from_proto, group_to_proto
 from controller.placement import Placement
 from controller.simnet import PROGRAM, program_defines
 from controller.topology import Topology
-from dhc.wire import DEFAULT_LANES
+from dhcwire.lanes import DEFAULT_LANES
+from dhcwire.p4names import T_JOB, T_REWRITE
 
 Update = p4runtime_pb2.Update
 MANAGED_TABLES: tuple[str, ...] = WRITE_ORDER

@@ -30,7 +30,8 @@ from controller.intent import SwitchState
 from controller.placement import Aggregator, JobPlacement, Placement
 from controller.programs import PROGRAMS, ChildPlan, JobPlan, Route, SwitchPlan, epoch_entry, installed_epoch
 from controller.topology import Topology
-from dhc.wire import LEVEL_OPS, MAX_FAN_IN
+from dhcwire.lanes import LEVEL_OPS
+from dhcwire.p4names import MAX_FAN_IN
 
 __all__ = ["check_placement", "epoch_entry", "installed_epoch", "intended_state", "lanes_of", "manifest_jobs",
            "state_of", "switch_epochs", "switch_plans"]

@@ -5,35 +5,14 @@ the same representation: P4Info names and Python ints, never P4Runtime ids or by
 piece of state carries its ``owner``: a job id, or ``None`` for the switch's base configuration
 (forwarding), which is what scopes ``jobs remove`` and scoped deletes.
 
-P4Info names follow ``p4src/README.md`` ("Control-plane contract"); they are the one place the
-controller spells them.
+P4Info names come from :mod:`dhcwire.p4names`, the one place Python spells them.
 """
 
 from __future__ import annotations
 
-import ipaddress
 from dataclasses import dataclass, field
 
-# ---------------------------------------------------------------- P4Info names (p4src/README.md)
-T_LOCAL = "DhcIngress.dhc_index.local_addr"
-T_JOB = "DhcIngress.dhc_index.job_table"
-T_LEVEL = "DhcIngress.dhc_index.level_table"
-T_CHILD = "DhcIngress.dhc_index.child_table"
-T_EPOCH = "DhcIngress.dhc_index.epoch_table"
-T_SWITCH = "DhcIngress.forwarding.switch_config"
-T_ARP = "DhcIngress.forwarding.arp_table"
-T_LPM = "DhcIngress.forwarding.ipv4_lpm"
-T_REWRITE = "DhcEgress.rewrite.result_rewrite"
-
-A_SET_LOCAL = "DhcIngress.dhc_index.set_local"
-A_SET_JOB = "DhcIngress.dhc_index.set_job"
-A_SET_OP = "DhcIngress.dhc_index.set_op"
-A_SET_CHILD = "DhcIngress.dhc_index.set_child"
-A_CURRENT_EPOCH = "DhcIngress.dhc_index.current_epoch"
-A_SWITCH_MAC = "DhcIngress.forwarding.set_switch_mac"
-A_ARP_REPLY = "DhcIngress.forwarding.arp_reply"
-A_SET_NHOP = "DhcIngress.forwarding.set_nhop"
-A_REWRITE = "DhcEgress.rewrite.rewrite"
+from dhcwire.p4names import T_ARP, T_CHILD, T_EPOCH, T_JOB, T_LEVEL, T_LOCAL, T_LPM, T_REWRITE, T_SWITCH
 
 #: Tables whose entries the controller installs; ``job_id`` in the key names the owning job.
 JOB_TABLES: tuple[str, ...] = (T_JOB, T_EPOCH, T_LEVEL, T_CHILD)
@@ -43,42 +22,6 @@ BASE_TABLES: tuple[str, ...] = (T_LOCAL, T_ARP, T_LPM)
 WRITE_ORDER: tuple[str, ...] = (T_LOCAL, T_ARP, T_LPM, T_REWRITE, T_LEVEL, T_CHILD, T_EPOCH, T_JOB)
 #: Tables whose default action the controller sets.
 DEFAULT_TABLES: tuple[str, ...] = (T_SWITCH,)
-
-C_DROP = "DhcIngress.drops.drop_counter"
-C_EGRESS_DROP = "DhcEgress.rewrite.egress_drop_counter"
-C_CONTRIB = "DhcIngress.stats.job_contributions"
-C_COMPLETE = "DhcIngress.stats.job_completions"
-C_DUP = "DhcIngress.stats.job_duplicates"
-C_RESULTS = "DhcIngress.stats.job_results"
-JOB_COUNTERS: dict[str, str] = {"contributions": C_CONTRIB, "completions": C_COMPLETE,
-                                "duplicates": C_DUP, "results": C_RESULTS}
-
-#: drop_counter / egress_drop_counter indexes (p4src/include/define.p4).
-DROP_REASONS: dict[int, str] = {
-    1: "malformed", 2: "unauthorised", 3: "no_job", 4: "no_level", 5: "dup_pending", 6: "no_route",
-    7: "ttl", 8: "arp", 9: "local_not_dhc", 10: "unsupported", 11: "no_rewrite", 12: "stale_epoch",
-    13: "bad_checksum",
-}
-
-#: A job's session number (``dhc_h.epoch``, bit<8>): the switch accepts only the current one.
-MAX_EPOCH = 0xFF
-
-
-def ip2int(addr: str) -> int:
-    return int(ipaddress.IPv4Address(addr))
-
-
-def int2ip(value: int) -> str:
-    return str(ipaddress.IPv4Address(value))
-
-
-def mac2int(mac: str) -> int:
-    return int(mac.replace(":", ""), 16)
-
-
-def int2mac(value: int) -> str:
-    raw = f"{value:012x}"
-    return ":".join(raw[i:i + 2] for i in range(0, 12, 2))
 
 
 @dataclass(frozen=True, order=True)

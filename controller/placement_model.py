@@ -22,7 +22,7 @@ from controller.placement_greedy import greedy_choice
 from controller.placement_solver import TIDY_FRACTION, Solution, new_solver, postorder, proven_bound
 from controller.placement_solver import capable as capable_switches
 from controller.topology import Job, Topology
-from dhc.wire import MAX_FAN_IN
+from dhcwire.p4names import MAX_FAN_IN
 
 #: Which stream formulation ``build`` uses by default (see docs/placement.md).
 PER_ROOT: bool = False

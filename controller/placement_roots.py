@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from controller.placement_solver import fits, postorder
 from controller.topology import Job, Topology
-from dhc.wire import MAX_FAN_IN
+from dhcwire.p4names import MAX_FAN_IN
 
 
 @dataclass(frozen=True)

@@ -33,7 +33,7 @@ from controller.placement_routes import JobArrays, RouteTable, TreeLinks, job_ro
 from controller.placement_search import descend
 from controller.placement_solver import Solution, new_solver, proven_bound
 from controller.topology import Topology
-from dhc.wire import MAX_FAN_IN
+from dhcwire.p4names import MAX_FAN_IN
 
 #: Share of the remaining time the relaxed bottleneck solve may use (per refinement round).
 RELAX_SHARE: float = 0.5

@@ -26,7 +26,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Protocol
 
 from controller.topology import Job, Topology
-from dhc.wire import MAX_FAN_IN
+from dhcwire.p4names import MAX_FAN_IN
 
 
 @dataclass(frozen=True)

@@ -19,8 +19,10 @@ from p4.v1 import p4runtime_pb2
 from controller.deploy import Change, read_state, to_updates
 from controller.deploy_errors import PlanError
 from controller.entries import epoch_entry
-from controller.intent import MAX_EPOCH, T_EPOCH, SwitchState, TableEntry
+from controller.intent import SwitchState, TableEntry
 from controller.p4rt_client import MultiSwitchClient, SwitchAddress
+from dhcwire.header import MAX_EPOCH
+from dhcwire.p4names import T_EPOCH
 
 Update = p4runtime_pb2.Update
 ORDER = "insert the new epoch entry, then delete the old one (no moment without an entry)"

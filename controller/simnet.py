@@ -21,7 +21,7 @@ from controller.entries import DEFAULT_MAX_JOBS, intended_state, lanes_of
 from controller.intent import SwitchState
 from controller.placement import Placement
 from controller.topology import Topology
-from dhc.wire import DEFAULT_LANES
+from dhcwire.lanes import DEFAULT_LANES
 
 PROGRAM = Path(__file__).resolve().parents[1] / "p4src" / "dhc.p4"
 

@@ -19,7 +19,7 @@ import heapq
 from dataclasses import dataclass, field
 from functools import cached_property
 
-from dhc.wire import DEFAULT_LANES
+from dhcwire.lanes import DEFAULT_LANES
 
 #: Lanes per packet the P4 program can be built with (DHC_LANES in p4src/include/define.p4).
 SUPPORTED_LANES: tuple[int, ...] = (1, 2, 4, 8, 16, 32, 64, 128)

@@ -37,7 +37,8 @@ from controller.topology import (
     Switch,
     Topology,
 )
-from dhc.wire import DEFAULT_LANES, SLOT_SET_BIT
+from dhcwire.header import SLOT_SET_BIT
+from dhcwire.lanes import DEFAULT_LANES
 
 _MAC = re.compile(r"^[0-9a-fA-F]{2}(:[0-9a-fA-F]{2}){5}$")
 _NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,31}$")

@@ -1,4 +1,4 @@
-"""DHC core: wire format constants and the HG-Sketch codec (numpy, with numba kernels; no I/O)."""
+"""DHC codec: HG-Sketch and the dense baseline (numpy, with numba kernels; no I/O, no packets)."""
 
 from .codec import SimulationResult, allreduce, make_worker, simulate_allreduce
 from .dense import DenseWorker

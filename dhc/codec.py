@@ -13,12 +13,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from dhcwire.lanes import LANE_BYTES
+
 from . import quantize as qz
 from .dense import DenseWorker
 from .errors import DecodeError, InputError, ProtocolError
 from .hgsketch import HGSketchWorker
 from .protocol import CodecWorker, Reducer, Segment, aggregate_round, run_worker
-from .wire import LANE_BYTES
 
 CODECS: dict[str, type] = {"hg": HGSketchWorker, "dense": DenseWorker}
 

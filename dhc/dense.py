@@ -13,11 +13,12 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from dhcwire.lanes import Level
+
 from . import quantize as qz
 from .errors import DecodeError, InputError, ProtocolError
 from .hashing import SketchHash
 from .protocol import Segment, check_aggregated
-from .wire import Level
 
 #: check lanes after the values: sum q, then sums of w_j(i) * q for HASHED_CHECKS weights
 HASHED_CHECKS = 6

@@ -1,7 +1,7 @@
 """The round protocol every codec speaks, and reducers that aggregate rounds.
 
 A codec worker turns one tensor into a sequence of *rounds*.  Each round is a list of
-:class:`Segment` s: a 1-D uint32 lane array tagged with its :class:`~dhc.wire.Level`; the op the
+:class:`Segment` s: a 1-D uint32 lane array tagged with its :class:`~dhcwire.lanes.Level`; the op the
 switch applies is ``LEVEL_OPS[level]`` (SUM = uint32 add with wraparound, OR = bitwise or).
 A reducer returns, for every segment, the elementwise aggregate over all workers; the worker
 consumes it and yields the next round, until ``done``::
@@ -34,8 +34,9 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
+from dhcwire.lanes import LEVEL_OPS, Level, Op
+
 from .errors import CodecError, ProtocolError
-from .wire import LEVEL_OPS, Level, Op
 
 
 @dataclass(frozen=True)
@@ -47,7 +48,7 @@ class Segment:
 
     def __post_init__(self) -> None:
         if not isinstance(self.level, Level):
-            raise ProtocolError(f"segment level must be a dhc.wire.Level, got {self.level!r}")
+            raise ProtocolError(f"segment level must be a dhcwire.lanes.Level, got {self.level!r}")
         if not isinstance(self.lanes, np.ndarray) or self.lanes.dtype != np.uint32 \
                 or self.lanes.ndim != 1:
             raise ProtocolError("segment lanes must be a 1-D uint32 numpy array")

@@ -22,9 +22,9 @@ from pathlib import Path
 
 import numpy as np
 
-from dhc import wire
 from dhc.errors import CodecError, DecodeError
 from dhc.synthetic import synthetic_gradient
+from dhcwire import header as wire
 from hostagent.agent import Agent
 from hostagent.manifest import ManifestError, load_endpoint
 from hostagent.packet import MAX_EPOCH

@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from dhc import wire
+from dhcwire import header as wire
 from hostagent.packet import MAX_EPOCH
 from hostagent.transport import JobEndpoint
 

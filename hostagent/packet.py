@@ -1,8 +1,8 @@
-"""DHC packets on the host: a Scapy layer and a fast frame codec, both from ``dhc.wire``.
+"""DHC packets on the host: a Scapy layer and a fast frame codec, both from ``dhcwire.header``.
 
 The Scapy layer is for inspection, tests and tools (``sniff``, ``show()``); the transport
 uses ``encode_datagram``/``decode_datagram`` on UDP payloads, which are plain ``struct``
-and numpy and do ~1M headers/s.  Both are generated from ``dhc.wire.DHC_HEADER_FIELDS``,
+and numpy and do ~1M headers/s.  Both are generated from ``dhcwire.header.DHC_HEADER_FIELDS``,
 the one host-side definition of the format.
 """
 
@@ -15,7 +15,7 @@ from scapy.fields import BitField, FieldListField, XIntField
 from scapy.layers.inet import UDP
 from scapy.packet import Packet, bind_layers
 
-from dhc import wire
+from dhcwire import header as wire
 
 
 class DHC(Packet):

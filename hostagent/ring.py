@@ -31,7 +31,7 @@ from dhc.codec import make_worker
 from dhc.errors import CodecError
 from dhc.protocol import Segment, run_worker
 from dhc.synthetic import synthetic_gradient
-from dhc.wire import Op
+from dhcwire.lanes import Op
 from hostagent.manifest import ManifestError, find_job
 from hostagent.ring_transport import RingConfig, RingError, RingPeer, RingTimeout, RingTransport
 from hostagent.summary import finish

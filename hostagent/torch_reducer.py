@@ -37,7 +37,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
     raise ImportError("hostagent.torch_reducer needs PyTorch: pip install 'dhc[torch]'") from exc
 
 from dhc.protocol import Segment
-from dhc.wire import Op
+from dhcwire.lanes import Op
 
 OR_MODES = ("auto", "bor", "gather")
 SUM_WIRES = ("int32", "int64")

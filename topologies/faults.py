@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import tempfile
 
-from dhc.wire import DHC_UDP_PORT
+from dhcwire.header import DHC_UDP_PORT
 
 TABLE = "dhc_faults"
 

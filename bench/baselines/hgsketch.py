@@ -15,7 +15,7 @@ import numpy as np
 from dhc import HGParams, HGSketchWorker
 from dhc import quantize as qz
 from dhc.protocol import aggregate_round
-from dhc.wire import LANE_BYTES
+from dhcwire.lanes import LANE_BYTES
 
 from .common import CodecRun, check_tensors
 

@@ -10,24 +10,22 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from controller.intent import (
+from controller.intent import SwitchState, TableEntry, entry
+from controller.programs.plan import SwitchPlan
+from dhcwire.addresses import ip2int
+from dhcwire.header import MAX_EPOCH
+from dhcwire.p4names import (
     A_CURRENT_EPOCH,
     A_SET_CHILD,
     A_SET_JOB,
     A_SET_LOCAL,
     A_SET_OP,
-    MAX_EPOCH,
     T_CHILD,
     T_EPOCH,
     T_JOB,
     T_LEVEL,
     T_LOCAL,
-    SwitchState,
-    TableEntry,
-    entry,
-    ip2int,
 )
-from controller.programs.plan import SwitchPlan
 
 
 def epoch_entry(job_id: int, epoch: int) -> TableEntry:

@@ -6,9 +6,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from controller.intent import A_REWRITE, T_REWRITE, McGroup, TableEntry, entry, ip2int, mac2int
+from controller.intent import McGroup, TableEntry, entry
 from controller.programs.plan import SwitchPlan
-from dhc.wire import DHC_UDP_PORT, worker_port
+from dhcwire.addresses import ip2int, mac2int
+from dhcwire.header import DHC_UDP_PORT, worker_port
+from dhcwire.p4names import A_REWRITE, T_REWRITE
 
 
 class ResultRewrite:

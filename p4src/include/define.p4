@@ -3,7 +3,7 @@
  *
  * Everything a build may want to change is a preprocessor macro guarded by
  * #ifndef, so `p4c -DDHC_LANES=4 -DDHC_POOL_SIZE=64 ...` overrides it.
- * Wire constants mirror dhc/wire.py (the host-side source of truth).
+ * Wire constants mirror dhcwire/header.py (the host-side source of truth).
  */
 #ifndef _DHC_DEFINE_P4_
 #define _DHC_DEFINE_P4_
@@ -83,7 +83,7 @@
 #error "DHC_POOL_SIZE must be even (two shadow sets per slot)"
 #endif
 
-/* ---- wire constants (dhc/wire.py) --------------------------------------- */
+/* ---- wire constants (dhcwire/header.py) --------------------------------------- */
 
 @noWarn("unused") const bit<16> ETHERTYPE_IPV4 = 0x0800;
 @noWarn("unused") const bit<16> ETHERTYPE_ARP = 0x0806;

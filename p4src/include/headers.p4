@@ -1,7 +1,7 @@
 /*
  * DHC data plane: headers and metadata.
  *
- * All headers are whole bytes long.  dhc_h must equal dhc/wire.py
+ * All headers are whole bytes long.  dhc_h must equal dhcwire/header.py
  * DHC_HEADER_FIELDS field by field (tests/p4src/test_header_matches_wire.py).
  */
 #ifndef _DHC_HEADERS_P4_
@@ -48,7 +48,7 @@ header udp_h {
     bit<16> checksum;
 }
 
-/* 14 bytes; see dhc/wire.py. */
+/* 14 bytes; see dhcwire/header.py. */
 header dhc_h {
     bit<4>  version;
     bit<4>  pkt_type;

@@ -17,7 +17,7 @@ from dhc import (
     simulate_allreduce,
 )
 from dhc.protocol import aggregate_round
-from dhc.wire import LEVEL_OPS, Level, Op
+from dhcwire.lanes import LEVEL_OPS, Level, Op
 
 from .helpers import exact_quantized_sum, sparse_tensors
 

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from dhc import HGParams, simulate_allreduce
 from dhc import quantize as qz
 from dhc.hgsketch import CHECK_LANES
-from dhc.wire import LEVEL_OPS, Level
+from dhcwire.lanes import LEVEL_OPS, Level
 
 from .helpers import exact_quantized_sum, expected_scale_exponent, sparse_tensors
 

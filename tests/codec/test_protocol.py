@@ -21,7 +21,7 @@ from dhc import (
 )
 from dhc.codec import make_worker
 from dhc.protocol import aggregate_round, combine, run_worker, run_workers
-from dhc.wire import Level, Op
+from dhcwire.lanes import Level, Op
 
 from .helpers import exact_quantized_sum, sparse_tensors
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from dhc import wire
+from dhcwire import header as wire
 from tests.e2e.helpers import data_payload, drops, run_and_check, send_from
 from topologies.faults import clear_loss, dropped_packets, inject_loss
 from topologies.workload import Workload

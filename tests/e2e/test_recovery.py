@@ -13,7 +13,7 @@ import pytest
 
 from controller.cli import main as ctl
 from controller.deploy import deploy
-from dhc.wire import DHC_UDP_PORT, worker_port
+from dhcwire.header import DHC_UDP_PORT, worker_port
 from hostagent.manifest import read_manifest
 from tests.e2e.helpers import data_payload, drops, run_and_check, send_from
 from topologies.story import switch_addresses

@@ -35,7 +35,7 @@ from controller.simnet import SimNet
 from controller.topology_file import load
 from dhc.codec import simulate_allreduce
 from dhc.synthetic import synthetic_job
-from dhc.wire import DHC_UDP_PORT
+from dhcwire.header import DHC_UDP_PORT
 from hostagent.agent import Agent
 from hostagent.transport import JobEndpoint, RetryPolicy
 

@@ -8,7 +8,7 @@ import threading
 import numpy as np
 import pytest
 
-from dhc import wire
+from dhcwire import header as wire
 from hostagent.liveness import switch_answers_arp
 from hostagent.transport import ChunkTransport, JobEndpoint, RetryPolicy, TransportTimeout
 

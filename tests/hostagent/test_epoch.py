@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from dhc import wire
+from dhcwire import header as wire
 from hostagent.cli import main as agent_main
 from hostagent.manifest import ManifestError, load_endpoint, set_epoch, write_manifest
 from hostagent.packet import decode_datagram, encode_datagram

@@ -9,8 +9,8 @@ import pytest
 from scapy.layers.inet import IP, UDP
 from scapy.layers.l2 import Ether
 
-from dhc import wire
 from dhc.protocol import Segment
+from dhcwire import header as wire
 from hostagent.manifest import ManifestError, load_endpoint, write_manifest
 from hostagent.packet import DHC, MalformedPacket, decode_datagram, encode_datagram
 from hostagent.reducer import pack_segments, unpack_segments

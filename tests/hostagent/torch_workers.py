@@ -22,7 +22,7 @@ from torch import nn
 from torch.nn.parallel import DistributedDataParallel as DDP
 
 from dhc.protocol import Segment
-from dhc.wire import Level
+from dhcwire.lanes import Level
 from hostagent.torch_hook import DHCHookState, dhc_hook
 from hostagent.torch_reducer import TorchDistReducer
 from hostagent.torch_sparsify import SparsifyConfig

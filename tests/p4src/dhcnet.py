@@ -1,6 +1,6 @@
 """Test fixtures for p4src/dhc.p4: packet builders and switch configurations.
 
-Packets are built with Scapy and ``dhc.wire`` (never from the P4 source), and
+Packets are built with Scapy and ``dhcwire.header`` (never from the P4 source), and
 switches are programmed only through the documented control-plane contract in
 ``p4src/README.md`` (P4Info names, key names, action parameters).
 """
@@ -14,54 +14,35 @@ from pathlib import Path
 from scapy.layers.inet import IP, UDP
 from scapy.layers.l2 import ARP, Ether
 
-from dhc import wire
+from dhcwire import header as wire
+from dhcwire.addresses import ip2int, mac2int
+from dhcwire.p4names import (
+    A_ARP_REPLY,
+    A_CURRENT_EPOCH,
+    A_REWRITE,
+    A_SET_CHILD,
+    A_SET_JOB,
+    A_SET_LOCAL,
+    A_SET_NHOP,
+    A_SET_OP,
+    A_SWITCH_MAC,
+    C_DROP,
+    DROP_COUNTER_SIZE,
+    JOB_COUNTERS,
+    T_ARP,
+    T_CHILD,
+    T_EPOCH,
+    T_JOB,
+    T_LEVEL,
+    T_LOCAL,
+    T_LPM,
+    T_REWRITE,
+    T_SWITCH,
+)
 
 REPO = Path(__file__).resolve().parents[2]
 PROGRAM = str(REPO / "p4src" / "dhc.p4")
 STF_DIR = Path(__file__).resolve().parent / "stf"
-
-# P4Info names (p4src/README.md, "Control-plane contract")
-T_LOCAL = "DhcIngress.dhc_index.local_addr"
-T_JOB = "DhcIngress.dhc_index.job_table"
-T_LEVEL = "DhcIngress.dhc_index.level_table"
-T_CHILD = "DhcIngress.dhc_index.child_table"
-T_EPOCH = "DhcIngress.dhc_index.epoch_table"
-T_SWITCH = "DhcIngress.forwarding.switch_config"
-T_ARP = "DhcIngress.forwarding.arp_table"
-T_LPM = "DhcIngress.forwarding.ipv4_lpm"
-T_REWRITE = "DhcEgress.rewrite.result_rewrite"
-C_DROP = "DhcIngress.drops.drop_counter"
-C_EGRESS_DROP = "DhcEgress.rewrite.egress_drop_counter"
-C_CONTRIB = "DhcIngress.stats.job_contributions"
-C_COMPLETE = "DhcIngress.stats.job_completions"
-C_DUP = "DhcIngress.stats.job_duplicates"
-C_RESULTS = "DhcIngress.stats.job_results"
-
-# drop_counter indexes (p4src/include/define.p4)
-DROP_MALFORMED = 1
-DROP_UNAUTHORISED = 2
-DROP_NO_JOB = 3
-DROP_NO_LEVEL = 4
-DROP_DUP_PENDING = 5
-DROP_NO_ROUTE = 6
-DROP_TTL = 7
-DROP_ARP = 8
-DROP_LOCAL_NOT_DHC = 9
-DROP_UNSUPPORTED = 10
-DROP_NO_REWRITE = 11
-DROP_STALE_EPOCH = 12
-DROP_BAD_CHECKSUM = 13
-DROP_REASONS = 16
-
-
-def ip2int(addr: str) -> int:
-    a, b, c, d = (int(x) for x in addr.split("."))
-    return (a << 24) | (b << 16) | (c << 8) | d
-
-
-def mac2int(mac: str) -> int:
-    return int(mac.replace(":", ""), 16)
-
 
 def load_switch(lanes: int = 4, pool: int = 64, max_jobs: int = 16):
     """Compile p4src/dhc.p4 on the softswitch with small sizes."""
@@ -171,12 +152,12 @@ def program_switch_basics(sw, own: Host, routes: dict[str, tuple[str, int]]) -> 
     """Switch MAC, own address (local + ARP), and /32 routes ``ip -> (next-hop mac, port)``."""
     from softswitch.api import Exact, Lpm
 
-    sw.table_set_default(T_SWITCH, "DhcIngress.forwarding.set_switch_mac", params={"mac": mac2int(own.mac)})
-    sw.table_add(T_LOCAL, "DhcIngress.dhc_index.set_local", match={"dst_addr": Exact(ip2int(own.ip))})
-    sw.table_add(T_ARP, "DhcIngress.forwarding.arp_reply", match={"target_addr": Exact(ip2int(own.ip))},
+    sw.table_set_default(T_SWITCH, A_SWITCH_MAC, params={"mac": mac2int(own.mac)})
+    sw.table_add(T_LOCAL, A_SET_LOCAL, match={"dst_addr": Exact(ip2int(own.ip))})
+    sw.table_add(T_ARP, A_ARP_REPLY, match={"target_addr": Exact(ip2int(own.ip))},
                  params={"mac": mac2int(own.mac)})
     for ip, (mac, port) in routes.items():
-        sw.table_add(T_LPM, "DhcIngress.forwarding.set_nhop", match={"dst_addr": Lpm(ip2int(ip), 32)},
+        sw.table_add(T_LPM, A_SET_NHOP, match={"dst_addr": Lpm(ip2int(ip), 32)},
                      params={"dmac": mac2int(mac), "port": port})
 
 
@@ -184,20 +165,20 @@ def program_job(sw, agg: Aggregator) -> None:
     """job_table, epoch_table, level_table, child_table, the multicast group and the per-replica rewrites."""
     from softswitch.api import Exact, Replica
 
-    sw.table_add(T_JOB, "DhcIngress.dhc_index.set_job", match={"job_id": Exact(agg.job)}, params={
+    sw.table_add(T_JOB, A_SET_JOB, match={"job_id": Exact(agg.job)}, params={
         "base": agg.base, "window": agg.window, "fan_in": len(agg.children), "mcast_grp": agg.mcast_grp,
         "is_root": 1 if agg.parent is None else 0, "uplink_port": agg.uplink_port,
         "parent_child_id": agg.parent_child_id, "own_addr": ip2int(agg.own.ip),
         "parent_addr": ip2int(agg.parent.ip) if agg.parent else 0, "stats_idx": agg.stats_idx})
     set_epoch(sw, agg.job, agg.epoch)
     for level, op in agg.levels.items():
-        sw.table_add(T_LEVEL, "DhcIngress.dhc_index.set_op",
+        sw.table_add(T_LEVEL, A_SET_OP,
                      match={"job_id": Exact(agg.job), "level": Exact(level)}, params={"op": op})
     for ch in agg.children:
-        sw.table_add(T_CHILD, "DhcIngress.dhc_index.set_child", match={
+        sw.table_add(T_CHILD, A_SET_CHILD, match={
             "job_id": Exact(agg.job), "ingress_port": Exact(ch.port), "src_addr": Exact(ip2int(ch.host.ip)),
             "child_id": Exact(ch.child_id)}, params={"child_mask": 1 << ch.child_id})
-        sw.table_add(T_REWRITE, "DhcEgress.rewrite.rewrite", match={"egress_rid": Exact(ch.rid)}, params={
+        sw.table_add(T_REWRITE, A_REWRITE, match={"egress_rid": Exact(ch.rid)}, params={
             "dmac": mac2int(ch.host.mac), "dip": ip2int(ch.host.ip),
             "smac": mac2int(agg.own.mac), "sip": ip2int(agg.own.ip),
             "dport": wire.DHC_UDP_PORT if ch.is_switch else wire.worker_port(agg.job)})
@@ -210,14 +191,14 @@ def set_epoch(sw, job: int, epoch: int, old: int | None = None) -> None:
 
     if old is not None:
         sw.table_delete(T_EPOCH, match={"job_id": Exact(job), "epoch": Exact(old)})
-    sw.table_add(T_EPOCH, "DhcIngress.dhc_index.current_epoch",
+    sw.table_add(T_EPOCH, A_CURRENT_EPOCH,
                  match={"job_id": Exact(job), "epoch": Exact(epoch)})
 
 
 def drops(sw) -> dict[int, int]:
     """Non-zero drop_counter cells, {reason index: packets}."""
     out = {}
-    for i in range(DROP_REASONS):
+    for i in range(DROP_COUNTER_SIZE):
         pkts, _ = sw.counter_read(C_DROP, i)
         if pkts:
             out[i] = pkts
@@ -225,6 +206,4 @@ def drops(sw) -> dict[int, int]:
 
 
 def job_counts(sw, stats_idx: int) -> dict[str, int]:
-    return {name: sw.counter_read(c, stats_idx)[0] for name, c in
-            (("contributions", C_CONTRIB), ("completions", C_COMPLETE), ("duplicates", C_DUP),
-             ("results", C_RESULTS))}
+    return {name: sw.counter_read(c, stats_idx)[0] for name, c in JOB_COUNTERS.items()}

@@ -8,10 +8,9 @@ from dataclasses import dataclass
 import numpy as np
 import pytest
 
-from dhc import wire
+from dhcwire import header as wire
+from dhcwire.p4names import C_DUP, DROP_DUP_PENDING
 from tests.p4src.dhcnet import (
-    C_DUP,
-    DROP_DUP_PENDING,
     Aggregator,
     Child,
     Host,

@@ -8,8 +8,8 @@ from scapy.layers.inet import IP, UDP
 from scapy.layers.inet6 import IPv6
 from scapy.layers.l2 import ARP, Ether
 
-from dhc import wire
-from tests.p4src.dhcnet import (
+from dhcwire import header as wire
+from dhcwire.p4names import (
     DROP_BAD_CHECKSUM,
     DROP_LOCAL_NOT_DHC,
     DROP_MALFORMED,
@@ -17,10 +17,8 @@ from tests.p4src.dhcnet import (
     DROP_NO_LEVEL,
     DROP_UNAUTHORISED,
     DROP_UNSUPPORTED,
-    dhc_frame,
-    drops,
-    job_counts,
 )
+from tests.p4src.dhcnet import dhc_frame, drops, job_counts
 from tests.p4src.test_aggregation import SWITCH, WORKERS, Rig, make_rig
 
 

@@ -4,7 +4,8 @@ mid-lap cannot change a later session's sums."""
 
 from __future__ import annotations
 
-from tests.p4src.dhcnet import DROP_STALE_EPOCH, drops, job_counts, set_epoch
+from dhcwire.p4names import DROP_STALE_EPOCH
+from tests.p4src.dhcnet import drops, job_counts, set_epoch
 from tests.p4src.test_aggregation import SUM_LEVEL, Rig, make_rig
 
 

@@ -5,16 +5,9 @@ from __future__ import annotations
 from scapy.layers.inet import ICMP, IP
 from scapy.layers.l2 import ARP, Ether
 
-from dhc import wire
-from tests.p4src.dhcnet import (
-    DROP_ARP,
-    DROP_NO_ROUTE,
-    DROP_TTL,
-    arp_request,
-    dhc_frame,
-    drops,
-    parse_dhc,
-)
+from dhcwire import header as wire
+from dhcwire.p4names import DROP_ARP, DROP_NO_ROUTE, DROP_TTL
+from tests.p4src.dhcnet import arp_request, dhc_frame, drops, parse_dhc
 from tests.p4src.test_aggregation import SWITCH, WORKERS, make_rig
 
 

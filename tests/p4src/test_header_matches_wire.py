@@ -1,11 +1,11 @@
-"""dhc_h in p4src/include/headers.p4 equals dhc/wire.py DHC_HEADER_FIELDS (names, widths, order),
+"""dhc_h in p4src/include/headers.p4 equals dhcwire/header.py DHC_HEADER_FIELDS (names, widths, order),
 and the lane header has exactly DHC_LANES 32-bit lanes, as the softswitch front end reads them."""
 
 from __future__ import annotations
 
 import pytest
 
-from dhc import wire
+from dhcwire import header as wire
 from tests.p4src.dhcnet import PROGRAM
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dhc import wire
+from dhcwire import header as wire
 from tests.p4src.dhcnet import job_counts
 from tests.p4src.test_aggregation import WORKERS, make_rig
 

@@ -14,10 +14,9 @@ from dataclasses import dataclass
 
 import pytest
 
-from dhc import wire
+from dhcwire import header as wire
+from dhcwire.p4names import DROP_STALE_EPOCH, DROP_UNAUTHORISED
 from tests.p4src.dhcnet import (
-    DROP_STALE_EPOCH,
-    DROP_UNAUTHORISED,
     Aggregator,
     Child,
     Host,

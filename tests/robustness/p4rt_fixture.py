@@ -10,9 +10,10 @@ from pathlib import Path
 
 from p4.v1 import p4runtime_pb2
 
-from controller.intent import A_SET_LOCAL, T_LOCAL, entry
+from controller.intent import entry
 from controller.p4rt_client import PendingUpdate, SwitchAddress, SwitchConnection
 from controller.p4rt_codec import P4InfoNames
+from dhcwire.p4names import A_SET_LOCAL, T_LOCAL
 from softswitch.server import Device, pipeline_config, serve
 
 ROOT = Path(__file__).resolve().parents[2]

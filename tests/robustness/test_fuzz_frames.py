@@ -22,11 +22,11 @@ from scapy.layers.inet import IP, UDP
 from scapy.layers.l2 import ARP, Ether
 
 from controller.entries import epoch_entry
-from controller.intent import C_CONTRIB, C_DROP, C_EGRESS_DROP, T_EPOCH
 from controller.placement import place
 from controller.simnet import SimNet
 from controller.topology_file import from_dict
-from dhc import wire
+from dhcwire import header as wire
+from dhcwire.p4names import C_CONTRIB, C_DROP, C_EGRESS_DROP, T_EPOCH
 from hostagent.packet import decode_datagram, encode_datagram
 from softswitch.api import Exact
 

@@ -15,7 +15,8 @@ import pytest
 from google.rpc import code_pb2, status_pb2
 from p4.v1 import p4runtime_pb2, p4runtime_pb2_grpc
 
-from controller.intent import A_SET_NHOP, T_LOCAL, T_LPM, entry
+from controller.intent import entry
+from dhcwire.p4names import A_SET_NHOP, T_LOCAL, T_LPM
 from tests.robustness.p4rt_fixture import config, local_insert, running_switch
 
 U = p4runtime_pb2.Update

@@ -1,4 +1,4 @@
-"""Frames as workers put them on the wire, built with Scapy and ``dhc.wire`` (never from P4)."""
+"""Frames as workers put them on the wire, built with Scapy and ``dhcwire.header`` (never from P4)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import struct
 from scapy.layers.inet import IP, UDP
 from scapy.layers.l2 import ARP, Ether
 
-from dhc import wire
+from dhcwire import header as wire
 
 
 def dhc_data(src_mac: str, src_ip: str, dst_mac: str, dst_ip: str, lanes: list[int], *, job: int, child_id: int,

@@ -13,10 +13,11 @@ from controller.cli import main
 from controller.deploy import deploy, diff, read_state, remove_job, to_updates
 from controller.deploy_errors import ConflictError, SwitchError, WriteError
 from controller.entries import intended_state
-from controller.intent import T_LPM, SwitchState
+from controller.intent import SwitchState
 from controller.p4rt_client import MultiSwitchClient, SwitchAddress
 from controller.placement import place
 from controller.topology_file import load
+from dhcwire.p4names import T_LPM
 from hostagent.manifest import load_endpoint
 from tests.controller.deploy.switches import SoftswitchProcs
 

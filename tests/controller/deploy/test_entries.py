@@ -12,20 +12,12 @@ from p4.v1.p4runtime_pb2 import Update
 from controller.deploy import conflicts, diff
 from controller.deploy_errors import PlanError
 from controller.entries import intended_state, manifest_jobs, switch_plans
-from controller.intent import (
-    T_ARP,
-    T_CHILD,
-    T_JOB,
-    T_LEVEL,
-    T_LPM,
-    T_REWRITE,
-    SwitchState,
-    ip2int,
-    mac2int,
-)
+from controller.intent import SwitchState
 from controller.placement import Placement, place
 from controller.topology_file import load
-from dhc import wire
+from dhcwire import header as wire
+from dhcwire.addresses import ip2int, mac2int
+from dhcwire.p4names import T_ARP, T_CHILD, T_JOB, T_LEVEL, T_LPM, T_REWRITE
 from hostagent.manifest import load_endpoint, write_manifest
 
 

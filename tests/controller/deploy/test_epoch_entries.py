@@ -7,9 +7,10 @@ from __future__ import annotations
 import pytest
 
 from controller.entries import epoch_entry, installed_epoch, intended_state, manifest_jobs, switch_epochs
-from controller.intent import A_CURRENT_EPOCH, T_EPOCH, WRITE_ORDER, SwitchState
+from controller.intent import WRITE_ORDER, SwitchState
 from controller.placement import place
 from controller.topology_file import load
+from dhcwire.p4names import A_CURRENT_EPOCH, T_EPOCH
 
 
 @pytest.fixture(scope="module")

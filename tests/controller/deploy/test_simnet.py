@@ -12,7 +12,7 @@ from controller.entries import manifest_jobs
 from controller.placement import place
 from controller.simnet import SimNet
 from controller.topology_file import load
-from dhc import wire
+from dhcwire import header as wire
 from tests.controller.deploy.frames import arp_answer, arp_request, dhc_data, parse_result
 
 LANES = 32

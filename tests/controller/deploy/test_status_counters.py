@@ -16,7 +16,7 @@ from controller.entries import manifest_jobs
 from controller.p4rt_client import MultiSwitchClient
 from controller.placement import place
 from controller.topology_file import load
-from dhc import wire
+from dhcwire import header as wire
 from tests.controller.deploy.frames import dhc_data
 from tests.controller.deploy.switches import SoftswitchProcs
 

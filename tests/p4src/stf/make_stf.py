@@ -1,6 +1,6 @@
 """Regenerate the STF files in this folder: ``.venv/bin/python -m tests.p4src.stf.make_stf``.
 
-The packets sent and the packets expected are built with Scapy and ``dhc.wire`` from the
+The packets sent and the packets expected are built with Scapy and ``dhcwire.header`` from the
 behaviour p4src/README.md specifies (never from the P4 source); the STF files are checked in
 so that they can be read and run on their own (softswitch, or p4c's BMv2 STF runner).
 """
@@ -13,7 +13,7 @@ from pathlib import Path
 from scapy.layers.inet import ICMP, IP, UDP
 from scapy.layers.l2 import ARP, Ether
 
-from dhc import wire
+from dhcwire import header as wire
 
 HERE = Path(__file__).resolve().parent
 K = 4

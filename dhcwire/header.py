@@ -1,10 +1,11 @@
-"""DHC wire format: the single host-side source of truth.
+"""The ``dhc_h`` header, packet types and UDP ports: the host-side source of truth for packets.
 
-Every host-side component (the Scapy layer in ``hostagent``, the transport's
-prebuilt frames, the controller's level table, the tests) derives the packet
-layout from the constants here.  ``tests/p4src/test_header_matches_wire.py`` proves that
-``DHC_HEADER_FIELDS`` equals the ``dhc_h`` header that the P4 program declares,
-field by field (names, widths, order).
+Every host-side component (the Scapy layer in ``hostagent``, the transport's prebuilt frames, the
+controller's rewrite entries, the tests) derives the packet layout from the constants here.
+``tests/p4src/test_header_matches_wire.py`` proves that ``DHC_HEADER_FIELDS`` equals the ``dhc_h``
+header that the P4 program declares, field by field (names, widths, order).  The lane layout and
+the levels live in :mod:`dhcwire.lanes` (the codec shares them) and are re-exported here, so a
+packet builder needs one import.
 
 Packet:  Ethernet | IPv4 | UDP(dport=DHC_UDP_PORT) | dhc_h | LANES x bit<32>
 """
@@ -13,6 +14,15 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
+
+from dhcwire.lanes import DEFAULT_LANES, LANE_BYTES, LEVEL_OPS, Level, Op
+
+__all__ = [
+    "DEFAULT_LANES", "DHC_HEADER_BYTES", "DHC_HEADER_FIELDS", "DHC_UDP_PORT", "DHC_VERSION",
+    "LANE_BYTES", "LEVEL_OPS", "MAX_EPOCH", "SLOT_SET_BIT", "WORKER_PORT_BASE", "WORKER_PORT_SPAN",
+    "HeaderField", "Level", "Op", "PacketType", "pack_header", "slot_for_chunk", "unpack_header",
+    "worker_port",
+]
 
 #: UDP destination port on which switches recognise DHC traffic ("DH").
 DHC_UDP_PORT: int = 0x4448
@@ -31,18 +41,8 @@ def worker_port(job_id: int) -> int:
     return WORKER_PORT_BASE + job_id % WORKER_PORT_SPAN
 
 
-#: Lanes (32-bit words) per packet.  Compile-time constant of the P4 program
-#: (``-DDHC_LANES=N`` overrides it there; keep both in step).
-DEFAULT_LANES: int = 32
-
-#: Bytes per lane on the wire.
-LANE_BYTES: int = 4
-
 #: Top bit of ``dhc_h.slot`` selects the shadow register set.
 SLOT_SET_BIT: int = 0x8000
-
-#: Largest number of children one aggregator accepts (one bit each in a 32-bit bitmap).
-MAX_FAN_IN: int = 32
 
 
 class PacketType(enum.IntEnum):
@@ -54,35 +54,6 @@ class PacketType(enum.IntEnum):
     # (the P4 program aggregates DATA/RESULT only and counts anything else as malformed)
     PROBE = 3
     PROBE_ACK = 4
-
-
-class Op(enum.IntEnum):
-    """How a switch combines lanes of one level.  Configured per (job, level)."""
-
-    SUM = 0  # two's-complement 32-bit add, wraps
-    OR = 1   # bitwise or
-
-
-class Level(enum.IntEnum):
-    """Codec levels carried in ``dhc_h.level``.  The switch maps (job, level) -> op."""
-
-    SCALE = 0         # one-hot exponent of the max magnitude (OR)
-    BLOCK_INDEX = 1   # one bit per block of elements (OR)
-    ELEMENT_INDEX = 2  # element bitmaps of active blocks (OR)
-    VALUE_SKETCH = 3  # invertible count sketch of quantised values (SUM)
-    STUCK = 4         # dense values of coordinates peeling could not recover (SUM)
-    DENSE = 5         # dense baseline: all quantised values (SUM)
-
-
-#: The op each level uses; the controller installs exactly this into ``level_table``.
-LEVEL_OPS: dict[Level, Op] = {
-    Level.SCALE: Op.OR,
-    Level.BLOCK_INDEX: Op.OR,
-    Level.ELEMENT_INDEX: Op.OR,
-    Level.VALUE_SKETCH: Op.SUM,
-    Level.STUCK: Op.SUM,
-    Level.DENSE: Op.SUM,
-}
 
 
 @dataclass(frozen=True)
@@ -108,6 +79,9 @@ DHC_HEADER_FIELDS: tuple[HeaderField, ...] = (
 )
 
 DHC_HEADER_BYTES: int = sum(f.bits for f in DHC_HEADER_FIELDS) // 8
+
+#: A job's session number (``dhc_h.epoch``, bit<8>): the switch accepts only the current one.
+MAX_EPOCH: int = (1 << next(f.bits for f in DHC_HEADER_FIELDS if f.name == "epoch")) - 1
 
 
 def slot_for_chunk(chunk: int, window: int) -> int:
