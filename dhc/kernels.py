@@ -387,3 +387,93 @@ def peel(codes, sketch, row_len, shift, values, recovered, residual, st, lst, ca
         residual[bk] = np.int64(np.int32(col & _LOW32))
     return generations
 
+
+
+@_jit
+def peel_sets(codes, sketch, shift, values, recovered, residual, st, lst, cand_of, val_of, crow,
+              ahead):
+    """:func:`peel` without the reference's order inside a generation; returns the number of
+    generations, -1 as :func:`peel`, or -2 when the order could matter (then run
+    :func:`peel`).
+
+    The passes are those of :func:`peel`, except that pass 2 lists a touched bucket at the
+    moment its count drops to 1, so pass 3 disappears.  Counts only fall, so each bucket is
+    listed at most once in all (``lst`` needs m entries), and no bucket changes during pass 1:
+    a listed bucket whose count is not 1 there lost its candidate later in the generation
+    that listed it, and is skipped.  So every generation recovers exactly the reference's set
+    of candidates.  Only a candidate that is pure in two buckets of one generation may be read
+    from another bucket than in the reference.  On a consistent sketch both readings agree;
+    if they do not, the bucket not read keeps a non-zero value with a count of 0 to the end,
+    which the last pass detects (-2).  So whenever this returns >= 0, values, flags, residual
+    and generation count are the reference's."""
+    k, rows = codes.shape
+    m = sketch.size
+    wide = st.shape[1] == 2
+    ushift = np.uint64(shift)
+    cmask = (_U1 << ushift) - _U1
+    if not fill_state(codes, sketch, shift, st, ahead):
+        return -1
+    n_list = 0
+    for bk in range(m):
+        cnt = st[bk, 0] & _LOW32 if wide else (st[bk, 0] >> _U32) & cmask
+        lst[n_list] = bk
+        n_list += np.int64(cnt == _U1)
+    generations = 0
+    while n_list > 0:
+        # (1) the listed buckets still pure, one candidate each
+        p = 0
+        for t in range(n_list):
+            if ahead:
+                prefetch(st, lst[min(t + ahead, n_list - 1)])
+            bk = lst[t]
+            w = st[bk, 0]
+            cnt = w & _LOW32 if wide else (w >> _U32) & cmask
+            c = np.int64(w >> _U32) if wide else np.int64(w >> (_U32 + ushift))
+            if cnt != _U1 or recovered[c]:
+                continue
+            recovered[c] = True
+            cand_of[p] = c
+            a = st[bk, 1] if wide else w
+            val_of[p] = (np.int64(np.int32(a & _LOW32)) << 32) | bk
+            p += 1
+        generations += np.int64(p > 0)
+        # (2) gather their codes, subtract them, list the buckets that become pure
+        for i in range(p):
+            if ahead:
+                prefetch(codes, cand_of[min(i + ahead, p - 1)])
+            c = cand_of[i]
+            for j in range(rows):
+                crow[i, j] = codes[c, j]
+        n_list = 0
+        for i in range(p):
+            if ahead:
+                i2 = min(i + ahead, p - 1)
+                for j in range(rows):
+                    prefetch(st, crow[i2, j] >> 1)
+                prefetch(values, cand_of[i2])
+            c = cand_of[i]
+            a = val_of[i] >> 32
+            pure = val_of[i] & 0xFFFFFFFF
+            neg = np.int64(0)
+            for j in range(rows):
+                code = np.int64(crow[i, j])
+                neg |= (code & 1) & -np.int64((code >> 1) == pure)
+            v = (a ^ -neg) + neg
+            values[c] = v
+            for j in range(rows):
+                code = crow[i, j]
+                bj = code >> 1
+                sneg = code & 1
+                _remove(st, bj, wide, ushift, c, (v ^ -sneg) + sneg)
+                cnt = st[bj, 0] & _LOW32 if wide else (st[bj, 0] >> _U32) & cmask
+                lst[n_list] = bj
+                n_list += np.int64(cnt == _U1)
+    clash = False
+    for bk in range(m):
+        w = st[bk, 0]
+        col = st[bk, 1] if wide else w
+        r = np.int64(np.int32(col & _LOW32))
+        residual[bk] = r
+        cnt = w & _LOW32 if wide else (w >> _U32) & cmask
+        clash |= (cnt == 0) & (r != 0)
+    return -2 if clash else generations

@@ -155,9 +155,10 @@ def release_scratch() -> None:
     _scratch.arrays.clear()
 
 
-#: bucket records (8 bytes each) beyond which the peel's random accesses leave the 2 MiB L2
-#: cache of this machine's cores and software prefetching pays
-PREFETCH_BUCKETS = 1 << 17
+#: bucket records (8 bytes each) from which software prefetching pays: the peel's random
+#: accesses then cover several hundred KiB of records, codes and values, more than a core's
+#: share of the caches when the machine is loaded
+PREFETCH_BUCKETS = 1 << 16
 #: items ahead: about as many cache misses as one core keeps in flight
 PREFETCH_AHEAD = 16
 
@@ -169,25 +170,33 @@ def prefetch_distance(m: int) -> int:
 
 
 def peel(codes: np.ndarray, sketch_lanes: np.ndarray, row_len: int) -> PeelResult:
-    """``peeling.peel_rows`` as a worklist (identical result, see ``kernels.peel``)."""
+    """``peeling.peel_rows`` as a worklist (identical result): ``kernels.peel_sets``, or the
+    reference-ordered ``kernels.peel`` when the sketch is inconsistent in a way that makes the
+    order inside a generation matter (a lane changed in flight)."""
     k, rows = codes.shape
     m = sketch_lanes.size
+    sketch_lanes = np.ascontiguousarray(sketch_lanes, np.uint32)
     values = np.zeros(k, np.int64)
     recovered = np.zeros(k, bool)
     residual = np.empty(m, np.int64)
+    ahead = prefetch_distance(m)
+    cand = _scratch.get("cand", k, np.int64)
+    val = _scratch.get("val", k, np.int64)
+    crow = _scratch.get("crow", k * rows, codes.dtype).reshape(k, rows)
     # 8-byte bucket records: positions in the high bits, counts in the rest (retried with
     # 16-byte records in the rare case that a count does not fit, e.g. m forced far below k)
     shift = 32 - max(1, (k - 1).bit_length())
     it = -1
     for wide in ((False, True) if shift >= 2 else (True,)):
-        w = 2 if wide else 1
-        it = kernels.peel(codes, np.ascontiguousarray(sketch_lanes, np.uint32), row_len, shift,
-                          values, recovered, residual,
-                          _scratch.get("st", m * w, np.uint64).reshape(m, w),
-                          _scratch.get("lst", max(m, rows * k), np.int32),
-                          _scratch.get("cand", k, np.int64), _scratch.get("val", k, np.int64),
-                          _scratch.get("crow", k * rows, codes.dtype).reshape(k, rows),
-                          prefetch_distance(m))
+        st = _scratch.get("st", m * (2 if wide else 1), np.uint64).reshape(m, -1)
+        it = kernels.peel_sets(codes, sketch_lanes, shift, values, recovered, residual, st,
+                               _scratch.get("lst", m, np.int32), cand, val, crow, ahead)
+        if it == -2:
+            values[:] = 0
+            recovered[:] = False
+            it = kernels.peel(codes, sketch_lanes, row_len, shift, values, recovered, residual,
+                              st, _scratch.get("lst", max(m, rows * k), np.int32), cand, val,
+                              crow, ahead)
         if it >= 0:
             break
     return PeelResult(values, recovered, residual, int(it))

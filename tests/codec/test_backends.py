@@ -28,6 +28,7 @@ from .helpers import exact_quantized_sum, sparse_tensors
 
 pytestmark = pytest.mark.skipif("numba" not in backend.available(), reason="numba missing")
 native = backend.native      # None without numba (then every test here is skipped)
+kernels = native.kernels if native is not None else None
 
 
 def run_both(xs: list[np.ndarray], tamper_round: int | None = None, **params: object) -> dict:
@@ -187,6 +188,63 @@ def test_peeling_kernel_equals_the_reference(k: int, ratio: float, corrupt: bool
     assert got.iterations == ref.iterations
     if ratio < 1.0 and k > 100:
         assert got.stuck.size > 0
+
+
+def _random_sketch(k: int, ratio: float, seed: int, flips: int):
+    rng = np.random.default_rng(seed)
+    h = SketchHash(seed=seed, rows=3, row_len=max(1, int(ratio * k / 3)))
+    cand = np.sort(rng.choice(4 * k, size=k, replace=False)).astype(np.int64)
+    buckets, negative = h.rows_of(h.keys(cand))
+    values = rng.integers(-(1 << 31) + 1, 1 << 31, size=k)
+    sketch = np.zeros(h.m, dtype=np.int64)
+    np.add.at(sketch, buckets.reshape(-1),
+              np.where(negative, -values[None, :], values[None, :]).reshape(-1))
+    lanes = (sketch & 0xFFFFFFFF).astype(np.uint32)
+    for _ in range(flips):                   # lanes changed in flight
+        lanes[rng.integers(h.m)] ^= np.uint32(1 << int(rng.integers(32)))
+    return h, cand, buckets, negative, lanes
+
+
+@given(st.integers(1, 3000), st.floats(0.5, 2.0), st.integers(0, 2**32 - 1),
+       st.integers(0, 3), st.booleans())
+@settings(max_examples=120, deadline=None, database=None)
+def test_unordered_peel_with_fallback_equals_the_reference(k: int, ratio: float, seed: int,
+                                                           flips: int, prefetch: bool) -> None:
+    """``native.peel`` (the generation-set kernel, falling back to the ordered one when the
+    order could matter) against ``peel_rows``: values, flags, residual and generation count,
+    on consistent, stalled and corrupted sketches."""
+    h, cand, buckets, negative, lanes = _random_sketch(k, ratio, seed, flips)
+    ref = peel_rows(buckets, negative, lanes)
+    before = native.PREFETCH_BUCKETS
+    native.PREFETCH_BUCKETS = 1 if prefetch else 1 << 40
+    try:
+        got = native.peel(native.hash_union(h, cand)[0], lanes, h.row_len)
+    finally:
+        native.PREFETCH_BUCKETS = before
+    assert np.array_equal(got.recovered, ref.recovered)
+    assert np.array_equal(got.values, ref.values)
+    assert np.array_equal(got.residual, ref.residual)
+    assert got.iterations == ref.iterations
+
+
+def test_unordered_peel_reports_when_the_order_matters() -> None:
+    """A corrupted sketch where a twice-pure candidate reads differently from its two buckets
+    makes the generation-set kernel return -2 (so the ordered kernel runs), and a consistent
+    one never does."""
+    outcomes = []
+    for seed in range(40):
+        for flips in (0, 1):
+            h, cand, _, _, lanes = _random_sketch(300, 1.3, seed, flips)
+            codes = native.hash_union(h, cand)[0]
+            k, m = codes.shape[0], h.m
+            shift = 32 - max(1, (k - 1).bit_length())
+            it = kernels.peel_sets(codes, lanes, shift, np.zeros(k, np.int64), np.zeros(k, bool),
+                                   np.empty(m, np.int64), np.empty((m, 1), np.uint64),
+                                   np.empty(m, np.int32), np.empty(k, np.int64),
+                                   np.empty(k, np.int64), np.empty_like(codes), 0)
+            outcomes.append((flips, it))
+    assert all(it >= 0 for flips, it in outcomes if flips == 0)
+    assert any(it == -2 for flips, it in outcomes if flips == 1)
 
 
 def test_large_peel_with_prefetching_equals_the_reference() -> None:
