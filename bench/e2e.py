@@ -66,9 +66,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--quick", action="store_true", help=f"d = {QUICK_DIM} (a smoke run)")
     parser.add_argument("--target", choices=["auto", "softswitch", "bmv2"], default="auto")
     parser.add_argument("--deadline", type=float, default=240.0, help="seconds allowed per mode")
-    parser.add_argument("--bw", default="",
-                        help="comma-separated link rates, one network each (e.g. 100mbit,1gbit); "
-                             "default: the topology file's bandwidth_gbps per link")
+    parser.add_argument("--bw", default="100mbit,1gbit",
+                        help="comma-separated link rates, one network each (default "
+                             "100mbit,1gbit); an empty value keeps the topology file's "
+                             "bandwidth_gbps per link")
     parser.add_argument("--warmup", type=int, default=1,
                         help="untimed AllReduces each worker process runs first (process start-up "
                              "skew, JIT compilation); default 1")

@@ -234,11 +234,17 @@ class ChunkTransport:
         return out.results
 
     def _restart_backed_off(self, out: _Outstanding, lo: int, hi: int) -> None:
-        """New RESULTs arrived: chunks of ``[lo, hi)`` waiting out a backed-off timeout get the
-        current one again (RFC 6298 5.3: a timer restarts on new acknowledgements).  A RESULT
-        means every worker sent that chunk, so a worker that started early (its peers were still
-        starting up) resends the rest now rather than after up to ``max_timeout``."""
-        waiting = lo + np.flatnonzero(~out.have[lo:hi] & (out.tries[lo:hi] > 0))
+        """New RESULTs arrived: a chunk of ``[lo, hi)`` older than the newest one with its RESULT,
+        still without its own and waiting out a backed-off timeout, gets the current timeout
+        again (RFC 6298 5.3: a timer restarts on new acknowledgements).  Every worker sends its
+        chunks in order, so the RESULT of chunk c proves every worker sent the chunks before c:
+        their RESULTs (or our DATA) were lost, and waiting up to ``max_timeout`` gains nothing.
+        Newer chunks keep their timers: a peer may simply not have sent them yet."""
+        held = np.flatnonzero(out.have[lo:hi])
+        if held.size == 0:
+            return
+        top = lo + int(held[-1])
+        waiting = lo + np.flatnonzero(~out.have[lo:top] & (out.tries[lo:top] > 0))
         if waiting.size:
             rto = self.rto
             out.timeout[waiting] = np.minimum(out.timeout[waiting], rto)
