@@ -6,7 +6,9 @@ element of a large union (hashing, check sums; ``dhc/native.py``): numpy release
 inside large ufunc, packbits, fill and fancy-index calls, and the kernels are ``nogil``, so two
 halves run on two cores.  Everything else (the peeling) stays single-threaded.  Results do not depend on the split (each half writes disjoint output).
 
-The pool is created once, on first use.  ``set_threads(1)`` turns splitting off (benchmarks use
+A half the pool thread has not started by the time the caller's half is done is taken back and
+run by the caller, so on a loaded machine the split costs no more than one thread.  The pool is
+created once, on first use.  ``set_threads(1)`` turns splitting off (benchmarks use
 it to report single-threaded figures).
 """
 
@@ -14,7 +16,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, wait
 from typing import TypeVar
 
 T = TypeVar("T")
@@ -54,7 +56,12 @@ def split_point(n: int, align: int, minimum: int = MIN_SPLIT) -> int | None:
 
 def both(first: Callable[[], T], second: Callable[[], T]) -> tuple[T, T]:
     """Run ``second`` on the pool thread and ``first`` on the caller's; return both results.
-    Waits for ``second`` even if ``first`` raises, so no half outlives the call."""
+
+    If the pool thread has not started ``second`` by the time ``first`` is done (the other
+    core is busy with another process, and a woken thread can wait a whole scheduler slice),
+    the caller takes ``second`` back and runs it itself: on a loaded machine the split then
+    costs no more than one thread.  Waits for ``second`` even if ``first`` raises, so no half
+    outlives the call."""
     global _pool, _pool_pid
     if _pool is None or _pool_pid != os.getpid():
         _pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="dhc-split")
@@ -62,6 +69,10 @@ def both(first: Callable[[], T], second: Callable[[], T]) -> tuple[T, T]:
     fut = _pool.submit(second)
     try:
         a = first()
-    finally:
-        b = fut.result()
-    return a, b
+    except BaseException:
+        if not fut.cancel():
+            wait([fut])
+        raise
+    if fut.cancel():                 # not started: the pool thread never got a core
+        return a, second()
+    return a, fut.result()

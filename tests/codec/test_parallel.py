@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import threading
+import time
+
 import numpy as np
 import pytest
 
@@ -25,6 +28,55 @@ def test_one_or_two_threads_give_identical_lanes_and_results(workers):
     assert np.array_equal(one.sum_int, two.sum_int)
     assert np.array_equal(one.sum.view(np.uint32), two.sum.view(np.uint32))
     assert [r.as_dict() for r in one.rounds] == [r.as_dict() for r in two.rounds]
+
+
+def test_both_runs_each_half_once_and_takes_back_an_unstarted_half():
+    """Both halves run exactly once, on two threads when the pool thread is free; a half the
+    pool thread has not started when the caller's half is done runs on the caller's thread."""
+    parallel.both(lambda: None, lambda: None)              # the pool thread exists now
+    started = threading.Event()
+    release = threading.Event()
+
+    def hold() -> str:                                     # occupies the pool thread
+        started.set()
+        release.wait(5)
+        return "held"
+
+    held = parallel._pool.submit(hold)
+    started.wait(5)
+    calls: list[str] = []
+    a, b = parallel.both(lambda: calls.append("first") or threading.get_ident(),
+                         lambda: calls.append("second") or threading.get_ident())
+    release.set()
+    assert held.result() == "held"
+    assert sorted(calls) == ["first", "second"]
+    assert a == b == threading.get_ident()                 # taken back by the caller
+    running = threading.Event()
+
+    def pooled() -> int:
+        running.set()
+        return threading.get_ident()
+
+    a, b = parallel.both(lambda: (running.wait(5), threading.get_ident())[1], pooled)
+    assert a == threading.get_ident() != b                 # a free pool thread runs its half
+
+
+def test_both_waits_for_the_second_half_when_the_first_raises():
+    done: list[int] = []
+
+    def second() -> None:
+        time.sleep(0.02)
+        done.append(1)
+
+    def first() -> None:
+        time.sleep(0.005)
+        raise ValueError("first")
+
+    with pytest.raises(ValueError, match="first"):
+        parallel.both(first, second)
+    at_return = list(done)                                 # cancelled, or finished
+    time.sleep(0.05)
+    assert done == at_return                               # nothing ran on after the call
 
 
 def _sketch(k: int, ratio: float, seed: int):
