@@ -251,8 +251,8 @@ def _pipeline_rates(make, frames: list[tuple[int, bytes]], py_share: float) -> d
 
 
 def _dhc_in_process(topo, placement, job, args) -> dict:
-    from controller.entries import intended_state
-    from controller.simnet import apply_in_process, program_defines
+    from controller.pipeline import apply_in_process, program_defines
+    from controller.plan import intended_state
 
     defines = program_defines(args.lanes, topo.switches[SWITCH_NAME].register_slots)
     state = intended_state(topo, placement)[SWITCH_NAME]

@@ -568,10 +568,10 @@ def _in_process_aggregate(sw, job: _Dhc, chunks: _Chunks) -> _Tally:
 
 def _run_dhc(lab: _Lab, args: argparse.Namespace) -> dict:
     from controller.deploy import deploy
-    from controller.entries import intended_state
     from controller.p4rt_client import SwitchAddress
+    from controller.pipeline import apply_in_process, program_defines
     from controller.placement import place
-    from controller.simnet import apply_in_process, program_defines
+    from controller.plan import intended_state
     from softswitch import Switch
 
     topo = _dhc_topology(args.lanes, args.dhc_window)

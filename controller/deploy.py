@@ -13,15 +13,15 @@ of the base when it deploys the base); ``prune`` deletes everything not intended
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from functools import lru_cache
 from pathlib import Path
 
 from p4.v1 import p4runtime_pb2
 
 from controller.deploy_errors import ConflictError, PlanError
-from controller.entries import DEFAULT_MAX_JOBS, intended_state, lanes_of, switch_epochs
+from controller.entries import DEFAULT_MAX_JOBS, switch_epochs
 from controller.intent import (
     BASE_TABLES,
     DEFAULT_TABLES,
@@ -34,10 +34,10 @@ from controller.intent import (
 )
 from controller.p4rt_client import MultiSwitchClient, PendingUpdate, SwitchAddress, SwitchConnection
 from controller.p4rt_codec import P4InfoNames, group_from_proto, group_to_proto
+from controller.pipeline import PipelineSource, SoftswitchBuild
 from controller.placement import Placement
-from controller.simnet import PROGRAM, program_defines
+from controller.plan import DeploymentPlan
 from controller.topology import Topology
-from dhcwire.lanes import DEFAULT_LANES
 from dhcwire.p4names import T_JOB, T_REWRITE
 
 Update = p4runtime_pb2.Update
@@ -73,6 +73,8 @@ class DeployReport:
     switches: dict[str, SwitchReport] = field(default_factory=dict)
     skipped: list[str] = field(default_factory=list)  # topology switches without an address
     epochs: dict[int, int] = field(default_factory=dict)  # job -> session epoch deployed
+    #: what was deployed (with ``epochs``): the job manifest is read off it
+    plan: DeploymentPlan | None = field(default=None, repr=False, compare=False)
 
     @property
     def writes(self) -> int:
@@ -82,48 +84,6 @@ class DeployReport:
         return {"writes": self.writes, "skipped": self.skipped, "epochs": self.epochs,
                 "switches": {n: {"pipeline_pushed": r.pipeline_pushed, "inserted": r.inserted,
                                  "modified": r.modified, "deleted": r.deleted} for n, r in self.switches.items()}}
-
-
-# ---------------------------------------------------------------- pipeline
-@lru_cache(maxsize=8)
-def build_pipeline(program: str, lanes: int, pool_size: int, max_jobs: int):
-    """(P4Info, device config) for ``program`` with these sizes, via the softswitch front end:
-    the device config is the preprocessed P4 source text (softswitch/server/README.md)."""
-    from softswitch import Switch
-    from softswitch.api import P4CompileError
-    from softswitch.frontend import preprocess
-
-    defines = program_defines(lanes, pool_size, max_jobs)
-    try:
-        text = preprocess(program, defines)
-        return Switch.from_source(text, program).p4info, text.encode("utf-8")
-    except P4CompileError as err:
-        raise PlanError(f"P4 program {program} does not compile: {err}") from None
-
-
-def load_pipeline_files(p4info_path: str | Path, device_config_path: str | Path):
-    """(P4Info, device config) from files, e.g. p4c's output for BMv2 (``--p4runtime-files``
-    .txtpb/.txt, .json or binary P4Info; the BMv2 JSON as the device config)."""
-    from google.protobuf import json_format, text_format
-    from p4.config.v1 import p4info_pb2
-
-    p4info = p4info_pb2.P4Info()
-    path = Path(p4info_path)
-    try:
-        raw = path.read_bytes()
-        config = Path(device_config_path).read_bytes()
-    except OSError as err:
-        raise PlanError(f"pipeline file {err.filename}: cannot read: {err.strerror}") from None
-    try:
-        if path.suffix in (".txt", ".txtpb", ".pbtxt"):
-            text_format.Parse(raw.decode("utf-8"), p4info)
-        elif path.suffix == ".json":
-            json_format.Parse(raw.decode("utf-8"), p4info)
-        else:
-            p4info.ParseFromString(raw)
-    except Exception as err:  # noqa: BLE001 - any parse failure is a bad input file
-        raise PlanError(f"{path}: not a P4Info ({type(err).__name__}: {err})") from None
-    return p4info, config
 
 
 # ---------------------------------------------------------------- reading
@@ -307,45 +267,45 @@ def _targets(topo: Topology, placement: Placement | None, addrs: dict[str, Switc
     return [s for s in topo.switches if s in addrs], [s for s in topo.switches if s not in addrs]
 
 
+@contextmanager
+def _session(client: MultiSwitchClient | None, addrs: Mapping[str, SwitchAddress], names: list[str],
+             timeout: float) -> Iterator[MultiSwitchClient]:
+    """The caller's client (left open), or a new one to ``names`` closed on exit."""
+    if client is not None:
+        yield client
+        return
+    with MultiSwitchClient({n: addrs[n] for n in names}, timeout=timeout) as own:
+        yield own
+
+
 def deploy(topo: Topology, placement: Placement, addrs: dict[str, SwitchAddress], *, jobs: set[int] | None = None,
-           base: bool = True, pipeline: bool = True, prune: bool = False, program: str | Path = PROGRAM,
-           max_jobs: int = DEFAULT_MAX_JOBS, client: MultiSwitchClient | None = None,
-           dry_run: bool = False, timeout: float = 10.0, pipeline_files: tuple[str, str] | None = None,
-           epochs: Mapping[int, int] | None = None) -> DeployReport:
+           base: bool = True, pipeline: bool = True, prune: bool = False, source: PipelineSource | None = None,
+           program: str | Path | None = None, max_jobs: int = DEFAULT_MAX_JOBS, client: MultiSwitchClient | None = None,
+           dry_run: bool = False, timeout: float = 10.0, epochs: Mapping[int, int] | None = None) -> DeployReport:
     """Bring every addressed switch to the intended state of ``jobs`` (None: all placed jobs) and,
-    if ``base``, its forwarding.  ``pipeline``: first push p4src/dhc.p4 where it is not already
-    running (a push wipes the switch's entries, which the diff then restores); the P4Info and
-    device config are built from ``program`` by the softswitch front end, or read from
-    ``pipeline_files`` = (P4Info, device config) for other targets (BMv2: p4c's output).  Raises
-    ConflictError (nothing written anywhere) if other jobs' state would be overwritten.  Each job
-    keeps the session epoch its switches hold; ``epochs`` (job -> epoch, e.g. the manifest's) is
-    used for jobs no switch holds yet."""
-    if jobs is not None:
-        placed = {jp.job_id for jp in placement.jobs}
-        unknown = sorted(jobs - placed)
-        if unknown:
-            raise PlanError(f"job(s) {unknown} are not in the placement (placed: {sorted(placed)})")
+    if ``base``, its forwarding.  ``pipeline``: first push the program where it is not already
+    running (a push wipes the switch's entries, which the diff then restores); ``source`` gives its
+    P4Info and device config (default: ``program``, else p4src/dhc.p4, built by the softswitch
+    front end; BMv2: :class:`controller.pipeline.PipelineFiles` with p4c's output).  Raises ConflictError (nothing
+    written anywhere) if other jobs' state would be overwritten.  Each job keeps the session epoch
+    its switches hold; ``epochs`` (job -> epoch, e.g. the manifest's) is used for jobs no switch
+    holds yet.  The report carries the plan deployed (``report.plan``)."""
+    plan = DeploymentPlan.build(topo, placement, max_jobs)
+    if jobs is not None and jobs - plan.job_ids:
+        raise PlanError(f"job(s) {sorted(jobs - plan.job_ids)} are not in the placement "
+                        f"(placed: {sorted(plan.job_ids)})")
     # "all jobs" means the placement's jobs: state of jobs it does not know is left alone
-    jobs = jobs if jobs is not None else {jp.job_id for jp in placement.jobs}
-    intended = intended_state(topo, placement, max_jobs)
+    jobs = jobs if jobs is not None else plan.job_ids
     names, skipped = _targets(topo, placement, addrs)
-    lanes = lanes_of(topo, placement) or DEFAULT_LANES
     report = DeployReport(skipped=skipped)
     configs = {}
     if pipeline and not dry_run:   # a bad program file fails before any switch is contacted
-        if pipeline_files is not None:
-            files = load_pipeline_files(*pipeline_files)
-            configs = {n: files for n in names}
-        else:  # compile each distinct size once, before the threads start
-            configs = {n: build_pipeline(str(program), lanes, topo.switches[n].register_slots, max_jobs)
-                       for n in names}
-    own = client is None
-    client = client or MultiSwitchClient({n: addrs[n] for n in names}, timeout=timeout)
-    if own:
-        client.__enter__()
-    try:
+        source = source or (SoftswitchBuild(Path(program)) if program is not None else SoftswitchBuild())
+        configs = {n: source.config(plan.lanes, topo.switches[n].register_slots, max_jobs) for n in names}
+    with _session(client, addrs, names, timeout) as client:
         if pipeline and not dry_run:
-            pushed = client.run(lambda c: c.set_pipeline(*configs[c.name]), only=names)
+            pushed = client.run(lambda c: c.set_pipeline(configs[c.name].p4info, configs[c.name].device_config),
+                                only=names)
         else:
             client.run(lambda c: c.names or c.load_p4info(), only=names)
             pushed = {}
@@ -353,7 +313,8 @@ def deploy(topo: Topology, placement: Placement, addrs: dict[str, SwitchAddress]
         # switch holds (e.g. its only switch restarted) takes the caller's (the manifest's)
         actual = client.run(read_state, only=names)
         report.epochs = _epochs(actual, placement, epochs)
-        intended = intended_state(topo, placement, max_jobs, report.epochs)
+        report.plan = plan = plan.with_epochs(report.epochs)
+        intended = plan.states
         # first pass computes everything without writing, so a conflict anywhere writes nothing
         checks = client.run(lambda c: _apply(c, intended[c.name], jobs, base, prune, dry_run=True,
                                              actual=actual[c.name]), only=names)
@@ -368,9 +329,6 @@ def deploy(topo: Topology, placement: Placement, addrs: dict[str, SwitchAddress]
         for n in names:
             results[n].pipeline_pushed = bool(pushed.get(n))
             report.switches[n] = results[n]
-    finally:
-        if own:
-            client.close()
     return report
 
 
@@ -380,18 +338,11 @@ def remove_job(topo: Topology, addrs: dict[str, SwitchAddress], job_id: int, *,
     rewrite entries of that group's rids) from every addressed switch; nothing else changes."""
     names, skipped = _targets(topo, None, addrs)
     report = DeployReport(skipped=skipped)
-    own = client is None
-    client = client or MultiSwitchClient({n: addrs[n] for n in names}, timeout=timeout)
-    if own:
-        client.__enter__()
-    try:
+    with _session(client, addrs, names, timeout) as client:
         results = client.run(lambda c: _apply(c, SwitchState(c.name), {job_id}, False, False)[0], only=names)
         report.switches.update(results)
-    finally:
-        if own:
-            client.close()
     return report
 
 
-__all__ = ["BASE_TABLES", "Change", "DeployReport", "SwitchReport", "assign_owners", "build_pipeline", "conflicts",
+__all__ = ["BASE_TABLES", "Change", "DeployReport", "SwitchReport", "assign_owners", "conflicts",
            "deploy", "diff", "read_state", "remove_job", "to_updates"]

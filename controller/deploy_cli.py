@@ -19,8 +19,9 @@ from rich.table import Table
 
 from controller.deploy_errors import ConflictError, PlanError, WriteError
 from controller.errors import ControllerError
+from controller.pipeline import PROGRAM, PipelineFiles, PipelineSource, SoftswitchBuild
 from controller.placement import Placement, place_incremental
-from controller.simnet import PROGRAM
+from controller.rollout import rollout
 from controller.topology_file import load
 
 EXIT_UNREACHABLE = 8
@@ -105,25 +106,19 @@ def _render_report(report, title: str, console: Console) -> None:
 
 def _deploy(args: argparse.Namespace, jobs: set[int] | None, pipeline: bool, title: str,
             placement: Placement | None = None) -> int:
-    from controller.deploy import deploy
-    from controller.entries import manifest_jobs
-
     topo = load(args.topo)
     placement = placement or _placement(args.placement)
-    files = None
+    source: PipelineSource = SoftswitchBuild(Path(args.program))
     if getattr(args, "p4info", None) or getattr(args, "device_config", None):
         if not (args.p4info and args.device_config):
             raise PlanError("--p4info and --device-config go together")
-        files = (args.p4info, args.device_config)
-    report = deploy(topo, placement, _addresses(args, topo), jobs=jobs, pipeline=pipeline, prune=args.prune,
-                    program=args.program, dry_run=args.dry_run, timeout=args.timeout, pipeline_files=files,
-                    epochs=_manifest_epochs(args.manifest))
+        source = PipelineFiles(Path(args.p4info), Path(args.device_config))
+    done = rollout(topo, _addresses(args, topo), placement=placement, manifest=args.manifest, jobs=jobs,
+                   pipeline=pipeline, prune=args.prune, source=source, dry_run=args.dry_run,
+                   timeout=args.timeout, epochs=_manifest_epochs(args.manifest))
+    report = done.report
     doc = report.to_dict()
     if args.manifest:
-        from hostagent.manifest import write_manifest
-
-        mj = [j for j in manifest_jobs(topo, placement, report.epochs) if jobs is None or j["job_id"] in jobs]
-        write_manifest(Path(args.manifest), mj)
         doc["manifest"] = str(args.manifest)
     if args.json:
         print(json.dumps(doc))

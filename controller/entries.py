@@ -1,4 +1,7 @@
-"""Topology + placement -> the intended state of every switch (pure, no I/O).
+"""Topology + placement -> every switch resolved, and its intended state (pure, no I/O).
+
+:class:`controller.plan.DeploymentPlan` calls :func:`switch_plans` once per deployment and reads
+entries, groups, lanes and the manifest off the result.
 
 Conventions (agreed with the data plane, ``p4src/README.md``):
 
@@ -31,13 +34,10 @@ from controller.placement import Aggregator, JobPlacement, Placement
 from controller.programs import PROGRAMS, ChildPlan, JobPlan, Route, SwitchPlan, epoch_entry, installed_epoch
 from controller.topology import Topology
 from dhcwire.lanes import LEVEL_OPS
-from dhcwire.p4names import MAX_FAN_IN
+from dhcwire.p4names import DEFAULT_MAX_JOBS, MAX_FAN_IN
 
-__all__ = ["check_placement", "epoch_entry", "installed_epoch", "intended_state", "lanes_of", "manifest_jobs",
-           "state_of", "switch_epochs", "switch_plans"]
+__all__ = ["check_placement", "epoch_entry", "installed_epoch", "state_of", "switch_epochs", "switch_plans"]
 
-#: Per-job counter cells in the data plane (``DHC_MAX_JOBS`` default of p4src/dhc.p4).
-DEFAULT_MAX_JOBS = 256
 MAX_RID = 0xFFFF
 
 
@@ -171,33 +171,6 @@ def state_of(plan: SwitchPlan) -> SwitchState:
     return st
 
 
-def intended_state(topo: Topology, placement: Placement, max_jobs: int = DEFAULT_MAX_JOBS,
-                   epochs: Mapping[int, int] | None = None) -> dict[str, SwitchState]:
-    """switch name -> everything it must hold for this placement (all jobs, plus forwarding);
-    ``epochs`` as in :func:`switch_plans`."""
-    return {name: state_of(plan) for name, plan in switch_plans(topo, placement, max_jobs, epochs).items()}
-
-
-def manifest_jobs(topo: Topology, placement: Placement, epochs: Mapping[int, int] | None = None) -> list[dict]:
-    """The job manifest entries for ``hostagent.manifest.write_manifest``: per job, per worker its
-    IP, its child_id at its first aggregator and that aggregator's address; plus window, lanes and
-    epoch (``epochs`` as in :func:`switch_plans`).  Single-worker jobs have no aggregator and are
-    left out."""
-    out = []
-    for jp in sorted(placement.jobs, key=lambda j: j.job_id):
-        if jp.root is None:
-            continue
-        job = topo.job(jp.job_id)
-        workers = {}
-        for w in job.workers:
-            agg = jp.aggregator(jp.first_aggregator[w])
-            child = next(c for c in agg.children if c.name == w)
-            workers[w] = {"ip": topo.hosts[w].ip, "child_id": child.index, "switch_ip": topo.switches[agg.switch].ip}
-        out.append({"job_id": jp.job_id, "window": jp.window, "lanes": job.lanes,
-                    "epoch": (epochs or {}).get(jp.job_id, 0), "workers": workers})
-    return out
-
-
 def switch_epochs(states: Mapping[str, SwitchState]) -> dict[int, int]:
     """job id -> epoch installed on the switches (read-back states); ValueError if the switches
     of one job disagree (a reset that did not reach every switch)."""
@@ -214,11 +187,3 @@ def switch_epochs(states: Mapping[str, SwitchState]) -> dict[int, int]:
                              + ", ".join(f"{ep} on {', '.join(sorted(sw))}" for ep, sw in sorted(by_epoch.items())))
         (out[job],) = by_epoch
     return out
-
-
-def lanes_of(topo: Topology, placement: Placement) -> int | None:
-    """The lane count every aggregated job uses (the program's DHC_LANES); PlanError if they differ."""
-    lanes = {topo.job(jp.job_id).lanes for jp in placement.jobs if jp.root is not None}
-    if len(lanes) > 1:
-        raise PlanError(f"jobs use different lane counts {sorted(lanes)}; one P4 program has one DHC_LANES")
-    return lanes.pop() if lanes else None

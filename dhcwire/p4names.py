@@ -67,3 +67,5 @@ DROP_REASONS: dict[int, str] = {
 # ---------------------------------------------------------------- program limits
 #: Largest number of children one aggregator accepts (one bit each in a 32-bit bitmap).
 MAX_FAN_IN: int = 32
+#: Per-job counter cells (``DHC_MAX_JOBS`` default of p4src/dhc.p4): jobs one switch aggregates.
+DEFAULT_MAX_JOBS: int = 256

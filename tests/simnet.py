@@ -1,5 +1,5 @@
-"""An in-process network of softswitches running ``p4src/dhc.p4``, programmed with the controller's
-intended entries and wired as the topology says.
+"""Test oracle: an in-process network of softswitches running ``p4src/dhc.p4``, programmed with the
+controller's intended entries (:class:`controller.plan.DeploymentPlan`) and wired as the topology says.
 
 It proves the *entries* (not just their shape): a frame a host injects is processed by its switch,
 every frame a switch emits is fed to whatever the topology links to that port (another switch's
@@ -17,48 +17,27 @@ from __future__ import annotations
 from collections import deque
 from pathlib import Path
 
-from controller.entries import DEFAULT_MAX_JOBS, intended_state, lanes_of
-from controller.intent import SwitchState
+from controller.entries import DEFAULT_MAX_JOBS
+from controller.pipeline import PROGRAM, apply_in_process, load_in_process
 from controller.placement import Placement
+from controller.plan import DeploymentPlan
 from controller.topology import Topology
-from dhcwire.lanes import DEFAULT_LANES
-
-PROGRAM = Path(__file__).resolve().parents[1] / "p4src" / "dhc.p4"
-
-
-def program_defines(lanes: int, pool_size: int, max_jobs: int = DEFAULT_MAX_JOBS) -> dict[str, str]:
-    """``-D`` values for p4src/dhc.p4 (one place, shared with the deployment's pipeline push)."""
-    return {"DHC_LANES": str(lanes), "DHC_POOL_SIZE": str(pool_size), "DHC_MAX_JOBS": str(max_jobs)}
-
-
-def apply_in_process(sw, state: SwitchState) -> None:
-    """Install ``state`` on an in-process ``softswitch.Switch`` (empty tables assumed)."""
-    from softswitch.api import Exact, Lpm, Replica
-
-    for d in state.defaults.values():
-        sw.table_set_default(d.table, d.action, dict(d.params))
-    for e in state.entries.values():
-        match = {m.name: (Exact(m.value) if m.prefix_len is None else Lpm(m.value, m.prefix_len)) for m in e.match}
-        sw.table_add(e.table, e.action, match, dict(e.params))
-    for g in state.groups.values():
-        sw.mc_group_set(g.group_id, [Replica(port, rid) for port, rid in g.replicas])
 
 
 class SimNet:
-    """Softswitches wired per ``topology`` and programmed with ``intended_state(topology, placement)``."""
+    """Softswitches wired per ``topology`` and programmed with the deployment plan's state."""
 
     def __init__(self, topology: Topology, placement: Placement, *, lanes: int | None = None,
                  program: str | Path = PROGRAM, max_jobs: int = DEFAULT_MAX_JOBS, max_steps: int = 100_000):
-        from softswitch import Switch
-
         self.topology = topology
         self.placement = placement
-        self.lanes = lanes or lanes_of(topology, placement) or DEFAULT_LANES
+        self.plan = DeploymentPlan.build(topology, placement, max_jobs)
+        self.lanes = lanes or self.plan.lanes
         self.max_steps = max_steps
-        self.state = intended_state(topology, placement, max_jobs)
+        self.state = self.plan.states
         self.switches = {}
         for name, spec in topology.switches.items():
-            sw = Switch.load(str(program), defines=program_defines(self.lanes, spec.register_slots, max_jobs))
+            sw = load_in_process(self.lanes, spec.register_slots, max_jobs, Path(program))
             apply_in_process(sw, self.state[name])
             self.switches[name] = sw
         # (switch, port) -> (neighbour, neighbour's port); hosts are leaves of this map

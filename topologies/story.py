@@ -22,14 +22,13 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from controller.deploy import deploy
-from controller.entries import manifest_jobs
 from controller.p4rt_client import SwitchAddress
+from controller.pipeline import PipelineFiles
 from controller.placement import Placement, place
+from controller.rollout import rollout
 from controller.status import collect as collect_status
 from controller.status import to_json as status_json
 from controller.topology import Topology
-from hostagent.manifest import write_manifest
 from topologies.net import NetHandle, choose_target, running_net
 from topologies.shaping import format_rate, gbps_to_bps
 from topologies.workload import WorkerOutcome, Workload, agent_command, collect, expected_sum
@@ -66,14 +65,14 @@ def switch_addresses(handle: NetHandle) -> dict[str, SwitchAddress]:
 REPO = Path(__file__).resolve().parents[1]
 
 
-def bmv2_pipeline_files(build: Path = REPO / "build") -> tuple[str, str]:
+def bmv2_pipeline_files(build: Path = REPO / "build") -> PipelineFiles:
     """p4c's P4Info and BMv2 JSON for p4src/dhc.p4 (compiled once, as ``make p4`` does)."""
     p4info, config = build / "dhc.p4info.txtpb", build / "dhc.json"
     if not (p4info.exists() and config.exists()):
         build.mkdir(parents=True, exist_ok=True)
         subprocess.run(["p4c", "--target", "bmv2", "--arch", "v1model", "--p4runtime-files",
                         str(p4info), "-o", str(build), str(REPO / "p4src" / "dhc.p4")], check=True)
-    return str(p4info), str(config)
+    return PipelineFiles(p4info, config)
 
 
 @contextlib.contextmanager
@@ -82,13 +81,13 @@ def deployed_net(topo: Topology, placement: Placement, workdir: Path, target: st
                  ) -> Iterator[tuple[NetHandle, Path, float]]:
     """A running, deployed network and its job manifest; torn down on exit.  ``bandwidth``
     (a tc rate such as ``100mbit``) shapes every link; None keeps each link's topology rate."""
-    files = bmv2_pipeline_files() if choose_target(target) == "bmv2" else None
+    source = bmv2_pipeline_files() if choose_target(target) == "bmv2" else None
     with running_net(topo, target, log_dir=str(workdir / "logs"), log_level=log_level,
                      bandwidth=bandwidth) as handle:
         t0 = time.perf_counter()
-        report = deploy(topo, placement, switch_addresses(handle), timeout=60.0, pipeline_files=files)
         manifest = workdir / "manifest.json"
-        write_manifest(manifest, manifest_jobs(topo, placement, report.epochs))
+        rollout(topo, switch_addresses(handle), placement=placement, manifest=manifest, timeout=60.0,
+                source=source)
         yield handle, manifest, time.perf_counter() - t0
 
 

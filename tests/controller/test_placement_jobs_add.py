@@ -7,9 +7,9 @@ import json
 
 from controller.cli import main
 from controller.deploy import deploy, read_state
-from controller.entries import intended_state
 from controller.p4rt_client import MultiSwitchClient
 from controller.placement import Placement, place
+from controller.plan import intended_state
 from controller.topology_file import load
 from tests.controller.deploy.switches import SoftswitchProcs
 

@@ -6,7 +6,7 @@ of the topology lives on that namespace's loopback and no packet can leave it:
     unshare --net python -m tests.hostagent.loopback --topo topologies/single.yaml --json
 
 A bridge thread owns one UDP socket per switch address.  A datagram a worker sends to its
-switch becomes an Ethernet/IPv4/UDP frame entering ``controller.simnet.SimNet`` (every switch
+switch becomes an Ethernet/IPv4/UDP frame entering ``tests.simnet.SimNet`` (every switch
 runs ``p4src/dhc.p4`` in-process, programmed with the controller's intended entries) at the
 worker's port; every frame the network delivers to a host goes back to that host's socket,
 from the source address the switch wrote.  ``--loss`` drops that share of datagrams in each
@@ -31,13 +31,13 @@ from scapy.layers.inet import IP, UDP
 from scapy.layers.l2 import Ether
 
 from controller.placement import place
-from controller.simnet import SimNet
 from controller.topology_file import load
 from dhc.codec import simulate_allreduce
 from dhc.synthetic import synthetic_job
 from dhcwire.header import DHC_UDP_PORT
 from hostagent.agent import Agent
 from hostagent.transport import JobEndpoint, RetryPolicy
+from tests.simnet import SimNet
 
 
 class Bridge(threading.Thread):

@@ -23,12 +23,12 @@ from scapy.layers.l2 import ARP, Ether
 
 from controller.entries import epoch_entry
 from controller.placement import place
-from controller.simnet import SimNet
 from controller.topology_file import from_dict
 from dhcwire import header as wire
 from dhcwire.p4names import C_CONTRIB, C_DROP, C_EGRESS_DROP, T_EPOCH
 from hostagent.packet import decode_datagram, encode_datagram
 from softswitch.api import Exact
+from tests.simnet import SimNet
 
 ROOT = Path(__file__).resolve().parents[2]
 LANES, WINDOW, FRAMES, BUDGET_S = 4, 8, 4000, 25.0

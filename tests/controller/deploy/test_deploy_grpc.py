@@ -12,10 +12,10 @@ import pytest
 from controller.cli import main
 from controller.deploy import deploy, diff, read_state, remove_job, to_updates
 from controller.deploy_errors import ConflictError, SwitchError, WriteError
-from controller.entries import intended_state
 from controller.intent import SwitchState
 from controller.p4rt_client import MultiSwitchClient, SwitchAddress
 from controller.placement import place
+from controller.plan import intended_state
 from controller.topology_file import load
 from dhcwire.p4names import T_LPM
 from hostagent.manifest import load_endpoint
@@ -196,11 +196,11 @@ def test_pipeline_from_files_is_the_same_pipeline(net, tmp_path, capsys) -> None
     device config as the built-in compile give the same cookie, so nothing is pushed."""
     from google.protobuf import text_format
 
-    from controller.deploy import build_pipeline
-    from controller.simnet import PROGRAM
+    from controller.pipeline import PROGRAM, SoftswitchBuild
 
     topo, placement, procs = net
-    p4info, config = build_pipeline(str(PROGRAM), 32, 4096, 256)
+    built = SoftswitchBuild(PROGRAM).config(32, 4096, 256)
+    p4info, config = built.p4info, built.device_config
     (tmp_path / "dhc.p4info.txtpb").write_text(text_format.MessageToString(p4info))
     (tmp_path / "dhc.p4").write_bytes(config)
     ppath = tmp_path / "placement.json"

@@ -11,9 +11,10 @@ from p4.v1.p4runtime_pb2 import Update
 
 from controller.deploy import conflicts, diff
 from controller.deploy_errors import PlanError
-from controller.entries import intended_state, manifest_jobs, switch_plans
+from controller.entries import switch_plans
 from controller.intent import SwitchState
 from controller.placement import Placement, place
+from controller.plan import intended_state, manifest_jobs
 from controller.topology_file import load
 from dhcwire import header as wire
 from dhcwire.addresses import ip2int, mac2int

@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from controller.entries import epoch_entry, installed_epoch, intended_state, manifest_jobs, switch_epochs
+from controller.entries import epoch_entry, installed_epoch, switch_epochs
 from controller.intent import WRITE_ORDER, SwitchState
 from controller.placement import place
+from controller.plan import intended_state, manifest_jobs
 from controller.topology_file import load
 from dhcwire.p4names import A_CURRENT_EPOCH, T_EPOCH
 

@@ -1,5 +1,5 @@
 """The intended entries, installed with the in-process Switch API on softswitches wired per the
-topology (``controller.simnet``), make workers' AllReduce of lanes come out exact everywhere.
+topology (``tests.simnet``), make workers' AllReduce of lanes come out exact everywhere.
 This proves the entries themselves: routes, ARP, job/child/level tables, multicast + rewrite."""
 
 from __future__ import annotations
@@ -8,12 +8,12 @@ import random
 
 import pytest
 
-from controller.entries import manifest_jobs
 from controller.placement import place
-from controller.simnet import SimNet
+from controller.plan import manifest_jobs
 from controller.topology_file import load
 from dhcwire import header as wire
 from tests.controller.deploy.frames import arp_answer, arp_request, dhc_data, parse_result
+from tests.simnet import SimNet
 
 LANES = 32
 MASK = 0xFFFFFFFF

@@ -11,10 +11,10 @@ import pytest
 import yaml
 
 from controller.cli import main
-from controller.deploy import deploy
-from controller.entries import manifest_jobs
 from controller.p4rt_client import MultiSwitchClient
 from controller.placement import place
+from controller.plan import manifest_jobs
+from controller.rollout import rollout
 from controller.topology_file import load
 from dhcwire import header as wire
 from tests.controller.deploy.frames import dhc_data
@@ -39,7 +39,7 @@ def cpu_net(tmp_path_factory):
     placement = place(topo)
     procs = SoftswitchProcs(["s1"], d, cpu_port=CPU)
     try:
-        deploy(topo, placement, procs.addresses)
+        rollout(topo, procs.addresses, placement=placement)
         yield topo, placement, procs, d / "cpu1.yaml"
     finally:
         procs.stop()

@@ -1,0 +1,188 @@
+"""The project's import graph runs one way.
+
+Every ``import`` statement of every module of the project's packages (at the top level and inside
+functions, found with ``ast``) is an arrow.  The test asserts that
+
+* every arrow between packages is in ``ALLOWED`` (the table in docs/ARCHITECTURE.md), and the
+  narrower rules in ``NARROW`` hold (who may import which module of another package);
+* the packages form no cycle;
+* inside each package the modules form no cycle, except the ones listed in ``KNOWN_CYCLES``.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+
+#: package -> the project packages its modules may import (docs/ARCHITECTURE.md, "Dependencies").
+ALLOWED: dict[str, set[str]] = {
+    "dhcwire": set(),
+    "softswitch": set(),
+    "dhc": {"dhcwire"},
+    "hostagent": {"dhcwire", "dhc"},
+    "controller": {"dhcwire", "hostagent", "softswitch"},
+    "topologies": {"dhcwire", "dhc", "hostagent", "controller", "softswitch"},
+    "bench": {"dhcwire", "dhc", "hostagent", "controller", "softswitch", "topologies"},
+    "tests": {"dhcwire", "dhc", "hostagent", "controller", "softswitch", "topologies", "bench"},
+}
+
+#: (importing package, imported package) -> (modules of the importer allowed to, modules of the
+#: imported package they may import); None = any.  These arrows are allowed only that narrowly.
+NARROW: dict[tuple[str, str], tuple[set[str] | None, set[str] | None]] = {
+    # the codec shares levels/ops and the lane layout, nothing that carries packets
+    ("dhc", "dhcwire"): (None, {"dhcwire.lanes"}),
+    # the controller knows the target only through its pipeline interface
+    ("controller", "softswitch"): ({"controller.pipeline"}, None),
+    # the controller writes the job manifest the agents read, nothing else of the agent
+    ("controller", "hostagent"): (None, {"hostagent.manifest"}),
+}
+
+#: Module cycles inside a package that are known and owned elsewhere (softswitch internals:
+#: the P4 front end's declarations <-> expressions and calls <-> functions recurse into each other;
+#: they are left to the softswitch work).  A cycle not listed here fails; a listed one that is gone
+#: fails too, so the list cannot go stale.
+KNOWN_CYCLES: set[frozenset[str]] = {
+    frozenset({"softswitch.decls", "softswitch.exprs"}),      # decls needs parse_int of exprs
+    frozenset({"softswitch.calls", "softswitch.functions"}),  # calls into functions and back
+}
+
+PACKAGES = tuple(ALLOWED)
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(REPO).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _modules() -> dict[str, Path]:
+    out = {}
+    for pkg in PACKAGES:
+        for path in sorted((REPO / pkg).rglob("*.py")):
+            if "__pycache__" not in path.parts:
+                out[_module_name(path)] = path
+    return out
+
+
+MODULES = _modules()
+
+
+def _imports(mod: str, path: Path) -> Iterator[str]:
+    """Every project module ``mod`` imports, anywhere in its body.  A module that is not in the
+    repository (e.g. generated stubs tried first) is no arrow."""
+    is_pkg = path.name == "__init__.py"
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            targets = [a.name for a in node.names if a.name in MODULES]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = mod.split(".") if is_pkg else mod.split(".")[:-1]
+                base = base[:len(base) - (node.level - 1)]
+                module = ".".join(base + ([node.module] if node.module else []))
+            else:
+                module = node.module or ""
+            if module not in MODULES:
+                continue
+            # ``from pkg import mod`` imports the module pkg.mod; ``from mod import name``, mod
+            targets = [f"{module}.{a.name}" if f"{module}.{a.name}" in MODULES else module for a in node.names]
+        else:
+            continue
+        yield from (t for t in targets if t != mod)
+
+
+GRAPH: dict[str, set[str]] = {m: set(_imports(m, p)) for m, p in MODULES.items()}
+
+
+def _package(mod: str) -> str:
+    return mod.split(".")[0]
+
+
+def _cycles(nodes: set[str], edges: dict[str, set[str]]) -> list[frozenset[str]]:
+    """Strongly connected components with more than one node (Tarjan, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    out: list[frozenset[str]] = []
+    counter = 0
+    for root in sorted(nodes):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(edges.get(root, set()) & nodes)))]
+        index[root] = low[root] = counter
+        counter += 1
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            v, it = work[-1]
+            for w in it:
+                if w not in index:
+                    index[w] = low[w] = counter
+                    counter += 1
+                    stack.append(w)
+                    on_stack.add(w)
+                    work.append((w, iter(sorted(edges.get(w, set()) & nodes))))
+                    break
+                if w in on_stack:
+                    low[v] = min(low[v], index[w])
+            else:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[v])
+                if low[v] == index[v]:
+                    comp = set()
+                    while True:
+                        w = stack.pop()
+                        on_stack.discard(w)
+                        comp.add(w)
+                        if w == v:
+                            break
+                    if len(comp) > 1:
+                        out.append(frozenset(comp))
+    return out
+
+
+def test_the_walk_sees_the_project() -> None:
+    """The walk finds modules of every package and arrows of every kind (guards the test itself)."""
+    assert {_package(m) for m in MODULES} == set(PACKAGES)
+    assert "dhcwire.lanes" in GRAPH["dhc.protocol"]            # from dhcwire.lanes import ...
+    assert "dhcwire.header" in GRAPH["hostagent.packet"]       # from dhcwire import header
+    assert "controller.intent" in GRAPH["controller.deploy"]   # top-level import
+    assert "softswitch" in GRAPH["controller.pipeline"]        # package __init__
+    assert _cycles({"a", "b", "c"}, {"a": {"b"}, "b": {"c"}, "c": {"a"}}) == [frozenset("abc")]
+
+
+@pytest.mark.parametrize("pkg", PACKAGES)
+def test_package_imports_only_what_the_table_allows(pkg: str) -> None:
+    bad = sorted(f"{m} imports {t}" for m, ts in GRAPH.items() if _package(m) == pkg for t in ts
+                 if _package(t) != pkg and _package(t) not in ALLOWED[pkg])
+    assert not bad, "arrows not in ALLOWED:\n" + "\n".join(bad)
+
+
+@pytest.mark.parametrize("arrow", sorted(NARROW))
+def test_narrow_arrows(arrow: tuple[str, str]) -> None:
+    importers, imported = NARROW[arrow]
+    bad = sorted(f"{m} imports {t}" for m, ts in GRAPH.items() if _package(m) == arrow[0] for t in ts
+                 if _package(t) == arrow[1] and ((importers is not None and m not in importers)
+                                                 or (imported is not None and t not in imported)))
+    assert not bad, f"{arrow[0]} -> {arrow[1]} is allowed only as {NARROW[arrow]}:\n" + "\n".join(bad)
+
+
+def test_no_cycle_between_packages() -> None:
+    edges: dict[str, set[str]] = {p: set() for p in PACKAGES}
+    for m, ts in GRAPH.items():
+        edges[_package(m)] |= {_package(t) for t in ts if _package(t) != _package(m)}
+    assert _cycles(set(PACKAGES), edges) == []
+
+
+@pytest.mark.parametrize("pkg", PACKAGES)
+def test_no_cycle_between_modules_of_a_package(pkg: str) -> None:
+    nodes = {m for m in GRAPH if _package(m) == pkg}
+    found = set(_cycles(nodes, GRAPH))
+    known = {c for c in KNOWN_CYCLES if _package(next(iter(c))) == pkg}
+    assert found - known == set(), f"import cycles in {pkg}: {[sorted(c) for c in found - known]}"
+    assert known - found == set(), f"listed in KNOWN_CYCLES but gone: {[sorted(c) for c in known - found]}"
