@@ -194,16 +194,22 @@ def side_by_side(xs: list[np.ndarray], backends: list[str], threads: list[int],
 
 
 def peel_per_element(k: int, backends: list[str], repeats: int) -> dict:
-    """Peeling alone (codec hashes, m = default, random values), ns per element, best of
-    ``repeats`` with the backends in rotation: separates the peel's growth from the rest of
-    the decoder (hashing, index, the O(d) dense write)."""
+    """Peeling alone (codec hashes, m = default, a sketch of random values), ns per element,
+    best of ``repeats`` with the backends in rotation: separates the peel's growth from the
+    rest of the decoder (hashing, index, the O(d) dense write)."""
     params = HGParams()
     m = params.sketch_buckets(k)
     h = SketchHash(params.seed, params.rows, m // params.rows, 6)
     cand = np.arange(0, 10 * k, 10, dtype=np.int64)
     keys = h.keys(cand)
     buckets, negative = h.rows_of(keys)
-    sketch = np.random.default_rng(k).integers(0, 2**32, m, dtype=np.uint32)
+    # a consistent sketch of random values, as the codec peels it (random lanes would be a
+    # corrupted sketch, which the compiled backend peels twice to match the reference's order)
+    values = np.random.default_rng(k).integers(-(1 << 20), 1 << 20, k)
+    lanes = np.zeros(m, np.int64)
+    np.add.at(lanes, buckets.reshape(-1),
+              np.where(negative, -values[None, :], values[None, :]).reshape(-1))
+    sketch = (lanes & 0xFFFFFFFF).astype(np.uint32)
     codes = native.hash_union(h, cand)[0] if native is not None else None
     runs = {"numba": lambda: native.peel(codes, sketch, h.row_len),
             "numpy": lambda: peel_rows(buckets, negative, sketch)}
