@@ -170,6 +170,24 @@ def hash_union(cand, a, b, salt, row_len, codes, keys):
     with the buckets and signs of ``SketchHash.rows_of``."""
     rows = a.size
     rl = np.uint64(row_len)
+    if rows == 3:                   # the default, unrolled: the loop body stays in registers
+        a0, a1, a2 = a[0], a[1], a[2]
+        b0, b1, b2 = b[0], b[1], b[2]
+        r1 = np.int64(row_len)
+        r2 = 2 * r1
+        for c in range(cand.size):
+            key = mix(cand[c], salt)
+            keys[c] = key
+            h = key * a0 + b0
+            codes[c, 0] = ((np.int64(((h >> _U32) * rl) >> _U32) << 1)
+                           | np.int64((h >> _U31) & _U1))
+            h = key * a1 + b1
+            codes[c, 1] = ((np.int64(((h >> _U32) * rl) >> _U32) + r1) << 1) | np.int64(
+                (h >> _U31) & _U1)
+            h = key * a2 + b2
+            codes[c, 2] = ((np.int64(((h >> _U32) * rl) >> _U32) + r2) << 1) | np.int64(
+                (h >> _U31) & _U1)
+        return
     for c in range(cand.size):
         key = mix(cand[c], salt)
         keys[c] = key

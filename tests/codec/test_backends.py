@@ -285,6 +285,20 @@ def test_split_union_passes_equal_the_numpy_reference(fuse: bool, monkeypatch) -
         parallel.set_threads(before)
 
 
+@pytest.mark.parametrize("rows", [2, 3, 4, 5])
+def test_compiled_hashes_equal_the_reference_for_every_row_count(rows: int) -> None:
+    """The unrolled r = 3 path and the generic one give ``SketchHash.rows_of``'s buckets and
+    signs, and a whole job with r rows gives the reference's lanes."""
+    h = SketchHash(seed=rows, rows=rows, row_len=1009)
+    cand = np.sort(np.random.default_rng(rows).choice(10**6, 5000, replace=False))
+    codes, keys = native.hash_union(h, cand.astype(np.int64))
+    buckets, negative = h.rows_of(h.keys(cand))
+    assert np.array_equal(keys, h.keys(cand))
+    assert np.array_equal(codes >> 1, buckets.T) and np.array_equal(codes & 1, negative.T)
+    xs = sparse_tensors(np.random.default_rng(rows), 3, 4000, 0.05)
+    assert_identical(run_both(xs, rows=rows))
+
+
 def test_backend_choice_and_errors() -> None:
     x = np.ones(10, np.float32)
     assert HGSketchWorker(x, 1, backend="numpy").backend == "numpy"
