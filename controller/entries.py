@@ -28,10 +28,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from itertools import pairwise
 
+from controller.controls import CONTROLS, ChildPlan, JobPlan, Route, SwitchPlan, epoch_entry, installed_epoch
 from controller.deploy_errors import PlanError
 from controller.intent import SwitchState
 from controller.placement import Aggregator, JobPlacement, Placement
-from controller.programs import PROGRAMS, ChildPlan, JobPlan, Route, SwitchPlan, epoch_entry, installed_epoch
 from controller.topology import Topology
 from dhcwire.lanes import LEVEL_OPS
 from dhcwire.p4names import DEFAULT_MAX_JOBS, MAX_FAN_IN
@@ -159,14 +159,14 @@ def switch_plans(topo: Topology, placement: Placement, max_jobs: int = DEFAULT_M
 
 
 def state_of(plan: SwitchPlan) -> SwitchState:
-    """The entries, default actions and multicast groups the programs derive from one plan."""
+    """The entries, default actions and multicast groups the controls derive from one plan."""
     st = SwitchState(plan.name)
-    for prog in PROGRAMS:
-        for d in prog.defaults(plan):
+    for control in CONTROLS:
+        for d in control.defaults(plan):
             st.defaults[d.table] = d
-        for e in prog.entries(plan):
+        for e in control.entries(plan):
             st.add(e)
-        for g in prog.groups(plan):
+        for g in control.groups(plan):
             st.add_group(g)
     return st
 

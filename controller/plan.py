@@ -15,11 +15,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property
 
+from controller.controls import SwitchPlan
 from controller.deploy_errors import PlanError
 from controller.entries import DEFAULT_MAX_JOBS, epoch_entry, state_of, switch_plans
 from controller.intent import SwitchState
 from controller.placement import Placement
-from controller.programs import SwitchPlan
 from controller.topology import Topology
 from dhcwire.lanes import DEFAULT_LANES
 

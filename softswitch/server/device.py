@@ -22,13 +22,8 @@ from p4.config.v1 import p4info_pb2
 from p4.v1 import p4runtime_pb2
 
 from softswitch.api import P4CompileError, Replica
-from softswitch.server.p4info_index import (
-    P4InfoIndex,
-    P4RuntimeError,
-    check_compatible,
-    decode_bytes,
-    encode_bytes,
-)
+from softswitch.server.errors import P4RuntimeError
+from softswitch.server.p4info_index import P4InfoIndex, check_compatible, decode_bytes, encode_bytes
 
 log = logging.getLogger("softswitch.device")
 

@@ -9,21 +9,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import grpc
 from p4.config.v1 import p4info_pb2
 
-
-class P4RuntimeError(Exception):
-    """A request refused with a gRPC canonical code and a reason (becomes a p4.v1.Error)."""
-
-    def __init__(self, code: grpc.StatusCode, message: str):
-        super().__init__(message)
-        self.code = code
-        self.message = message
-
-
-def invalid(message: str) -> P4RuntimeError:
-    return P4RuntimeError(grpc.StatusCode.INVALID_ARGUMENT, message)
+from softswitch.server.errors import invalid
 
 
 def decode_bytes(data: bytes, bitwidth: int, what: str) -> int:

@@ -31,7 +31,7 @@ from p4.v1 import p4runtime_pb2, p4runtime_pb2_grpc
 from softswitch.server import translate
 from softswitch.server.arbitration import Arbitrator, Stream
 from softswitch.server.device import Device, compile_pipeline
-from softswitch.server.p4info_index import P4RuntimeError
+from softswitch.server.errors import P4RuntimeError
 
 log = logging.getLogger("softswitch.p4runtime")
 

@@ -27,14 +27,8 @@ from softswitch.api import (
     TableFullError,
     Ternary,
 )
-from softswitch.server.p4info_index import (
-    P4InfoIndex,
-    P4RuntimeError,
-    TableInfo,
-    decode_bytes,
-    encode_bytes,
-    invalid,
-)
+from softswitch.server.errors import P4RuntimeError, invalid
+from softswitch.server.p4info_index import P4InfoIndex, TableInfo, decode_bytes, encode_bytes
 
 MT = p4info_pb2.MatchField
 Update = p4runtime_pb2.Update

@@ -16,7 +16,7 @@ from p4.v1 import p4runtime_pb2, p4runtime_pb2_grpc
 
 from controller.deploy_errors import WriteError
 from controller.p4rt_client import SwitchConnection
-from softswitch.server.p4info_index import P4RuntimeError
+from softswitch.server.errors import P4RuntimeError
 from softswitch.server.service import MAX_ERROR_STATUS_BYTES, write_error_status
 from tests.robustness.p4rt_fixture import LOCAL_SIZE, config, local_insert, running_switch
 

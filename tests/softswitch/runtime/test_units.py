@@ -10,7 +10,8 @@ import pytest
 
 from softswitch.cli import parse_args
 from softswitch.ports import parse_port_map
-from softswitch.server.p4info_index import P4RuntimeError, decode_bytes, encode_bytes
+from softswitch.server.errors import P4RuntimeError
+from softswitch.server.p4info_index import decode_bytes, encode_bytes
 
 
 def test_canonical_encoding():

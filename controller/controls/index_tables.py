@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from controller.controls.switch_plan import SwitchPlan
 from controller.intent import SwitchState, TableEntry, entry
-from controller.programs.plan import SwitchPlan
 from dhcwire.addresses import ip2int
 from dhcwire.header import MAX_EPOCH
 from dhcwire.p4names import (

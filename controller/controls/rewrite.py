@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from controller.controls.switch_plan import SwitchPlan
 from controller.intent import McGroup, TableEntry, entry
-from controller.programs.plan import SwitchPlan
 from dhcwire.addresses import ip2int, mac2int
 from dhcwire.header import DHC_UDP_PORT, worker_port
 from dhcwire.p4names import A_REWRITE, T_REWRITE

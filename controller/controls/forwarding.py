@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from controller.controls.switch_plan import SwitchPlan
 from controller.intent import DefaultAction, TableEntry, entry
-from controller.programs.plan import SwitchPlan
 from dhcwire.addresses import ip2int, mac2int
 from dhcwire.p4names import A_ARP_REPLY, A_SET_NHOP, A_SWITCH_MAC, T_ARP, T_LPM, T_SWITCH
 
