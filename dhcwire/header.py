@@ -2,7 +2,7 @@
 
 Every host-side component (the Scapy layer in ``hostagent``, the transport's prebuilt frames, the
 controller's rewrite entries, the tests) derives the packet layout from the constants here.
-``tests/p4src/test_header_matches_wire.py`` proves that ``DHC_HEADER_FIELDS`` equals the ``dhc_h``
+``tests/dhcwire/test_header_matches_p4.py`` proves that ``DHC_HEADER_FIELDS`` equals the ``dhc_h``
 header that the P4 program declares, field by field (names, widths, order).  The lane layout and
 the levels live in :mod:`dhcwire.lanes` (the codec shares them) and are re-exported here, so a
 packet builder needs one import.

@@ -2,7 +2,7 @@
  * DHC data plane: headers and metadata.
  *
  * All headers are whole bytes long.  dhc_h must equal dhcwire/header.py
- * DHC_HEADER_FIELDS field by field (tests/p4src/test_header_matches_wire.py).
+ * DHC_HEADER_FIELDS field by field (tests/dhcwire/test_header_matches_p4.py).
  */
 #ifndef _DHC_HEADERS_P4_
 #define _DHC_HEADERS_P4_
