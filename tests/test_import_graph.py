@@ -12,6 +12,8 @@ functions, found with ``ast``) is an arrow.  The test asserts that
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -186,3 +188,15 @@ def test_no_cycle_between_modules_of_a_package(pkg: str) -> None:
     known = {c for c in KNOWN_CYCLES if _package(next(iter(c))) == pkg}
     assert found - known == set(), f"import cycles in {pkg}: {[sorted(c) for c in found - known]}"
     assert known - found == set(), f"listed in KNOWN_CYCLES but gone: {[sorted(c) for c in known - found]}"
+
+
+@pytest.mark.parametrize(("module", "absent"), [
+    ("controller.entries", "dhc"),        # the controller never loads the codec
+    ("controller.deploy_cli", "dhc"),
+    ("dhc", "dhcwire.header"),            # the codec loads nothing that carries packets
+])
+def test_importing_does_not_load(module: str, absent: str) -> None:
+    """What the arrows promise at run time too (package ``__init__`` files included)."""
+    code = f"import sys, {module}; print({absent!r} in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False", f"import {module} loads {absent}"
