@@ -2,7 +2,7 @@
 
 A worker sends chunk ``c`` of its job's stream to its first aggregating switch (a UDP
 datagram to the switch's job address on ``DHC_UDP_PORT``) and waits for the RESULT of
-``c``.  Chunk ``c + W`` may be sent only once the RESULT of ``c`` is in (DESIGN §2), which
+``c``.  Chunk ``c + W`` may be sent only once the RESULT of ``c`` is in, which
 keeps a completed slot readable in its shadow set until every worker has it.  Lost
 packets are recovered by retransmitting the chunk after a timeout (exponential backoff);
 the switch never adds a retransmission twice and answers it with the stored result once

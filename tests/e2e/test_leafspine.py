@@ -73,9 +73,11 @@ def test_outsider_and_spoofed_child_are_dropped_and_counted(leafspine_net):
     victim_id = 0
     before = drops(leafspine_net, SPINE).get("unauthorised", 0)
     send_from(leafspine_net, outsider, root_ip, wire.DHC_UDP_PORT,
-              [data_payload(2, kids[next(iter(kids))], chunk=0)], sport=wire.worker_port(2))
+              [data_payload(2, kids[next(iter(kids))], chunk=0, lanes=topo.job(2).lanes)],
+              sport=wire.worker_port(2))
     send_from(leafspine_net, spoofer, root_ip, wire.DHC_UDP_PORT,
-              [data_payload(2, victim_id, chunk=0)], sport=wire.worker_port(2))
+              [data_payload(2, victim_id, chunk=0, lanes=topo.job(2).lanes)],
+              sport=wire.worker_port(2))
     time.sleep(0.5)
     assert drops(leafspine_net, SPINE).get("unauthorised", 0) - before == 2
     # the operator sees it with `dhc-ctl status`
@@ -93,7 +95,7 @@ def test_outsider_and_spoofed_child_are_dropped_and_counted(leafspine_net):
 def test_malformed_packets_into_switch_and_agent(leafspine_net):
     topo = leafspine_net.topo
     root_ip = topo.switches[SPINE].ip
-    good = data_payload(2, 0, chunk=0)
+    good = data_payload(2, 0, chunk=0, lanes=topo.job(2).lanes)
     short = good[:5]
     bad_version = bytes([(3 << 4) | (good[0] & 0x0F)]) + good[1:]
     wrong_lanes = data_payload(2, 0, chunk=0, lanes=4)

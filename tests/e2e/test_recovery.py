@@ -83,11 +83,14 @@ def test_stray_frame_then_reset_is_exact(recovery_net):
     sw_ip = net.topo.switches["s1"].ip
     epoch = _epoch(net)
     # a DATA of the current epoch from h1's own port and child id: poisons chunk 0's slot
-    send_from(net, h1, sw_ip, DHC_UDP_PORT, [data_payload(1, child, 0, epoch=epoch)], sport=worker_port(1))
+    lanes = net.topo.job(1).lanes
+    send_from(net, h1, sw_ip, DHC_UDP_PORT, [data_payload(1, child, 0, lanes=lanes, epoch=epoch)],
+              sport=worker_port(1))
     _reset(net)
     stale = drops(net, "s1").get("stale_epoch", 0)
     # the same frame replayed after the reset is stale: dropped and counted, never aggregated
-    send_from(net, h1, sw_ip, DHC_UDP_PORT, [data_payload(1, child, 0, epoch=epoch)], sport=worker_port(1))
+    send_from(net, h1, sw_ip, DHC_UDP_PORT, [data_payload(1, child, 0, lanes=lanes, epoch=epoch)],
+              sport=worker_port(1))
     time.sleep(0.3)
     assert drops(net, "s1").get("stale_epoch", 0) == stale + 1
     run_and_check(net, GOOD)

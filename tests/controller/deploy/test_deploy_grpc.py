@@ -199,7 +199,7 @@ def test_pipeline_from_files_is_the_same_pipeline(net, tmp_path, capsys) -> None
     from controller.pipeline import PROGRAM, SoftswitchBuild
 
     topo, placement, procs = net
-    built = SoftswitchBuild(PROGRAM).config(32, 4096, 256)
+    built = SoftswitchBuild(PROGRAM).config(topo.jobs[0].lanes, 4096, 256)
     p4info, config = built.p4info, built.device_config
     (tmp_path / "dhc.p4info.txtpb").write_text(text_format.MessageToString(p4info))
     (tmp_path / "dhc.p4").write_bytes(config)

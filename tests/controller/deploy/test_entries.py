@@ -131,7 +131,7 @@ def test_manifest_is_what_workers_load(leafspine, tmp_path) -> None:
     first = jp.aggregator(jp.first_aggregator["h8"])
     assert n == 8 and ep.switch_ip == topo.switches[first.switch].ip
     assert ep.child_id == next(c.index for c in first.children if c.name == "h8")
-    assert (ep.window, ep.lanes, ep.job_id) == (64, 32, 1)
+    assert (ep.window, ep.lanes, ep.job_id) == (64, topo.job(1).lanes, 1)
 
 
 def test_diff_is_empty_when_state_matches(leafspine) -> None:

@@ -15,7 +15,6 @@ from dhcwire import header as wire
 from tests.controller.deploy.frames import arp_answer, arp_request, dhc_data, parse_result
 from tests.simnet import SimNet
 
-LANES = 32
 MASK = 0xFFFFFFFF
 
 
@@ -38,12 +37,13 @@ def allreduce(net: SimNet, job: dict, chunks: list[int], level: wire.Level, seed
     addressed to it, holding the exact lane-wise SUM/OR of all workers' lanes."""
     rng = random.Random(seed)
     op = wire.LEVEL_OPS[level]
+    lanes_k = job["lanes"]          # the topology's lanes per packet (the switch is built for it)
     workers = sorted(job["workers"])
     topo = net.topology
     dmac = {w: resolve(net, w, job["workers"][w]["switch_ip"]) for w in workers}
     for chunk in chunks:
-        values = {w: [rng.getrandbits(32) for _ in range(LANES)] for w in workers}
-        expect = [0] * LANES
+        values = {w: [rng.getrandbits(32) for _ in range(lanes_k)] for w in workers}
+        expect = [0] * lanes_k
         for w in workers:
             for i, v in enumerate(values[w]):
                 expect[i] = (expect[i] + v) & MASK if op == wire.Op.SUM else expect[i] | v
@@ -60,7 +60,7 @@ def allreduce(net: SimNet, job: dict, chunks: list[int], level: wire.Level, seed
         assert sorted(got) == workers, f"chunk {chunk}: results reached {sorted(got)}, expected {workers}"
         for w in workers:
             assert len(got[w]) == 1, f"{w} got {len(got[w])} frames for chunk {chunk}"
-            dst_mac, dst_ip, hdr, lanes = parse_result(got[w][0], LANES)
+            dst_mac, dst_ip, hdr, lanes = parse_result(got[w][0], lanes_k)
             assert (dst_mac, dst_ip) == (topo.hosts[w].mac, topo.hosts[w].ip)
             assert hdr["pkt_type"] == wire.PacketType.RESULT and hdr["chunk"] == chunk
             assert hdr["job_id"] == job["job_id"]
