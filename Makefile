@@ -14,12 +14,13 @@ BW         ?=
 P4C        ?= p4c
 BUILD      := build
 
-.PHONY: setup test run stop bench lint p4 clean help docker-run
+.PHONY: setup test run stop bench train lint p4 clean help docker-run
 
 help:
 	@echo "make run   - the whole story on the default topology ($(TOPO))"
 	@echo "make test  - every test (unit, packet, gRPC, Mininet end-to-end)"
 	@echo "make bench - benchmarks (JSON to bench/out/)"
+	@echo "make train - DDP training in Mininet, four ways, on $(or $(BW),100mbit) links (bench/out/train*)"
 	@echo "make p4    - compile p4src/ with p4c when it is on PATH"
 	@echo "make docker-run - the same story on real BMv2 (needs a Docker engine)"
 	@echo "make lint | stop | clean"
@@ -57,6 +58,10 @@ bench: setup
 	@mkdir -p bench/out
 	$(VENV)/bin/dhc-bench all --json --out bench/out
 	$(PY) -m bench.plots --dir bench/out
+
+train: setup
+	@mkdir -p bench/out
+	$(VENV)/bin/dhc-bench train --json --bw $(or $(BW),100mbit) --out bench/out --plot-dir bench/out
 
 lint: setup
 	$(VENV)/bin/ruff check .
