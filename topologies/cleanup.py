@@ -3,7 +3,7 @@
 Runs of this checkout record their processes (PID + start time), host namespaces and switch
 interfaces (name + ifindex) under ``<checkout>/.run/`` (``topologies.runreg``); this ends exactly
 those and deletes the records.  No process is matched by name, no other Mininet's interfaces are
-touched (no ``pkill -f``, no ``mn -c``).  Safe to run at any time; idempotent.
+touched (no pattern-based kill, no Mininet-wide clean-up).  Safe to run at any time; idempotent.
 """
 
 from __future__ import annotations
