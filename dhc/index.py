@@ -155,8 +155,9 @@ class LocalIndex:
                               "nonzeros: corrupted aggregate")
 
 
-def candidates(active_ids: np.ndarray, agg: np.ndarray, block: int, d: int) -> np.ndarray:
-    """Sorted global indices of the aggregated support (level 1 union)."""
+def check_element_index(active_ids: np.ndarray, agg: np.ndarray, block: int) -> None:
+    """Raise DecodeError unless the ELEMENT_INDEX aggregate has one bitmap per active block and
+    every active block has at least one element bit (both backends' decoders call this)."""
     words = block // 32
     if agg.size != active_ids.size * words:
         raise DecodeError(f"ELEMENT_INDEX aggregate has {agg.size} lanes, "
@@ -167,6 +168,11 @@ def candidates(active_ids: np.ndarray, agg: np.ndarray, block: int, d: int) -> n
         j = int(active_ids[np.flatnonzero(~has_bits)[0]])
         raise DecodeError(f"block {j} is active in BLOCK_INDEX but has no element bits: "
                           "corrupted aggregate")
+
+
+def candidates(active_ids: np.ndarray, agg: np.ndarray, block: int, d: int) -> np.ndarray:
+    """Sorted global indices of the aggregated support (level 1 union)."""
+    check_element_index(active_ids, agg, block)
     pos = set_bits(_as_words(agg.astype("<u4", copy=False).view(np.uint8)))
     shift = block.bit_length() - 1
     idx = (active_ids[pos >> shift] << shift) | (pos & (block - 1))

@@ -9,7 +9,7 @@ import threading
 
 import numpy as np
 
-from . import kernels, parallel
+from . import index, kernels, parallel
 from .errors import DecodeError
 from .hashing import SketchHash
 from .peeling import PeelResult
@@ -58,16 +58,8 @@ def candidates(active_ids: np.ndarray, agg: np.ndarray, block: int, d: int,
     """``index.candidates`` (same checks, same errors), listing in one compiled pass; with
     ``mine`` (this worker's ``n_mine`` element bits, lanes aligned with ``agg``) also the
     positions of this worker's elements in the union (else None)."""
+    index.check_element_index(active_ids, agg, block)
     words = block // 32
-    if agg.size != active_ids.size * words:
-        raise DecodeError(f"ELEMENT_INDEX aggregate has {agg.size} lanes, "
-                          f"expected {active_ids.size * words}")
-    lane_nz = agg != 0
-    has_bits = lane_nz if words == 1 else lane_nz.reshape(-1, words).any(axis=1)
-    if not has_bits.all():
-        j = int(active_ids[np.flatnonzero(~has_bits)[0]])
-        raise DecodeError(f"block {j} is active in BLOCK_INDEX but has no element bits: "
-                          "corrupted aggregate")
     ids = np.ascontiguousarray(active_ids, dtype=np.int64)
     out = np.empty(kernels.union_count(agg), np.int64)
     # one spare slot: the listing writes a rank before knowing whether the bit is ours
