@@ -27,6 +27,7 @@ BENCHMARKS: dict[str, str] = {
     "softswitch-native": "bench.softswitch_native",
     "placement": "bench.placement",
     "e2e": "bench.e2e",
+    "e2e-profile": "bench.e2e_profile",
     "compare": "bench.compare",
     "ddp": "bench.ddp",
     "train": "bench.train",

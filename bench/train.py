@@ -1,7 +1,8 @@
 """``dhc-bench train``: data-parallel training in the emulated cluster, four ways, same links.
 
     sudo .venv/bin/dhc-bench train --json --bw 100mbit [--steps 200] [--out bench/out]
-    sudo .venv/bin/dhc-bench train --json --quick           # a smoke run (small model, 6 steps)
+    sudo .venv/bin/dhc-bench train --json --quick           # a smoke run (small model, 6 steps,
+                                                             # 2 of them dense warm-up)
 
 One Mininet network (``topologies.story.deployed_net``: P4 switches running ``p4src/dhc.p4``,
 links shaped with tbf to ``--bw``), N workers (the topology's first aggregated job), and for each
@@ -38,6 +39,8 @@ ROOT = Path(__file__).resolve().parents[1]
 #: iterations left out of the per-iteration time (DDP's first buckets, JIT, connection set-up)
 WARMUP = 3
 MASTER_PORT = 29_500
+#: dense steps before top-k (the top-k modes): see docs/e2e.md, "Accuracy"
+DENSE_WARMUP = 5
 #: the ways of training compared (``bench.train_worker`` implements each)
 TRAIN_MODES = ("ddp", "dhc_topk", "dhc_dense", "sketch_ring")
 
@@ -50,6 +53,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--steps", type=int, default=200)
     parser.add_argument("--batch", type=int, default=32, help="per-worker batch")
     parser.add_argument("--ratio", type=float, default=0.01, help="top-k share (DHC modes)")
+    parser.add_argument("--dense-warmup", type=int, default=DENSE_WARMUP,
+                        help="first steps the top-k modes send dense (dense codec; default "
+                             f"{DENSE_WARMUP}); 0: top-k from the first step")
     parser.add_argument("--eval-every", type=int, default=20)
     parser.add_argument("--deadline", type=float, default=1800.0, help="seconds allowed per mode")
     parser.add_argument("--quick", action="store_true", help="small model, 6 steps (smoke run)")
@@ -68,6 +74,8 @@ def _check(args: argparse.Namespace) -> list[str]:
         raise SystemExit(f"dhc-bench train: --bw: {err}") from err
     if args.steps < 1 or args.batch < 1 or args.eval_every < 1:
         raise SystemExit("dhc-bench train: --steps, --batch and --eval-every must be >= 1")
+    if args.dense_warmup < 0:
+        raise SystemExit("dhc-bench train: --dense-warmup must be >= 0")
     if os.geteuid() != 0:
         raise SystemExit("dhc-bench train: needs root (Mininet creates network namespaces)")
     return modes
@@ -84,7 +92,8 @@ def _launch(handle, manifest: Path, workers: list[str], mode: str, port: int, ar
                "--host", name, "--rank", str(rank), "--world", str(len(workers)),
                "--master", master, "--ifname", host.intf().name, "--mode", mode,
                "--model", args.model, "--steps", str(args.steps), "--batch", str(args.batch),
-               "--ratio", str(args.ratio), "--eval-every", str(args.eval_every)]
+               "--ratio", str(args.ratio), "--eval-every", str(args.eval_every),
+               "--dense-warmup", str(args.dense_warmup)]
         procs[name] = host.popen(cmd, stdout=-1, stderr=-1, cwd=str(ROOT))
     end = time.monotonic() + args.deadline
     out: dict[str, dict] = {}
@@ -145,6 +154,7 @@ def run(args: argparse.Namespace) -> dict:
     modes = _check(args)
     if args.quick:
         args.model, args.steps, args.eval_every = "small", 6, 3
+        args.dense_warmup = min(args.dense_warmup, 2)   # both kinds of step still run
     from topologies.story import deployed_net  # needs Mininet: `dhc-bench --help` works without
 
     topo = load(args.topo)
@@ -164,6 +174,7 @@ def run(args: argparse.Namespace) -> dict:
               "config": {"topology": topo.name, "bandwidth": args.bw, "workers": len(job.workers),
                          "model": args.model, "steps": args.steps, "batch": args.batch,
                          "topk_ratio": args.ratio, "warmup_steps_excluded": WARMUP,
+                         "dense_warmup_steps": args.dense_warmup,
                          "quick": bool(args.quick), "total_seconds": time.perf_counter() - t0}}
     if args.plot_dir:
         result["figures"] = [str(p) for p in plot_all(result, args.plot_dir)]

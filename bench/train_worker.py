@@ -8,10 +8,12 @@ IPv4), wraps the model in DDP and trains on its shard of scikit-learn's digits. 
 
 * ``ddp``: plain DDP, gloo's dense ring AllReduce between the hosts;
 * ``dhc_topk``: the DHC hook, top-k (``--ratio``) with error feedback, HG-Sketch summed by the
-  switches of the job (endpoint from the manifest);
+  switches of the job (endpoint from the manifest), after ``--dense-warmup`` dense steps (every
+  quantized value summed by the switches, the dense codec);
 * ``dhc_dense``: the DHC hook, every quantized value summed by the switches (SwitchML style);
 * ``sketch_ring``: the DHC hook's top-k + HG-Sketch, but the lanes summed by gloo's AllReduce
-  between the hosts (the torch.distributed reducer): compression without in-network aggregation.
+  between the hosts (the torch.distributed reducer): compression without in-network aggregation
+  (the same dense warm-up, dense codec over gloo).
 
 Prints one JSON line: per-step seconds and loss, test accuracy every ``--eval-every`` steps (with
 the wall-clock time it was reached), bytes the host's interface sent, and a digest of the final
@@ -37,7 +39,7 @@ from bench.train import TRAIN_MODES
 from bench.train_data import MODELS, accuracy, batch_for, digits_split, make_model, parameter_count
 from hostagent.manifest import load_endpoint
 from hostagent.torch_hook import DHCHookState, dhc_hook
-from hostagent.torch_sparsify import SparsifyConfig
+from hostagent.torch_sparsify import SparsifyConfig, WarmupSchedule
 
 
 def tx_bytes(ifname: str) -> int:
@@ -66,6 +68,16 @@ def params_digest(model: nn.Module) -> str:
     return h.hexdigest()[:16]
 
 
+def apply_schedule(state: DHCHookState | None, schedule: WarmupSchedule, mode: str,
+                   step: int) -> None:
+    """Set what the hook sends in step ``step``: dense (dense codec) during the warm-up, top-k
+    with HG-Sketch after it.  ``dhc_dense`` and plain DDP are dense throughout."""
+    if state is None or mode == "dhc_dense":
+        return
+    state.sparsify = schedule.at(step)
+    state.codec = "dense" if schedule.is_dense(step) else "hg"
+
+
 def train(args: argparse.Namespace) -> dict:
     split = digits_split()
     model = make_model(args.model)
@@ -73,6 +85,7 @@ def train(args: argparse.Namespace) -> dict:
     state = hook_state(args.mode, args.manifest, args.host, args.ratio)
     if state is not None:
         ddp.register_comm_hook(state, dhc_hook)
+    schedule = WarmupSchedule(SparsifyConfig("topk", ratio=args.ratio), args.dense_warmup)
     opt = torch.optim.SGD(ddp.parameters(), lr=args.lr, momentum=0.9)
     loss_fn = nn.CrossEntropyLoss()
     step_seconds, losses, curve = [], [], []
@@ -81,6 +94,7 @@ def train(args: argparse.Namespace) -> dict:
     try:
         for step in range(args.steps):
             x, y = batch_for(split, args.rank, args.world, step, args.batch)
+            apply_schedule(state, schedule, args.mode, step)
             t0 = time.perf_counter()
             opt.zero_grad()
             loss = loss_fn(ddp(x), y)
@@ -116,6 +130,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--batch", type=int, default=32, help="per-worker batch")
     p.add_argument("--lr", type=float, default=0.05)
     p.add_argument("--ratio", type=float, default=0.01, help="top-k share of each bucket")
+    p.add_argument("--dense-warmup", type=int, default=0,
+                   help="first steps sent dense by the top-k modes (dense codec)")
     p.add_argument("--bucket-mb", type=float, default=25.0, help="DDP bucket size")
     p.add_argument("--eval-every", type=int, default=20)
     return p

@@ -7,6 +7,10 @@ codec.  After the round it knows the global scale ``s`` and sets ``r = c - q/s``
 both the dropped entries and the quantization error, so over many steps every gradient unit is
 eventually applied (error feedback, Seide et al. 2014; Karimireddy et al. 2019).
 
+A short dense warm-up (``WarmupSchedule``) sends every entry for the first few steps, while the
+weights move fastest and top-k's residuals would otherwise pile up (as DGC's warm-up does,
+Lin et al. 2018); the hook then aggregates those steps with the dense codec.
+
 Residuals are stored per parameter, not per bucket: DDP rebuilds its buckets after the first
 iteration (a different parameter order, possibly different bucket boundaries), and a per-bucket
 residual would be misaligned after the rebuild.
@@ -47,6 +51,26 @@ class SparsifyConfig:
     def keep_count(self, d: int) -> int:
         """k for a bucket of d elements (top-k mode)."""
         return min(d, max(1, math.ceil(self.ratio * d)))
+
+
+@dataclass(frozen=True)
+class WarmupSchedule:
+    """``dense_steps`` steps that send every entry, then ``sparse`` for the rest of training."""
+
+    sparse: SparsifyConfig
+    dense_steps: int = 0
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.dense_steps, int) or self.dense_steps < 0:
+            raise ValueError(f"dense warm-up steps must be an int >= 0, got {self.dense_steps!r}")
+
+    def is_dense(self, step: int) -> bool:
+        """True while step ``step`` (counted from 0) is still in the warm-up."""
+        return step < self.dense_steps or self.sparse.mode is None
+
+    def at(self, step: int) -> SparsifyConfig:
+        """The configuration in effect at step ``step``."""
+        return SparsifyConfig() if step < self.dense_steps else self.sparse
 
 
 def sparsify(values: np.ndarray, cfg: SparsifyConfig) -> np.ndarray:

@@ -30,6 +30,8 @@ def test_quick_training_runs_ddp_and_the_dhc_hook(tmp_path: Path) -> None:
     out = json.loads(proc.stdout.strip().splitlines()[-1])
     rows = {r["mode"]: r for r in out["runs"]}
     assert list(rows) == ["ddp", "dhc_topk"]
+    # --quick keeps two dense warm-up steps, so both the dense codec and HG-Sketch ran
+    assert out["config"]["dense_warmup_steps"] == 2
     for mode, r in rows.items():
         assert r["ok"], (mode, r.get("errors"))
         assert r["replicas_identical"], mode
