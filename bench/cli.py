@@ -31,6 +31,7 @@ BENCHMARKS: dict[str, str] = {
     "compare": "bench.compare",
     "ddp": "bench.ddp",
     "train": "bench.train",
+    "train-sim": "bench.train_sim",
     "agent-pps": "bench.agent_pps",
 }
 
