@@ -63,10 +63,55 @@ def plot_bandwidth(rows: list[dict], bandwidth: str, title: str, path: Path) -> 
     return path
 
 
-def plot_all(e2e: dict, out: Path) -> list[Path]:
-    """``e2e_<bandwidth>.png`` in ``out`` for every bandwidth of the result."""
+def plot_all(e2e: dict, out: Path, prefix: str = "e2e") -> list[Path]:
+    """``<prefix>_<bandwidth>.png`` in ``out`` for every bandwidth of the result."""
     cfg = e2e.get("config", {})
     title = f"dhc-bench e2e on {cfg.get('topology', '?')}, {cfg.get('workers', '?')} workers, " \
             f"d = {cfg.get('dim', '?'):,}" if isinstance(cfg.get("dim"), int) else "dhc-bench e2e"
-    return [plot_bandwidth(rows, bw, title, Path(out) / f"e2e_{_slug(bw)}.png")
+    return [plot_bandwidth(rows, bw, title, Path(out) / f"{prefix}_{_slug(bw)}.png")
             for bw, rows in by_bandwidth(e2e).items()]
+
+
+PROFILE_TIMES = (("seconds", "measured"), ("cpu_bound_seconds", "CPU demand / cores"),
+                 ("wire_seconds", "bytes / link rate"))
+PROFILE_CPU = (("workers_cpu_seconds", "workers on a CPU"),
+               ("workers_runqueue_wait_seconds", "workers waiting for a CPU"),
+               ("switch_cpu_seconds", "switch on a CPU"),
+               ("switch_runqueue_wait_seconds", "switch waiting for a CPU"))
+
+
+def _grouped(ax, modes: list[str], rows: list[dict], keys) -> None:
+    """Bars of ``keys`` side by side for every mode, values written on them (ms)."""
+    width = 0.8 / len(keys)
+    for i, (key, label) in enumerate(keys):
+        xs = [m + (i - (len(keys) - 1) / 2) * width for m in range(len(modes))]
+        vals = [1e3 * float(r.get(key) or 0.0) for r in rows]
+        bars = ax.bar(xs, vals, width, label=label)
+        for bar, v in zip(bars, vals, strict=True):
+            ax.annotate(f"{v:.0f}", (bar.get_x() + bar.get_width() / 2, v), ha="center",
+                        va="bottom", fontsize=7, xytext=(0, 1), textcoords="offset points")
+    ax.set_xticks(range(len(modes)), modes)
+    ax.set_ylabel("milliseconds per AllReduce")
+    ax.legend(fontsize=8)
+    ax.grid(axis="y", alpha=0.3)
+
+
+def plot_profile(profile: dict, path: Path) -> Path:
+    """``dhc-bench e2e-profile``: wall time against CPU and wire bounds, and where the CPU went."""
+    modes = list(profile.get("modes", {}))
+    rows = [profile["modes"][m] for m in modes]
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
+    _grouped(axes[0], modes, rows, PROFILE_TIMES)
+    axes[0].set_title("one AllReduce: time and its lower bounds")
+    _grouped(axes[1], modes, rows, PROFILE_CPU)
+    axes[1].set_title("scheduler accounting over the AllReduce")
+    cfg = profile.get("config", {})
+    load = cfg.get("load_average") or [float("nan")]
+    fig.suptitle(f"dhc-bench e2e-profile: {cfg.get('topology', '?')}, links at "
+                 f"{cfg.get('bandwidth', '?')}, {cfg.get('cores', '?')} cores, "
+                 f"load average {load[0]:.1f}")
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=DPI)
+    plt.close(fig)
+    return path

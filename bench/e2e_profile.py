@@ -32,6 +32,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from bench.e2e_plots import plot_profile
 from controller.placement import place
 from controller.topology_file import load
 from topologies.shaping import RateError, parse_rate
@@ -54,6 +55,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--repeat", type=int, default=6, help="timed AllReduces per mode")
     parser.add_argument("--target", choices=["auto", "softswitch", "bmv2"], default="auto")
     parser.add_argument("--deadline", type=float, default=240.0, help="seconds allowed per mode")
+    parser.add_argument("--plot-dir", type=Path, help="write e2e_profile.png here")
 
 
 def _check(args: argparse.Namespace) -> list[str]:
@@ -86,6 +88,7 @@ def summarize(per_host: dict[str, list[dict]], rate_bps: int, frame_bytes: dict[
                  if i + 1 < n_rounds else max(r["end"] - x["end"] for r, x in zip(runs, rs, strict=True)))
         rounds.append({"network_seconds": net, "codec_after_seconds": codec,
                        "packets_per_worker": max(x["packets"] for x in rs),
+                       "retransmissions": sum(x["retransmissions"] for x in rs),
                        "lanes": rs[0]["lanes"]})
     cpu = sum(r["cpu_seconds"] for r in runs)
     switch_cpu = statistics.median(r["switch_cpu_seconds"] for r in runs)
@@ -156,12 +159,15 @@ def run(args: argparse.Namespace) -> dict:
         rows = [summarize(a, rate, _bytes(a), cores) for a in rec.pop("allreduces")]
         mid = sorted(rows, key=lambda r: r["seconds"])[(len(rows) - 1) // 2]
         out[mode] = {**mid, "seconds_runs": [r["seconds"] for r in rows]}
-    return {"modes": out, "config": {
+    result = {"modes": out, "config": {
         "topology": topo.name, "bandwidth": args.bw, "workers": len(job.workers),
         "dim": args.dim, "density": args.density, "repeat": args.repeat, "warmup": args.warmup,
         "cores": cores, "load_average": list(os.getloadavg()),
         "total_seconds": time.perf_counter() - t0,
         "row": "the AllReduce with the median seconds of --repeat; every run's seconds kept"}}
+    if args.plot_dir:
+        result["figure"] = str(plot_profile(result, args.plot_dir / "e2e_profile.png"))
+    return result
 
 
 
