@@ -92,6 +92,7 @@ def summarize(per_host: dict[str, list[dict]], rate_bps: int, frame_bytes: dict[
                  if i + 1 < n_rounds else max(r["end"] - x["end"] for r, x in zip(runs, rs, strict=True)))
         rounds.append({"network_seconds": net, "codec_after_seconds": codec,
                        "packets_per_worker": max(x["packets"] for x in rs),
+                       "packets_received_per_worker": max(x["received"] for x in rs),
                        "retransmissions": sum(x["retransmissions"] for x in rs),
                        "lanes": rs[0]["lanes"]})
     cpu = sum(r["cpu_seconds"] for r in runs)

@@ -58,12 +58,13 @@ class TimedReducer:
 
     def reduce(self, segments: Sequence) -> list[np.ndarray]:
         p0, b0, t0 = self.stats.packets_sent, self.stats.bytes_sent, time.time()
-        r0 = self.stats.retransmissions
+        r0, q0 = self.stats.retransmissions, self.stats.packets_received
         out = self.inner.reduce(segments)
         self.rounds.append({"start": t0, "end": time.time(),
                             "packets": self.stats.packets_sent - p0,
                             "bytes": self.stats.bytes_sent - b0,
                             "retransmissions": self.stats.retransmissions - r0,
+                            "received": self.stats.packets_received - q0,
                             "lanes": int(sum(len(s.lanes) for s in segments))})
         return out
 

@@ -12,7 +12,7 @@ def _host(start, rounds, end, cpu, wait, sw_cpu=0.03, sw_wait=0.1):
     return {"start": start, "end": end, "cpu_seconds": cpu, "runqueue_wait_seconds": wait,
             "switch_cpu_seconds": sw_cpu, "switch_runqueue_wait_seconds": sw_wait,
             "rounds": [{"start": a, "end": b, "packets": p, "bytes": p * 500,
-                        "retransmissions": 0, "lanes": 128 * p} for a, b, p in rounds]}
+                        "retransmissions": 0, "received": p, "lanes": 128 * p} for a, b, p in rounds]}
 
 
 def test_summary_of_one_allreduce():
@@ -30,6 +30,7 @@ def test_summary_of_one_allreduce():
     # codec time after a round: the slowest worker's gap to its next round (or to its end)
     assert [r["codec_after_seconds"] for r in row["rounds"]] == pytest.approx([0.001, 0.011])
     assert row["rounds"][1]["packets_per_worker"] == 100
+    assert row["rounds"][1]["packets_received_per_worker"] == 100
     assert row["workers_cpu_seconds"] == pytest.approx(0.030)
     assert row["workers_runqueue_wait_seconds"] == pytest.approx(0.080)
     assert row["switch_cpu_seconds"] == pytest.approx(0.04)       # median of the hosts' views
@@ -39,12 +40,13 @@ def test_summary_of_one_allreduce():
 
 def test_timed_reducer_counts_each_round():
     class Stats:
-        packets_sent = bytes_sent = retransmissions = 0
+        packets_sent = bytes_sent = retransmissions = packets_received = 0
 
     class Inner:
         def reduce(self, segments):
             stats.packets_sent += 3
             stats.bytes_sent += 30
+            stats.packets_received += 4
             return [s.lanes for s in segments]
 
     class Seg:
@@ -56,6 +58,7 @@ def test_timed_reducer_counts_each_round():
     assert timed.reduce([Seg(5), Seg(2)]) == [list(range(5)), list(range(2))]
     (r,) = timed.rounds
     assert (r["packets"], r["bytes"], r["lanes"], r["retransmissions"]) == (3, 30, 7, 0)
+    assert r["received"] == 4
     assert r["end"] >= r["start"]
 
 
