@@ -57,6 +57,8 @@ stop:
 bench: setup
 	@mkdir -p bench/out
 	$(VENV)/bin/dhc-bench all --json --out bench/out
+	$(VENV)/bin/dhc-bench e2e --json --topo topologies/leafspine.yaml --bw 100mbit --repeat 1 \
+	  > bench/out/e2e_leafspine.json
 	$(PY) -m bench.plots --dir bench/out
 
 train: setup

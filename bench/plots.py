@@ -19,7 +19,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402  (the backend must be chosen first)
 
-from bench import e2e_plots  # noqa: E402
+from bench import e2e_plots, train_plots  # noqa: E402
 
 #: values of exactly zero are drawn at this floor on log axes (and labelled as exact)
 ERR_FLOOR = 1e-18
@@ -246,6 +246,22 @@ def write_all(out: Path, compare: dict | None = None, e2e: dict | None = None,
     else:
         written.append(plot_e2e(e2e, out / "e2e.png"))
         written += e2e_plots.plot_all(e2e, out)
+    return written + _optional_figures(out, say)
+
+
+def _optional_figures(out: Path, say: Log) -> list[Path]:
+    """Figures of the benchmarks that need Mininet, for those whose JSON is in ``out``:
+    the leaf-spine 2x2 (``e2e_leafspine.json``), the time profile (``e2e-profile.json``) and
+    training (``train.json``)."""
+    written: list[Path] = []
+    for name, draw in (("e2e_leafspine.json", lambda d: e2e_plots.plot_all(d, out, "e2e_leafspine")),
+                       ("e2e-profile.json", lambda d: [e2e_plots.plot_profile(d, out / "e2e_profile.png")]),
+                       ("train.json", lambda d: train_plots.plot_all(d, out))):
+        path = out / name
+        if path.exists():
+            written += draw(json.loads(path.read_text()))
+        else:
+            say(f"{name[:-5]} figures skipped: {path} not found")
     return written
 
 

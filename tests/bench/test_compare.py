@@ -69,7 +69,22 @@ def test_plots_are_written(result: dict, tmp_path: Path) -> None:
     written = plots.write_all(tmp_path, compare=result, log=messages.append)
     assert sorted(p.name for p in written) == sorted(plots.FIGURES)
     assert all(_is_png(p) for p in written)
-    assert len(messages) == 1 and "e2e" in messages[0]
+    assert "e2e plot skipped" in messages[0]
+    # the Mininet benchmarks' figures are skipped, each with a message, when their JSON is absent
+    assert [m.split()[0] for m in messages[1:]] == ["e2e_leafspine", "e2e-profile", "train"]
+
+
+def test_profile_figure_from_its_json(result: dict, tmp_path: Path) -> None:
+    row = {"seconds": 0.1, "cpu_bound_seconds": 0.06, "wire_seconds": 0.026,
+           "workers_cpu_seconds": 0.08, "workers_runqueue_wait_seconds": 0.3,
+           "switch_cpu_seconds": 0.03, "switch_runqueue_wait_seconds": 0.1}
+    profile = {"modes": {"dhc": row, "sketch_ring": dict(row, seconds=0.09)},
+               "config": {"topology": "single", "bandwidth": "100mbit", "cores": 2,
+                          "load_average": [3.0, 2.0, 1.0]}}
+    (tmp_path / "e2e-profile.json").write_text(json.dumps(profile))
+    written = plots.write_all(tmp_path, compare=result, log=lambda _m: None)
+    assert "e2e_profile.png" in [p.name for p in written]
+    assert _is_png(tmp_path / "e2e_profile.png")
 
 
 def test_e2e_plot_from_its_json(tmp_path: Path) -> None:
