@@ -74,6 +74,7 @@ class TableInfo:
     node: Tree
     runtime: Any = None
     applied: bool = False
+    priority_rule: Any = None      # entries.PriorityRule: how entry priorities compare
 
 
 class Emitter:

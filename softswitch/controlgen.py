@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from lark import Tree
 
+from . import entries
 from .codegen import ActionInfo, BlockGen, KeyInfo, TableInfo, text_of
 from .decls import ann_dict
 from .exprs import DuplicateName, Scope, Sym, is_const
@@ -176,6 +177,7 @@ class ControlGen(BlockGen):
         size = 1024
         dcounter = dmeter = None
         entries_node = None
+        prio_props: dict[str, Tree] = {}
         for p in props:
             if p.data == "tp_key":
                 for k in p.children[1:]:
@@ -217,8 +219,6 @@ class ControlGen(BlockGen):
             elif p.data == "tp_entries":
                 eann, econst, _kw, *ents = p.children
                 entries_const = econst is not None
-                if not entries_const:
-                    raise self.err(p, "non-const table entries are not supported")
                 entries_node = ents
             elif p.data == "tp_generic":
                 gann, gname, gexpr = p.children
@@ -239,13 +239,14 @@ class ControlGen(BlockGen):
                     sym.info.obj.table = qname
                 elif pname in ("implementation",):
                     raise self.err(p, "action profiles/selectors are not supported")
+                elif pname in ("largest_priority_wins", "priority_delta"):
+                    prio_props[pname] = gexpr
                 elif pname in ("support_timeout", "max_group_size", "psa_direct_counter"):
                     pass
                 else:
                     raise self.err(p, f"unknown table property {pname}")
         if not actions:
             raise self.err(node, f"table {local} has no actions")
-        kinds = {k.match_kind for k in keys}
         if sum(1 for k in keys if k.match_kind == "lpm") > 1:
             raise self.err(node, f"table {local} has more than one lpm key")
         info = TableInfo(qname, local, self.name, keys, actions, act_ann, None, default_const, [],
@@ -260,16 +261,13 @@ class ControlGen(BlockGen):
                 act_ann.append({"defaultonly": []})
                 bound.append([])
             info.default = (noact, ())
+        info.priority_rule = entries.priority_rule(self, prio_props)
         if entries_node:
-            from .tables import keyset_values
-            for ent in entries_node:
-                ks, ar, _ea = ent.children
-                a, args = self.action_call(info, ar)
-                vals = keyset_values(self, info, ks)
-                prio = None
-                if kinds & {"ternary", "range", "optional"}:
-                    prio = len(entries_node) - len(const_entries)  # earlier entries win
-                const_entries.append((vals, a, args, prio))
+            prios = entries.priorities(self, info, entries_node, entries_const, info.priority_rule)
+            for ent, prio in zip(entries_node, prios, strict=True):
+                _c, _p, ks, ar, _ea = ent.children
+                a, args = self.action_call(info, ar, in_entry=True)
+                const_entries.append((entries.keyset_values(self, info, ks), a, args, prio))
         info.const_entries = const_entries
         self.tables[local] = info
         self.scope.declare(local, Sym("table", NamedT("__table__"), pyname, False, info))
@@ -317,11 +315,17 @@ class ControlGen(BlockGen):
                 out.append(code)
         return out
 
-    def action_call(self, info: TableInfo, ar: Tree) -> tuple[ActionInfo, tuple[int, ...]]:
+    def action_call(self, info: TableInfo, ar: Tree, in_entry: bool = False) -> tuple[ActionInfo, tuple[int, ...]]:
         aann, anm, aargs = ar.children
         a = self.find_action(str(anm.children[0]), ar)
         if a not in info.actions:
             raise self.err(ar, f"action {a.local} is not in the actions of table {info.local}")
+        scope = info.action_annotations[info.actions.index(a)]
+        if in_entry and "defaultonly" in scope:
+            raise self.err(ar, f"action {a.local} is @defaultonly in table {info.local}: not allowed in entries")
+        if not in_entry and "tableonly" in scope:
+            raise self.err(ar, f"action {a.local} is @tableonly in table {info.local}: it cannot be the "
+                               "default action")
         args = [x for x in (aargs.children if aargs is not None else []) if x is not None]
         dirp = [p for p in a.params if p.direction]
         datap = a.data_params

@@ -81,7 +81,7 @@ class NativeSwitch(Switch):
         elif not t.needs_priority and t.lpm_idx is not None:
             rows = sorted(allents, key=lambda e: -e.plen)
         else:
-            rows = sorted(allents, key=lambda e: (-(e.priority or 0), e.seq))
+            rows = t.lookup_order()
         td = self.mod.ir.tables[name]
         na = max([len([q for q in self.mod.ir.actions[a].params if not q.direction]) for a in td.actions] + [0]) or 1
         kv, km, ai, args, cnt = [], [], [], [], []
