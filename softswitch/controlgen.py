@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from lark import Tree
 
-from . import entries
+from . import checks, entries
 from .codegen import ActionInfo, BlockGen, KeyInfo, TableInfo, text_of
 from .decls import ann_dict
 from .exprs import DuplicateName, Scope, Sym, is_const
@@ -143,6 +143,7 @@ class ControlGen(BlockGen):
             self.em("pass")
         self.em.level -= 1
         self.em("")
+        checks.claim_name(self, self.prog.actions, name, node, "action")
         self.prog.actions[name] = info
         return info
 
@@ -178,6 +179,7 @@ class ControlGen(BlockGen):
         dcounter = dmeter = None
         entries_node = None
         prio_props: dict[str, Tree] = {}
+        key_nodes: list[Tree] = []
         for p in props:
             if p.data == "tp_key":
                 for k in p.children[1:]:
@@ -203,6 +205,7 @@ class ControlGen(BlockGen):
                     kd = ann_dict(kann, self.d)
                     kname = kd["name"][0] if kd.get("name") else text_of(kexpr)
                     keys.append(KeyInfo(kname, kind, w, code, kd))
+                    key_nodes.append(k)
             elif p.data == "tp_actions":
                 for ar in p.children[1:]:
                     aann, anm, aargs = ar.children
@@ -247,6 +250,7 @@ class ControlGen(BlockGen):
                     raise self.err(p, f"unknown table property {pname}")
         if not actions:
             raise self.err(node, f"table {local} has no actions")
+        checks.unique_key_names(self, local, keys, key_nodes)
         if sum(1 for k in keys if k.match_kind == "lpm") > 1:
             raise self.err(node, f"table {local} has more than one lpm key")
         info = TableInfo(qname, local, self.name, keys, actions, act_ann, None, default_const, [],
@@ -271,6 +275,7 @@ class ControlGen(BlockGen):
         info.const_entries = const_entries
         self.tables[local] = info
         self.scope.declare(local, Sym("table", NamedT("__table__"), pyname, False, info))
+        checks.claim_name(self, self.prog.tables, qname, node, "table")
         self.prog.tables[qname] = info
         self.prog.new_table_runtime(info)
         # the apply function

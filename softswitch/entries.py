@@ -74,11 +74,11 @@ def _one_value(gen, it: Tree, k) -> MatchValue:
                 raise gen.err(it, f"key {k.name}: invalid mask for LPM key ({m:#x} is not a prefix)")
             return Lpm(v & m, plen)
         if kind != "ternary":
-            raise gen.err(it, f"key {k.name}: a mask (&&&) is not allowed for a {kind} key")
+            raise gen.err(it, f"key {k.name}: a mask (&&&) is not allowed for a key of match kind {kind}")
         return Ternary(v & m, m)
     if it.data == "ks_range":
         if kind != "range":
-            raise gen.err(it, f"key {k.name}: a range (..) is not allowed for a {kind} key")
+            raise gen.err(it, f"key {k.name}: a range (..) is not allowed for a key of match kind {kind}")
         lo, hi = _const(gen, it.children[0], t), _const(gen, it.children[1], t)
         if lo > hi:
             raise gen.err(it, f"key {k.name}: range {lo} .. {hi} is empty")
@@ -99,7 +99,7 @@ def priority_rule(gen, props: dict[str, Tree]) -> PriorityRule:
     if "priority_delta" in props:
         node = props["priority_delta"]
         code, _t = gen.ex(node)
-        if not is_const(code) or int(code) <= 0:
+        if not is_const(code) or int(code) < 0:
             raise gen.err(node, "priority_delta must be a positive value")
         rule.delta = int(code)
     return rule
