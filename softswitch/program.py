@@ -101,6 +101,7 @@ class Program:
         self.ns: dict[str, Any] = {}
         self.tables: dict[str, TableInfo] = {}
         self.actions: dict[str, ActionInfo] = {}
+        self.direct_actions: set[str] = set()   # actions called from an apply block
         self.extern_insts: dict[str, ExternInst] = {}
         self.digests: dict[str, StructT] = {}
         self.value_sets: dict[str, Any] = {}
