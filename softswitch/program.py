@@ -9,7 +9,7 @@ from typing import Any
 
 from lark import Tree
 
-from . import rtlib
+from . import p4warnings, rtlib
 from .calls import Calls, ExternInst
 from .codegen import ActionInfo, Emitter, TableInfo
 from .controlgen import ControlGen
@@ -116,6 +116,7 @@ class Program:
         self.source = "\n".join(self.em.lines)
         self._check_unused()
         self._exec()
+        self.warnings: list[str] = p4warnings.collect(parsed.tree, self.decls)
 
     # ------------------------------------------------------------ helpers
     def pyident(self, name: str) -> str:
