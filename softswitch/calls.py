@@ -82,8 +82,9 @@ class Calls:
             raise g.err(loc, f"{base} constructor takes {' or '.join(str(len(c)) for c in ctors)} "
                              f"arguments, got {len(args)}")
         vals = []
-        for a in args:
-            c, at = g.ex(a)
+        ctor = next(c for c in ctors if len(c) == len(args))
+        for a, p in zip(args, ctor, strict=True):
+            c = g.ex(a)[0] if isinstance(p.type, NamedT) else g.ex_to(a, p.type)
             if not is_const(c):
                 raise g.err(a, "constructor arguments must be compile-time constants")
             vals.append(int(c))
@@ -134,6 +135,8 @@ class Calls:
                 if sym.kind == "table":
                     if method != "apply":
                         raise g.err(callee, f"tables have no method {method}")
+                    if g.in_action is not None:
+                        raise g.err(n, f"table {sym.info.local} cannot be applied inside an action")
                     if args:
                         raise g.err(n, "apply() takes no arguments")
                     if sym.info.applied and not g.prog.checking_unused:

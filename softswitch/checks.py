@@ -24,3 +24,24 @@ def unique_key_names(gen, table: str, keys: list, nodes: list) -> None:
         if k.name in seen:
             raise gen.err(node, f"table {table}: duplicate key name {k.name}")
         seen[k.name] = node
+
+
+def unique_members(ctx, node, what: str, names: list[str], already: list[str] = ()) -> None:
+    """Members of an enum / error / match_kind declaration are distinct (also across the
+    ``error`` and ``match_kind`` declarations, which p4c merges)."""
+    seen = set(already)
+    for n in names:
+        if n in seen:
+            raise ctx.err(node, f"{what}: duplicate member {n}")
+        seen.add(n)
+
+
+def unique_properties(gen, table: str, props: list) -> None:
+    """A table property may be given once (p4c: duplicate property)."""
+    seen: set[str] = set()
+    for p in props:
+        name = {"tp_key": "key", "tp_actions": "actions", "tp_default": "default_action",
+                "tp_entries": "entries"}.get(p.data) or str(p.children[1].children[0])
+        if name in seen:
+            raise gen.err(p, f"table {table}: duplicate property {name}")
+        seen.add(name)

@@ -355,6 +355,8 @@ class BlockGen:
         seen: set = set()
         for c in n.children[1:]:
             label, body = c.children
+            if None in seen:
+                raise self.err(c, "the default label must be the last switch label")
             key = None if label.data == "label_default" else label_key(label, c)
             if key in seen:
                 raise self.err(c, "duplicate switch label")

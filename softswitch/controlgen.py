@@ -180,6 +180,7 @@ class ControlGen(BlockGen):
         entries_node = None
         prio_props: dict[str, Tree] = {}
         key_nodes: list[Tree] = []
+        checks.unique_properties(self, local, props)
         for p in props:
             if p.data == "tp_key":
                 for k in p.children[1:]:
@@ -198,8 +199,9 @@ class ControlGen(BlockGen):
                             code = f"({code} & {t.mask})"
                     elif isinstance(t, EnumT) and t.underlying is not None:
                         w = t.underlying.width
-                    elif isinstance(t, NamedT) or isinstance(t, IntLitT):
-                        raise self.err(k, f"table key of type {t} is not supported")
+                    elif isinstance(t, (NamedT, IntLitT, StructLikeT, StackT)):
+                        raise self.err(k, f"table key of type {t}: keys must be bit<W>, int<W>, bool, "
+                                          "an enum or error")
                     else:
                         w = field_width(t)
                     kd = ann_dict(kann, self.d)
@@ -228,6 +230,8 @@ class ControlGen(BlockGen):
                 pname = str(gname.children[0])
                 if pname == "size":
                     size = self.ec()._const_of(gexpr)
+                    if size < 0:
+                        raise self.err(p, f"table {local}: size {size} must not be negative")
                 elif pname in ("counters", "meters"):
                     ident = str(gexpr.children[-1]) if isinstance(gexpr, Tree) and gexpr.data == "ident" else ""
                     sym = self.scope.lookup(ident)

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 from lark import Token, Tree
 
+from . import checks
 from .api import P4CompileError
 from .frontend import LineMap
 from .types import (
@@ -313,6 +314,7 @@ class Decls:
     def _d_enum_decl(self, d: Tree) -> None:
         name = self._name(d.children[1])
         members = [self._name(m) for m in d.children[2:] if m is not None]
+        checks.unique_members(self, d, f"enum {name}", members)
         self._declare_type(name, EnumT(name, members), d)
 
     def _d_ser_enum_decl(self, d: Tree) -> None:
@@ -325,16 +327,21 @@ class Decls:
             if m is None:
                 continue
             mname = self._name(m.children[0])
+            checks.unique_members(self, m, f"enum {name}", [mname], e.members)
             e.members.append(mname)
             e.values[mname] = self.const_int(m.children[1]) & under.mask
         self._declare_type(name, e, d)
 
     def _d_error_decl(self, d: Tree) -> None:
+        checks.unique_members(self, d, "error", [self._name(m) for m in d.children[1:] if m is not None],
+                              self.errors)
         for m in d.children[1:]:
             if m is not None and self._name(m) not in self.errors:
                 self.errors.append(self._name(m))
 
     def _d_match_kind_decl(self, d: Tree) -> None:
+        checks.unique_members(self, d, "match_kind", [self._name(m) for m in d.children[1:] if m is not None],
+                              self.match_kinds)
         for m in d.children[1:]:
             if m is not None:
                 self.match_kinds.append(self._name(m))

@@ -103,6 +103,40 @@ CASES: dict[str, tuple[str, str, dict[str, str]]] = {
                   "    table t {\n        key = { hdr.ethernet.etherType: exact; }\n"
                   "        actions = { a1; a2; NoAction; }\n    }",
          "apply": "        t.apply();"}),
+    "duplicate_table_property": (
+        "a table property given twice", "duplicate|property",
+        {"decls": ACTIONS + "    table t {\n        key = { hdr.ethernet.etherType: exact; }\n"
+                  "        actions = { set_port; NoAction; }\n        size = 4;\n        size = 8; /*ERR*/\n    }",
+         "apply": "        t.apply();"}),
+    "negative_table_size": (
+        "a negative table size", "size|negative",
+        {"decls": ACTIONS + "    table t {\n        key = { hdr.ethernet.etherType: exact; }\n"
+                  "        actions = { set_port; NoAction; }\n        size = -1; /*ERR*/\n    }",
+         "apply": "        t.apply();"}),
+    "key_of_header_type": (
+        "a table key that is a whole header", "key",
+        {"decls": ACTIONS + "    table t {\n        key = { hdr.ethernet: exact; } /*ERR*/\n"
+                  "        actions = { set_port; NoAction; }\n    }",
+         "apply": "        t.apply();"}),
+    "table_apply_in_action": (
+        "a table applied inside an action", "action|apply",
+        {"decls": ACTIONS + "    table t {\n        key = { hdr.ethernet.etherType: exact; }\n"
+                  "        actions = { set_port; NoAction; }\n    }\n"
+                  "    action runs_table() {\n        t.apply(); /*ERR*/\n    }",
+         "apply": "        runs_table();"}),
+    "switch_default_not_last": (
+        "a switch whose default label is not the last one", "default|last",
+        {"apply": "        switch (meta.m8) {\n            default: { meta.m16 = 16w1; }\n"
+                  "            8w1: { meta.m16 = 16w2; } /*ERR*/\n        }"}),
+    "enum_duplicate_member": (
+        "an enum with the same member twice", "duplicate",
+        {"top": "\nenum Color { RED, RED } /*ERR*/\n"}),
+    "error_duplicate_member": (
+        "an error member declared twice", "duplicate",
+        {"top": "\nerror { BadThing, BadThing } /*ERR*/\n"}),
+    "extern_ctor_arg_type": (
+        "a counter constructed with a number where CounterType is expected", "CounterType|type",
+        {"decls": "    counter(32w16, 5) c; /*ERR*/", "apply": "        c.count(32w0);"}),
 }
 
 
