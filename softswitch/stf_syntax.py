@@ -45,7 +45,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-
 EXTENSION = "#!softswitch"
 
 
