@@ -140,7 +140,8 @@ class Calls:
                     if args:
                         raise g.err(n, "apply() takes no arguments")
                     if sym.info.applied and not g.prog.checking_unused:
-                        raise g.err(n, f"table {sym.info.local} is applied more than once; p4c's BMv2 back end "
+                        raise g.err(n, f"table {sym.info.local} is applied more than once; "
+                                       "p4c's BMv2 back end "
                                        "supports one apply site per table (simple_switch.md)")
                     sym.info.applied = True
                     return f"{sym.code}(L)", NamedT("__apply_result__")
@@ -267,7 +268,8 @@ class Calls:
             extra = ""
             if len(args) == 2:
                 if not var:
-                    raise g.err(n, f"two-argument extract needs a header with a varbit field; {t.name} has none")
+                    raise g.err(n, "two-argument extract needs a header with a varbit field; "
+                                   f"{t.name} has none")
                 extra = ", " + g.ex_to(args[1], BitT(32))
             elif var:
                 raise g.err(n, f"header {t.name} has a varbit field: use extract(hdr, sizeInBits)")

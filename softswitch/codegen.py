@@ -110,7 +110,8 @@ def text_of(node) -> str:
         return f"{text_of(node.children[0])}[{text_of(node.children[1])}:{text_of(node.children[2])}]"
     if d == "call":
         callee = node.children[0]
-        if isinstance(callee, Tree) and callee.data == "member" and str(callee.children[1].children[0]) == "isValid":
+        if isinstance(callee, Tree) and callee.data == "member" \
+                and str(callee.children[1].children[0]) == "isValid":
             return f"{text_of(callee.children[0])}.$valid$"  # p4c's P4Info name for validity keys
         return f"{text_of(callee)}()"
     if d == "int_lit":
@@ -263,7 +264,8 @@ class BlockGen:
         t = self.d.resolve_type(tnode)
         name = str(nm.children[0])
         if isinstance(t, IntLitT):
-            raise self.err(n, f"variable {name} cannot have type int (infinite precision is compile-time only)")
+            raise self.err(n, f"variable {name} cannot have type int "
+                              "(infinite precision is compile-time only)")
         py = self.fresh("v_" + name)
         if init is not None:
             c = self.ex_to(init, t)
@@ -337,7 +339,8 @@ class BlockGen:
                 aname = str(x.children[-1]) if isinstance(x, Tree) and x.data == "ident" else ""
                 idx = next((i for i, a in enumerate(tinfo.actions) if a.local == aname and aname), None)
                 if idx is None:
-                    raise self.err(c, f"switch label {aname or text_of(x)} is not an action of table {tinfo.local}")
+                    raise self.err(c, f"switch label {aname or text_of(x)} is not an action of "
+                                      f"table {tinfo.local}")
                 return idx
         else:
             code, t = self.ex(e)

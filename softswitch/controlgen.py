@@ -110,11 +110,13 @@ class ControlGen(BlockGen):
                                        "directionless one")
             if not p.direction and not isinstance(p.type, (BitT, BoolT)) and \
                     not (isinstance(p.type, EnumT) and p.type.underlying):
-                raise self.err(p.node, f"action parameter {p.name}: control-plane data must be bit<W>/int<W>/bool")
+                raise self.err(p.node, f"action parameter {p.name}: control-plane data must be "
+                                       "bit<W>/int<W>/bool")
         pyfn = f"A_{self.prog.pyident(name)}"
         info = ActionInfo(name, local, pyfn, params, annd, None if top_level else self.name, node)
         info.scalar_outs = [i for i, p in enumerate(params)
-                            if p.direction in ("out", "inout") and not isinstance(p.type, (StructLikeT, StackT))]
+                            if p.direction in ("out", "inout")
+                            and not isinstance(p.type, (StructLikeT, StackT))]
         if local in self.actions:
             raise self.err(node, f"duplicate action {local}")
         self.actions[local] = info
@@ -123,7 +125,8 @@ class ControlGen(BlockGen):
         outer = self.scope
         self.scope = Scope(outer)
         for p in params:
-            self.scope.declare(p.name, Sym("var", p.type, f"a_{p.name}", bool(p.direction) and p.direction != "in",
+            writable = bool(p.direction) and p.direction != "in"
+            self.scope.declare(p.name, Sym("var", p.type, f"a_{p.name}", writable,
                                            info=p))
         args = "".join(f", a_{p.name}" for p in params)
         self.em(f"def {pyfn}(L{args}):")
@@ -233,7 +236,8 @@ class ControlGen(BlockGen):
                     if size < 0:
                         raise self.err(p, f"table {local}: size {size} must not be negative")
                 elif pname in ("counters", "meters"):
-                    ident = str(gexpr.children[-1]) if isinstance(gexpr, Tree) and gexpr.data == "ident" else ""
+                    is_ident = isinstance(gexpr, Tree) and gexpr.data == "ident"
+                    ident = str(gexpr.children[-1]) if is_ident else ""
                     sym = self.scope.lookup(ident)
                     want = "direct_counter" if pname == "counters" else "direct_meter"
                     if sym is None or sym.kind != "extern" or sym.info.extern != want:
@@ -324,14 +328,16 @@ class ControlGen(BlockGen):
                 out.append(code)
         return out
 
-    def action_call(self, info: TableInfo, ar: Tree, in_entry: bool = False) -> tuple[ActionInfo, tuple[int, ...]]:
+    def action_call(self, info: TableInfo, ar: Tree,
+                    in_entry: bool = False) -> tuple[ActionInfo, tuple[int, ...]]:
         aann, anm, aargs = ar.children
         a = self.find_action(str(anm.children[0]), ar)
         if a not in info.actions:
             raise self.err(ar, f"action {a.local} is not in the actions of table {info.local}")
         scope = info.action_annotations[info.actions.index(a)]
         if in_entry and "defaultonly" in scope:
-            raise self.err(ar, f"action {a.local} is @defaultonly in table {info.local}: not allowed in entries")
+            raise self.err(ar, f"action {a.local} is @defaultonly in table {info.local}: "
+                               "not allowed in entries")
         if not in_entry and "tableonly" in scope:
             raise self.err(ar, f"action {a.local} is @tableonly in table {info.local}: it cannot be the "
                                "default action")
@@ -341,7 +347,8 @@ class ControlGen(BlockGen):
         if len(args) == len(dirp) + len(datap):
             args = args[len(dirp):]
         if len(args) != len(datap):
-            raise self.err(ar, f"action {a.local} expects {len(datap)} action-data arguments, got {len(args)}")
+            raise self.err(ar, f"action {a.local} expects {len(datap)} action-data arguments, "
+                               f"got {len(args)}")
         vals = []
         for p, x in zip(datap, args, strict=False):
             c = self.ex_to(x, p.type)

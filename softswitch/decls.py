@@ -291,7 +291,8 @@ class Decls:
             raise self.err(d, f"header {name} has more than one varbit field")
         h = HeaderT(name, fields, ann_dict(d.children[0], self))
         if h.width % 8:
-            raise self.err(d, f"header {name} is {h.width} bits; BMv2 requires headers to be a multiple of 8 bits")
+            raise self.err(d, f"header {name} is {h.width} bits; BMv2 requires headers to be "
+                              "a multiple of 8 bits")
         self._declare_type(name, h, d)
         self.header_order.append(h)
 

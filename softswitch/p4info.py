@@ -123,7 +123,8 @@ def build_p4info(prog) -> Any:
     for name in sorted(used_actions):
         a = used_actions[name]
         pa = info.actions.add()
-        _preamble(pa.preamble, ids.get("action", name, a.annotations), name, _alias(name, anames), a.annotations)
+        _preamble(pa.preamble, ids.get("action", name, a.annotations), name, _alias(name, anames),
+                  a.annotations)
         for k, p in enumerate(a.data_params, 1):
             pp = pa.params.add()
             pp.id = k

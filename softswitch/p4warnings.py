@@ -5,7 +5,8 @@
 - ``[--Wwarn=mismatch]`` "size N specified for table with constant entries": the table's
   ``size`` is ignored, its entries are all it will ever hold.
 
-Nothing is reported inside the system headers.  Each warning is ``file:line:col: [--Wwarn=kind] warning: text``; the program still loads.
+Nothing is reported inside the system headers.  Each warning is
+``file:line:col: [--Wwarn=kind] warning: text``; the program still loads.
 """
 
 from __future__ import annotations
@@ -37,7 +38,8 @@ def collect(tree: Tree, decls) -> list[str]:
                 size = p.children[2]
                 text = "".join(str(t) for t in size.scan_values(lambda v: isinstance(v, Token))) \
                     if isinstance(size, Tree) else str(size)
-                out.append(_at(decls, p, "mismatch", f"size {text} specified for table with constant entries"))
+                msg = f"size {text} specified for table with constant entries"
+                out.append(_at(decls, p, "mismatch", msg))
     # as p4c, nothing is reported about its own system headers (core.p4, v1model.p4)
     return [w for _line, w in sorted(out, key=lambda x: x[0]) if w]
 

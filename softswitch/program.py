@@ -164,7 +164,8 @@ class Program:
         tname = t.base if isinstance(t, SpecializedT) else getattr(t, "name", "")
         if tname != "V1Switch":
             raise d.err(main, f"main must be a V1Switch (v1model), not {tname}")
-        args = [a for a in (main.children[2].children if main.children[2] is not None else []) if a is not None]
+        arg_nodes = main.children[2].children if main.children[2] is not None else []
+        args = [a for a in arg_nodes if a is not None]
         if len(args) != 6:
             raise d.err(main, f"V1Switch takes 6 arguments, got {len(args)}")
         blocks: dict[str, str] = {}
@@ -231,7 +232,8 @@ class Program:
     def _exec(self) -> None:
         ns = self.ns
         ns.update({
-            "_Exit": rtlib.Exit, "_Locals": rtlib.Locals, "_Reject": rtlib.Reject, "_Stack": rtlib.Stack, "_mk": rtlib.mk,
+            "_Exit": rtlib.Exit, "_Locals": rtlib.Locals, "_Reject": rtlib.Reject, "_Stack": rtlib.Stack,
+            "_mk": rtlib.mk,
             "_eq": rtlib.eq, "_pack": pack_bits, "_HASH": ALGORITHMS, "_look": _look, "_lookh": _lookh,
             "_adv": _adv, "_REJECT": _reject_state, "_ST": self.state, "_C": PacketCtx(),
             "_rand": lambda lo, hi: random.randint(min(lo, hi), max(lo, hi)),

@@ -121,7 +121,8 @@ class Table:
     def lookup_order(self) -> list[_Entry]:
         """Entries of a ternary/range/optional table, first match wins (both backends use it)."""
         sign = -1 if self.largest_wins else 1
-        return sorted(self.const + list(self.entries.values()), key=lambda e: (sign * (e.priority or 0), e.seq))
+        rows = self.const + list(self.entries.values())
+        return sorted(rows, key=lambda e: (sign * (e.priority or 0), e.seq))
 
     # ------------------------------------------------------------ entries
     def _normalise(self, match: dict[str, MatchValue]) -> tuple[tuple, dict[str, MatchValue], int]:
@@ -302,7 +303,8 @@ class Table:
 
     def to_entry(self, e: _Entry) -> TableEntry:
         a = self.info.actions[e.ai]
-        params = {cp_name(p): (v & ((1 << p.type.width) - 1) if isinstance(v, int) and hasattr(p.type, "width")
+        params = {cp_name(p): (v & ((1 << p.type.width) - 1)
+                               if isinstance(v, int) and hasattr(p.type, "width")
                                else int(v))
                   for p, v in zip(a.data_params, e.args, strict=False)}
         return TableEntry(self.info.name, dict(e.match), a.name, params, e.priority, False, e.is_const,

@@ -14,7 +14,8 @@ def test_stf_files_are_current() -> None:
     """The checked-in STF files are what make_stf.py writes (regenerate after changing it)."""
     assert sorted(make_stf.FILES) == STF_FILES
     for name, make in make_stf.FILES.items():
-        assert (STF_DIR / name).read_text() == make(), f"{name} is stale: run python -m tests.p4src.stf.make_stf"
+        stale = f"{name} is stale: run python -m tests.p4src.stf.make_stf"
+        assert (STF_DIR / name).read_text() == make(), stale
 
 
 @pytest.mark.parametrize("name", STF_FILES)

@@ -52,7 +52,8 @@ def dhc(src_mac: str, dst_mac: str, src_ip: str, dst_ip: str, lanes: list[int], 
     payload = wire.pack_header(**hdr) + struct.pack(f"!{len(lanes)}I", *[v & 0xFFFFFFFF for v in lanes])
     udp = UDP(sport=sport, dport=dport) if udp_csum is None else \
         UDP(sport=sport, dport=dport, chksum=udp_csum)
-    return bytes(Ether(src=src_mac, dst=dst_mac) / IP(src=src_ip, dst=dst_ip, ttl=ttl, id=ident) / udp / payload)
+    ip = IP(src=src_ip, dst=dst_ip, ttl=ttl, id=ident)
+    return bytes(Ether(src=src_mac, dst=dst_mac) / ip / udp / payload)
 
 
 def data(w: int, lanes: list[int], *, ident: int = 1, child_id: int | None = None, **hdr: int) -> bytes:
@@ -108,7 +109,8 @@ def sum_three_workers() -> str:
     out.append("wait\n")
     out.append(f"packet 3 {hexs(data(2, c[2], ident=9, level=sum_level, chunk=5, slot=slot))}\n")
     for w in range(3):
-        out.append(f"expect {w + 1} {hexs(result_to(w, total, ident=9, level=sum_level, chunk=5, slot=slot))} $\n")
+        res = result_to(w, total, ident=9, level=sum_level, chunk=5, slot=slot)
+        out.append(f"expect {w + 1} {hexs(res)} $\n")
     out.append("wait\n# worker 1 lost its copy: retransmits (other data), gets the stored sum\n")
     out.append(f"packet 2 {hexs(data(1, [5, 5, 5, 5], ident=3, level=sum_level, chunk=5, slot=slot))}\n")
     out.append(f"expect 2 {hexs(result_to(1, total, ident=3, level=sum_level, chunk=5, slot=slot))} $\n")

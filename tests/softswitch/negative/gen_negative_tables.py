@@ -106,7 +106,8 @@ CASES: dict[str, tuple[str, str, dict[str, str]]] = {
     "duplicate_table_property": (
         "a table property given twice", "duplicate|property",
         {"decls": ACTIONS + "    table t {\n        key = { hdr.ethernet.etherType: exact; }\n"
-                  "        actions = { set_port; NoAction; }\n        size = 4;\n        size = 8; /*ERR*/\n    }",
+                  "        actions = { set_port; NoAction; }\n        size = 4;\n"
+                  "        size = 8; /*ERR*/\n    }",
          "apply": "        t.apply();"}),
     "negative_table_size": (
         "a negative table size", "size|negative",

@@ -292,7 +292,8 @@ def parser_errors() -> None:
     e = eth(1, 2, 0x9000)
     cases = [
         ("body with len 5: no error", bytes([1, 0x55]) + bytes([5, 0x33]) + b"\xaa\xbb", 0, None),
-        ("body with len 1: verify fails -> BadLength; body stays valid", bytes([1, 0x55, 1, 0x33]) + b"\xaa\xbb",
+        ("body with len 1: verify fails -> BadLength; body stays valid",
+         bytes([1, 0x55, 1, 0x33]) + b"\xaa\xbb",
          2, None),
         ("lookahead sees 0x80 -> big, but only 4 bytes left: PacketTooShort, bytes left as payload",
          bytes([1, 0x55]) + bytes.fromhex("80010203"), 1, None),
