@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from lark import Tree
 
-from . import checks, entries
+from . import checks, checks_v1model, entries
 from .codegen import ActionInfo, BlockGen, KeyInfo, TableInfo, text_of
 from .decls import ann_dict
 from .exprs import DuplicateName, Scope, Sym, is_const
@@ -242,6 +242,7 @@ class ControlGen(BlockGen):
                     want = "direct_counter" if pname == "counters" else "direct_meter"
                     if sym is None or sym.kind != "extern" or sym.info.extern != want:
                         raise self.err(p, f"table property {pname} must name a {want} instance")
+                    checks_v1model.one_table_per_direct_resource(self, sym, qname, p)
                     if pname == "counters":
                         dcounter = sym.info.name
                     else:

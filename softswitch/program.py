@@ -9,7 +9,7 @@ from typing import Any
 
 from lark import Tree
 
-from . import p4warnings, rtlib
+from . import checks_v1model, p4warnings, rtlib
 from .calls import Calls, ExternInst
 from .codegen import ActionInfo, Emitter, TableInfo
 from .controlgen import ControlGen
@@ -113,6 +113,8 @@ class Program:
         self._top_actions()
         self.functions = {name: FuncGen(self, tree).generate() for name, tree in self.decls.functions.items()}
         self.blocks = self._pipeline()
+        checks_v1model.check_program(self.decls, self.decls.controls, self.decls.parsers, self.block_names)
+        checks_v1model.check_user_types(self.decls, self.block_params["parser"])
         self.source = "\n".join(self.em.lines)
         self._check_unused()
         self._exec()

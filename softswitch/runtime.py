@@ -46,9 +46,13 @@ class Switch(Pipeline):
         parsed = frontend.parse(text, filename)
         try:
             prog = Program(parsed, trace=trace)
+            return cls(prog, cpu_port, text, filename)
         except RecursionError:
             raise P4CompileError("program nesting too deep", filename, 0, 0) from None
-        return cls(prog, cpu_port, text, filename)
+        except (TypeError, ValueError, KeyError, AttributeError, IndexError, RuntimeAPIError) as e:
+            # a construct the checks above did not anticipate: still a compile error, never a crash
+            raise P4CompileError(f"unsupported program construct ({type(e).__name__}: {e})",
+                                 filename, 0, 0) from e
 
     @property
     def header_types(self) -> dict[str, list[tuple[str, int]]]:

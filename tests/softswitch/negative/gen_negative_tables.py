@@ -138,6 +138,19 @@ CASES: dict[str, tuple[str, str, dict[str, str]]] = {
     "extern_ctor_arg_type": (
         "a counter constructed with a number where CounterType is expected", "CounterType|type",
         {"decls": "    counter(32w16, 5) c; /*ERR*/", "apply": "        c.count(32w0);"}),
+    "update_checksum_in_ingress": (
+        "update_checksum called in ingress (BMv2 computes checksums only in its checksum stages)",
+        "checksum",
+        {"apply": "        update_checksum(true, { hdr.ethernet.dstAddr }, hdr.ethernet.etherType, "
+                  "HashAlgorithm.csum16); /*ERR*/"}),
+    "direct_counter_two_tables": (
+        "one direct_counter given to two tables", "direct|table",
+        {"decls": "    direct_counter(CounterType.packets) dc;\n"
+                  "    table t1 {\n        key = { meta.m8: exact; }\n        actions = { NoAction; }\n"
+                  "        counters = dc;\n    }\n"
+                  "    table t2 {\n        key = { meta.m16: exact; }\n        actions = { NoAction; }\n"
+                  "        counters = dc; /*ERR*/\n    }",
+         "apply": "        t1.apply();\n        t2.apply();"}),
 }
 
 
