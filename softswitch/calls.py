@@ -164,6 +164,8 @@ class Calls:
                 if len(args) != 1:
                     raise g.err(n, f"{method} takes 1 argument")
                 k = g.ec()._const_of(args[0])
+                if k < 0:
+                    raise g.err(args[0], f"{method} count must not be negative, got {k}")
                 g.lvalue(base)
                 return [f"{code}.{method}({k})"]
             raise g.err(callee, f"type {t} has no method {method}")

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from lark import Token, Tree
+
 
 def claim_name(gen, registry: dict[str, Any], name: str, node, what: str) -> None:
     """Reject ``name`` if ``registry`` already holds a different declaration under it."""
@@ -45,3 +47,24 @@ def unique_properties(gen, table: str, props: list) -> None:
         if name in seen:
             raise gen.err(p, f"table {table}: duplicate property {name}")
         seen.add(name)
+
+
+def same_directional_args(gen, action, default_args: list, listed_args: list, node) -> None:
+    """``default_action = a(x, ...)`` must bind ``a``'s directional parameters to the same
+    expressions as the table's ``actions`` list does (p4c: argument does not match)."""
+    if not listed_args or len(default_args) != len(listed_args) + len(action.data_params):
+        return  # the default names only the action data (the actions list binds the rest)
+    from_list = [_text(a) for a in listed_args]
+    given = [_text(a) for a in default_args[:len(from_list)]]
+    if given != from_list:
+        raise gen.err(node, f"default action {action.local}: directional arguments ({', '.join(given)}) do not "
+                            f"match the table's actions list ({', '.join(from_list)})")
+
+
+def _text(node) -> str:
+    if isinstance(node, Token):
+        return str(node)
+    if isinstance(node, Tree):
+        return "".join(_text(c) + ("." if isinstance(c, Tree) and node.data == "member" else "")
+                       for c in node.children if c is not None).rstrip(".")
+    return str(node)

@@ -183,6 +183,7 @@ class ControlGen(BlockGen):
         entries_node = None
         prio_props: dict[str, Tree] = {}
         key_nodes: list[Tree] = []
+        listed: dict[str, list] = {}   # action -> its directional arguments in the actions list
         checks.unique_properties(self, local, props)
         for p in props:
             if p.data == "tp_key":
@@ -220,6 +221,7 @@ class ControlGen(BlockGen):
                     actions.append(a)
                     act_ann.append(ann_dict(aann, self.d))
                     bound.append(self.bind_directional(a, aargs, ar))
+                    listed[a.name] = [x for x in (aargs.children if aargs is not None else []) if x is not None]
             elif p.data == "tp_default":
                 dann, dconst, ar = p.children
                 default_const = dconst is not None
@@ -266,6 +268,10 @@ class ControlGen(BlockGen):
                          entries_const, size, dcounter, dmeter, annd, pyname, node)
         if default is not None:
             info.default = self.action_call(info, default)
+            dargs = [x for x in (default.children[2].children if default.children[2] is not None else [])
+                     if x is not None]
+            checks.same_directional_args(self, info.default[0], dargs,
+                                         listed.get(info.default[0].name, []), default)
         else:
             # P4_16: the default action is NoAction; p4c adds it to the table as @defaultonly
             noact = self.find_action("NoAction", node)

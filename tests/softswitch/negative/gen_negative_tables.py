@@ -151,6 +151,17 @@ CASES: dict[str, tuple[str, str, dict[str, str]]] = {
                   "    table t2 {\n        key = { meta.m16: exact; }\n        actions = { NoAction; }\n"
                   "        counters = dc; /*ERR*/\n    }",
          "apply": "        t1.apply();\n        t2.apply();"}),
+    "default_action_other_binding": (
+        "a default action binding its inout parameter to another field than the actions list",
+        "directional|match",
+        {"decls": "    action bump(inout bit<8> x) {\n        x = x + 8w1;\n    }\n"
+                  "    table t {\n        key = { hdr.ethernet.etherType: exact; }\n"
+                  "        actions = { bump(meta.m8); }\n        default_action = bump(meta.m16[7:0]); /*ERR*/\n    }",
+         "apply": "        t.apply();"}),
+    "push_front_negative": (
+        "push_front by a negative count", "negative|push_front",
+        {"top": "\nheader item_t {\n    bit<8> v;\n}\n",
+         "apply": "        item_t[2] s;\n        s.push_front(-1); /*ERR*/"}),
 }
 
 
