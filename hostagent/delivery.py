@@ -131,12 +131,18 @@ class Delivery:
         """Deliver ``out``'s items over ``link`` until ``link.finished()``: send what the window
         (and, given ``clock``, self-clocking) allows, wait for answers up to the next deadline
         (at most ``poll_cap`` s), retransmit what expired.  Raises the link's DeliveryTimeout."""
-        n, done, win = out.n, out.done, self.window
+        n, done, win, rtt = out.n, out.done, self.window, self._rtt
+        timeout, deadline, first_sent = out.timeout, out.deadline, out.first_sent
+        transmit, monotonic = link.transmit, time.monotonic   # the per-packet path: locals only
         while not link.finished():
             sent = out.sent
             while sent < n and (clock is None or sent < clock or done[sent - clock]) \
                     and sent - out.n_done < win.cwnd:
-                self._transmit(out, link, sent, False)
+                rto = rtt.rto                   # a first transmission: the current timeout
+                timeout[sent] = rto
+                first_sent[sent] = monotonic()
+                transmit(sent, False)
+                deadline[sent] = monotonic() + rto
                 sent += 1
             out.sent = sent
             lo = out.lo
@@ -148,11 +154,8 @@ class Delivery:
             if link.receive(min(wait, poll_cap)):
                 self._expire(out, link)
 
-    def _transmit(self, out: Outstanding, link: Link, i: int, again: bool) -> None:
-        if out.tries[i] == 0:
-            out.timeout[i] = self._rtt.rto
-            out.first_sent[i] = time.monotonic()
-        link.transmit(i, again)
+    def _retransmit(self, out: Outstanding, link: Link, i: int) -> None:
+        link.transmit(i, True)
         out.deadline[i] = time.monotonic() + out.timeout[i]
 
     def _expire(self, out: Outstanding, link: Link) -> None:
@@ -169,7 +172,7 @@ class Delivery:
                 raise link.give_up(i)
             out.tries[i] += 1
             out.timeout[i] = min(out.timeout[i] * policy.backoff, policy.max_timeout)
-            self._transmit(out, link, i, True)
+            self._retransmit(out, link, i)
 
     def complete(self, out: Outstanding, items: np.ndarray) -> int:
         """Items (distinct, not yet done) got their answer: stop their timers, sample the RTT of

@@ -103,14 +103,14 @@ class _Exchange:
         self.out = Outstanding(self.n)
         self.results = np.zeros((self.n, lanes), dtype=np.uint32)
         self._frame_bytes = frames.shape[1]
+        self._stats, self._sendto, self._dest = transport.stats, transport._sock.sendto, transport._dest
 
     def transmit(self, i: int, again: bool) -> None:
-        t = self.transport
-        stats = t.stats
+        stats = self._stats
         if again:
             stats.retransmissions += 1
         try:
-            t._sock.sendto(self.frames[i], t._dest)
+            self._sendto(self.frames[i], self._dest)
         except OSError as err:
             # a local filter (EPERM), a full queue or an ICMP error: the datagram is lost,
             # and the retransmission timer recovers it like any other loss
