@@ -149,14 +149,10 @@ class Delivery:
             while lo < sent and done[lo]:
                 lo += 1
             out.lo = lo
-            pending = out.deadline[lo:sent]     # O(window) per pass, not O(n)
-            wait = max(0.0, float(pending.min()) - time.monotonic()) if pending.size else np.inf
+            pending = deadline[lo:sent]         # O(window) per pass, not O(n)
+            wait = max(0.0, float(pending.min()) - monotonic()) if pending.size else np.inf
             if link.receive(min(wait, poll_cap)):
                 self._expire(out, link)
-
-    def _retransmit(self, out: Outstanding, link: Link, i: int) -> None:
-        link.transmit(i, True)
-        out.deadline[i] = time.monotonic() + out.timeout[i]
 
     def _expire(self, out: Outstanding, link: Link) -> None:
         """Retransmit every item whose timer ran out, with its timeout backed off; one expiry pass
@@ -172,7 +168,8 @@ class Delivery:
                 raise link.give_up(i)
             out.tries[i] += 1
             out.timeout[i] = min(out.timeout[i] * policy.backoff, policy.max_timeout)
-            self._retransmit(out, link, i)
+            link.transmit(i, True)
+            out.deadline[i] = time.monotonic() + out.timeout[i]
 
     def complete(self, out: Outstanding, items: np.ndarray) -> int:
         """Items (distinct, not yet done) got their answer: stop their timers, sample the RTT of
