@@ -163,7 +163,7 @@ class Port:
     tx: int = 0
 
 
-def _ignore_outgoing(sock: socket.socket) -> None:
+def ignore_outgoing(sock: socket.socket) -> None:
     """Ask the kernel not to loop our own transmissions back (older kernels: the loop skips them)."""
     try:
         sock.setsockopt(SOL_PACKET, PACKET_IGNORE_OUTGOING, 1)
@@ -192,7 +192,7 @@ class PortSet:
                 sock.setblocking(False)
                 sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4 << 20)
                 sock.setsockopt(SOL_PACKET, PACKET_AUXDATA, 1)
-                _ignore_outgoing(sock)
+                ignore_outgoing(sock)
                 port = Port(number, ifname, sock)
                 if self.pcap_dir is not None:
                     self.pcap_dir.mkdir(parents=True, exist_ok=True)
