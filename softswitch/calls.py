@@ -24,6 +24,7 @@ from .types import (
     StackT,
     StructLikeT,
     StructT,
+    UnionT,
 )
 
 SUPPORTED_EXTERNS = {"register", "counter", "direct_counter", "meter", "direct_meter"}
@@ -156,6 +157,8 @@ class Calls:
             code, t = g.ex(base)
             if isinstance(t, HeaderT):
                 return self.header_method(g, base, code, t, method, args, n)
+            if isinstance(t, UnionT):
+                return self.union_method(g, base, code, t, method, args, n)
             if isinstance(t, StackT) and method in ("push_front", "pop_front"):
                 if len(args) != 1:
                     raise g.err(n, f"{method} takes 1 argument")
@@ -226,11 +229,24 @@ class Calls:
         if method == "setValid":
             # p4c compiles setValid() to BMv2's add_header: an invalid header is reset to 0 first
             g.lvalue(base)
-            return [f"if not {code}._v: {code}._inval()", f"{code}._v = True"]
+            return [f"if not {code}._v: {code}._inval()", f"{code}._v = True"] + \
+                [f"{c}._v = False" for c in union_siblings(g, base)]
         if method == "setInvalid":
             g.lvalue(base)  # BMv2 remove_header: only the validity bit changes
             return [f"{code}._v = False"]
         raise g.err(n, f"headers have no method {method}")
+
+    def union_method(self, g, base, code, t, method, args, n):
+        """``isValid()`` (some member is valid) and ``setInvalid()`` (every member) of a header union."""
+        if args:
+            raise g.err(n, f"{method}() takes no arguments")
+        members = [f"{code}.{pyfield(m)}" for m, _ in t.fields]
+        if method == "isValid":
+            return "(" + " or ".join(f"{c}._v" for c in members) + ")", BoolT()
+        if method == "setInvalid":
+            g.lvalue(base)
+            return [f"{c}._v = False" for c in members]
+        raise g.err(n, f"header unions have no method {method} (set a member valid instead)")
 
     # ------------------------------------------------------------ packets
     def packet_method(self, g, sym, method, args, targs, n):
@@ -248,6 +264,13 @@ class Calls:
                 raise g.err(n, f"extract takes 1 or 2 arguments, got {len(args)}")
             a = args[0]
             is_next = isinstance(a, Tree) and a.data == "member" and str(a.children[1].children[0]) == "next"
+            umember = _union_next_member(g, a)
+            if umember is not None:  # extract(stack.next.member) on a stack of header unions
+                scode, st = g.ex(a.children[0].children[0])
+                g.lvalue(a.children[0].children[0])
+                t = st.elem.field_type(umember)
+                sib = [f"_s.h[_s.n].{pyfield(m)}._v = False" for m, _ in st.elem.fields if m != umember]
+                return [f"_s = {scode}", f"X_{t.pyname}({pk}, _s.next().{pyfield(umember)})"] + sib + ["_s.n += 1"]
             if is_next:
                 scode, st = g.ex(a.children[0])
                 g.lvalue(a.children[0])
@@ -267,8 +290,11 @@ class Calls:
             elif var:
                 raise g.err(n, f"header {t.name} has a varbit field: use extract(hdr, sizeInBits)")
             if is_next:
+                if not isinstance(st.elem, HeaderT):
+                    raise g.err(a, "extract into .next of a stack of header unions: extract into a member "
+                                   "of an indexed element instead")
                 return [f"_s = {scode}", f"X_{t.pyname}({pk}, _s.next(){extra})", "_s.n += 1"]
-            return [f"X_{t.pyname}({pk}, {code}{extra})"]
+            return [f"X_{t.pyname}({pk}, {code}{extra})"] + [f"{c}._v = False" for c in union_siblings(g, a)]
         if method == "lookahead":
             if args or targs is None or len(targs.children) != 1:
                 raise g.err(n, "lookahead<T>() takes one type argument and no arguments")
@@ -291,8 +317,8 @@ class Calls:
         if isinstance(t, HeaderT):
             return [f"E_{t.pyname}({pk}.parts, {code})"]
         if isinstance(t, StackT):
-            return [f"for _e in {code}.h: E_{t.elem.pyname}({pk}.parts, _e)"]
-        if isinstance(t, StructT):
+            return [f"for _e in {code}.h: " + "; ".join(self.emit_lines(g, "_e", t.elem, node, pk))]
+        if isinstance(t, (StructT, UnionT)):  # a union: its valid member, if any
             out = []
             for fname, ft in t.fields:
                 out += self.emit_lines(g, f"{code}.{pyfield(fname)}", ft, node, pk)
@@ -371,6 +397,29 @@ class Calls:
         from .v1funcs import v1_function
 
         return v1_function(self, g, name, args, n, targs)
+
+
+def _union_next_member(g, node) -> str | None:
+    """The member name when ``node`` is ``stack.next.member`` on a stack of header unions."""
+    if not (isinstance(node, Tree) and node.data == "member"):
+        return None
+    inner = node.children[0]
+    if not (isinstance(inner, Tree) and inner.data == "member" and str(inner.children[1].children[0]) == "next"):
+        return None
+    _c, st = g.ex(inner.children[0])
+    return str(node.children[1].children[0]) if isinstance(st, StackT) and isinstance(st.elem, UnionT) else None
+
+
+def union_siblings(g, node) -> list[str]:
+    """Code of the other members when ``node`` names a member of a header union: making that
+    member valid invalidates them (BMv2's union membership, P4_16 spec "header unions")."""
+    if not (isinstance(node, Tree) and node.data == "member"):
+        return []
+    ucode, ut = g.ex(node.children[0])
+    if not isinstance(ut, UnionT):
+        return []
+    m = str(node.children[1].children[0])
+    return [f"{ucode}.{pyfield(f)}" for f, _ in ut.fields if f != m]
 
 
 def _compatible(a: P4Type, b: P4Type) -> bool:

@@ -14,9 +14,10 @@ from typing import Any
 
 from lark import Token, Tree
 
+from .calls import union_siblings
 from .decls import Decls, Param
 from .exprs import DuplicateName, ExprCompiler, Scope, Sym, is_const
-from .layout import default_code
+from .layout import default_code, init_code
 from .types import (
     BitT,
     BoolT,
@@ -221,8 +222,14 @@ class BlockGen:
         ec = self.ec()
         vc, vt = ec.expr(value_node, t)
         vc = ec.convert(vc, vt, t, value_node)
-        if isinstance(t, (StructLikeT, StackT)) and not vc.startswith("_mk("):
-            vc = f"{vc}.copy()"
+        if isinstance(t, (StructLikeT, StackT)):
+            # in place, as BMv2's assign_header/assign_union/assign_header_stack (and p4c's per-field
+            # copy of structs): an invalid source header only invalidates the destination
+            self.em(f"{code}._asg({vc})")
+            sibs = union_siblings(self, target_node)
+            if sibs:
+                self.em(f"if {code}._v: " + "; ".join(f"{c}._v = False" for c in sibs))
+            return
         for ln in setter(vc):
             self.em(ln)
 
@@ -267,7 +274,7 @@ class BlockGen:
         if init is not None:
             c = self.ex_to(init, t)
             if isinstance(t, (StructLikeT, StackT)) and not c.startswith("_mk("):
-                c = f"{c}.copy()"
+                c = init_code(t, c, self.prog.err_oob)
         else:
             c = default_code(t, self.prog.err_oob)
         self.em(f"{py} = {c}")

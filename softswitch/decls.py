@@ -194,8 +194,8 @@ class Decls:
             return self._specialize(str(base), args, node)
         if d == "stack_type":
             elem = self.resolve_type(node.children[0], tvars)
-            if not isinstance(elem, HeaderT):
-                raise self.err(node, f"header stack element must be a header, not {elem}")
+            if not isinstance(elem, (HeaderT, UnionT)):
+                raise self.err(node, f"header stack element must be a header or header union, not {elem}")
             size = self.const_int(node.children[1])
             if size <= 0:
                 raise self.err(node, "header stack size must be positive")
@@ -296,7 +296,16 @@ class Decls:
 
     def _d_header_union_decl(self, d: Tree) -> None:
         name = self._name(d.children[1])
-        raise self.err(d, f"header_union {name}: header unions are not supported by this target")
+        fields = self._fields(d, name)
+        for fname, ft in fields:
+            if not isinstance(ft, HeaderT):
+                raise self.err(d, f"header_union {name}: member {fname} has type {ft}; a header union holds "
+                                  "only headers")
+        if not fields:
+            raise self.err(d, f"header_union {name} has no members")
+        u = UnionT(name, fields, ann_dict(d.children[0], self))
+        self._declare_type(name, u, d)
+        self.header_order.append(u)
 
     def _d_struct_decl(self, d: Tree) -> None:
         name = self._name(d.children[1])

@@ -348,7 +348,7 @@ class ExprCompiler:
                 ac, bc, _ = self.unify(a, b, n, op)
             elif not same_type(at, bt) and not (isinstance(at, ListT) or isinstance(bt, ListT)):
                 raise self.err(n, f"operator {op}: cannot compare {at} and {bt}")
-            if isinstance(at, StructLikeT):
+            if isinstance(at, (StructLikeT, StackT)):
                 return f"({'' if op == '==' else 'not '}_eq({ac}, {bc}))", BoolT()
             return f"({ac} {op} {bc})", BoolT()
         if op in ("<", ">", "<=", ">="):

@@ -38,6 +38,12 @@ def default_code(t: P4Type, oob: int) -> str:
     return "0"
 
 
+def init_code(t: P4Type, code: str, oob: int) -> str:
+    """A new compound value initialised from ``code`` by assignment (BMv2 semantics: fields of
+    an invalid source header are not copied)."""
+    return f"_fresh({default_code(t, oob)}, {code})"
+
+
 def class_source(t: StructLikeT, oob: int) -> str:
     """Source of the Python class for a header or struct type."""
     names = [pyfield(n) for n, _ in t.fields]
@@ -70,13 +76,37 @@ def class_source(t: StructLikeT, oob: int) -> str:
         f"self.{pyfield(n)}._vals()" if isinstance(ft, (StructLikeT, StackT)) else f"self.{pyfield(n)}"
         for n, ft in t.fields)
     L.append("    def _vals(self):")
-    L.append(f"        return ({vals}{',' if t.fields else ''}{' self._v,' if is_hdr else ''})")
+    if is_hdr:  # p4c's == on headers: equal when both invalid, fields compared only when both valid
+        L.append(f"        return (True, {vals}{',' if t.fields else ''}) if self._v else (False,)")
+    else:
+        L.append(f"        return ({vals}{',' if t.fields else ''})")
+    L += _asg_source(t, is_hdr)
     if is_hdr:
         L.append("    def _inval(self):")
         L.append("        self._v = False")
         for n, ft in t.fields:
             L.append(f"        self.{pyfield(n)} = {default_code(ft, oob)}")
     return "\n".join(L)
+
+
+def _asg_source(t: StructLikeT, is_hdr: bool) -> list[str]:
+    """``_asg(src)``: assignment in place with BMv2's semantics (``assign_header``: an invalid
+    source only invalidates the destination, whose fields stay; structs, unions and stacks
+    assign member by member)."""
+    L = ["    def _asg(self, s):"]
+    if is_hdr:
+        L += ["        if not s._v:", "            self._v = False", "            return"]
+    for n, ft in t.fields:
+        n = pyfield(n)
+        if isinstance(ft, (StructLikeT, StackT)):
+            L.append(f"        self.{n}._asg(s.{n})")
+        else:
+            L.append(f"        self.{n} = s.{n}")
+    if is_hdr:
+        L += ["        self._vbl = s._vbl", "        self._v = True"]
+    if len(L) == 1:
+        L.append("        pass")
+    return L
 
 
 def _from_int(n: str, ft: P4Type, expr: str) -> str:

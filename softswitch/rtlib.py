@@ -83,6 +83,12 @@ class Stack:
     def _vals(self) -> tuple:
         return tuple(e._vals() for e in self.h)
 
+    def _asg(self, s: Stack) -> None:
+        """BMv2 ``assign_header_stack``: nextIndex, then element by element."""
+        self.n = s.n
+        for d, e in zip(self.h, s.h, strict=True):
+            d._asg(e)
+
 
 def mk(cls, vals: tuple, valid: bool = False):
     """Build a struct/header object from field values (list expression)."""
@@ -91,6 +97,12 @@ def mk(cls, vals: tuple, valid: bool = False):
         setattr(o, name, v.copy() if hasattr(v, "copy") else v)
     if valid:
         o._v = True
+    return o
+
+
+def fresh(o, src):
+    """``o`` (a new value) after ``o = src`` with BMv2's assignment semantics."""
+    o._asg(src)
     return o
 
 

@@ -118,12 +118,12 @@ class StructT(StructLikeT):
 
 
 class UnionT(StructLikeT):
-    pass
+    """A header_union: header members, at most one valid (setting one valid invalidates the others)."""
 
 
 @dataclass(frozen=True)
 class StackT(P4Type):
-    elem: HeaderT
+    elem: HeaderT | UnionT
     size: int
 
     def __str__(self) -> str:

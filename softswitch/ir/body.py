@@ -24,10 +24,11 @@ from ..types import (
     StackT,
     StructLikeT,
     TupleT,
+    UnionT,
 )
 from . import nodes as ir
 from .calls import lower_call_stmt
-from .common import Unsupported, _Lit, _pos, _Scope, irtype
+from .common import Unsupported, _Lit, _pos, _Scope, irtype, union_siblings, union_valid
 
 _BINOPS = {"_e_lt": "<", "_e_gt": ">", "_e_bor": "|", "_e_bxor": "^", "_e_band": "&", "_e_shl": "<<",
            "_e_shr": ">>", "_e_lor": "||", "_e_land": "&&"}
@@ -231,7 +232,9 @@ class _Body:
             method = str(callee.children[1].children[0])
             base = callee.children[0]
             if method == "isValid":
-                e, _t = self.expr(base)
+                e, t = self.expr(base)
+                if isinstance(t, UnionT):
+                    return union_valid(e), BoolT()
                 return ir.Valid(ir.Bool(), e), BoolT()
             if isinstance(base, Tree) and base.data == "ident":
                 ent = self.scope.lookup(str(base.children[-1]))
@@ -452,7 +455,11 @@ class _Body:
             rhs = self.expr_to(rhs_node, BitT(hi - lo + 1))
             return [ir.AssignSlice(base, hi, lo, rhs)]
         lhs, lt = self.expr(lhs_node)
-        return [ir.Assign(lhs, self.expr_to(rhs_node, lt))]
+        out: list[ir.Stmt] = [ir.Assign(lhs, self.expr_to(rhs_node, lt))]
+        sibs = union_siblings(lhs)
+        if sibs:  # a union member assigned a valid header invalidates the other members
+            out.append(ir.If(ir.Valid(ir.Bool(), lhs), [ir.SetValid(x, False) for x in sibs], []))
+        return out
 
     def _s_call_stmt(self, n):
         return lower_call_stmt(self, n.children[0])

@@ -6,9 +6,9 @@ from __future__ import annotations
 from lark import Tree
 
 from ..layout import pyfield
-from ..types import BitT, BoolT, EnumT, HeaderT, ListT, StackT, StructLikeT, StructT
+from ..types import BitT, BoolT, EnumT, HeaderT, ListT, StackT, StructLikeT, StructT, UnionT
 from . import nodes as ir
-from .common import Unsupported, _Lit, _pos
+from .common import Unsupported, _Lit, _pos, union_siblings
 
 _CHECKSUMS = ("verify_checksum", "verify_checksum_with_payload", "update_checksum", "update_checksum_with_payload")
 
@@ -38,8 +38,11 @@ def lower_call_stmt(g, n: Tree) -> list[ir.Stmt]:
                 return _packet(g, method, args, n)
         e, t = g.expr(base)
         if isinstance(t, HeaderT) and method in ("setValid", "setInvalid"):
-            return [ir.SetValid(e, method == "setValid")]
-        if isinstance(t, HeaderT) and method == "isValid":
+            sibs = union_siblings(e) if method == "setValid" else []
+            return [ir.SetValid(e, method == "setValid")] + [ir.SetValid(x, False) for x in sibs]
+        if isinstance(t, UnionT) and method == "setInvalid":
+            return [ir.SetValid(ir.Field(ir.Comp(ft), e, pyfield(f)), False) for f, ft in t.fields]
+        if isinstance(t, (HeaderT, UnionT)) and method == "isValid":
             return []
         if isinstance(t, StackT) and method in ("push_front", "pop_front"):
             return [ir.StackShift(e, g._const_int(args[0]), method == "push_front")]
@@ -92,8 +95,14 @@ def _packet(g, method: str, args, n) -> list[ir.Stmt]:
         if isinstance(a, Tree) and a.data == "member" and str(a.children[1].children[0]) == "next":
             st, _t = g.expr(a.children[0])
             return [ir.ExtractNext(st)]
+        inner = a.children[0] if isinstance(a, Tree) and a.data == "member" else None
+        if isinstance(inner, Tree) and inner.data == "member" and str(inner.children[1].children[0]) == "next":
+            st, stt = g.expr(inner.children[0])
+            if isinstance(stt, StackT) and isinstance(stt.elem, UnionT):
+                return [ir.ExtractNext(st, pyfield(str(a.children[1].children[0])))]
         e, t = g.expr(a)
-        return [ir.Extract(e, g.expr_to(args[1], BitT(32)) if len(args) == 2 else None)]
+        return [ir.Extract(e, g.expr_to(args[1], BitT(32)) if len(args) == 2 else None)] + \
+            [ir.SetValid(x, False) for x in union_siblings(e)]
     if method == "advance":
         return [ir.Advance(g.expr_to(args[0], BitT(32)))]
     if method == "emit":
@@ -108,8 +117,11 @@ def _emits(e, t, n) -> list[ir.Stmt]:
     if isinstance(t, HeaderT):
         return [ir.Emit(e)]
     if isinstance(t, StackT):
-        return [ir.Emit(ir.StackElem(ir.Comp(t.elem), e, ir.Const(ir.Bits(32), i), "index")) for i in range(t.size)]
-    if isinstance(t, StructT):
+        out = []
+        for i in range(t.size):
+            out += _emits(ir.StackElem(ir.Comp(t.elem), e, ir.Const(ir.Bits(32), i), "index"), t.elem, n)
+        return out
+    if isinstance(t, (StructT, UnionT)):  # a union: its valid member, if any
         out: list[ir.Stmt] = []
         for fname, ft in t.fields:
             ftype = ir.Comp(ft) if isinstance(ft, StructLikeT) else ir.Stack(ft.elem, ft.size) \

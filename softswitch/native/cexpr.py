@@ -156,9 +156,7 @@ class CExpr:
             return f"({a} {op} {b})"
         at = e.a.t
         if op in ("==", "!="):
-            if isinstance(at, ir.Stack):
-                raise Unsupported("comparison of header stacks")
-            if isinstance(at, ir.Comp):
+            if isinstance(at, (ir.Comp, ir.Stack)):
                 return f"({'' if op == '==' else '!'}{self.g.eq_fn(at)}(&{a}, &{b}))"
             return f"({a} {op} {b})"
         if op in ("<", ">", "<=", ">="):

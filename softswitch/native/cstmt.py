@@ -51,13 +51,20 @@ class StmtGen:
             tmp = self.fresh("_si")
             self.emit(f"{{ T_{t.pyname} {tmp}; memset(&{tmp}, 0, sizeof {tmp});")
             for (fname, _ft), item in zip(t.fields, rhs.items, strict=True):
-                if isinstance(item, ir.StructInit):
+                if isinstance(item, ir.StructInit) or isinstance(item.t, (ir.Comp, ir.Stack)):
                     self.assign(Raw(item.t, f"{tmp}.f_{pyfield(fname)}"), item)
                 else:
                     self.emit(f"  {tmp}.f_{pyfield(fname)} = {self.x(item)};")
             if isinstance(t, HeaderT):
                 self.emit(f"  {tmp}._v = 1;")
-            self.emit(f"  {lc} = {tmp}; }}")
+            self.emit(f"  {self.g.asg_fn(lhs.t)}(&{lc}, &{tmp}); }}")
+            return
+        if isinstance(lhs.t, (ir.Comp, ir.Stack)):  # BMv2 assign_header & co. (ccomp.py)
+            fn = self.g.asg_fn(lhs.t)
+            if isinstance(rhs, (ir.Ref, ir.Field, ir.StackElem, Raw)):
+                self.emit(f"{fn}(&{lc}, &{self.x(rhs)});")
+            else:
+                self.emit(f"{{ {ctype(lhs.t)} _as = {self.x(rhs)}; {fn}(&{lc}, &_as); }}")
             return
         self.emit(f"{lc} = {self.x(rhs)};")
 
@@ -229,7 +236,15 @@ class StmtGen:
     def _ExtractNext(self, s: ir.ExtractNext) -> None:
         st = self.x(s.stack)
         self.emit(f"if (({st}).n >= {s.stack.t.size}) return ERR_OOB;")
-        self._Extract(ir.Extract(Raw(ir.Comp(s.stack.t.elem), f"({st}).h[({st}).n]")))
+        elem = s.stack.t.elem
+        if s.member is None:
+            self._Extract(ir.Extract(Raw(ir.Comp(elem), f"({st}).h[({st}).n]")))
+        else:  # a stack of header unions: extract into one member, invalidate the others
+            mt = next(ft for f, ft in elem.fields if pyfield(f) == s.member)
+            self._Extract(ir.Extract(Raw(ir.Comp(mt), f"({st}).h[({st}).n].f_{s.member}")))
+            for f, _ft in elem.fields:
+                if pyfield(f) != s.member:
+                    self.emit(f"({st}).h[({st}).n].f_{pyfield(f)}._v = 0;")
         self.emit(f"({st}).n++;")
 
     def _StackShift(self, s: ir.StackShift) -> None:
