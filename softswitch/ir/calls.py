@@ -6,9 +6,9 @@ from __future__ import annotations
 from lark import Tree
 
 from ..layout import pyfield
-from ..types import BitT, BoolT, EnumT, HeaderT, ListT, StackT, StructLikeT, StructT, UnionT
+from ..types import BitT, BoolT, EnumT, HeaderT, ListT, StackT, StructLikeT, StructT, UnionT, VarbitT
 from . import nodes as ir
-from .common import Unsupported, _Lit, _pos, union_siblings
+from .common import Unsupported, _Lit, _pos, irtype, union_siblings
 
 _CHECKSUMS = ("verify_checksum", "verify_checksum_with_payload", "update_checksum", "update_checksum_with_payload")
 
@@ -169,9 +169,14 @@ def flatten(g, e, t, n) -> list:
     if isinstance(t, StructLikeT):
         out = []
         for fname, ft in t.fields:
+            if isinstance(ft, VarbitT):  # contributes its current length (the header's _vbl)
+                out.append((ir.Field(irtype(ft), e, pyfield(fname)), ("varbit", e, ft.max_width)))
+                continue
             f = ir.Field(ir.Comp(ft) if isinstance(ft, StructLikeT) else _scalar_t(ft), e, pyfield(fname))
             out += flatten(g, f, ft, n)
         return out
+    if isinstance(t, VarbitT) and isinstance(e, ir.Field):
+        return [(e, ("varbit", e.base, t.max_width))]
     if isinstance(t, BoolT):
         return [(ir.Cast(ir.Bits(1), e), 1)]
     if isinstance(t, StackT):

@@ -342,6 +342,8 @@ class StmtGen:
 
     def _pack(self, items, payload: bool) -> tuple[str, str]:
         """Emit a byte buffer holding a field list (MSB first, zero-padded); returns (buf, len)."""
+        if any(not isinstance(w, int) for _, w in items):
+            return self._pack_varbit(items, payload)
         total = sum(w for _, w in items)
         nb = (total + 7) // 8
         buf = self.fresh("_fb")
@@ -355,6 +357,22 @@ class StmtGen:
         if payload:
             self.emit(f"if (px->payload_len) memcpy({buf} + {nb}, px->payload, px->payload_len);")
         return buf, f"{nb}{extra}"
+
+    def _pack_varbit(self, items, payload: bool) -> tuple[str, str]:
+        """As _pack, for field lists with varbit fields: each adds its current length in bits."""
+        nb = (sum(w if isinstance(w, int) else w[2] for _, w in items) + 7) // 8
+        buf, off = self.fresh("_fb"), self.fresh("_fo")
+        extra = " + px->payload_len" if payload else ""
+        self.emit(f"uint8_t {buf}[{nb}{extra} + 1]; memset({buf}, 0, {nb}); size_t {off} = 0;")
+        for e, w in items:
+            if isinstance(w, int):
+                self.emit(f"{'putb64' if w <= 64 else 'putb128'}({buf}, {off}, {w}, {self.x(e)}); {off} += {w};")
+            else:
+                vl = f"({self.x(w[1])})._vbl"
+                self.emit(f"if ({vl}) putb128({buf}, {off}, (int){vl}, (u128)({self.x(e)})); {off} += {vl};")
+        if payload:
+            self.emit(f"if (px->payload_len) memcpy({buf} + ({off} + 7) / 8, px->payload, px->payload_len);")
+        return buf, f"({off} + 7) / 8{extra}"
 
     def _x_hash(self, s) -> None:
         base, items, mx = s.args
