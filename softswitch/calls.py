@@ -7,7 +7,7 @@ from typing import Any
 
 from lark import Tree
 
-from .decls import ann_dict
+from .decls import ann_dict, is_fixed_width
 from .exprs import Sym, is_const, wrap_code
 from .externs import Counter, DirectCounter, Meter, Register
 from .layout import pyfield
@@ -25,6 +25,7 @@ from .types import (
     StructLikeT,
     StructT,
     UnionT,
+    VarbitT,
 )
 
 SUPPORTED_EXTERNS = {"register", "counter", "direct_counter", "meter", "direct_meter"}
@@ -302,7 +303,9 @@ class Calls:
             if isinstance(t, BitT):
                 v = f"_look({pk}, {t.width}, {oob})"
                 return (wrap_code(v, t) if t.signed else v), t
-            if isinstance(t, HeaderT):
+            if isinstance(t, HeaderT) or isinstance(t, StructT) and t.fields and is_fixed_width(t):
+                if isinstance(t, HeaderT) and any(isinstance(ft, VarbitT) for _, ft in t.fields):
+                    raise g.err(n, f"lookahead<{t.name}>: the header has a varbit field")
                 return f"_lookh({pk}, X_{t.pyname}, {t.pyname})", t
             raise g.err(n, f"lookahead of type {t} is not supported")
         if method == "advance":

@@ -123,6 +123,13 @@ def parse_int(text: str) -> tuple[int, BitT | None]:
     return v, width_t
 
 
+def is_fixed_width(t: P4Type) -> bool:
+    """A type a header field may have besides varbit (P4_16: structs of fixed-width fields too)."""
+    if isinstance(t, (BitT, BoolT)) or isinstance(t, EnumT) and t.underlying is not None:
+        return True
+    return isinstance(t, StructT) and all(is_fixed_width(ft) for _, ft in t.fields)
+
+
 class Decls:
     """Program-wide declarations (the global scope)."""
 
@@ -283,9 +290,9 @@ class Decls:
         for fname, ft in fields:
             if isinstance(ft, VarbitT):
                 nvar += 1
-            elif not isinstance(ft, (BitT, BoolT)) and not (isinstance(ft, EnumT) and ft.underlying):
+            elif not is_fixed_width(ft):
                 raise self.err(d, f"header {name}: field {fname} has type {ft}; headers hold only "
-                                  "bit<W>, int<W>, varbit<W>, bool or serializable enums")
+                                  "bit<W>, int<W>, varbit<W>, bool, serializable enums or structs of these")
         if nvar > 1:
             raise self.err(d, f"header {name} has more than one varbit field")
         h = HeaderT(name, fields, ann_dict(d.children[0], self))

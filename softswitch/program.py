@@ -13,7 +13,7 @@ from . import rtlib
 from .calls import Calls, ExternInst
 from .codegen import ActionInfo, Emitter, TableInfo
 from .controlgen import ControlGen
-from .decls import Decls
+from .decls import Decls, is_fixed_width
 from .exprs import ExprCompiler, GlobalScope, Sym
 from .externs import ALGORITHMS, pack_bits
 from .frontend import ParsedProgram
@@ -141,6 +141,9 @@ class Program:
             if isinstance(t, HeaderT):
                 self.em.lines.append(extract_source(t, self.err_short))
                 self.em.lines.append(emit_source(t))
+                self.em.lines.append("")
+            elif isinstance(t, StructT) and t.fields and is_fixed_width(t):  # for lookahead<S>()
+                self.em.lines.append(extract_source(t, self.err_short))
                 self.em.lines.append("")
 
     def _top_actions(self) -> None:

@@ -110,6 +110,8 @@ class HeaderT(StructLikeT):
                 w += 1
             elif isinstance(t, EnumT) and t.underlying is not None:
                 w += t.underlying.width
+            elif isinstance(t, StructT):
+                w += bit_width(t)
         return w
 
 

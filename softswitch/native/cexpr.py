@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from ..ir import nodes as ir
 from ..ir.common import Unsupported
-from ..layout import field_width, pyfield
+from ..layout import cpath, field_width, flat_fields
+from ..types import HeaderT
 
 
 def ctype(t) -> str:
@@ -131,12 +132,13 @@ class CExpr:
         if isinstance(e.t, ir.Comp):
             h = e.t.t
             parts, off = [], 0
-            for f, ft in h.fields:
+            for f, ft in flat_fields(h):
                 w = field_width(ft)
-                parts.append(f"_t.f_{pyfield(f)} = {'getb64' if w <= 64 else 'getb128'}(pk->data, pk->pos + {off}, {w});")
+                parts.append(f"_t.{cpath(f)} = {'getb64' if w <= 64 else 'getb128'}(pk->data, pk->pos + {off}, {w});")
                 off += w
+            valid = " _t._v = 1;" if isinstance(h, HeaderT) else ""  # lookahead<struct>: no validity
             return (f"({{ T_{h.pyname} _t; memset(&_t, 0, sizeof _t); if (pk->pos + {off} > pk->nbits) "
-                    f"return ERR_SHORT; {' '.join(parts)} _t._v = 1; _t; }})")
+                    f"return ERR_SHORT; {' '.join(parts)}{valid} _t; }})")
         w = e.t.width
         get = "getb64" if w <= 64 else "getb128"
         return (f"({{ if (pk->pos + {w} > pk->nbits) return ERR_SHORT; "

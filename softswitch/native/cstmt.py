@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..ir import nodes as ir
-from ..layout import field_width, pyfield
+from ..layout import cpath, field_width, flat_fields, pyfield
 from ..types import HeaderT, VarbitT
 from .cexpr import Raw, ctype, lit, mask
 
@@ -223,13 +223,13 @@ class StmtGen:
         if s.varbits is not None:
             self._extract_varbit(s, t, h)
             return
-        widths = [(pyfield(f), _w(ft)) for f, ft in t.fields]
+        widths = [(cpath(f), _w(ft)) for f, ft in flat_fields(t)]
         total = sum(w for _, w in widths)
         self.emit(f"if (pk->pos + {total} > pk->nbits) return ERR_SHORT;")
         off = 0
         for f, w in widths:
             get = "getb64" if w <= 64 else "getb128"
-            self.emit(f"{h}.f_{f} = {get}(pk->data, pk->pos + {off}, {w});")
+            self.emit(f"{h}.{f} = {get}(pk->data, pk->pos + {off}, {w});")
             off += w
         self.emit(f"{h}._v = 1; pk->pos += {total};")
 
@@ -269,30 +269,30 @@ class StmtGen:
 
     def _extract_varbit(self, s: ir.Extract, t, h: str) -> None:
         """As layout.extract_source: size checks in the Python backend's order, then field by field."""
-        fixed = sum(_w(ft) for _f, ft in t.fields if not isinstance(ft, VarbitT))
-        mx = sum(ft.max_width for _f, ft in t.fields if isinstance(ft, VarbitT))
+        fixed = sum(_w(ft) for _f, ft in flat_fields(t) if not isinstance(ft, VarbitT))
+        mx = sum(ft.max_width for _f, ft in flat_fields(t) if isinstance(ft, VarbitT))
         self.emit(f"{{ u64 _vb = (u64)({self.x(s.varbits)}); size_t _pos = pk->pos;")
         self.emit(f"  if (_vb > {mx}) return ERR_HDR_TOO_LONG; if (_vb & 7) return ERR_INVALID_ARG;")
         self.emit(f"  if (pk->pos + {fixed} + _vb > pk->nbits) return ERR_SHORT;")
-        for f, ft in t.fields:
+        for f, ft in flat_fields(t):
             if isinstance(ft, VarbitT):
-                self.emit(f"  {h}.f_{pyfield(f)} = _vb ? getb128(pk->data, _pos, (int)_vb) : 0; _pos += _vb;")
+                self.emit(f"  {h}.{cpath(f)} = _vb ? getb128(pk->data, _pos, (int)_vb) : 0; _pos += _vb;")
             else:
                 w = _w(ft)
-                self.emit(f"  {h}.f_{pyfield(f)} = {'getb64' if w <= 64 else 'getb128'}(pk->data, _pos, {w}); "
+                self.emit(f"  {h}.{cpath(f)} = {'getb64' if w <= 64 else 'getb128'}(pk->data, _pos, {w}); "
                           f"_pos += {w};")
         self.emit(f"  {h}._vbl = _vb; {h}._v = 1; pk->pos = _pos; }}")
 
     def _emit_varbit(self, t, h: str) -> None:
-        fixed = sum(_w(ft) for _f, ft in t.fields if not isinstance(ft, VarbitT))
+        fixed = sum(_w(ft) for _f, ft in flat_fields(t) if not isinstance(ft, VarbitT))
         self.emit(f"if ({h}._v) {{ size_t _nb = ({fixed} + {h}._vbl) / 8, _o = 0;")
         self.emit("  if (ob_reserve(ob, _nb)) return; uint8_t *_d = ob->buf + ob->len;")
-        for f, ft in t.fields:
+        for f, ft in flat_fields(t):
             if isinstance(ft, VarbitT):
-                self.emit(f"  if ({h}._vbl) putb128(_d, _o, (int){h}._vbl, {h}.f_{pyfield(f)}); _o += {h}._vbl;")
+                self.emit(f"  if ({h}._vbl) putb128(_d, _o, (int){h}._vbl, {h}.{cpath(f)}); _o += {h}._vbl;")
             else:
                 w = _w(ft)
-                self.emit(f"  {'putb64' if w <= 64 else 'putb128'}(_d, _o, {w}, {h}.f_{pyfield(f)}); _o += {w};")
+                self.emit(f"  {'putb64' if w <= 64 else 'putb128'}(_d, _o, {w}, {h}.{cpath(f)}); _o += {w};")
         self.emit("  ob->len += _nb; }")
 
     def _Emit(self, s: ir.Emit) -> None:
@@ -301,13 +301,13 @@ class StmtGen:
         if any(isinstance(ft, VarbitT) for _f, ft in t.fields):
             self._emit_varbit(t, h)
             return
-        widths = [(pyfield(f), _w(ft)) for f, ft in t.fields]
+        widths = [(cpath(f), _w(ft)) for f, ft in flat_fields(t)]
         nbytes = sum(w for _, w in widths) // 8
         self.emit(f"if ({h}._v) {{ if (ob_reserve(ob, {nbytes})) return; uint8_t *_d = ob->buf + ob->len;")
         off = 0
         for f, w in widths:
             put = "putb64" if w <= 64 else "putb128"
-            self.emit(f"  {put}(_d, {off}, {w}, {h}.f_{f});")
+            self.emit(f"  {put}(_d, {off}, {w}, {h}.{f});")
             off += w
         self.emit(f"  ob->len += {nbytes}; }}")
 
