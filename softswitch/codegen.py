@@ -250,10 +250,22 @@ class BlockGen:
         fn = getattr(self, "_s_" + node.data, None)
         if fn is None:
             raise self.err(node, f"unsupported statement {node.data}")
+        start = len(self.em.lines)
         try:
             fn(node)
         except DuplicateName as e:
             raise self.err(node, f"duplicate declaration of {e.args[0]}") from None
+        if self.kind != "parser" and node.data in ("assign_stmt", "call_stmt"):
+            self._guard_index(start)
+
+    def _guard_index(self, start: int) -> None:
+        """A run-time stack index out of range makes the statement a no-op in controls (p4c's
+        lowering of run-time indexes); in parsers it stays StackOutOfBounds."""
+        body = self.em.lines[start:]
+        if not any(".at(" in ln for ln in body):
+            return
+        ind = "    " * self.em.level
+        self.em.lines[start:] = [ind + "try:"] + ["    " + ln for ln in body] + [ind + "except _OOR:", ind + "    pass"]
 
     def _s_block(self, n):
         self.block(n)
@@ -277,7 +289,13 @@ class BlockGen:
                 c = init_code(t, c, self.prog.err_oob)
         else:
             c = default_code(t, self.prog.err_oob)
-        self.em(f"{py} = {c}")
+        if ".at(" in c and self.kind != "parser":  # initialiser with a run-time index: see _guard_index
+            self.em(f"{py} = {default_code(t, self.prog.err_oob)}")
+            start = len(self.em.lines)
+            self.em(f"{py} = {c}")
+            self._guard_index(start)
+        else:
+            self.em(f"{py} = {c}")
         self.scope.declare(name, Sym("var", t, py, True))
 
     def _s_const_decl(self, n):
@@ -300,6 +318,13 @@ class BlockGen:
 
     def _s_if_stmt(self, n):
         cond = self.ec().expect_bool(n.children[0])
+        if ".at(" in cond and self.kind != "parser":  # out of range: the condition is false (p4c)
+            var = self.fresh("_c")
+            self.em(f"{var} = False")
+            start = len(self.em.lines)
+            self.em(f"{var} = {cond}")
+            self._guard_index(start)
+            cond = var
         self.em.block(f"if {cond}:", lambda: self.sub(n.children[1]))
         if n.children[2] is not None:
             els = n.children[2]

@@ -233,7 +233,7 @@ class Program:
         ns = self.ns
         ns.update({
             "_Exit": rtlib.Exit, "_Locals": rtlib.Locals, "_Reject": rtlib.Reject, "_Stack": rtlib.Stack, "_mk": rtlib.mk,
-            "_eq": rtlib.eq, "_fresh": rtlib.fresh,
+            "_eq": rtlib.eq, "_fresh": rtlib.fresh, "_OOR": rtlib.IndexOutOfRange,
             "_pack": pack_bits, "_HASH": ALGORITHMS, "_look": _look, "_lookh": _lookh,
             "_adv": _adv, "_REJECT": _reject_state, "_ST": self.state, "_C": PacketCtx(),
             "_rand": lambda lo, hi: random.randint(min(lo, hi), max(lo, hi)),

@@ -15,6 +15,11 @@ class Reject(Exception):
         self.code = code
 
 
+class IndexOutOfRange(Reject):
+    """A run-time header stack index out of range: StackOutOfBounds in a parser; in a control
+    the statement that evaluates it has no effect (p4c lowers run-time indexes that way)."""
+
+
 class PacketIn:
     """Bit cursor over the received frame."""
 
@@ -67,7 +72,7 @@ class Stack:
 
     def at(self, i: int):
         if not 0 <= i < self.size:
-            raise Reject(self.oob)
+            raise IndexOutOfRange(self.oob)
         return self.h[i]
 
     def push_front(self, k: int) -> None:

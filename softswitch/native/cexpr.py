@@ -74,7 +74,10 @@ class CExpr:
         n = e.base.t.size
         scratch = f"ss_scratch_{e.base.t.elem.pyname}"
         self.g.scratch.add(e.base.t.elem.pyname)
-        oob = "{ px->reject = ERR_OOB; px->exit = 1; _p = &" + scratch + "; }"
+        if self.g.fn_kind == "parser":
+            oob = "{ px->reject = ERR_OOB; px->exit = 1; _p = &" + scratch + "; }"
+        else:  # controls: the statement is skipped (StmtGen.stmts probes the indexes first)
+            oob = "{ px->oob = 1; _p = &" + scratch + "; }"
         if e.which == "index":
             if isinstance(e.index, ir.Const):
                 if not e.index.value < n:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 from ..ir import nodes as ir
 from ..layout import cpath, field_width, flat_fields, pyfield
 from ..types import HeaderT, VarbitT
@@ -31,12 +33,32 @@ class StmtGen:
 
     def stmts(self, ss: list[ir.Stmt]) -> None:
         for s in ss:
-            getattr(self, "_" + type(s).__name__)(s)
+            self._guarded(s)
             if self.g.stack_types:  # a stack index out of range rejects (parser) or drops (control)
                 if self.g.fn_kind == "parser":
                     self.emit("if (px->reject) return ERR_OOB;")
                 elif self.g.fn_kind != "function":
                     self.emit("if (px->exit) return;")
+
+    def _guarded(self, s: ir.Stmt) -> None:
+        """One statement; outside parsers, a run-time stack index out of range makes it a no-op
+        and an ``if`` condition false (p4c's lowering of run-time indexes): probed first."""
+        probes = dynamic_elems(s) if self.g.fn_kind != "parser" else []
+        if not probes:
+            getattr(self, "_" + type(s).__name__)(s)
+            return
+        if isinstance(s, ir.VarDecl):  # declared outside the guard, assigned inside
+            self._VarDecl(ir.VarDecl(s.name, s.t, None))
+            s = ir.Assign(ir.Ref(s.t, "local", s.name), s.init)
+        self.emit("px->oob = 0; " + " ".join(f"(void)&{self.x(e)};" for e in probes))
+        if isinstance(s, ir.If):
+            self._If(s, guarded=True)
+            return
+        self.emit("if (!px->oob) {")
+        self.level += 1
+        getattr(self, "_" + type(s).__name__)(s)
+        self.level -= 1
+        self.emit("}")
 
     def nested(self, ss: list[ir.Stmt]) -> None:
         self.level += 1
@@ -84,8 +106,8 @@ class StmtGen:
         if s.init is not None:
             self.assign(ir.Ref(s.t, "local", s.name), s.init)
 
-    def _If(self, s: ir.If) -> None:
-        self.emit(f"if ({self.x(s.cond)}) {{")
+    def _If(self, s: ir.If, guarded: bool = False) -> None:
+        self.emit(f"if ({'!px->oob && ' if guarded else ''}({self.x(s.cond)})) {{")
         self.nested(s.then)
         if s.els:
             self.emit("} else {")
@@ -434,6 +456,28 @@ class StmtGen:
 
     def _x_truncate(self, s) -> None:
         self.emit(f"px->truncate_set = 1; px->truncate = {self.x(s.args[0])};")
+
+
+def dynamic_elems(s: ir.Stmt) -> list[ir.StackElem]:
+    """Stack elements with a run-time index that statement ``s`` itself evaluates (inner ones
+    first; for ``if``/``switch`` only the condition), probed before the statement runs."""
+    roots = [s.cond] if isinstance(s, ir.If) else [s.value] if isinstance(s, ir.Switch) else [s]
+    out: list[ir.StackElem] = []
+
+    def walk(x) -> None:
+        if isinstance(x, (list, tuple)):
+            for y in x:
+                walk(y)
+        elif isinstance(x, (ir.Expr, ir.Stmt)) and not isinstance(x, (ir.If, ir.Switch)) or x is s:
+            for f in dataclasses.fields(x):
+                walk(getattr(x, f.name))
+            if isinstance(x, ir.StackElem) and x.which == "index" and not isinstance(x.index, ir.Const):
+                out.append(x)
+
+    for r in roots:
+        if r is not None:
+            walk(r)
+    return out
 
 
 def _w(ft) -> int:
