@@ -162,6 +162,23 @@ class ListT(P4Type):
 
 
 @dataclass(frozen=True)
+class KVListT(ListT):
+    """Type of a struct expression ``{a = x, b = y}`` before it meets its target type."""
+
+    names: tuple[str, ...] = ()
+
+    def __str__(self) -> str:
+        return "{" + ", ".join(f"{n} = {t}" for n, t in zip(self.names, self.elems, strict=True)) + "}"
+
+    def ordered(self, items: list, dst: StructLikeT) -> list | None:
+        """The items in ``dst``'s field order, or None when the names do not match its fields."""
+        if sorted(self.names) != sorted(n for n, _ in dst.fields):
+            return None
+        by = dict(zip(self.names, items, strict=True))
+        return [by[n] for n, _ in dst.fields]
+
+
+@dataclass(frozen=True)
 class TypeVar(P4Type):
     name: str
 

@@ -18,6 +18,7 @@ from ..types import (
     ErrorT,
     HeaderT,
     IntLitT,
+    KVListT,
     ListT,
     NamedT,
     P4Type,
@@ -69,6 +70,8 @@ class _Body:
                 raise Unsupported(f"integer literal used as {dst}")
             return self.const(e.value, b)
         if isinstance(src, ListT) and isinstance(dst, StructLikeT):
+            if isinstance(src, KVListT):
+                e = src.ordered(e, dst)
             items = [self.conv(x, xt, ft) for (x, xt), (_, ft) in zip(e, dst.fields, strict=True)]
             return ir.StructInit(irtype(dst), items)
         if isinstance(src, ListT):
@@ -174,6 +177,10 @@ class _Body:
     def _e_list_expr(self, n):
         items = [self.expr(e) for e in n.children[0].children if e is not None]
         return items, ListT(tuple(t for _, t in items))
+
+    def _e_struct_expr(self, n):
+        items = [self.expr(kv.children[1]) for kv in n.children]
+        return items, KVListT(tuple(t for _, t in items), tuple(str(kv.children[0]) for kv in n.children))
 
     def _e_member(self, n):
         base, member = n.children[0], str(n.children[1].children[0])

@@ -1,8 +1,9 @@
 /* Header assignment and comparison with p4c + BMv2 semantics: assignment copies fields and
  * validity, an invalid source only invalidates the destination (BMv2 assign_header keeps the
  * destination's fields); assignment through ?:, a function returning a header, a struct built
- * from a list expression; == / != on headers, structs and stacks (two invalid headers are
- * equal, valid vs invalid unequal, fields compared only when both are valid). */
+ * from a list expression, struct expressions {f = x} and (H){f = x}; == / != on headers,
+ * structs and stacks (two invalid headers are equal, valid vs invalid unequal, fields
+ * compared only when both are valid). */
 #include <core.p4>
 #include <v1model.p4>
 
@@ -53,6 +54,10 @@ control I(inout headers_t hdr, inout metadata_t meta, inout standard_metadata_t 
             hdr.st[0] = hdr.h2;
             hdr.h2.setValid();
             if (hdr.h2.a == 0) { r = r | 0x02; }
+        } else if (hdr.tag.op == 3) {
+            hdr.h2 = (h_t){ b = 0x22, a = 0x11 };
+            h_t k = { a = 0x33, b = 0x44 };
+            hdr.st[1] = k;
         } else {
             h_t[2] mine;
             if (mine == hdr.st) { r = r | 0x01; }
