@@ -363,6 +363,10 @@ class ExprCompiler:
                 ac, bc, _ = self.unify(a, b, n, op)
             elif not same_type(at, bt) and not (isinstance(at, ListT) or isinstance(bt, ListT)):
                 raise self.err(n, f"operator {op}: cannot compare {at} and {bt}")
+            if isinstance(bt, ListT) and isinstance(at, StructLikeT):  # a list is a valid header/struct
+                bc = self.convert(bc, bt, at, n)
+            elif isinstance(at, ListT) and isinstance(bt, StructLikeT):
+                ac, at = self.convert(ac, at, bt, n), bt
             if isinstance(at, (StructLikeT, StackT)):
                 return f"({'' if op == '==' else 'not '}_eq({ac}, {bc}))", BoolT()
             return f"({ac} {op} {bc})", BoolT()

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from ..ir import nodes as ir
 from ..ir.common import Unsupported
-from ..layout import cpath, field_width, flat_fields
+from ..layout import cpath, field_width, flat_fields, pyfield
 from ..types import HeaderT
 
 
@@ -152,7 +152,11 @@ class CExpr:
         return f"F_{self.g.cid(e.func)}(px{''.join(', ' + a for a in self.g.call_args(f.params, e.args, []))})"
 
     def _StructInit(self, e: ir.StructInit) -> str:
-        raise Unsupported("list expression in this position")
+        """A list expression as a value (a header built from one is valid)."""
+        t = e.t.t
+        sets = " ".join(f"_s.f_{pyfield(f)} = {self(x)};" for (f, _ft), x in zip(t.fields, e.items, strict=True))
+        valid = " _s._v = 1;" if isinstance(t, HeaderT) else ""
+        return f"({{ T_{t.pyname} _s; memset(&_s, 0, sizeof _s); {sets}{valid} _s; }})"
 
     def _Binary(self, e: ir.Binary) -> str:
         op = e.op
@@ -162,7 +166,11 @@ class CExpr:
         at = e.a.t
         if op in ("==", "!="):
             if isinstance(at, (ir.Comp, ir.Stack)):
-                return f"({'' if op == '==' else '!'}{self.g.eq_fn(at)}(&{a}, &{b}))"
+                neg = "" if op == "==" else "!"
+                if isinstance(e.a, ir.StructInit) or isinstance(e.b, ir.StructInit):  # rvalues
+                    ct = ctype(at)
+                    return f"({{ {ct} _l = {a}, _r = {b}; {neg}{self.g.eq_fn(at)}(&_l, &_r); }})"
+                return f"({neg}{self.g.eq_fn(at)}(&{a}, &{b}))"
             return f"({a} {op} {b})"
         if op in ("<", ">", "<=", ">="):
             if isinstance(at, ir.Bits) and at.signed:

@@ -43,6 +43,7 @@ control I(inout headers_t hdr, inout metadata_t meta, inout standard_metadata_t 
             pair_t q = p;
             q.x = loc;
             if (q != p) { r = r | 0x10; }
+            if (hdr.h1 == { 8w0x17, 8w0x20 }) { r = r | 0x20; }
         } else if (hdr.tag.op == 2) {
             hdr.h2.setValid();
             hdr.h2.a = 5;
