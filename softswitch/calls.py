@@ -271,7 +271,8 @@ class Calls:
                 g.lvalue(a.children[0].children[0])
                 t = st.elem.field_type(umember)
                 sib = [f"_s.h[_s.n].{pyfield(m)}._v = False" for m, _ in st.elem.fields if m != umember]
-                return [f"_s = {scode}", f"X_{t.pyname}({pk}, _s.next().{pyfield(umember)})"] + sib + ["_s.n += 1"]
+                ext = f"X_{t.pyname}({pk}, _s.next().{pyfield(umember)})"
+                return [f"_s = {scode}", ext] + sib + ["_s.n += 1"]
             if is_next:
                 scode, st = g.ex(a.children[0])
                 g.lvalue(a.children[0])
@@ -407,10 +408,13 @@ def _union_next_member(g, node) -> str | None:
     if not (isinstance(node, Tree) and node.data == "member"):
         return None
     inner = node.children[0]
-    if not (isinstance(inner, Tree) and inner.data == "member" and str(inner.children[1].children[0]) == "next"):
+    if not (isinstance(inner, Tree) and inner.data == "member"
+            and str(inner.children[1].children[0]) == "next"):
         return None
     _c, st = g.ex(inner.children[0])
-    return str(node.children[1].children[0]) if isinstance(st, StackT) and isinstance(st.elem, UnionT) else None
+    if not (isinstance(st, StackT) and isinstance(st.elem, UnionT)):
+        return None
+    return str(node.children[1].children[0])
 
 
 def union_siblings(g, node) -> list[str]:

@@ -265,7 +265,8 @@ class BlockGen:
         if not any(".at(" in ln for ln in body):
             return
         ind = "    " * self.em.level
-        self.em.lines[start:] = [ind + "try:"] + ["    " + ln for ln in body] + [ind + "except _OOR:", ind + "    pass"]
+        self.em.lines[start:] = ([ind + "try:"] + ["    " + ln for ln in body]
+                                 + [ind + "except _OOR:", ind + "    pass"])
 
     def _s_block(self, n):
         self.block(n)

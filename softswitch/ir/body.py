@@ -269,7 +269,8 @@ class _Body:
             t = self.d.resolve_type(targs.children[0])
             if isinstance(t, BitT):
                 return ir.Lookahead(ir.Bits(t.width, t.signed)), t
-            if isinstance(t, (HeaderT, StructT)) and not any(type(ft).__name__ == "VarbitT" for _, ft in t.fields):
+            if isinstance(t, (HeaderT, StructT)) \
+                    and not any(type(ft).__name__ == "VarbitT" for _, ft in t.fields):
                 return ir.Lookahead(irtype(t)), t
             raise Unsupported(f"lookahead<{t}>{_pos(n)}")
         raise Unsupported(f"call with type arguments{_pos(n)}")

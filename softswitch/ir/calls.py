@@ -96,7 +96,8 @@ def _packet(g, method: str, args, n) -> list[ir.Stmt]:
             st, _t = g.expr(a.children[0])
             return [ir.ExtractNext(st)]
         inner = a.children[0] if isinstance(a, Tree) and a.data == "member" else None
-        if isinstance(inner, Tree) and inner.data == "member" and str(inner.children[1].children[0]) == "next":
+        if isinstance(inner, Tree) and inner.data == "member" \
+                and str(inner.children[1].children[0]) == "next":
             st, stt = g.expr(inner.children[0])
             if isinstance(stt, StackT) and isinstance(stt.elem, UnionT):
                 return [ir.ExtractNext(st, pyfield(str(a.children[1].children[0])))]

@@ -85,8 +85,8 @@ def _eq_def(name: str, t) -> list[str]:
     ct = ctype(t)
     out = [f"static int {name}(const {ct} *a, const {ct} *b) {{"]
     if isinstance(t, ir.Stack):
-        out.append(f"    for (int i = 0; i < {t.size}; i++) if (!eq_{ctype(ir.Comp(t.elem))}(&a->h[i], &b->h[i])) "
-                   "return 0;")
+        el = ctype(ir.Comp(t.elem))
+        out.append(f"    for (int i = 0; i < {t.size}; i++) if (!eq_{el}(&a->h[i], &b->h[i])) return 0;")
         out.append("    return 1;")
         out.append("}")
         return out

@@ -137,7 +137,8 @@ class CExpr:
             parts, off = [], 0
             for f, ft in flat_fields(h):
                 w = field_width(ft)
-                parts.append(f"_t.{cpath(f)} = {'getb64' if w <= 64 else 'getb128'}(pk->data, pk->pos + {off}, {w});")
+                get = "getb64" if w <= 64 else "getb128"
+                parts.append(f"_t.{cpath(f)} = {get}(pk->data, pk->pos + {off}, {w});")
                 off += w
             valid = " _t._v = 1;" if isinstance(h, HeaderT) else ""  # lookahead<struct>: no validity
             return (f"({{ T_{h.pyname} _t; memset(&_t, 0, sizeof _t); if (pk->pos + {off} > pk->nbits) "
@@ -154,7 +155,8 @@ class CExpr:
     def _StructInit(self, e: ir.StructInit) -> str:
         """A list expression as a value (a header built from one is valid)."""
         t = e.t.t
-        sets = " ".join(f"_s.f_{pyfield(f)} = {self(x)};" for (f, _ft), x in zip(t.fields, e.items, strict=True))
+        sets = " ".join(f"_s.f_{pyfield(f)} = {self(x)};"
+                        for (f, _ft), x in zip(t.fields, e.items, strict=True))
         valid = " _s._v = 1;" if isinstance(t, HeaderT) else ""
         return f"({{ T_{t.pyname} _s; memset(&_s, 0, sizeof _s); {sets}{valid} _s; }})"
 

@@ -388,7 +388,8 @@ class StmtGen:
         self.emit(f"uint8_t {buf}[{nb}{extra} + 1]; memset({buf}, 0, {nb}); size_t {off} = 0;")
         for e, w in items:
             if isinstance(w, int):
-                self.emit(f"{'putb64' if w <= 64 else 'putb128'}({buf}, {off}, {w}, {self.x(e)}); {off} += {w};")
+                put = "putb64" if w <= 64 else "putb128"
+                self.emit(f"{put}({buf}, {off}, {w}, {self.x(e)}); {off} += {w};")
             else:
                 vl = f"({self.x(w[1])})._vbl"
                 self.emit(f"if ({vl}) putb128({buf}, {off}, (int){vl}, (u128)({self.x(e)})); {off} += {vl};")
