@@ -191,12 +191,13 @@ class Calls:
             raise g.err(n, "recursive action call")
         codes, outs = bind_arguments(g, f"action {info.local}", info.params, args, info.scalar_outs, n)
         call = f"{info.pyfn}(L{''.join(', ' + c for c in codes)})"
+        fix = union_fixups(g, info.params, args)
         if not outs:
-            return [call]
+            return [call] + fix
         lines = [f"_r = {call}"]
         for k, setter in enumerate(outs):
             lines += setter(f"_r[{k}]")
-        return lines
+        return lines + fix
 
     def control_apply(self, g, sym, args, n) -> list[str]:
         """Apply a sub-control: copy-in to a fresh Locals, run, copy scalar out/inout back."""
@@ -219,7 +220,7 @@ class Calls:
             else:
                 lines.append(f"{var}.p_{p.name} = {g.ex_to(a, p.type)}")
         lines.append(f"{sym.code}({var})")
-        return lines + backs
+        return lines + backs + union_fixups(g, sub.params, args)
 
     # ------------------------------------------------------------ headers
     def header_method(self, g, base, code, t, method, args, n):
@@ -427,6 +428,19 @@ def union_siblings(g, node) -> list[str]:
         return []
     m = str(node.children[1].children[0])
     return [f"{ucode}.{pyfield(f)}" for f, _ in ut.fields if f != m]
+
+
+def union_fixups(g, params, args) -> list[str]:
+    """After a call that got a header union member by reference (out/inout header parameter):
+    if the member is valid now, the other members are invalid (BMv2 tracks union membership on
+    the header itself; the callee cannot see which union its argument belongs to)."""
+    out = []
+    for p, a in zip(params, args, strict=False):
+        if p.direction in ("out", "inout") and isinstance(p.type, HeaderT):
+            sibs = union_siblings(g, a)
+            if sibs:
+                out.append(f"if {g.ex(a)[0]}._v: " + "; ".join(f"{c}._v = False" for c in sibs))
+    return out
 
 
 def _compatible(a: P4Type, b: P4Type) -> bool:

@@ -33,7 +33,8 @@ def lower_call_stmt(g, n: Tree) -> list[ir.Stmt]:
             if ent is not None and ent[0] == "extern":
                 return _extern_method(g, g.low.externs[ent[1]], method, args, n)
             if ent is not None and ent[0] == "control":
-                return [_control_apply(g, ent[1], args)]
+                ca = _control_apply(g, ent[1], args)
+                return [ca] + _union_fixups(ca.args)
             if ent is not None and ent[0] == "packet":
                 return _packet(g, method, args, n)
         e, t = g.expr(base)
@@ -52,12 +53,23 @@ def lower_call_stmt(g, n: Tree) -> list[ir.Stmt]:
     if ent is not None and ent[0] == "action":
         info = ent[1]
         vals, outs = _bind(g, info.params, args)
-        return [ir.ActionCall(info.name, vals, outs)]
+        return [ir.ActionCall(info.name, vals, outs)] + _union_fixups(outs)
     if name in g.low.functions:
         finfo = g.low.p.functions[name]
         vals, outs = _bind(g, finfo.params, args)
         return [ir.FuncCall(name, vals, outs)]
     return _v1(g, name, args, targs, n)
+
+
+def _union_fixups(args) -> list[ir.Stmt]:
+    """After a call given a header union member by reference: a valid member invalidates the
+    others (calls.union_fixups of the Python generator)."""
+    out: list[ir.Stmt] = []
+    for a in args:
+        sibs = union_siblings(a) if a is not None and isinstance(a.t, ir.Comp) else []
+        if sibs:
+            out.append(ir.If(ir.Valid(ir.Bool(), a), [ir.SetValid(x, False) for x in sibs], []))
+    return out
 
 
 def _bind(g, params, args):

@@ -1,6 +1,7 @@
 /* header_union: parsing into a member, isValid() of the union, a member's setValid()
  * invalidating the other members, setInvalid() of a union, union assignment and ==,
- * stacks of unions (constant index and .next) and emit (the valid member only).
+ * stacks of unions (constant index and .next), a member passed to an action by reference,
+ * and emit (the valid member only).
  * base.r collects the validity bits and comparison results the STF checks. */
 #include <core.p4>
 #include <v1model.p4>
@@ -22,7 +23,7 @@ struct metadata_t { }
 parser P(packet_in pk, out headers_t hdr, inout metadata_t meta, inout standard_metadata_t sm) {
     state start {
         pk.extract(hdr.base);
-        transition select(hdr.base.t) { 1: p_byte; 2: p_short; 3: p_stack; 4: p_next; default: accept; }
+        transition select(hdr.base.t) { 1: p_byte; 2: p_short; 3: p_stack; 4: p_next; 5: p_byte; default: accept; }
     }
     state p_byte { pk.extract(hdr.u.byte); transition accept; }
     state p_short { pk.extract(hdr.u.short); transition accept; }
@@ -31,6 +32,7 @@ parser P(packet_in pk, out headers_t hdr, inout metadata_t meta, inout standard_
 }
 
 control I(inout headers_t hdr, inout metadata_t meta, inout standard_metadata_t sm) {
+    action make_short(inout two_t s) { s.setValid(); s.data = 0xabcd; }
     apply {
         sm.egress_spec = 1;
         bit<8> r = 0;
@@ -54,6 +56,8 @@ control I(inout headers_t hdr, inout metadata_t meta, inout standard_metadata_t 
         } else if (hdr.base.t == 4) {
             hdr.us[0].setInvalid();
             if (hdr.us[0] == hdr.u) { r = r | 0x40; }
+        } else if (hdr.base.t == 5) {
+            make_short(hdr.u.short);  // a member made valid by reference: u.byte becomes invalid
         } else if (hdr.u == hdr.u2) {
             r = r | 0x20;
         }
