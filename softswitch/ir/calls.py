@@ -185,15 +185,19 @@ def flatten(g, e, t, n) -> list:
             if isinstance(ft, VarbitT):  # contributes its current length (the header's _vbl)
                 out.append((ir.Field(irtype(ft), e, pyfield(fname)), ("varbit", e, ft.max_width)))
                 continue
-            f = ir.Field(ir.Comp(ft) if isinstance(ft, StructLikeT) else _scalar_t(ft), e, pyfield(fname))
-            out += flatten(g, f, ft, n)
+            ftype = ir.Stack(ft.elem, ft.size) if isinstance(ft, StackT) else ir.Comp(ft) \
+                if isinstance(ft, StructLikeT) else _scalar_t(ft)
+            out += flatten(g, ir.Field(ftype, e, pyfield(fname)), ft, n)
         return out
     if isinstance(t, VarbitT) and isinstance(e, ir.Field):
         return [(e, ("varbit", e.base, t.max_width))]
     if isinstance(t, BoolT):
         return [(ir.Cast(ir.Bits(1), e), 1)]
-    if isinstance(t, StackT):
-        raise Unsupported(f"header stacks in field lists{_pos(n)}")
+    if isinstance(t, StackT):  # every element's fields, as the Python generator does
+        out = []
+        for i in range(t.size):
+            out += flatten(g, ir.StackElem(ir.Comp(t.elem), e, ir.Const(ir.Bits(32), i), "index"), t.elem, n)
+        return out
     if isinstance(e, _Lit):
         raise Unsupported(f"integer literal in a field list{_pos(n)}")
     return [(e, e.t.width)]

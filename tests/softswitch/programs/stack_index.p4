@@ -1,12 +1,14 @@
 /* Run-time header stack indexes out of range in a control, as p4c lowers them (each access
  * becomes "if (i == 0) ... else if (i == 1) ..."): a write is ignored, a statement reading an
- * out-of-range element has no effect, an if condition reading one is false. */
+ * out-of-range element has no effect, an if condition reading one is false.  The stack's
+ * fields also feed a hash (a header stack in a field list). */
 #include <core.p4>
 #include <v1model.p4>
 
 header idx_t { bit<8> i; bit<8> r; }
 header h_t { bit<8> a; }
-struct headers_t { idx_t idx; h_t[2] s; }
+header sum_t { bit<16> c; }
+struct headers_t { idx_t idx; h_t[2] s; sum_t sum; }
 struct metadata_t { }
 
 parser P(packet_in pk, out headers_t hdr, inout metadata_t meta, inout standard_metadata_t sm) {
@@ -20,6 +22,8 @@ control I(inout headers_t hdr, inout metadata_t meta, inout standard_metadata_t 
         v = hdr.s[hdr.idx.i].a;
         hdr.s[hdr.idx.i].a = 0xee;
         if (hdr.s[hdr.idx.i].isValid()) { hdr.idx.r = v; } else { hdr.idx.r = v + 1; }
+        hdr.sum.setValid();
+        hash(hdr.sum.c, HashAlgorithm.csum16, 16w0, { hdr.s }, 32w65536);  // a stack in a field list
     }
 }
 
