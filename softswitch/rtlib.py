@@ -76,14 +76,30 @@ class Stack:
         return self.h[i]
 
     def push_front(self, k: int) -> None:
-        k = min(k, self.size)
-        self.h = [self.cls() for _ in range(k)] + self.h[: self.size - k]
-        self.n = min(self.n + k, self.size)
+        """BMv2's P4_16 push_front: elements move up by swapping (so the k new, invalid elements
+        hold the values swapped down from the end, as in BMv2), nextIndex grows."""
+        if k <= 0:
+            return
+        h, size = self.h, self.size
+        self.n = min(size, self.n + k)
+        for i in range(size - 1, k - 1, -1):
+            h[i], h[i - k] = h[i - k], h[i]
+        for i in range(min(size, k)):
+            mark_invalid(h[i])
 
     def pop_front(self, k: int) -> None:
-        k = min(k, self.size)
-        self.h = self.h[k:] + [self.cls() for _ in range(k)]
-        self.n = max(self.n - k, 0)
+        """BMv2's P4_16 pop_front: elements move down by swapping; the last k become invalid."""
+        if k <= 0:
+            return
+        h, size = self.h, self.size
+        self.n -= min(self.n, k)
+        i = 0
+        if k < size:
+            for i in range(size - k):
+                h[i], h[i + k] = h[i + k], h[i]
+            i = size - k
+        for j in range(i, size):
+            mark_invalid(h[j])
 
     def _vals(self) -> tuple:
         return tuple(e._vals() for e in self.h)
@@ -93,6 +109,15 @@ class Stack:
         self.n = s.n
         for d, e in zip(self.h, s.h, strict=True):
             d._asg(e)
+
+
+def mark_invalid(o) -> None:
+    """BMv2 mark_invalid of a header (fields kept) or of a header union (every member)."""
+    if hasattr(o, "_v"):
+        o._v = False
+    else:
+        for f in o._fields:
+            getattr(o, f)._v = False
 
 
 def mk(cls, vals: tuple, valid: bool = False):

@@ -270,18 +270,29 @@ class StmtGen:
         self.emit(f"({st}).n++;")
 
     def _StackShift(self, s: ir.StackShift) -> None:
-        st, n = self.x(s.stack), s.stack.t.size
-        k = min(s.count, n)
-        if k == 0:
+        """As rtlib.Stack.push_front/pop_front (BMv2's P4_16 swaps; the vacated elements are
+        marked invalid and keep the swapped values)."""
+        st, n, k = self.x(s.stack), s.stack.t.size, s.count
+        if k <= 0:
             return
-        el = f"sizeof(({st}).h[0])"
-        if s.push:
-            self.emit(f"memmove(&({st}).h[{k}], &({st}).h[0], {el} * {n - k}); memset(&({st}).h[0], 0, {el} * {k});")
-            self.emit(f"({st}).n = ({st}).n + {k} < {n} ? ({st}).n + {k} : {n};")
+        elem = s.stack.t.elem
+        if isinstance(elem, HeaderT):
+            inval = "_s->h[_i]._v = 0;"
         else:
-            self.emit(f"memmove(&({st}).h[0], &({st}).h[{k}], {el} * {n - k}); "
-                      f"memset(&({st}).h[{n - k}], 0, {el} * {k});")
-            self.emit(f"({st}).n = ({st}).n > {k} ? ({st}).n - {k} : 0;")
+            inval = " ".join(f"_s->h[_i].f_{pyfield(f)}._v = 0;" for f, _ft in elem.fields)
+        self.emit(f"{{ TS_{elem.pyname}_{n} *_s = &({st}); T_{elem.pyname} _t; int _i; (void)_t;")
+        if s.push:
+            self.emit(f"  _s->n = _s->n + {k} < {n} ? _s->n + {k} : {n};")
+            if k < n:
+                self.emit(f"  for (_i = {n - 1}; _i >= {k}; _i--) {{ _t = _s->h[_i]; _s->h[_i] = _s->h[_i - {k}]; "
+                          f"_s->h[_i - {k}] = _t; }}")
+            self.emit(f"  for (_i = 0; _i < {min(n, k)}; _i++) {{ {inval} }} }}")
+        else:
+            self.emit(f"  _s->n = _s->n > {k} ? _s->n - {k} : 0;")
+            if k < n:
+                self.emit(f"  for (_i = 0; _i < {n - k}; _i++) {{ _t = _s->h[_i]; _s->h[_i] = _s->h[_i + {k}]; "
+                          f"_s->h[_i + {k}] = _t; }}")
+            self.emit(f"  for (_i = {max(n - k, 0)}; _i < {n}; _i++) {{ {inval} }} }}")
 
     def _Advance(self, s: ir.Advance) -> None:
         self.emit(f"{{ u64 _n = {self.x(s.bits)}; if (pk->pos + _n > pk->nbits) return ERR_SHORT; pk->pos += _n; }}")

@@ -21,7 +21,7 @@ PROGRAMS = Path(__file__).parent.parent / "programs"
 CASES = {
     "header_union": [0, 1, 2, 3, 4, 5, 9],
     "header_assign": [0, 1, 2, 3],
-    "stack_index": [0, 1, 2, 200],
+    "stack_index": [0, 1, 2, 7, 200],
     "varbit_checksum": [0, 1, 2, 4, 8, 9],
     "struct_header": [0x12, 0x1F, 0x25, 0x10],
 }
