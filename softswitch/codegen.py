@@ -375,13 +375,31 @@ class BlockGen:
             code, t = self.ex(e)
             if isinstance(t, BoolT) or not isinstance(t, (BitT, EnumT)):
                 raise self.err(e, f"switch expression must be bit<W>, int<W> or an enum, not {t}")
+            guarded = ".at(" in code and self.kind != "parser"  # index out of range: no case runs
+            if guarded:
+                self.em(f"{var} = None")
+            start = len(self.em.lines)
             self.em(f"{var} = {code}")
+            if guarded:
+                self._guard_index(start)
 
             def label_key(label: Tree, c: Tree) -> int:
                 k = self.ex_to(label.children[0], t)
                 if not is_const(k):
                     raise self.err(c, "switch labels must be compile-time constants")
                 return int(k)
+
+            if guarded:
+                self.em(f"if {var} is not None:")
+                self.em.level += 1
+                try:
+                    self._switch_cases(n, var, label_key)
+                finally:
+                    self.em.level -= 1
+                return
+        self._switch_cases(n, var, label_key)
+
+    def _switch_cases(self, n, var: str, label_key) -> None:
         pending: list[int | None] = []
         first = True
         seen: set = set()

@@ -22,6 +22,10 @@ control I(inout headers_t hdr, inout metadata_t meta, inout standard_metadata_t 
         v = hdr.s[hdr.idx.i].a;
         hdr.s[hdr.idx.i].a = 0xee;
         if (hdr.s[hdr.idx.i].isValid()) { hdr.idx.r = v; } else { hdr.idx.r = v + 1; }
+        switch (hdr.s[hdr.idx.i].a) {  // out of range: no case runs, not even default
+            0xee: { hdr.idx.r = hdr.idx.r | 0x40; }
+            default: { hdr.idx.r = hdr.idx.r | 0x80; }
+        }
         if (hdr.idx.i == 7) {  // BMv2 push_front swaps: the new invalid s[0] holds the old s[1]
             hdr.s.push_front(1);
             hdr.idx.r = hdr.s[0].a;
