@@ -27,6 +27,7 @@ from .types import (
     UnionT,
     VarbitT,
 )
+from .unions import union_next_member, union_siblings
 
 SUPPORTED_EXTERNS = {"register", "counter", "direct_counter", "meter", "direct_meter"}
 EXTERN_FUNCS = {"mark_to_drop", "hash", "verify_checksum", "update_checksum", "verify_checksum_with_payload",
@@ -266,7 +267,7 @@ class Calls:
                 raise g.err(n, f"extract takes 1 or 2 arguments, got {len(args)}")
             a = args[0]
             is_next = isinstance(a, Tree) and a.data == "member" and str(a.children[1].children[0]) == "next"
-            umember = _union_next_member(g, a)
+            umember = union_next_member(g, a)
             if umember is not None:  # extract(stack.next.member) on a stack of header unions
                 scode, st = g.ex(a.children[0].children[0])
                 g.lvalue(a.children[0].children[0])
@@ -402,32 +403,6 @@ class Calls:
         from .v1funcs import v1_function
 
         return v1_function(self, g, name, args, n, targs)
-
-
-def _union_next_member(g, node) -> str | None:
-    """The member name when ``node`` is ``stack.next.member`` on a stack of header unions."""
-    if not (isinstance(node, Tree) and node.data == "member"):
-        return None
-    inner = node.children[0]
-    if not (isinstance(inner, Tree) and inner.data == "member"
-            and str(inner.children[1].children[0]) == "next"):
-        return None
-    _c, st = g.ex(inner.children[0])
-    if not (isinstance(st, StackT) and isinstance(st.elem, UnionT)):
-        return None
-    return str(node.children[1].children[0])
-
-
-def union_siblings(g, node) -> list[str]:
-    """Code of the other members when ``node`` names a member of a header union: making that
-    member valid invalidates them (BMv2's union membership, P4_16 spec "header unions")."""
-    if not (isinstance(node, Tree) and node.data == "member"):
-        return []
-    ucode, ut = g.ex(node.children[0])
-    if not isinstance(ut, UnionT):
-        return []
-    m = str(node.children[1].children[0])
-    return [f"{ucode}.{pyfield(f)}" for f, _ in ut.fields if f != m]
 
 
 def union_fixups(g, params, args) -> list[str]:

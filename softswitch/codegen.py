@@ -14,7 +14,6 @@ from typing import Any
 
 from lark import Token, Tree
 
-from .calls import union_siblings
 from .decls import Decls, Param
 from .exprs import DuplicateName, ExprCompiler, Scope, Sym, is_const
 from .layout import default_code, init_code
@@ -28,6 +27,7 @@ from .types import (
     StackT,
     StructLikeT,
 )
+from .unions import union_siblings
 
 
 @dataclass
