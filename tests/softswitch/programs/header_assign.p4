@@ -64,6 +64,7 @@ control I(inout headers_t hdr, inout metadata_t meta, inout standard_metadata_t 
             if (mine == hdr.st) { r = r | 0x01; }
             mine[1].setValid();
             if (mine != hdr.st) { r = r | 0x02; }
+            hdr.st = mine;
         }
         hdr.tag.r = r;
     }
