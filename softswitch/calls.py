@@ -193,9 +193,12 @@ class Calls:
         codes, outs = bind_arguments(g, f"action {info.local}", info.params, args, info.scalar_outs, n)
         call = f"{info.pyfn}(L{''.join(', ' + c for c in codes)})"
         fix = union_fixups(g, info.params, args)
+        # an out header parameter starts invalid (p4c: a fresh local copied out, assign_header)
+        pre = [f"{c}._v = False" for p, c in zip(info.params, codes, strict=True)
+               if p.direction == "out" and isinstance(p.type, HeaderT)]
         if not outs:
-            return [call] + fix
-        lines = [f"_r = {call}"]
+            return pre + [call] + fix
+        lines = pre + [f"_r = {call}"]
         for k, setter in enumerate(outs):
             lines += setter(f"_r[{k}]")
         return lines + fix

@@ -53,7 +53,9 @@ def lower_call_stmt(g, n: Tree) -> list[ir.Stmt]:
     if ent is not None and ent[0] == "action":
         info = ent[1]
         vals, outs = _bind(g, info.params, args)
-        return [ir.ActionCall(info.name, vals, outs)] + _union_fixups(outs)
+        pre = [ir.SetValid(v, False) for p, v in zip(info.params, vals, strict=True)
+               if p.direction == "out" and isinstance(p.type, HeaderT)]  # starts invalid (p4c)
+        return pre + [ir.ActionCall(info.name, vals, outs)] + _union_fixups(outs)
     if name in g.low.functions:
         finfo = g.low.p.functions[name]
         vals, outs = _bind(g, finfo.params, args)

@@ -1,7 +1,8 @@
 /* Header assignment and comparison with p4c + BMv2 semantics: assignment copies fields and
  * validity, an invalid source only invalidates the destination (BMv2 assign_header keeps the
  * destination's fields); assignment through ?:, a function returning a header, a struct built
- * from a list expression, struct expressions {f = x} and (H){f = x}; == / != on headers,
+ * from a list expression, struct expressions {f = x} and (H){f = x}, out header parameters
+ * of actions (invalid unless the action makes them valid); == / != on headers,
  * structs and stacks (two invalid headers are equal, valid vs invalid unequal, fields
  * compared only when both are valid). */
 #include <core.p4>
@@ -25,6 +26,7 @@ parser P(packet_in pk, out headers_t hdr, inout metadata_t meta, inout standard_
 }
 
 control I(inout headers_t hdr, inout metadata_t meta, inout standard_metadata_t sm) {
+    action maybe_fill(out h_t o, bit<8> x) { if (x == 1) { o.setValid(); o.a = 0x77; o.b = x; } }
     apply {
         sm.egress_spec = 1;
         bit<8> r = 0;
@@ -59,6 +61,8 @@ control I(inout headers_t hdr, inout metadata_t meta, inout standard_metadata_t 
             hdr.h2 = (h_t){ b = 0x22, a = 0x11 };
             h_t k = { a = 0x33, b = 0x44 };
             hdr.st[1] = k;
+            maybe_fill(hdr.h2, 0);  // an out header the action leaves alone ends up invalid
+            maybe_fill(hdr.st[0], 1);
         } else {
             h_t[2] mine;
             if (mine == hdr.st) { r = r | 0x01; }
