@@ -176,7 +176,9 @@ class Calls:
             if sym is None and name in getattr(self.prog, "functions", {}):
                 from .functions import call_function
 
-                return call_function(g, self.prog.functions[name], args, n, as_expr)
+                finfo = self.prog.functions[name]
+                r = call_function(g, finfo, args, n, as_expr)
+                return out_headers_invalid(g, finfo.params, args) + r if isinstance(r, list) else r
             if name in g.d.extern_funcs:
                 return self.extern_func(g, name, args, targs, n)
             if sym is None:
@@ -193,9 +195,7 @@ class Calls:
         codes, outs = bind_arguments(g, f"action {info.local}", info.params, args, info.scalar_outs, n)
         call = f"{info.pyfn}(L{''.join(', ' + c for c in codes)})"
         fix = union_fixups(g, info.params, args)
-        # an out header parameter starts invalid (p4c: a fresh local copied out, assign_header)
-        pre = [f"{c}._v = False" for p, c in zip(info.params, codes, strict=True)
-               if p.direction == "out" and isinstance(p.type, HeaderT)]
+        pre = out_headers_invalid(g, info.params, args)
         if not outs:
             return pre + [call] + fix
         lines = pre + [f"_r = {call}"]
@@ -406,6 +406,13 @@ class Calls:
         from .v1funcs import v1_function
 
         return v1_function(self, g, name, args, n, targs)
+
+
+def out_headers_invalid(g, params, args) -> list[str]:
+    """An ``out`` header parameter starts invalid: p4c passes a fresh local and copies it out
+    (assign_header), so a header the callee does not make valid ends up invalid."""
+    return [f"{g.ex(a)[0]}._v = False" for p, a in zip(params, args, strict=False)
+            if p.direction == "out" and isinstance(p.type, HeaderT)]
 
 
 def union_fixups(g, params, args) -> list[str]:

@@ -53,14 +53,18 @@ def lower_call_stmt(g, n: Tree) -> list[ir.Stmt]:
     if ent is not None and ent[0] == "action":
         info = ent[1]
         vals, outs = _bind(g, info.params, args)
-        pre = [ir.SetValid(v, False) for p, v in zip(info.params, vals, strict=True)
-               if p.direction == "out" and isinstance(p.type, HeaderT)]  # starts invalid (p4c)
-        return pre + [ir.ActionCall(info.name, vals, outs)] + _union_fixups(outs)
+        return _out_headers(info.params, vals) + [ir.ActionCall(info.name, vals, outs)] + _union_fixups(outs)
     if name in g.low.functions:
         finfo = g.low.p.functions[name]
         vals, outs = _bind(g, finfo.params, args)
-        return [ir.FuncCall(name, vals, outs)]
+        return _out_headers(finfo.params, vals) + [ir.FuncCall(name, vals, outs)] + _union_fixups(outs)
     return _v1(g, name, args, targs, n)
+
+
+def _out_headers(params, vals) -> list[ir.Stmt]:
+    """``out`` header arguments start invalid (calls.out_headers_invalid of the Python generator)."""
+    return [ir.SetValid(v, False) for p, v in zip(params, vals, strict=True)
+            if p.direction == "out" and isinstance(p.type, HeaderT)]
 
 
 def _union_fixups(args) -> list[ir.Stmt]:

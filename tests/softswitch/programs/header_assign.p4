@@ -2,7 +2,7 @@
  * validity, an invalid source only invalidates the destination (BMv2 assign_header keeps the
  * destination's fields); assignment through ?:, a function returning a header, a struct built
  * from a list expression, struct expressions {f = x} and (H){f = x}, out header parameters
- * of actions (invalid unless the action makes them valid); == / != on headers,
+ * of actions and functions (invalid unless made valid); == / != on headers,
  * structs and stacks (two invalid headers are equal, valid vs invalid unequal, fields
  * compared only when both are valid). */
 #include <core.p4>
@@ -15,11 +15,12 @@ struct headers_t { tag_t tag; h_t h1; h_t h2; h_t[2] st; }
 struct metadata_t { }
 
 h_t pick(in h_t a) { return a; }
+void clear(out h_t x) { }
 
 parser P(packet_in pk, out headers_t hdr, inout metadata_t meta, inout standard_metadata_t sm) {
     state start {
         pk.extract(hdr.tag);
-        transition select(hdr.tag.op) { 1: two; 2: one; default: accept; }
+        transition select(hdr.tag.op) { 1: two; 2: one; 4: one; default: accept; }
     }
     state two { pk.extract(hdr.h1); pk.extract(hdr.h2); transition accept; }
     state one { pk.extract(hdr.h1); transition accept; }
@@ -63,6 +64,9 @@ control I(inout headers_t hdr, inout metadata_t meta, inout standard_metadata_t 
             hdr.st[1] = k;
             maybe_fill(hdr.h2, 0);  // an out header the action leaves alone ends up invalid
             maybe_fill(hdr.st[0], 1);
+        } else if (hdr.tag.op == 4) {
+            clear(hdr.h1);  // a function's out header it never sets: invalid, fields kept (BMv2)
+            r = hdr.h1.a;
         } else {
             h_t[2] mine;
             if (mine == hdr.st) { r = r | 0x01; }

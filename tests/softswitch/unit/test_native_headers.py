@@ -20,7 +20,7 @@ PROGRAMS = Path(__file__).parent.parent / "programs"
 # program -> first bytes that select its paths (the rest of each frame is random)
 CASES = {
     "header_union": [0, 1, 2, 3, 4, 5, 9],
-    "header_assign": [0, 1, 2, 3],
+    "header_assign": [0, 1, 2, 3, 4],
     "stack_index": [0, 1, 2, 7, 200],
     "varbit_checksum": [0, 1, 2, 4, 8, 9],
     "struct_header": [0x12, 0x1F, 0x25, 0x10],
