@@ -284,14 +284,14 @@ class StmtGen:
         if s.push:
             self.emit(f"  _s->n = _s->n + {k} < {n} ? _s->n + {k} : {n};")
             if k < n:
-                self.emit(f"  for (_i = {n - 1}; _i >= {k}; _i--) {{ _t = _s->h[_i]; _s->h[_i] = _s->h[_i - {k}]; "
-                          f"_s->h[_i - {k}] = _t; }}")
+                swap = f"_t = _s->h[_i]; _s->h[_i] = _s->h[_i - {k}]; _s->h[_i - {k}] = _t;"
+                self.emit(f"  for (_i = {n - 1}; _i >= {k}; _i--) {{ {swap} }}")
             self.emit(f"  for (_i = 0; _i < {min(n, k)}; _i++) {{ {inval} }} }}")
         else:
             self.emit(f"  _s->n = _s->n > {k} ? _s->n - {k} : 0;")
             if k < n:
-                self.emit(f"  for (_i = 0; _i < {n - k}; _i++) {{ _t = _s->h[_i]; _s->h[_i] = _s->h[_i + {k}]; "
-                          f"_s->h[_i + {k}] = _t; }}")
+                swap = f"_t = _s->h[_i]; _s->h[_i] = _s->h[_i + {k}]; _s->h[_i + {k}] = _t;"
+                self.emit(f"  for (_i = 0; _i < {n - k}; _i++) {{ {swap} }}")
             self.emit(f"  for (_i = {max(n - k, 0)}; _i < {n}; _i++) {{ {inval} }} }}")
 
     def _Advance(self, s: ir.Advance) -> None:
