@@ -57,7 +57,8 @@ def same_directional_args(gen, action, default_args: list, listed_args: list, no
     from_list = [_text(a) for a in listed_args]
     given = [_text(a) for a in default_args[:len(from_list)]]
     if given != from_list:
-        raise gen.err(node, f"default action {action.local}: directional arguments ({', '.join(given)}) do not "
+        raise gen.err(node, f"default action {action.local}: directional arguments "
+                            f"({', '.join(given)}) do not "
                             f"match the table's actions list ({', '.join(from_list)})")
 
 

@@ -80,7 +80,8 @@ def check_user_types(ctx, parser_params: list) -> None:
         return  # the signature check reports this
     hdr, meta = parser_params[1], parser_params[2]
     if not isinstance(hdr.type, StructT) or isinstance(hdr.type, (HeaderT, UnionT)):
-        raise ctx.err(hdr.node, f"{hdr.name}: the headers type should be a struct of headers, stacks, or unions")
+        raise ctx.err(hdr.node, f"{hdr.name}: the headers type should be a struct of headers, stacks, "
+                                "or unions")
     bad = _non_header_field(hdr.type)
     if bad:
         raise ctx.err(hdr.node, f"{bad}: the headers type should be a struct of headers, stacks, or unions")

@@ -221,7 +221,8 @@ class ControlGen(BlockGen):
                     actions.append(a)
                     act_ann.append(ann_dict(aann, self.d))
                     bound.append(self.bind_directional(a, aargs, ar))
-                    listed[a.name] = [x for x in (aargs.children if aargs is not None else []) if x is not None]
+                    given = aargs.children if aargs is not None else []
+                    listed[a.name] = [x for x in given if x is not None]
             elif p.data == "tp_default":
                 dann, dconst, ar = p.children
                 default_const = dconst is not None

@@ -156,7 +156,8 @@ CASES: dict[str, tuple[str, str, dict[str, str]]] = {
         "directional|match",
         {"decls": "    action bump(inout bit<8> x) {\n        x = x + 8w1;\n    }\n"
                   "    table t {\n        key = { hdr.ethernet.etherType: exact; }\n"
-                  "        actions = { bump(meta.m8); }\n        default_action = bump(meta.m16[7:0]); /*ERR*/\n    }",
+                  "        actions = { bump(meta.m8); }\n"
+                  "        default_action = bump(meta.m16[7:0]); /*ERR*/\n    }",
          "apply": "        t.apply();"}),
     "push_front_negative": (
         "push_front by a negative count", "negative|push_front",
