@@ -228,6 +228,7 @@ def register_counter() -> None:
         "#!softswitch register_read pkt_count 0 2",
         "#!softswitch register_read MyIngress.pkt_count 2 101",
         "#!softswitch register_read pkt_count 1 0",
+        "register_read pkt_count 1",
         "check_counter port_counter(0) packets == 2",
         f"check_counter port_counter(0) bytes == {2 * n}",
         "check_counter port_counter(2) packets == 1",
