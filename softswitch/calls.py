@@ -7,9 +7,11 @@ from typing import Any
 
 from lark import Tree
 
+from .binding import bind_arguments, compatible
 from .decls import ann_dict
 from .exprs import Sym, is_const, wrap_code
 from .externs import Counter, DirectCounter, Meter, Register
+from .functions import call_function
 from .layout import pyfield
 from .types import (
     BitT,
@@ -25,6 +27,7 @@ from .types import (
     StructLikeT,
     StructT,
 )
+from .v1funcs import v1_function
 
 SUPPORTED_EXTERNS = {"register", "counter", "direct_counter", "meter", "direct_meter"}
 EXTERN_FUNCS = {"mark_to_drop", "hash", "verify_checksum", "update_checksum", "verify_checksum_with_payload",
@@ -169,8 +172,6 @@ class Calls:
             if sym is not None and sym.kind == "action":
                 return self.action_call(g, sym.info, args, n)
             if sym is None and name in getattr(self.prog, "functions", {}):
-                from .functions import call_function
-
                 return call_function(g, self.prog.functions[name], args, n, as_expr)
             if name in g.d.extern_funcs:
                 return self.extern_func(g, name, args, targs, n)
@@ -207,7 +208,7 @@ class Calls:
         for p, a in zip(sub.params, args, strict=False):
             if p.direction in ("out", "inout"):
                 code, t, setter = g.lvalue(a)
-                if not _compatible(t, p.type):
+                if not compatible(t, p.type):
                     raise g.err(a, f"argument of type {t} for {p.direction} parameter {p.name}: {p.type}")
                 lines.append(f"{var}.p_{p.name} = {code}")
                 if not isinstance(p.type, (StructLikeT, StackT)):
@@ -316,7 +317,7 @@ class Calls:
                 return f"{x}.read({self.index(g, args[0], inst)})", et
             if method == "read":
                 cur, t, setter = g.lvalue(args[0])
-                if not _compatible(t, et):
+                if not compatible(t, et):
                     raise g.err(args[0], f"register {inst.name} holds {et}, cannot read into {t}")
                 return setter(f"{x}.read({self.index(g, args[1], inst)}, {cur})")
             if method == "write":
@@ -368,31 +369,4 @@ class Calls:
             return [f"if not {cond}: raise _Reject({c})"]
         if g.kind != "control":
             raise g.err(n, f"{name} can only be called in a control")
-        from .v1funcs import v1_function
-
         return v1_function(self, g, name, args, n, targs)
-
-
-def _compatible(a: P4Type, b: P4Type) -> bool:
-    from .types import same_type
-
-    return same_type(a, b) or (isinstance(a, BitT) and isinstance(b, BitT) and a == b)
-
-
-def bind_arguments(g, what: str, params, args, scalar_outs, n) -> tuple[list[str], list]:
-    """Argument code for a call of an action or function: checks arity and the types of
-    out/inout arguments; returns (argument codes, setters of scalar out/inout arguments)."""
-    if len(args) != len(params):
-        raise g.err(n, f"{what} expects {len(params)} arguments, got {len(args)}")
-    codes, setters = [], []
-    for i, (p, a) in enumerate(zip(params, args, strict=True)):
-        if p.direction in ("out", "inout"):
-            code, t, setter = g.lvalue(a)
-            if not _compatible(t, p.type):
-                raise g.err(a, f"argument of type {t} for {p.direction} parameter {p.name}: {p.type}")
-            codes.append(code)
-            if i in scalar_outs:
-                setters.append(setter)
-        else:
-            codes.append(g.ex_to(a, p.type))
-    return codes, setters

@@ -13,6 +13,7 @@ from typing import Any
 from lark import Token, Tree
 
 from .layout import pyfield
+from .literals import parse_int
 from .types import (
     BitT,
     BoolT,
@@ -167,8 +168,6 @@ class ExprCompiler:
         return fn(node, expected) if node.data in ("list_expr",) else fn(node)
 
     def _int(self, tok) -> tuple[str, P4Type]:
-        from .decls import parse_int
-
         v, t = parse_int(str(tok))
         if t is None:
             return str(v), IntLitT()

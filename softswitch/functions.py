@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 from lark import Tree
 
+from .binding import bind_arguments
 from .codegen import BlockGen
 from .decls import Param, ann_dict
 from .exprs import Scope, Sym
@@ -81,8 +82,6 @@ class FuncGen(BlockGen):
 
 def call_function(g, info: FuncInfo, args, n, as_expr: bool):
     """Code for a call of a user function: (code, type) in expressions, lines in statements."""
-    from .calls import bind_arguments
-
     codes, setters = bind_arguments(g, f"function {info.name}", info.params, args, info.scalar_outs, n)
     call = f"{info.pyfn}({', '.join(codes)})"
     if as_expr:

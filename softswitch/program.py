@@ -14,6 +14,7 @@ from .calls import Calls, ExternInst
 from .codegen import ActionInfo, Emitter, TableInfo
 from .controlgen import ControlGen
 from .decls import Decls
+from .desugar import desugar
 from .exprs import ExprCompiler, GlobalScope, Sym
 from .externs import ALGORITHMS, pack_bits
 from .frontend import ParsedProgram
@@ -85,6 +86,7 @@ class Program:
         self.trace = trace
         ExprCompiler._list_items = {}  # list-expression items of this compilation only
         self.decls = Decls(parsed.lines)
+        desugar(parsed.tree, self.decls.err)
         self.decls.collect(parsed.tree)
         d = self.decls
         for e in ("NoError", "PacketTooShort", "NoMatch", "StackOutOfBounds", "HeaderTooShort",

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from lark import Token, Tree
 
-from ..decls import parse_int
 from ..layout import pyfield
+from ..literals import parse_int
 from ..types import (
     BitT,
     BoolT,
@@ -437,6 +437,20 @@ class _Body:
         self.scope.names[str(nm.children[0])] = ("val", ref)
         return [ir.VarDecl(name, it, val)]
 
+    def _s_hoist_decl(self, n):
+        """A temporary of desugar.py: a local typed by its initial value."""
+        nm, init = n.children
+        e, t = self.expr(init)
+        if isinstance(e, _Lit) or isinstance(e, ir.Const):
+            self.scope.names[str(nm)] = ("val", e)
+            return []
+        name = self.fresh("v_" + str(nm))
+        it = irtype(t, f"temporary {nm}")
+        ref = ir.Ref(it, "local", name)
+        ref.ptype = t
+        self.scope.names[str(nm)] = ("val", ref)
+        return [ir.VarDecl(name, it, e)]
+
     def _s_const_decl(self, n):
         _ann, tnode, nm, init = n.children
         t = self.d.resolve_type(tnode)
@@ -452,7 +466,20 @@ class _Body:
             rhs = self.expr_to(rhs_node, BitT(hi - lo + 1))
             return [ir.AssignSlice(base, hi, lo, rhs)]
         lhs, lt = self.expr(lhs_node)
+        if self._out_call(rhs_node):
+            call = lower_call_stmt(self, rhs_node)  # `tmp = f(x)` of desugar.py: copy-out, then the value
+            call[-1].ret = lhs
+            return call
         return [ir.Assign(lhs, self.expr_to(rhs_node, lt))]
+
+    def _out_call(self, node) -> bool:
+        """Is ``node`` a call of a user function with scalar out/inout parameters?"""
+        if not (isinstance(node, Tree) and node.data == "call" and isinstance(node.children[0], Tree)
+                and node.children[0].data == "ident"):
+            return False
+        name = str(node.children[0].children[-1])
+        info = self.low.p.functions.get(name)
+        return self.scope.lookup(name) is None and info is not None and bool(info.scalar_outs)
 
     def _s_call_stmt(self, n):
         return lower_call_stmt(self, n.children[0])
