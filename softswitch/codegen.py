@@ -300,6 +300,16 @@ class BlockGen:
         self.em(f"{py} = {c}.copy()" if isinstance(t, (StructLikeT, StackT)) else f"{py} = {c}")
         self.scope.declare(str(nm), Sym("var", t, py, False))
 
+    def _s_typed_decl(self, n):
+        """A temporary of desugar.py typed like an expression (not evaluated here)."""
+        nm, like = n.children
+        _c, t = self.ex(like)
+        if isinstance(t, IntLitT):
+            raise self.err(like, "cannot infer a width for this ?: (cast a branch)")
+        py = self.fresh("v_" + str(nm))
+        self.em(f"{py} = {default_code(t, self.prog.err_oob)}")
+        self.scope.declare(str(nm), Sym("var", t, py, True))
+
     def _s_const_decl(self, n):
         _ann, tnode, nm, init = n.children
         t = self.d.resolve_type(tnode)

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from lark import Token, Tree
 
 from .api import P4CompileError
+from .literals import parse_int
 
 #: expression kinds whose value never changes, so they need no saving before a call
 _CONSTANT = {"int_lit", "true_lit", "false_lit", "string_lit", "error_member", "type_member"}
@@ -85,6 +86,7 @@ class Desugar:
         self.blocks: dict[str, _Callee] = {}
         self.local: dict[str, _Callee] = {}
         self.objects: dict[str, str] = {}  # instance/parameter name -> type name (this block)
+        self.tables: set[str] = set()       # tables of this control
         self._collect()
 
     # ------------------------------------------------------------ declarations
@@ -117,7 +119,7 @@ class Desugar:
         for d in self.tree.children:
             if not isinstance(d, Tree):
                 continue
-            self.local, self.objects = {}, {}
+            self.local, self.objects, self.tables = {}, {}, set()
             if d.data == "function_decl":
                 self._objects(d.children[4])
                 self.block(d.children[5])
@@ -149,6 +151,8 @@ class Desugar:
                 self.objects[_name(loc.children[3])] = self._type_name(loc.children[1])
             elif loc.data == "action_decl":
                 self.local[_name(loc.children[1])] = _Callee(_params(loc.children[2]))
+            elif loc.data == "table_decl":
+                self.tables.add(_name(loc.children[1]))
 
     def _control(self, d: Tree) -> None:
         self._objects(d.children[3])
@@ -220,7 +224,8 @@ class Desugar:
             if s.children[3] is not None:
                 s.children[3] = self.expr(s.children[3], pre)
         elif d == "if_stmt":
-            s.children[0] = self.expr(s.children[0], pre)
+            if not self.table_hit(s.children[0]):
+                s.children[0] = self.expr(s.children[0], pre)
             s.children[1] = self.sub(s.children[1])
             s.children[2] = self.sub(s.children[2])
         elif d == "switch_stmt":
@@ -260,12 +265,73 @@ class Desugar:
             cond = self.ident(tmp, e) if d == "land" else _mk("lnot", [self.ident(tmp, e)], e)
             pre.append(_mk("if_stmt", [cond, _mk("block", inner, e), None], e))
             return self.ident(tmp, e)
+        if self.table_hit(e):
+            tmp = self.fresh()
+            pre.append(self.var(tmp, _mk("t_bool", [], e), e, e))
+            return self.ident(tmp, e)
         if d == "ternary" and (self.effects(e.children[1]) or self.effects(e.children[2])):
-            raise self.err(e, "calls with out/inout parameters in a branch of ?: are not supported")
+            return self.ternary(e, pre)
         if d in ("call", "tcall"):
             return self.call(e, pre, top=False)
         e.children = self.ordered(e.children, pre)
         return e
+
+    def ternary(self, e: Tree, pre: list):
+        """``c ? a : b`` with effects in a branch: only the chosen branch runs."""
+        c = self.save(self.expr(e.children[0], pre), pre, force=True)
+        res = self.fresh()
+        pre.append(self.result_decl(res, e))
+        branches = []
+        for b in e.children[1:]:
+            inner: list = []
+            v = self.expr(b, inner)
+            branches.append(_mk("block", inner + [_mk("assign_stmt", [self.ident(res, b), v], b)], b))
+        pre.append(_mk("if_stmt", [c, branches[0], branches[1]], e))
+        return self.ident(res, e)
+
+    def result_decl(self, name: str, e: Tree) -> Tree:
+        """The declaration of a temporary holding the value of ``e`` (a ?: with effects)."""
+        t = self.type_of(e)
+        if t is None:
+            raise self.err(e, "cannot infer the type of this ?: whose branches have side effects")
+        if t.data == "typed_decl":
+            t.children[0] = Token("IDENTIFIER", name)
+            return t
+        return self.var(name, t, None, e)
+
+    def type_of(self, e) -> Tree | None:
+        """A type tree for ``e`` (a ``typed_decl`` when the generators must infer it)."""
+        if not isinstance(e, Tree):
+            return None
+        d = e.data
+        if d == "call" and self.callee(e) is not None and self.callee(e).ret is not None:
+            return copy.deepcopy(self.callee(e).ret)
+        if self.table_hit(e) or d in ("lnot", "land", "lor", "lt", "gt") or \
+                d == "binop" and str(e.children[1]) in ("==", "!=", "<=", ">="):
+            return _mk("t_bool", [], e)
+        if d == "cast":
+            return copy.deepcopy(e.children[0])
+        if d == "int_lit" and parse_int(str(e.children[0]))[1] is None:
+            return None  # an untyped literal: the other branch decides
+        if not self.effects(e):
+            return _mk("typed_decl", [None, copy.deepcopy(e)], e)
+        kids = e.children[1:] if d == "ternary" else e.children[:1] if d in ("shl", "shr") else e.children
+        for k in kids:
+            t = self.type_of(k)
+            if t is not None:
+                return t
+        return None
+
+    def table_hit(self, e) -> bool:
+        """``t.apply().hit`` / ``.miss`` of a table of this control (applying it is an effect)."""
+        if not (isinstance(e, Tree) and e.data == "member" and _name(e.children[1]) in ("hit", "miss")):
+            return False
+        c = e.children[0]
+        if not (isinstance(c, Tree) and c.data == "call" and isinstance(c.children[0], Tree)
+                and c.children[0].data == "member" and _name(c.children[0].children[1]) == "apply"):
+            return False
+        base = c.children[0].children[0]
+        return isinstance(base, Tree) and base.data == "ident" and str(base.children[-1]) in self.tables
 
     def ordered(self, kids: list, pre: list, lvalues: frozenset[int] = frozenset()) -> list:
         """Children evaluated left to right: values read before a hoisted call are saved first
@@ -280,8 +346,8 @@ class Desugar:
             out.append(c2)
         return out
 
-    def save(self, x, pre: list):
-        if not isinstance(x, Tree) or x.data not in _EXPRS or x.data in _CONSTANT:
+    def save(self, x, pre: list, force: bool = False):
+        if not isinstance(x, Tree) or x.data not in _EXPRS or x.data in _CONSTANT and not force:
             return x
         tmp = self.fresh()
         pre.append(_mk("hoist_decl", [Token("IDENTIFIER", tmp), x], x))
@@ -301,6 +367,8 @@ class Desugar:
             c = self.callee(e)
             if c is not None and c.effects:
                 return True
+        if self.table_hit(e):
+            return True
         return any(self.effects(c) for c in e.children)
 
     def callee(self, call: Tree) -> _Callee | None:

@@ -102,6 +102,15 @@ def is_const(code: str) -> bool:
         return False
 
 
+def _ser_enum_operand(x: tuple[str, P4Type], other: tuple[str, P4Type]) -> tuple[str, P4Type]:
+    """A serializable enum operand meeting a bit<W>/int operand takes its underlying type
+    (p4c's implicit cast; the value is already the underlying integer)."""
+    t = x[1]
+    if isinstance(t, EnumT) and t.underlying is not None and isinstance(other[1], (BitT, IntLitT)):
+        return x[0], t.underlying
+    return x
+
+
 _ARITH = {"+": "+", "-": "-", "*": "*", "/": "//", "%": "%"}
 #: Largest integer constant (in bits) folded at compile time: bounds memory and time.
 MAX_CONST_BITS = 4096
@@ -136,6 +145,8 @@ class ExprCompiler:
             return code
         if isinstance(dst, EnumT) and isinstance(src, EnumT) and src is dst:
             return code
+        if isinstance(src, EnumT) and src.underlying is not None and same_type(src.underlying, dst):
+            return code  # the spec's one other implicit cast: serializable enum -> its underlying type
         raise self.err(node, f"type mismatch: cannot use {src} where {dst} is expected (cast needed)")
 
     def list_to_struct(self, code: str, src: ListT, dst: StructLikeT, node) -> str:
@@ -336,6 +347,7 @@ class ExprCompiler:
         raise AttributeError(name)
 
     def binary(self, op: str, a, b, n) -> tuple[str, P4Type]:
+        a, b = _ser_enum_operand(a, b), _ser_enum_operand(b, a)
         (ac, at), (bc, bt) = a, b
         if op in ("&&", "||"):
             for _c, t in (a, b):

@@ -451,6 +451,19 @@ class _Body:
         self.scope.names[str(nm)] = ("val", ref)
         return [ir.VarDecl(name, it, e)]
 
+    def _s_typed_decl(self, n):
+        """A temporary of desugar.py typed like an expression (not evaluated here)."""
+        nm, like = n.children
+        pre, self._pre = self._pre, []
+        _e, t = self.expr(like)
+        self._pre = pre
+        name = self.fresh("v_" + str(nm))
+        it = irtype(t, f"temporary {nm}")
+        ref = ir.Ref(it, "local", name)
+        ref.ptype = t
+        self.scope.names[str(nm)] = ("val", ref)
+        return [ir.VarDecl(name, it, None)]
+
     def _s_const_decl(self, n):
         _ann, tnode, nm, init = n.children
         t = self.d.resolve_type(tnode)
