@@ -5,12 +5,15 @@ so that both generators (python and IR -> C) see only plain statements:
   no side effects, so evaluating it twice is safe);
 - named arguments and parameter defaults become positional arguments, a don't-care ``_``
   for an ``out`` parameter becomes a fresh temporary (p4c's argument binding);
+- sub-parser applies are inlined (subparsers.py);
 - a call of a function with ``out``/``inout`` parameters inside an expression is hoisted into
   a temporary before the statement, left to right, with the operands evaluated before it
-  saved first and ``&&``/``||`` short-circuits kept (p4c's SideEffectOrdering).
+  saved first and ``&&``/``||``/``?:`` short-circuits kept (p4c's SideEffectOrdering); so is
+  ``t.apply().hit``/``.miss`` of a table.
 
-Temporaries are ``var_decl`` nodes with the callee's declared type, or ``hoist_decl`` nodes
-(a local whose type is the type of its initial value) for saved operands.
+Temporaries are ``var_decl`` nodes with the callee's declared type, ``hoist_decl`` nodes (a
+local whose type is the type of its initial value) for saved operands, or ``typed_decl`` nodes
+(a local typed like an expression that is not evaluated) for the value of a ``?:``.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from lark import Token, Tree
 
 from .api import P4CompileError
 from .literals import parse_int
+from .subparsers import inline_subparsers
 
 #: expression kinds whose value never changes, so they need no saving before a call
 _CONSTANT = {"int_lit", "true_lit", "false_lit", "string_lit", "error_member", "type_member"}
@@ -483,4 +487,5 @@ class Desugar:
 
 def desugar(tree: Tree, err: Err) -> None:
     """Rewrite ``tree`` in place; errors are ``err(node, message)``."""
+    inline_subparsers(tree, err)
     Desugar(tree, err).run()

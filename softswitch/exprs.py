@@ -392,6 +392,9 @@ class ExprCompiler:
                 return str(eval(f"{ac} {op} {bc}")), at
             if not isinstance(at, BitT):
                 raise self.err(n, f"operator {op} cannot be applied to {at}")
+            if is_const(bc) and is_const(ac):  # fold, as p4c does (constants, widths)
+                v = int(ac) << int(bc) if op == "<<" else int(ac) >> int(bc)
+                return str(wrap_value(v, at)), at
             if is_const(bc):
                 s = int(bc)
                 if s >= at.width:

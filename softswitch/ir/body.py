@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from lark import Token, Tree
 
-from ..layout import pyfield
+from ..layout import field_width, pyfield
 from ..literals import parse_int
 from ..types import (
     BitT,
@@ -233,6 +233,10 @@ class _Body:
             if method == "isValid":
                 e, _t = self.expr(base)
                 return ir.Valid(ir.Bool(), e), BoolT()
+            if method in ("minSizeInBits", "minSizeInBytes"):
+                _e, t = self.expr(base)
+                bits = sum(field_width(ft) for _f, ft in t.fields)
+                return _Lit(bits if method == "minSizeInBits" else bits // 8), IntLitT()
             if isinstance(base, Tree) and base.data == "ident":
                 ent = self.scope.lookup(str(base.children[-1]))
                 if ent is not None and ent[0] == "extern" and method == "read":

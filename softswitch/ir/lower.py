@@ -47,7 +47,12 @@ class Lowering:
             self._extern(inst)
         for name, tree in self.d.functions.items():
             self._function(name, tree)
-        self.top_scope = _Scope(None, {name: ("action", info) for name, info in p._top.actions.items()})
+        top: dict = {name: ("action", info) for name, info in p._top.actions.items()}
+        for d in self.d.global_externs:  # top-level register/counter/meter instances
+            sym = p.gscope.names.get(str(d.children[3].children[0]))
+            if sym is not None and sym.kind == "extern":
+                top[str(d.children[3].children[0])] = ("extern", sym.info.name)
+        self.top_scope = _Scope(None, top)
         for info in p._top.actions.values():
             self._action(info, self.top_scope, None)
         roles = {}

@@ -1,0 +1,166 @@
+"""Sub-parser instances inlined into the parser that applies them, as p4c's front end does.
+
+``Sub() sub;`` in a parser and ``sub.apply(packet, hdr.x);`` in one of its states become:
+the statements before the call, then a transition into a renamed copy of Sub's states; Sub's
+``accept`` continues with a new state holding the statements after the call and the original
+transition; ``reject`` stays a reject.  Sub's parameters are replaced by the arguments and its
+locals are renamed into the caller.  Arguments are bound by reference (p4c copies in and out;
+the two differ only when an argument aliases another one).
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+
+from lark import Token, Tree
+
+from .api import P4CompileError
+
+Err = Callable[[object, str], P4CompileError]
+
+
+def _name(node) -> str:
+    return str(node.children[0]) if isinstance(node, Tree) else str(node)
+
+
+def _name_tree(s: str) -> Tree:
+    return Tree("name", [Token("IDENTIFIER", s)])
+
+
+def _is_state(x) -> bool:
+    return isinstance(x, Tree) and x.data == "parser_state"
+
+
+def _is_trans(x) -> bool:
+    return isinstance(x, Tree) and x.data in ("trans_direct", "trans_select")
+
+
+def _apply_of(stmt, instances: dict[str, str]) -> tuple[str, list] | None:
+    """``(instance, arguments)`` when ``stmt`` is ``inst.apply(...)`` of a sub-parser instance."""
+    if not (isinstance(stmt, Tree) and stmt.data == "call_stmt"):
+        return None
+    call = stmt.children[0]
+    if not (isinstance(call, Tree) and call.data == "call"):
+        return None
+    f = call.children[0]
+    if not (isinstance(f, Tree) and f.data == "member" and _name(f.children[1]) == "apply"
+            and isinstance(f.children[0], Tree) and f.children[0].data == "ident"):
+        return None
+    inst = str(f.children[0].children[-1])
+    if inst not in instances:
+        return None
+    args = call.children[1]
+    return inst, [a for a in (args.children if args is not None else []) if a is not None]
+
+
+def _substitute(node, values: dict[str, Tree]):
+    """Replace identifiers (expression positions only) by copies of their values."""
+    if not isinstance(node, Tree):
+        return node
+    if node.data == "ident" and str(node.children[-1]) in values:
+        return copy.deepcopy(values[str(node.children[-1])])
+    node.children = [_substitute(c, values) for c in node.children]
+    return node
+
+
+def _retarget(state: Tree, rename: dict[str, str]) -> None:
+    for t in state.iter_subtrees():
+        if t.data == "trans_direct":
+            t.children[0] = _name_tree(rename.get(_name(t.children[0]), _name(t.children[0])))
+        elif t.data == "select_case":
+            t.children[1] = _name_tree(rename.get(_name(t.children[1]), _name(t.children[1])))
+
+
+class SubParsers:
+    """Inlines every sub-parser apply of one program (see the module docstring)."""
+
+    def __init__(self, tree: Tree, err: Err):
+        self.tree = tree
+        self.err = err
+        self.parsers = {_name(d.children[1]): d for d in tree.children
+                        if isinstance(d, Tree) and d.data == "parser_decl"}
+        self.n = 0
+
+    def run(self) -> None:
+        for d in self.parsers.values():
+            self._parser(d)
+
+    def _parser(self, d: Tree) -> None:
+        instances: dict[str, str] = {}
+        for loc in d.children[5:]:
+            if isinstance(loc, Tree) and loc.data == "instantiation":
+                tname = self._type_name(loc.children[1])
+                if tname in self.parsers:
+                    instances[_name(loc.children[3])] = tname
+        if not instances:
+            return
+        locals_ = [c for c in d.children[5:] if not _is_state(c) and not (
+            isinstance(c, Tree) and c.data == "instantiation" and _name(c.children[3]) in instances)]
+        work = [c for c in d.children[5:] if _is_state(c)]
+        states: list[Tree] = []
+        depth = 0
+        while work:
+            st = work.pop(0)
+            body = st.children[3:-1]
+            hit = next(((k, r) for k, s in enumerate(body) if (r := _apply_of(s, instances))), None)
+            if hit is None:
+                states.append(st)
+                continue
+            depth += 1
+            if depth > 1000:
+                raise self.err(st, "sub-parsers apply each other recursively")
+            k, (inst, args) = hit
+            new_states, new_locals, new_insts = self._inline(st, k, inst, instances[inst], args)
+            locals_ += new_locals
+            instances.update(new_insts)
+            work = new_states + work
+        d.children[5:] = locals_ + states
+
+    @staticmethod
+    def _type_name(t) -> str:
+        if isinstance(t, Tree) and t.data == "specialized_type":
+            t = t.children[0]
+        return str(t.children[-1]) if isinstance(t, Tree) else str(t)
+
+    def _inline(self, st: Tree, k: int, inst: str, sub_name: str, args: list):
+        self.n += 1
+        prefix = f"__{inst}{self.n}_"
+        sub = copy.deepcopy(self.parsers[sub_name])
+        params = [p for p in (sub.children[3].children if sub.children[3] is not None else []) if p is not None]
+        if len(params) != len(args):
+            raise self.err(st, f"{inst}.apply expects {len(params)} arguments, got {len(args)}")
+        if any(isinstance(a, Tree) and a.data in ("named_arg", "dontcare_arg") for a in args):
+            raise self.err(st, "named or don't-care arguments of a sub-parser apply are not supported")
+        values = {_name(p.children[3]): a for p, a in zip(params, args, strict=True)}
+        sub_locals = [c for c in sub.children[5:] if not _is_state(c)]
+        sub_states = [c for c in sub.children[5:] if _is_state(c)]
+        new_insts: dict[str, str] = {}
+        for loc in sub_locals:
+            nm = loc.children[-1] if loc.data != "const_decl" and loc.data != "var_decl" else loc.children[2]
+            old = _name(nm)
+            values[old] = Tree("ident", [Token("IDENTIFIER", prefix + old)])
+            if loc.data == "const_decl" or loc.data == "var_decl":
+                loc.children[2] = _name_tree(prefix + old)
+            else:
+                loc.children[-1] = _name_tree(prefix + old)
+            if loc.data == "instantiation" and self._type_name(loc.children[1]) in self.parsers:
+                new_insts[prefix + old] = self._type_name(loc.children[1])
+        rename = {_name(s.children[2]): prefix + _name(s.children[2]) for s in sub_states}
+        cont = prefix + "cont"
+        rename["accept"] = cont
+        for s in sub_states:
+            _substitute(s, values)
+            _retarget(s, rename)
+            s.children[2] = _name_tree(rename[_name(s.children[2])])
+        body, trans = st.children[3:-1], st.children[-1]
+        head = Tree("parser_state", st.children[:3] + body[:k] + [
+            Tree("trans_direct", [_name_tree(prefix + "start")], st.meta)], st.meta)
+        tail = Tree("parser_state", [None, Token("KW_STATE", "state"), _name_tree(cont)] + body[k + 1:]
+                    + [trans], st.meta)
+        return [head] + sub_states + [tail], sub_locals, new_insts
+
+
+def inline_subparsers(tree: Tree, err: Err) -> None:
+    """Rewrite ``tree`` in place; errors are ``err(node, message)``."""
+    SubParsers(tree, err).run()
