@@ -485,7 +485,39 @@ class Desugar:
         return self.ident(tmp, a)
 
 
+def instantiate_direct_applies(tree: Tree) -> None:
+    """``Sub.apply(args)`` of a control or parser type becomes an instance ``Sub() Sub_inst;``
+    of the block that applies it, then ``Sub_inst.apply(args)`` (p4c's InstantiateDirectCalls)."""
+    blocks = {_name(d.children[1]) for d in tree.children
+              if isinstance(d, Tree) and d.data in ("control_decl", "parser_decl")}
+    for d in tree.children:
+        if not (isinstance(d, Tree) and d.data in ("control_decl", "parser_decl")):
+            continue
+        where = {"instantiation": 3, "var_decl": 2, "const_decl": 2, "action_decl": 1, "table_decl": 1}
+        taken = {_name(c.children[where[c.data]]) for c in d.children[5:]
+                 if isinstance(c, Tree) and c.data in where}
+        insts = []
+        for call in d.iter_subtrees_topdown():
+            f = call.children[0] if call.data == "call" else None
+            if not (isinstance(f, Tree) and f.data == "type_member" and _name(f.children[1]) == "apply"):
+                continue
+            tname = str(f.children[0].children[-1])
+            if tname not in blocks:
+                continue
+            name = f"{tname}_inst"
+            k = 0
+            while name in taken:
+                k += 1
+                name = f"{tname}_inst_{k}"
+            taken.add(name)
+            insts.append(_mk("instantiation", [None, copy.deepcopy(f.children[0]), None,
+                                               Tree("name", [Token("IDENTIFIER", name)])], call))
+            call.children[0] = _mk("member", [_mk("ident", [Token("IDENTIFIER", name)], f), f.children[1]], f)
+        d.children[5:5] = insts
+
+
 def desugar(tree: Tree, err: Err) -> None:
     """Rewrite ``tree`` in place; errors are ``err(node, message)``."""
+    instantiate_direct_applies(tree)
     inline_subparsers(tree, err)
     Desugar(tree, err).run()
