@@ -157,7 +157,7 @@ class ExprCompiler:
             raise self.err(node, "list expression cannot be used here")
         parts = [self.convert(c, t, ft, node) for (c, t), (_, ft) in zip(items, dst.fields, strict=False)]
         valid = ", True" if isinstance(dst, HeaderT) else ""
-        return f"_mk({dst.pyname}, ({', '.join(parts)},){valid})"
+        return f"_mk({dst.pyname}, ({''.join(p + ', ' for p in parts)}){valid})"
 
     _list_items: dict[str, list[tuple[str, P4Type]]] = {}
 
