@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from lark import Token, Tree
 
 from .api import P4CompileError
+from .codegen import text_of
 from .literals import parse_int
 from .subparsers import inline_subparsers
 
@@ -69,6 +70,14 @@ def _type_params(node: Tree | None) -> set[str]:
     return {str(c.children[0]) for c in (node.children if node is not None else []) if isinstance(c, Tree)}
 
 
+def _text(e) -> str:
+    """Source text of a key expression, with call arguments (its control-plane name)."""
+    if isinstance(e, Tree) and e.data == "call":
+        args = [a for a in (e.children[1].children if e.children[1] is not None else []) if a is not None]
+        return f"{text_of(e.children[0])}({', '.join(_text(a) for a in args)})"
+    return text_of(e)
+
+
 def _mk(data: str, children: list, like) -> Tree:
     """A synthetic node that reports errors at the position of ``like``."""
     meta = like.meta if isinstance(like, Tree) else None
@@ -91,6 +100,7 @@ class Desugar:
         self.local: dict[str, _Callee] = {}
         self.objects: dict[str, str] = {}  # instance/parameter name -> type name (this block)
         self.tables: set[str] = set()       # tables of this control
+        self.keys: dict[str, list] = {}     # table -> (temporary, key expression) with effects
         self._collect()
 
     # ------------------------------------------------------------ declarations
@@ -123,7 +133,7 @@ class Desugar:
         for d in self.tree.children:
             if not isinstance(d, Tree):
                 continue
-            self.local, self.objects, self.tables = {}, {}, set()
+            self.local, self.objects, self.tables, self.keys = {}, {}, set(), {}
             if d.data == "function_decl":
                 self._objects(d.children[4])
                 self.block(d.children[5])
@@ -162,12 +172,60 @@ class Desugar:
         self._objects(d.children[3])
         locs = [c for c in d.children[5:-2]]
         self._locals(locs)
+        self.keys = {}
+        new_locs: list = []
+        for loc in locs:
+            if isinstance(loc, Tree) and loc.data == "table_decl":
+                new_locs += self._table_keys(loc)
+        d.children[5:5] = new_locs
         for loc in locs:
             if isinstance(loc, Tree) and loc.data == "action_decl":
                 self.block(loc.children[3])
             elif isinstance(loc, Tree) and loc.data == "var_decl":
                 loc.children[3] = self.pure(loc.children[3])
         self.block(d.children[-1])
+
+    def _table_keys(self, table: Tree) -> list:
+        """Key expressions with side effects become control variables assigned before every apply
+        of the table (p4c's SideEffectOrdering); the key keeps its name for the control plane."""
+        decls = []
+        for prop in table.children[2:]:
+            if not (isinstance(prop, Tree) and prop.data == "tp_key"):
+                continue
+            for k in prop.children[1:]:
+                kexpr, _kind, kann = k.children
+                if not self.effects(kexpr):
+                    continue
+                t = self.type_of(kexpr)
+                if t is None or t.data == "typed_decl":
+                    raise self.err(kexpr, "cannot infer the type of this key expression with side effects")
+                tmp = self.fresh()
+                decls.append(self.var(tmp, t, None, kexpr))
+                self.keys.setdefault(_name(table.children[1]), []).append((tmp, kexpr))
+                k.children[0] = self.ident(tmp, kexpr)
+                if not any(_name(a.children[0])[1:] == "name" for a in (kann.children if kann else [])):
+                    name = Tree("annotation", [Token("ANNOT", "@name"), Tree("annot_body", [
+                        Tree("string_lit", [Token("STRING_LIT", f'"{_text(kexpr)}"')])])])
+                    k.children[2] = Tree("annotations", (kann.children if kann else []) + [name])
+        return decls
+
+    def key_updates(self, table: str, pre: list) -> None:
+        """The key temporaries of ``table``, computed just before it is applied."""
+        for tmp, kexpr in self.keys.get(table, []):
+            v = self.expr(copy.deepcopy(kexpr), pre)
+            pre.append(_mk("assign_stmt", [self.ident(tmp, kexpr), v], kexpr))
+
+    def applied(self, e) -> str | None:
+        """The table of ``t.apply()`` (or a member of it), if ``e`` is one."""
+        if isinstance(e, Tree) and e.data == "member":
+            e = e.children[0]
+        if not (isinstance(e, Tree) and e.data == "call" and isinstance(e.children[0], Tree)
+                and e.children[0].data == "member" and _name(e.children[0].children[1]) == "apply"):
+            return None
+        base = e.children[0].children[0]
+        if isinstance(base, Tree) and base.data == "ident" and str(base.children[-1]) in self.tables:
+            return str(base.children[-1])
+        return None
 
     def _parser(self, d: Tree) -> None:
         self._objects(d.children[3])
@@ -223,6 +281,8 @@ class Desugar:
         elif d == "assign_stmt":
             s.children[1] = self.expr(s.children[1], pre)
         elif d == "call_stmt" and isinstance(s.children[0], Tree) and s.children[0].data in ("call", "tcall"):
+            if self.applied(s.children[0]):
+                self.key_updates(self.applied(s.children[0]), pre)
             s.children[0] = self.call(s.children[0], pre, top=True)
         elif d == "var_decl":
             if s.children[3] is not None:
@@ -230,9 +290,13 @@ class Desugar:
         elif d == "if_stmt":
             if not self.table_hit(s.children[0]):
                 s.children[0] = self.expr(s.children[0], pre)
+            else:
+                self.key_updates(self.applied(s.children[0]), pre)
             s.children[1] = self.sub(s.children[1])
             s.children[2] = self.sub(s.children[2])
         elif d == "switch_stmt":
+            if self.applied(s.children[0]):
+                self.key_updates(self.applied(s.children[0]), pre)
             s.children[0] = self.expr(s.children[0], pre)
             for c in s.children[1:]:
                 if c.children[1] is not None:
@@ -270,6 +334,7 @@ class Desugar:
             pre.append(_mk("if_stmt", [cond, _mk("block", inner, e), None], e))
             return self.ident(tmp, e)
         if self.table_hit(e):
+            self.key_updates(self.applied(e), pre)
             tmp = self.fresh()
             pre.append(self.var(tmp, _mk("t_bool", [], e), e, e))
             return self.ident(tmp, e)

@@ -68,6 +68,12 @@ VALID = [
      dict(decls="struct e_t { }\nvoid f(in e_t e) { }", ingress="f({}); hdr.d.w2 = 2;"), [5, 7, 2]),
     ("key_value_annotation",
      dict(decls='@pkginfo(name="x", version="1")\nconst bit<32> K = 4;', ingress="hdr.d.w2 = K;"), [5, 7, 4]),
+    ("key_with_side_effects",
+     dict(decls="bit<32> inc(inout bit<32> x) { x = x + 1; return x; }",
+          ilocals="action a(bit<32> v) { hdr.d.w2 = v; }\n"
+                  "table t { key = { inc(hdr.d.w1): exact; } actions = { a; }\n"
+                  "          const entries = { 8: a(80); 9: a(90); } }",
+          ingress="if (hdr.d.w0 == 5 && t.apply().hit) { hdr.d.w0 = 1; }"), [1, 8, 80]),
     ("nested_struct_initialiser",
      dict(decls="struct pair_t { bit<32> x; bit<32> y; }\nstruct big_t { pair_t p; bit<32> z; }",
           ingress="big_t b = { {1, 2}, 3 }; hdr.d.w2 = b.p.y + b.z;"), [5, 7, 5]),
@@ -111,6 +117,14 @@ def test_misuse_is_a_compile_error_at_its_line(name, kw, reason):
         switch(**kw)
     assert reason.lower() in str(ei.value).lower()
     assert ei.value.line == want_line and ei.value.col > 0, str(ei.value)
+
+
+def test_key_with_side_effects_keeps_its_name_in_p4info():
+    sw = switch(decls="bit<32> inc(inout bit<32> x) { x = x + 1; return x; }",
+                ilocals="table t { key = { inc(hdr.d.w1): exact; } actions = { NoAction; } }",
+                ingress="t.apply();")
+    (table,) = [t for t in sw.p4info.tables if t.preamble.name == "I.t"]
+    assert [m.name for m in table.match_fields] == ["inc(hdr.d.w1)"]
 
 
 def test_frames_differ_between_runs_of_one_switch():
