@@ -5,7 +5,8 @@ so that both generators (python and IR -> C) see only plain statements:
   no side effects, so evaluating it twice is safe);
 - named arguments and parameter defaults become positional arguments, a don't-care ``_``
   for an ``out`` parameter becomes a fresh temporary (p4c's argument binding);
-- sub-parser applies are inlined (subparsers.py);
+- ``Sub.apply(...)`` of a type is instantiated and sub-parser applies are inlined
+  (subparsers.py);
 - a call of a function with ``out``/``inout`` parameters inside an expression is hoisted into
   a temporary before the statement, left to right, with the operands evaluated before it
   saved first and ``&&``/``||``/``?:`` short-circuits kept (p4c's SideEffectOrdering); so is
@@ -27,7 +28,7 @@ from lark import Token, Tree
 from .api import P4CompileError
 from .codegen import text_of
 from .literals import parse_int
-from .subparsers import inline_subparsers
+from .subparsers import inline_subparsers, instantiate_direct_applies
 
 #: expression kinds whose value never changes, so they need no saving before a call
 _CONSTANT = {"int_lit", "true_lit", "false_lit", "string_lit", "error_member", "type_member"}
@@ -548,37 +549,6 @@ class Desugar:
         tmp = self.fresh()
         pre.append(self.var(tmp, copy.deepcopy(t), None, a))
         return self.ident(tmp, a)
-
-
-def instantiate_direct_applies(tree: Tree) -> None:
-    """``Sub.apply(args)`` of a control or parser type becomes an instance ``Sub() Sub_inst;``
-    of the block that applies it, then ``Sub_inst.apply(args)`` (p4c's InstantiateDirectCalls)."""
-    blocks = {_name(d.children[1]) for d in tree.children
-              if isinstance(d, Tree) and d.data in ("control_decl", "parser_decl")}
-    for d in tree.children:
-        if not (isinstance(d, Tree) and d.data in ("control_decl", "parser_decl")):
-            continue
-        where = {"instantiation": 3, "var_decl": 2, "const_decl": 2, "action_decl": 1, "table_decl": 1}
-        taken = {_name(c.children[where[c.data]]) for c in d.children[5:]
-                 if isinstance(c, Tree) and c.data in where}
-        insts = []
-        for call in d.iter_subtrees_topdown():
-            f = call.children[0] if call.data == "call" else None
-            if not (isinstance(f, Tree) and f.data == "type_member" and _name(f.children[1]) == "apply"):
-                continue
-            tname = str(f.children[0].children[-1])
-            if tname not in blocks:
-                continue
-            name = f"{tname}_inst"
-            k = 0
-            while name in taken:
-                k += 1
-                name = f"{tname}_inst_{k}"
-            taken.add(name)
-            insts.append(_mk("instantiation", [None, copy.deepcopy(f.children[0]), None,
-                                               Tree("name", [Token("IDENTIFIER", name)])], call))
-            call.children[0] = _mk("member", [_mk("ident", [Token("IDENTIFIER", name)], f), f.children[1]], f)
-        d.children[5:5] = insts
 
 
 def desugar(tree: Tree, err: Err) -> None:

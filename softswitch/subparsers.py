@@ -1,4 +1,8 @@
-"""Sub-parser instances inlined into the parser that applies them, as p4c's front end does.
+"""Instances of parsers and controls, as p4c's front end handles them.
+
+``Sub.apply(args)`` of a control or parser type (a direct application) becomes an instance
+``Sub() Sub_inst;`` of the applying block.  Sub-parser instances are inlined into the parser
+that applies them.
 
 ``Sub() sub;`` in a parser and ``sub.apply(packet, hdr.x);`` in one of its states become:
 the statements before the call, then a transition into a renamed copy of Sub's states; Sub's
@@ -159,6 +163,37 @@ class SubParsers:
         tail = Tree("parser_state", [None, Token("KW_STATE", "state"), _name_tree(cont)] + body[k + 1:]
                     + [trans], st.meta)
         return [head] + sub_states + [tail], sub_locals, new_insts
+
+
+def instantiate_direct_applies(tree: Tree) -> None:
+    """``Sub.apply(args)`` of a control or parser type becomes an instance ``Sub() Sub_inst;``
+    of the block that applies it, then ``Sub_inst.apply(args)`` (p4c's InstantiateDirectCalls)."""
+    blocks = {_name(d.children[1]) for d in tree.children
+              if isinstance(d, Tree) and d.data in ("control_decl", "parser_decl")}
+    for d in tree.children:
+        if not (isinstance(d, Tree) and d.data in ("control_decl", "parser_decl")):
+            continue
+        where = {"instantiation": 3, "var_decl": 2, "const_decl": 2, "action_decl": 1, "table_decl": 1}
+        taken = {_name(c.children[where[c.data]]) for c in d.children[5:]
+                 if isinstance(c, Tree) and c.data in where}
+        insts = []
+        for call in d.iter_subtrees_topdown():
+            f = call.children[0] if call.data == "call" else None
+            if not (isinstance(f, Tree) and f.data == "type_member" and _name(f.children[1]) == "apply"):
+                continue
+            tname = str(f.children[0].children[-1])
+            if tname not in blocks:
+                continue
+            name = f"{tname}_inst"
+            k = 0
+            while name in taken:
+                k += 1
+                name = f"{tname}_inst_{k}"
+            taken.add(name)
+            insts.append(Tree("instantiation", [None, copy.deepcopy(f.children[0]), None, _name_tree(name)], call.meta))
+            call.children[0] = Tree("member", [Tree("ident", [Token("IDENTIFIER", name)], f.meta), f.children[1]],
+                                    f.meta)
+        d.children[5:5] = insts
 
 
 def inline_subparsers(tree: Tree, err: Err) -> None:
