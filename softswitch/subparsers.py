@@ -131,7 +131,8 @@ class SubParsers:
         self.n += 1
         prefix = f"__{inst}{self.n}_"
         sub = copy.deepcopy(self.parsers[sub_name])
-        params = [p for p in (sub.children[3].children if sub.children[3] is not None else []) if p is not None]
+        params = [p for p in (sub.children[3].children if sub.children[3] is not None else [])
+                  if p is not None]
         if len(params) != len(args):
             raise self.err(st, f"{inst}.apply expects {len(params)} arguments, got {len(args)}")
         if any(isinstance(a, Tree) and a.data in ("named_arg", "dontcare_arg") for a in args):
@@ -190,9 +191,10 @@ def instantiate_direct_applies(tree: Tree) -> None:
                 k += 1
                 name = f"{tname}_inst_{k}"
             taken.add(name)
-            insts.append(Tree("instantiation", [None, copy.deepcopy(f.children[0]), None, _name_tree(name)], call.meta))
-            call.children[0] = Tree("member", [Tree("ident", [Token("IDENTIFIER", name)], f.meta), f.children[1]],
-                                    f.meta)
+            tname_node = copy.deepcopy(f.children[0])
+            insts.append(Tree("instantiation", [None, tname_node, None, _name_tree(name)], call.meta))
+            inst = Tree("ident", [Token("IDENTIFIER", name)], f.meta)
+            call.children[0] = Tree("member", [inst, f.children[1]], f.meta)
         d.children[5:5] = insts
 
 
