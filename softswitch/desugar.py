@@ -191,6 +191,9 @@ class Desugar:
         of the table (p4c's SideEffectOrdering); the key keeps its name for the control plane."""
         decls = []
         for prop in table.children[2:]:
+            if isinstance(prop, Tree):
+                for ar in prop.find_data("action_ref"):
+                    self._action_ref(ar)
             if not (isinstance(prop, Tree) and prop.data == "tp_key"):
                 continue
             for k in prop.children[1:]:
@@ -209,6 +212,26 @@ class Desugar:
                         Tree("string_lit", [Token("STRING_LIT", f'"{_text(kexpr)}"')])])])
                     k.children[2] = Tree("annotations", (kann.children if kann else []) + [name])
         return decls
+
+    def _action_ref(self, ar: Tree) -> None:
+        """Named arguments of an action in a table (actions list, default action, entries): the
+        given ones in parameter order."""
+        args = [a for a in (ar.children[2].children if ar.children[2] is not None else []) if a is not None]
+        if not any(isinstance(a, Tree) and a.data == "named_arg" for a in args):
+            return
+        if not all(isinstance(a, Tree) and a.data == "named_arg" for a in args):
+            raise self.err(ar, "either all or none of the arguments must be named")
+        c = self.local.get(_name(ar.children[1])) or self.top.get(_name(ar.children[1]))
+        if c is None:
+            raise self.err(ar, f"named arguments for an unknown action {_name(ar.children[1])}")
+        given = {str(a.children[0]): a for a in args}
+        if len(given) != len(args):
+            raise self.err(ar, "an argument is named twice")
+        pnames = [_name(p.children[3]) for p in c.params]
+        for nm, a in given.items():
+            if nm not in pnames:
+                raise self.err(a, f"no parameter named {nm}")
+        ar.children[2] = _mk("args", [given[n].children[1] for n in pnames if n in given], ar)
 
     def key_updates(self, table: str, pre: list) -> None:
         """The key temporaries of ``table``, computed just before it is applied."""

@@ -15,7 +15,7 @@ from .codegen import BlockGen
 from .decls import Param, ann_dict
 from .exprs import Scope, Sym
 from .layout import default_code
-from .types import P4Type, StackT, StructLikeT, VoidT
+from .types import IntLitT, P4Type, StackT, StructLikeT, VoidT
 
 
 @dataclass
@@ -40,6 +40,10 @@ class FuncGen(BlockGen):
         name = str(nm.children[0])
         ret = self.d.resolve_type(ret_node)
         params = self.d.params(params_node)
+        for p in params:
+            if isinstance(p.type, IntLitT):
+                raise self.err(p.node, f"parameter {p.name} of function {name}: type int is only for "
+                                       "compile-time constants")
         info = FuncInfo(name, f"F_{self.prog.pyident(name)}", ret, params)
         info.scalar_outs = [i for i, p in enumerate(params)
                             if p.direction in ("out", "inout") and not isinstance(p.type, (StructLikeT, StackT))]

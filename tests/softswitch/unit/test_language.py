@@ -74,6 +74,11 @@ VALID = [
                   "table t { key = { inc(hdr.d.w1): exact; } actions = { a; }\n"
                   "          const entries = { 8: a(80); 9: a(90); } }",
           ingress="if (hdr.d.w0 == 5 && t.apply().hit) { hdr.d.w0 = 1; }"), [1, 8, 80]),
+    ("named_arguments_in_table_actions",
+     dict(ilocals="action a(inout bit<32> dst, bit<32> x, bit<32> y) { dst = x - y; }\n"
+                  "table t { key = { hdr.d.w0: exact; } actions = { a(dst = hdr.d.w2); }\n"
+                  "          default_action = a(y = 1, dst = hdr.d.w2, x = 5); }", ingress="t.apply();"),
+     [5, 7, 4]),
     ("nested_struct_initialiser",
      dict(decls="struct pair_t { bit<32> x; bit<32> y; }\nstruct big_t { pair_t p; bit<32> z; }",
           ingress="big_t b = { {1, 2}, 3 }; hdr.d.w2 = b.p.y + b.z;"), [5, 7, 5]),
@@ -103,6 +108,8 @@ INVALID = [
                                          ingress="hdr.d.w2 = 1 + f(hdr.d.w0);"), "void"),
     ("compound_assignment_to_in_parameter",
      dict(decls="bit<32> f(in bit<32> a) { a += 1; return a; }", ingress="hdr.d.w2 = f(1);"), "in parameter"),
+    ("int_parameter_of_function", dict(decls="bit<32> f(in int x) { return (bit<32>) x; }",
+                                       ingress="hdr.d.w2 = f(3);"), "type int"),
     ("compound_assignment_width_mismatch", dict(ingress="hdr.d.w2 += hdr.m8;".replace("hdr.m8", "meta.m8")),
      "width mismatch"),
 ]
@@ -111,7 +118,7 @@ INVALID = [
 @pytest.mark.parametrize(("name", "kw", "reason"), INVALID, ids=[v[0] for v in INVALID])
 def test_misuse_is_a_compile_error_at_its_line(name, kw, reason):
     src = program(**kw)
-    bad = "a += 1" if "a += 1" in src else kw.get("ingress", "")
+    bad = next((b for b in ("a += 1", "in int x") if b in src), kw.get("ingress", ""))
     want_line = next(i for i, ln in enumerate(src.splitlines(), 1) if bad and bad in ln)
     with pytest.raises(P4CompileError) as ei:
         switch(**kw)
