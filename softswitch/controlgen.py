@@ -169,6 +169,8 @@ class ControlGen(BlockGen):
         actions: list[ActionInfo] = []
         act_ann: list[dict] = []
         bound: list[list[str]] = []
+        if not any(p.data == "tp_actions" for p in props):  # p4c: no actions property, NoAction only
+            actions, act_ann, bound = [self.find_action("NoAction", node)], [{"defaultonly": []}], [[]]
         default = None
         default_const = False
         const_entries: list = []
@@ -243,6 +245,8 @@ class ControlGen(BlockGen):
                     pass
                 else:
                     raise self.err(p, f"unknown table property {pname}")
+        if not actions:
+            raise self.err(node, f"table {local} has no actions")
         kinds = {k.match_kind for k in keys}
         if sum(1 for k in keys if k.match_kind == "lpm") > 1:
             raise self.err(node, f"table {local} has more than one lpm key")
@@ -252,7 +256,6 @@ class ControlGen(BlockGen):
             info.default = self.action_call(info, default)
         else:
             # P4_16: the default action is NoAction; p4c adds it to the table as @defaultonly
-            # (a table without an actions property ends up with NoAction only)
             noact = self.find_action("NoAction", node)
             if noact not in actions:
                 actions.append(noact)

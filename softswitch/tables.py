@@ -317,17 +317,13 @@ def keyset_values(gen, info, ks) -> list[MatchValue]:
     if len(items) != len(info.keys):
         raise gen.err(ks, f"entry has {len(items)} key values, table {info.local} has {len(info.keys)} keys")
     out: list[MatchValue] = []
-    from .types import BitT, BoolT
+    from .types import BitT
 
     for it, k in zip(items, info.keys, strict=False):
         t = BitT(k.width)
 
         def const(node, t=t):
-            c, ct = gen.ex(node)
-            if isinstance(ct, BoolT) and c in ("True", "False"):  # a bool key (p4c: bit<1> in BMv2)
-                c = str(int(c == "True"))
-            else:
-                c = gen.ex_to(node, t)
+            c = gen.ex_to(node, t)
             if not is_const(c):
                 raise gen.err(node, "table entry keys must be compile-time constants")
             return int(c) & t.mask

@@ -60,10 +60,6 @@ VALID = [
      dict(decls="parser SubP(packet_in p, out data_t d) { state start { p.extract(d); transition accept; } }",
           parser="state start { pkt.extract(hdr.eth); SubP.apply(pkt, hdr.d); transition accept; }",
           ingress="hdr.d.w2 = hdr.d.w0 + hdr.d.w1;"), [5, 7, 12]),
-    ("bool_keys_in_const_entries",
-     dict(ilocals="action a() { hdr.d.w2 = 1; }\n"
-                  "table t { key = { hdr.d.isValid(): exact; hdr.d.w0 == 5: exact; } actions = { a; }\n"
-                  "          const entries = { (true, true): a(); } }", ingress="t.apply();"), [5, 7, 1]),
     ("empty_struct_from_empty_list",
      dict(decls="struct e_t { }\nvoid f(in e_t e) { }", ingress="f({}); hdr.d.w2 = 2;"), [5, 7, 2]),
     ("key_value_annotation",
