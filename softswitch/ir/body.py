@@ -482,11 +482,11 @@ class _Body:
             lo = self._const_int(lhs_node.children[2])
             rhs = self.expr_to(rhs_node, BitT(hi - lo + 1))
             return [ir.AssignSlice(base, hi, lo, rhs)]
-        lhs, lt = self.expr(lhs_node)
         if self._out_call(rhs_node):
             call = lower_call_stmt(self, rhs_node)  # `tmp = f(x)` of desugar.py: copy-out, then the value
-            call[-1].ret = lhs
+            call[-1].ret = self.expr(lhs_node)[0]
             return call
+        lhs, lt = self.expr(lhs_node)
         return [ir.Assign(lhs, self.expr_to(rhs_node, lt))]
 
     def _out_call(self, node) -> bool:
