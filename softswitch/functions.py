@@ -45,13 +45,14 @@ class FuncGen(BlockGen):
                 raise self.err(p.node, f"parameter {p.name} of function {name}: type int is only for "
                                        "compile-time constants")
         info = FuncInfo(name, f"F_{self.prog.pyident(name)}", ret, params)
-        info.scalar_outs = [i for i, p in enumerate(params)
-                            if p.direction in ("out", "inout") and not isinstance(p.type, (StructLikeT, StackT))]
+        info.scalar_outs = [i for i, p in enumerate(params) if p.direction in ("out", "inout")
+                            and not isinstance(p.type, (StructLikeT, StackT))]
         self.info = info
         ann_dict(ann, self.d)
         self.scope = Scope(self.prog.gscope)
         for p in params:
-            self.scope.declare(p.name, Sym("var", p.type, f"a_{p.name}", p.direction in ("out", "inout"), info=p))
+            writable = p.direction in ("out", "inout")
+            self.scope.declare(p.name, Sym("var", p.type, f"a_{p.name}", writable, info=p))
         self.em(f"def {info.pyfn}({', '.join(f'a_{p.name}' for p in params)}):")
         self.em.level += 1
         self.block(body)

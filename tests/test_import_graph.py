@@ -85,7 +85,8 @@ def _imports(mod: str, path: Path) -> Iterator[str]:
             if module not in MODULES:
                 continue
             # ``from pkg import mod`` imports the module pkg.mod; ``from mod import name``, mod
-            targets = [f"{module}.{a.name}" if f"{module}.{a.name}" in MODULES else module for a in node.names]
+            targets = [f"{module}.{a.name}" if f"{module}.{a.name}" in MODULES else module
+                       for a in node.names]
         else:
             continue
         yield from (t for t in targets if t != mod)

@@ -251,7 +251,8 @@ class _Body:
             if name in self.low.functions:
                 f = self.low.functions[name]
                 finfo = self.low.p.functions[name]
-                args = [a for a in (n.children[1].children if n.children[1] is not None else []) if a is not None]
+                given = n.children[1].children if n.children[1] is not None else []
+                args = [a for a in given if a is not None]
                 vals = [self.expr_to(a, p.type) for a, p in zip(args, finfo.params, strict=True)]
                 return ir.CallF(f.ret, name, vals), finfo.ret
         raise Unsupported(f"call in an expression{_pos(n)}")
