@@ -28,7 +28,7 @@ from lark import Token, Tree
 from .api import P4CompileError
 from .codegen import text_of
 from .literals import parse_int
-from .subparsers import inline_subparsers, instantiate_direct_applies
+from .subparsers import inline_subparsers, instantiate_direct_applies, specialize_constructors
 
 #: expression kinds whose value never changes, so they need no saving before a call
 _CONSTANT = {"int_lit", "true_lit", "false_lit", "string_lit", "error_member", "type_member"}
@@ -577,5 +577,6 @@ class Desugar:
 def desugar(tree: Tree, err: Err) -> None:
     """Rewrite ``tree`` in place; errors are ``err(node, message)``."""
     instantiate_direct_applies(tree)
+    specialize_constructors(tree)
     inline_subparsers(tree, err)
     Desugar(tree, err).run()

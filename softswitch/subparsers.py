@@ -198,6 +198,48 @@ def instantiate_direct_applies(tree: Tree) -> None:
         d.children[5:5] = insts
 
 
+def specialize_constructors(tree: Tree) -> None:
+    """``Sub(3) s;`` of ``control Sub(...)(bit<8> k)``: a copy of Sub with ``k`` replaced by the
+    argument and no constructor parameters, instantiated as ``Sub_k1() s;`` (p4c evaluates
+    constructor arguments at compile time the same way).  P4Info names follow the instance."""
+    decls = {_name(d.children[1]): d for d in tree.children if isinstance(d, Tree)
+             and d.data in ("control_decl", "parser_decl") and d.children[4] is not None}
+    if not decls:
+        return
+    copies: dict[str, list[Tree]] = {}
+    for d in list(tree.children):
+        if not (isinstance(d, Tree) and d.data in ("control_decl", "parser_decl")):
+            continue
+        for loc in d.children[5:]:
+            if not (isinstance(loc, Tree) and loc.data == "instantiation"):
+                continue
+            tname = SubParsers._type_name(loc.children[1])
+            if tname not in decls:
+                continue
+            given = loc.children[2].children if loc.children[2] is not None else []
+            args = [a for a in given if a is not None]
+            spec = copy.deepcopy(decls[tname])
+            params = [p for p in spec.children[4].children[0].children if p is not None] \
+                if spec.children[4].children and spec.children[4].children[0] is not None else []
+            if len(params) != len(args):
+                continue  # the generator reports the arity
+            values = {_name(p.children[3]): a for p, a in zip(params, args, strict=True)}
+            new = f"{tname}_k{sum(len(v) for v in copies.values()) + 1}"
+            spec.children[1] = _name_tree(new)
+            spec.children[4] = None
+            spec.children[5:] = [_substitute(c, values) for c in spec.children[5:]]
+            copies.setdefault(tname, []).append(spec)
+            type_node = loc.children[1]
+            loc.children[1] = Tree("type_name", [Token("TYPE_IDENTIFIER", new)], type_node.meta)
+            loc.children[2] = None
+    out = []
+    for d in tree.children:
+        block = isinstance(d, Tree) and d.data in ("control_decl", "parser_decl")
+        name = _name(d.children[1]) if block else ""
+        out += copies.get(name, [d]) if name in decls else [d]
+    tree.children = out
+
+
 def inline_subparsers(tree: Tree, err: Err) -> None:
     """Rewrite ``tree`` in place; errors are ``err(node, message)``."""
     SubParsers(tree, err).run()

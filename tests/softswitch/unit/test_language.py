@@ -75,6 +75,11 @@ VALID = [
                   "table t { key = { hdr.d.w0: exact; } actions = { a(dst = hdr.d.w2); }\n"
                   "          default_action = a(y = 1, dst = hdr.d.w2, x = 5); }", ingress="t.apply();"),
      [5, 7, 4]),
+    ("control_constructor_arguments",
+     dict(decls="control Sub(inout bit<32> x)(bit<32> k, bool twice) {\n"
+                "    apply { x = x + k; if (twice) { x = x + k; } } }",
+          ilocals="Sub(32w3, true) s; Sub(10, false) t;", ingress="s.apply(hdr.d.w2); t.apply(hdr.d.w2);"),
+     [5, 7, 16]),
     ("nested_struct_initialiser",
      dict(decls="struct pair_t { bit<32> x; bit<32> y; }\nstruct big_t { pair_t p; bit<32> z; }",
           ingress="big_t b = { {1, 2}, 3 }; hdr.d.w2 = b.p.y + b.z;"), [5, 7, 5]),
