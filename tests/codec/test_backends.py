@@ -143,9 +143,10 @@ def test_wrapping_sketch_lanes_are_identical() -> None:
     w = HGSketchWorker(x, 1, backend="numpy")
     w.feed(aggregate_round([w.first_round()]))
     w.feed(aggregate_round([w._sent]))
-    buckets, negative = w._rows
+    assert w.round_state is not None and w.round_state.rows is not None
+    buckets, negative = w.round_state.rows
     q = np.full(buckets.shape[1], int(np.rint(float(x[0]) * 2.0 ** w.scale_exponent)), np.int64)
-    true = np.zeros(w._hash.m, np.int64)
+    true = np.zeros(w.round_state.hash.m, np.int64)
     np.add.at(true, buckets.reshape(-1), np.where(negative, -q, q).reshape(-1))
     assert np.any(np.abs(true) > 2**31)                       # wrapped as int32
     sketch = res["numba"]["rounds"][2][0][0]
