@@ -448,8 +448,10 @@ class HGSketchWorker(RoundWorker):
             if out.dtype != np.float32 or out.size != self.d or not out.flags.c_contiguous:
                 raise InputError(f"out must be a contiguous float32 array of {self.d} elements")
             dest = out.reshape(-1)
-        # both backends: numpy's memset and scatter run at memory speed already
-        _write_dense(dest, self._cand, qz.dequantize(self._values, self._scale_exp))
+        if self._native is not None:
+            self._native.write_dense(dest, self._cand, self._values, self._scale_exp)
+        else:
+            _write_dense(dest, self._cand, qz.dequantize(self._values, self._scale_exp))
         self.stats.decode_seconds += time.perf_counter() - t0
         if out is not None:
             return out

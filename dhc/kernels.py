@@ -245,6 +245,30 @@ def check_sums(idx, keys, own, q, out):
     out[7] = s7
 
 
+# --- decoder: the dense result ----------------------------------------------------------------
+
+@_jit
+def fits_float32(values, scale):
+    """Whether every ``float32(values * scale)`` is finite (``scale`` a power of two: the
+    largest magnitude decides, rounding being monotonic)."""
+    big = np.int64(0)
+    for j in range(values.size):
+        big = max(big, abs(values[j]))
+    return np.isfinite(np.float32(np.float64(big) * scale))
+
+
+@_jit
+def write_dense(dest, lo, idx, values, scale):
+    """``dest[:] = 0`` and ``dest[idx - lo] = float32(values * scale)``: the bits of numpy's
+    ``ldexp`` then cast (``scale`` is a power of two, the product exact in float64).  The
+    zero loop compiles to ``memset``, which streams past the caches on large tensors; numpy's
+    ``fill`` measured 2-3x slower there."""
+    for i in range(dest.size):
+        dest[i] = 0
+    for j in range(idx.size):
+        dest[idx[j] - lo] = np.float32(np.float64(values[j]) * scale)
+
+
 # --- decoder: peeling ------------------------------------------------------------------------
 
 @njit(cache=True, nogil=True, inline="always")
@@ -486,6 +510,91 @@ def peel_sets(codes, sketch, shift, values, recovered, residual, st, lst, cand_o
                 cnt = st[bj, 0] & _LOW32 if wide else (st[bj, 0] >> _U32) & cmask
                 lst[n_list] = bj
                 n_list += np.int64(cnt == _U1)
+    clash = False
+    for bk in range(m):
+        w = st[bk, 0]
+        col = st[bk, 1] if wide else w
+        r = np.int64(np.int32(col & _LOW32))
+        residual[bk] = r
+        cnt = w & _LOW32 if wide else (w >> _U32) & cmask
+        clash |= (cnt == 0) & (r != 0)
+    return -2 if clash else generations
+
+
+@_jit
+def peel_queue(codes, sketch, shift, values, recovered, residual, st, lst, ahead):
+    """:func:`peel_sets` as one queue pass per generation; same returns (generations, -1,
+    or -2 when the order could matter).
+
+    ``lst`` (m int32) is a FIFO of buckets: generation g is the run appended while generation
+    g - 1 was processed (the first one: every pure bucket in ascending order).  Each entry is
+    handled at once: if its bucket is still pure, its candidate is recovered and subtracted
+    from its buckets, and every bucket whose count drops to 1 is appended.  A bucket is listed
+    at most once in all, since counts only fall.  A removal in generation g touches a listed
+    bucket of the same generation only if it holds the same candidate (a pure bucket holds one),
+    which then drops to a count of 0 and is skipped: each generation recovers exactly the set
+    of :func:`peel_sets`, with no per-candidate flag read and the pure bucket still in the
+    cache when it is subtracted from.  A candidate pure in two buckets of one generation is
+    read from the first listed, as in :func:`peel_sets`, so the same clash check applies.
+
+    With ``ahead`` > 0 the addresses of the random accesses are fetched in three software
+    pipeline stages: the bucket 3 * ahead entries on, the candidate's codes and value 2 *
+    ahead on (from that bucket's position field, clamped: a stale record only prefetches a
+    useless line), the candidate's buckets ahead on."""
+    k, rows = codes.shape
+    m = sketch.size
+    wide = st.shape[1] == 2
+    ushift = np.uint64(shift)
+    cmask = (_U1 << ushift) - _U1
+    pshift = _U32 if wide else _U32 + ushift
+    if not fill_state(codes, sketch, shift, st, ahead):
+        return -1
+    n = 0
+    for bk in range(m):
+        cnt = st[bk, 0] & _LOW32 if wide else (st[bk, 0] >> _U32) & cmask
+        lst[n] = bk
+        n += np.int64(cnt == _U1)
+    head = 0
+    generations = 0
+    while head < n:
+        end = n
+        got = 0
+        for t in range(head, end):
+            if ahead:
+                last = n - 1
+                prefetch(st, lst[min(t + 3 * ahead, last)])
+                c2 = min(np.int64(st[lst[min(t + 2 * ahead, last)], 0] >> pshift), k - 1)
+                prefetch(codes, c2)
+                prefetch(values, c2)
+                c1 = min(np.int64(st[lst[min(t + ahead, last)], 0] >> pshift), k - 1)
+                for j in range(rows):
+                    prefetch(st, codes[c1, j] >> 1)
+            bk = lst[t]
+            w = st[bk, 0]
+            cnt = w & _LOW32 if wide else (w >> _U32) & cmask
+            if cnt != _U1:
+                continue                      # its candidate left in this generation
+            c = np.int64(w >> pshift)
+            a = st[bk, 1] if wide else w
+            a = np.int64(np.int32(a & _LOW32))
+            neg = np.int64(0)
+            for j in range(rows):             # the sign in the pure bucket
+                code = np.int64(codes[c, j])
+                neg |= (code & 1) & -np.int64((code >> 1) == bk)
+            v = (a ^ -neg) + neg
+            values[c] = v
+            recovered[c] = True
+            got += 1
+            for j in range(rows):
+                code = codes[c, j]
+                bj = code >> 1
+                sneg = code & 1
+                _remove(st, bj, wide, ushift, c, (v ^ -sneg) + sneg)
+                cnt = st[bj, 0] & _LOW32 if wide else (st[bj, 0] >> _U32) & cmask
+                lst[n] = bj
+                n += np.int64(cnt == _U1)
+        generations += np.int64(got > 0)
+        head = end
     clash = False
     for bk in range(m):
         w = st[bk, 0]
