@@ -37,7 +37,7 @@ from . import parallel
 from . import quantize as qz
 from .errors import DecodeError, InputError
 from .hashing import HASHED_CHECKS, SketchHash
-from .index import LocalIndex, candidates, lanes_to_bits
+from .index import LocalIndex, candidates
 from .peeling import PeelResult, peel_rows, residual_is_zero, subtract_known
 from .protocol import Segment
 from .rounds import Handler, RoundWorker, ScaleRound
@@ -231,11 +231,9 @@ class HGSketchWorker(RoundWorker):
         st = self._state()
         self._scale_exp = st.scale.scale_exponent(agg[0])
         ix = st.index
-        global_active = lanes_to_bits(agg[1], ix.n_blocks, "BLOCK_INDEX")
-        ix.check_blocks_covered(global_active)
-        st.active_ids = np.flatnonzero(global_active)
+        st.active_ids = ix.active_blocks(agg[1])
         # every aggregated block is one of ours: the union may be exactly our support
-        st.blocks_mine = st.active_ids.size == int(np.count_nonzero(ix.active))
+        st.blocks_mine = bool(np.array_equal(agg[1], ix.block_lanes()))
         self.stats.active_blocks = int(st.active_ids.size)
         t1 = time.perf_counter()
         self.stats.decode_seconds += t1 - t0
