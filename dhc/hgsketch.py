@@ -403,12 +403,17 @@ class HGSketchWorker(RoundWorker):
         """Consistency check: residual sketch zero and check lanes equal the decoded sums."""
         st = self._state()
         assert st.hash is not None and st.agg_checks is not None and st.cand is not None
-        if not residual_is_zero(res.residual):
-            bad = int(np.count_nonzero(res.residual & 0xFFFFFFFF))
+        if self._native is not None:
+            bad, big = self._native.decode_checks(res.residual, res.values)
+        else:
+            bad = 0 if residual_is_zero(res.residual) else int(
+                np.count_nonzero(res.residual & 0xFFFFFFFF))
+            big = int(np.max(np.abs(res.values))) if res.values.size else 0
+        if bad:
             raise DecodeError(f"VALUE_SKETCH inconsistent after decoding: {bad} buckets non-zero "
                               "(a lane was changed in flight or a worker deviated)")
         bound = self.n_workers << qz.precision_bits(self.n_workers)
-        if res.values.size and int(np.max(np.abs(res.values))) > bound:
+        if big > bound:
             raise DecodeError(f"decoded sum exceeds N * 2**L = {bound}: corrupted aggregate")
         if self._native is not None:
             expect = self._native.check_lanes(st.cand, res.values, st.hash, st.keys, None)

@@ -245,6 +245,21 @@ def check_sums(idx, keys, own, q, out):
     out[7] = s7
 
 
+# --- decoder: consistency checks --------------------------------------------------------------
+
+@_jit
+def decode_checks(residual, values):
+    """(buckets of ``residual`` not 0 mod 2**32, largest ``|values|``) in one pass each,
+    without numpy's temporaries (two arrays of m and k int64 per check)."""
+    bad = np.int64(0)
+    for i in range(residual.size):
+        bad += np.int64((residual[i] & 0xFFFFFFFF) != 0)
+    big = np.int64(0)
+    for i in range(values.size):
+        big = max(big, abs(values[i]))
+    return bad, big
+
+
 # --- decoder: the dense result ----------------------------------------------------------------
 
 @_jit

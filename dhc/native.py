@@ -214,3 +214,10 @@ def write_dense(dest: np.ndarray, idx: np.ndarray, values: np.ndarray, scale_exp
     c = int(np.searchsorted(idx, h))
     parallel.both(lambda: kernels.write_dense(dest[:h], 0, idx[:c], values[:c], scale),
                   lambda: kernels.write_dense(dest[h:], h, idx[c:], values[c:], scale))
+
+
+def decode_checks(residual: np.ndarray, values: np.ndarray) -> tuple[int, int]:
+    """(buckets of the residual sketch not 0 mod 2**32, largest |decoded sum|): the numbers
+    ``hgsketch``'s consistency check compares."""
+    bad, big = kernels.decode_checks(residual, values)
+    return int(bad), int(big)
