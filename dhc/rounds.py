@@ -41,8 +41,7 @@ class ScaleRound:
     @classmethod
     def of(cls, values: np.ndarray, fingerprint: int, n_workers: int) -> ScaleRound:
         """The scale round of ``values`` (rejects non-finite values)."""
-        qz.check_finite(values)
-        return cls(fingerprint, qz.max_exponent(values), n_workers)
+        return cls(fingerprint, qz.finite_max_exponent(values), n_workers)
 
     def segment(self) -> Segment:
         """Round A's SCALE segment: ``[fp, ~fp]`` and the one-hot exponent (OR)."""
