@@ -1,7 +1,8 @@
 """The compiled backend: array-level wrappers around ``dhc/kernels.py`` with the same inputs,
 outputs and errors as the numpy functions they replace (``index.LocalIndex`` scan,
 ``index.candidates``, ``np.searchsorted``, ``SketchHash.rows_of``, the sketch and check sums of
-``hgsketch``, ``peeling.peel_rows``, the dense write of ``hgsketch._write_dense``).  Importing this module needs numba."""
+``hgsketch``, ``peeling.peel_rows``, the dense write of ``hgsketch._write_dense``, the
+decoder's residual and bound checks).  Importing this module needs numba."""
 
 from __future__ import annotations
 

@@ -294,7 +294,8 @@ def test_topk_aggregate_is_the_exact_sum_of_sparsified_quantized_gradients(
         for w, rec in enumerate(recs):
             assert rec["param_names"] == names and rec["raw"].dtype == np.float32
             # error feedback: compensated = raw + what earlier steps did not deliver
-            prev = np.concatenate([residual[w].get(n, np.zeros(sz)) for n, sz in zip(names, sizes, strict=True)])
+            prev = np.concatenate([residual[w].get(n, np.zeros(sz))
+                                   for n, sz in zip(names, sizes, strict=True)])
             assert np.array_equal(rec["compensated"], rec["raw"].astype(np.float64) + prev)
             # top-k: k entries kept unchanged, none dropped larger than any kept
             kept = np.flatnonzero(rec["sent"])
