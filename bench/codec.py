@@ -5,7 +5,9 @@ Throughput: for each (d, density, workers) every worker is a real HGSketchWorker
 aggregated in process; worker 0's own encode and decode time is reported (decode includes writing
 the dense float32 result into a preallocated buffer, as memcpy writes into one).  GB/s are of
 float32 input (4*d bytes / seconds); best of --repeats, with the median of the repeats alongside
-(the machine is shared and noisy: compare ratios to memcpy, not absolute times).
+(the machine is shared and noisy: compare ratios to memcpy, not absolute times).  The
+one-thread arms of the backend comparison also report worker 0's CPU time
+(``encode_decode_cpu_ms``): what a core spent, without the time spent waiting for one.
 """
 
 from __future__ import annotations
