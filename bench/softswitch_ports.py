@@ -128,7 +128,7 @@ class _Lab:
     procs: list[subprocess.Popen] = field(default_factory=list)
 
     def __enter__(self) -> _Lab:
-        from softswitch.ports import ETH_P_ALL, run_in_netns, set_offloads
+        from softswitch.ports import ETH_P_ALL, ignore_outgoing, run_in_netns, set_offloads
 
         try:
             for p in (1, 2):
@@ -149,6 +149,7 @@ class _Lab:
                     sock = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(ETH_P_ALL))
                     sock.bind((ifname, 0))
                     sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4 << 20)
+                    ignore_outgoing(sock)  # the generator reads only what the switch sends
                     return sock
 
                 self.socks.append(run_in_netns(f"/run/netns/{ns}", mk))

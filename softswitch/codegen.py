@@ -16,7 +16,7 @@ from lark import Token, Tree
 
 from .decls import Decls, Param
 from .exprs import DuplicateName, ExprCompiler, Scope, Sym, is_const
-from .layout import default_code
+from .layout import default_code, init_code
 from .types import (
     BitT,
     BoolT,
@@ -27,6 +27,7 @@ from .types import (
     StackT,
     StructLikeT,
 )
+from .unions import union_siblings
 
 
 @dataclass
@@ -221,8 +222,14 @@ class BlockGen:
         ec = self.ec()
         vc, vt = ec.expr(value_node, t)
         vc = ec.convert(vc, vt, t, value_node)
-        if isinstance(t, (StructLikeT, StackT)) and not vc.startswith("_mk("):
-            vc = f"{vc}.copy()"
+        if isinstance(t, (StructLikeT, StackT)):
+            # in place, as BMv2's assign_header/assign_union/assign_header_stack (and p4c's per-field
+            # copy of structs): an invalid source header only invalidates the destination
+            self.em(f"{code}._asg({vc})")
+            sibs = union_siblings(self, target_node)
+            if sibs:
+                self.em(f"if {code}._v: " + "; ".join(f"{c}._v = False" for c in sibs))
+            return
         for ln in setter(vc):
             self.em(ln)
 
@@ -243,10 +250,23 @@ class BlockGen:
         fn = getattr(self, "_s_" + node.data, None)
         if fn is None:
             raise self.err(node, f"unsupported statement {node.data}")
+        start = len(self.em.lines)
         try:
             fn(node)
         except DuplicateName as e:
             raise self.err(node, f"duplicate declaration of {e.args[0]}") from None
+        if self.kind != "parser" and node.data in ("assign_stmt", "call_stmt"):
+            self._guard_index(start)
+
+    def _guard_index(self, start: int) -> None:
+        """A run-time stack index out of range makes the statement a no-op in controls (p4c's
+        lowering of run-time indexes); in parsers it stays StackOutOfBounds."""
+        body = self.em.lines[start:]
+        if not any(".at(" in ln for ln in body):
+            return
+        ind = "    " * self.em.level
+        self.em.lines[start:] = ([ind + "try:"] + ["    " + ln for ln in body]
+                                 + [ind + "except _OOR:", ind + "    pass"])
 
     def _s_block(self, n):
         self.block(n)
@@ -267,10 +287,16 @@ class BlockGen:
         if init is not None:
             c = self.ex_to(init, t)
             if isinstance(t, (StructLikeT, StackT)) and not c.startswith("_mk("):
-                c = f"{c}.copy()"
+                c = init_code(t, c, self.prog.err_oob)
         else:
             c = default_code(t, self.prog.err_oob)
-        self.em(f"{py} = {c}")
+        if ".at(" in c and self.kind != "parser":  # initialiser with a run-time index: see _guard_index
+            self.em(f"{py} = {default_code(t, self.prog.err_oob)}")
+            start = len(self.em.lines)
+            self.em(f"{py} = {c}")
+            self._guard_index(start)
+        else:
+            self.em(f"{py} = {c}")
         self.scope.declare(name, Sym("var", t, py, True))
 
     def _s_const_decl(self, n):
@@ -293,6 +319,13 @@ class BlockGen:
 
     def _s_if_stmt(self, n):
         cond = self.ec().expect_bool(n.children[0])
+        if ".at(" in cond and self.kind != "parser":  # out of range: the condition is false (p4c)
+            var = self.fresh("_c")
+            self.em(f"{var} = False")
+            start = len(self.em.lines)
+            self.em(f"{var} = {cond}")
+            self._guard_index(start)
+            cond = var
         self.em.block(f"if {cond}:", lambda: self.sub(n.children[1]))
         if n.children[2] is not None:
             els = n.children[2]
@@ -342,13 +375,31 @@ class BlockGen:
             code, t = self.ex(e)
             if isinstance(t, BoolT) or not isinstance(t, (BitT, EnumT)):
                 raise self.err(e, f"switch expression must be bit<W>, int<W> or an enum, not {t}")
+            guarded = ".at(" in code and self.kind != "parser"  # index out of range: no case runs
+            if guarded:
+                self.em(f"{var} = None")
+            start = len(self.em.lines)
             self.em(f"{var} = {code}")
+            if guarded:
+                self._guard_index(start)
 
             def label_key(label: Tree, c: Tree) -> int:
                 k = self.ex_to(label.children[0], t)
                 if not is_const(k):
                     raise self.err(c, "switch labels must be compile-time constants")
                 return int(k)
+
+            if guarded:
+                self.em(f"if {var} is not None:")
+                self.em.level += 1
+                try:
+                    self._switch_cases(n, var, label_key)
+                finally:
+                    self.em.level -= 1
+                return
+        self._switch_cases(n, var, label_key)
+
+    def _switch_cases(self, n, var: str, label_key) -> None:
         pending: list[int | None] = []
         first = True
         seen: set = set()

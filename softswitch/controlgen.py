@@ -7,7 +7,7 @@ from lark import Tree
 from .codegen import ActionInfo, BlockGen, KeyInfo, TableInfo, text_of
 from .decls import ann_dict
 from .exprs import DuplicateName, Scope, Sym, is_const
-from .layout import default_code, field_width
+from .layout import default_code, field_width, init_code
 from .types import BitT, BoolT, EnumT, IntLitT, NamedT, StackT, StructLikeT
 
 
@@ -42,7 +42,7 @@ class ControlGen(BlockGen):
                 vname = str(nmn.children[0])
                 c = self.ex_to(init, t) if init is not None else default_code(t, self.prog.err_oob)
                 if isinstance(t, (StructLikeT, StackT)) and init is not None and not c.startswith("_mk("):
-                    c += ".copy()"
+                    c = init_code(t, c, self.prog.err_oob)
                 init_lines.append(f"L.v_{vname} = {c}")
                 self.scope.declare(vname, Sym("var", t, f"L.v_{vname}", True))
             elif k == "const_decl":

@@ -123,6 +123,13 @@ def parse_int(text: str) -> tuple[int, BitT | None]:
     return v, width_t
 
 
+def is_fixed_width(t: P4Type) -> bool:
+    """A type a header field may have besides varbit (P4_16: structs of fixed-width fields too)."""
+    if isinstance(t, (BitT, BoolT)) or isinstance(t, EnumT) and t.underlying is not None:
+        return True
+    return isinstance(t, StructT) and all(is_fixed_width(ft) for _, ft in t.fields)
+
+
 class Decls:
     """Program-wide declarations (the global scope)."""
 
@@ -194,8 +201,8 @@ class Decls:
             return self._specialize(str(base), args, node)
         if d == "stack_type":
             elem = self.resolve_type(node.children[0], tvars)
-            if not isinstance(elem, HeaderT):
-                raise self.err(node, f"header stack element must be a header, not {elem}")
+            if not isinstance(elem, (HeaderT, UnionT)):
+                raise self.err(node, f"header stack element must be a header or header union, not {elem}")
             size = self.const_int(node.children[1])
             if size <= 0:
                 raise self.err(node, "header stack size must be positive")
@@ -283,9 +290,9 @@ class Decls:
         for fname, ft in fields:
             if isinstance(ft, VarbitT):
                 nvar += 1
-            elif not isinstance(ft, (BitT, BoolT)) and not (isinstance(ft, EnumT) and ft.underlying):
+            elif not is_fixed_width(ft):
                 raise self.err(d, f"header {name}: field {fname} has type {ft}; headers hold only "
-                                  "bit<W>, int<W>, varbit<W>, bool or serializable enums")
+                                  "bit<W>, int<W>, varbit<W>, bool, serializable enums or structs of these")
         if nvar > 1:
             raise self.err(d, f"header {name} has more than one varbit field")
         h = HeaderT(name, fields, ann_dict(d.children[0], self))
@@ -296,7 +303,16 @@ class Decls:
 
     def _d_header_union_decl(self, d: Tree) -> None:
         name = self._name(d.children[1])
-        raise self.err(d, f"header_union {name}: header unions are not supported by this target")
+        fields = self._fields(d, name)
+        for fname, ft in fields:
+            if not isinstance(ft, HeaderT):
+                raise self.err(d, f"header_union {name}: member {fname} has type {ft}; a header union holds "
+                                  "only headers")
+        if not fields:
+            raise self.err(d, f"header_union {name} has no members")
+        u = UnionT(name, fields, ann_dict(d.children[0], self))
+        self._declare_type(name, u, d)
+        self.header_order.append(u)
 
     def _d_struct_decl(self, d: Tree) -> None:
         name = self._name(d.children[1])

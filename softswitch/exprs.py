@@ -20,6 +20,7 @@ from .types import (
     ErrorT,
     HeaderT,
     IntLitT,
+    KVListT,
     ListT,
     P4Type,
     StackT,
@@ -143,6 +144,10 @@ class ExprCompiler:
         items = self._list_items.get(code)
         if items is None:
             raise self.err(node, "list expression cannot be used here")
+        if isinstance(src, KVListT):
+            items = src.ordered(items, dst)
+            if items is None:
+                raise self.err(node, f"struct expression {src} does not name the fields of {dst}")
         parts = [self.convert(c, t, ft, node) for (c, t), (_, ft) in zip(items, dst.fields, strict=False)]
         valid = ", True" if isinstance(dst, HeaderT) else ""
         return f"_mk({dst.pyname}, ({', '.join(parts)},){valid})"
@@ -164,7 +169,7 @@ class ExprCompiler:
         fn = getattr(self, "_e_" + node.data, None)
         if fn is None:
             raise self.err(node, f"unsupported expression {node.data}")
-        return fn(node, expected) if node.data in ("list_expr",) else fn(node)
+        return fn(node, expected) if node.data in ("list_expr", "struct_expr") else fn(node)
 
     def _int(self, tok) -> tuple[str, P4Type]:
         from .decls import parse_int
@@ -220,6 +225,16 @@ class ExprCompiler:
         ExprCompiler._list_items[code] = items
         del key
         return code, ListT(tuple(t for _, t in items))
+
+    def _e_struct_expr(self, n, expected=None):
+        """``{a = x, b = y}``: a list expression whose items are matched to fields by name."""
+        names = tuple(str(kv.children[0]) for kv in n.children)
+        if len(set(names)) != len(names):
+            raise self.err(n, "duplicate field in a struct expression")
+        items = [self.expr(kv.children[1]) for kv in n.children]
+        code = "(" + "".join(c + ", " for c, _ in items) + ")"
+        ExprCompiler._list_items[code] = items
+        return code, KVListT(tuple(t for _, t in items), names)
 
     # ------------------------------------------------------------ members
     def _e_member(self, n):
@@ -348,7 +363,11 @@ class ExprCompiler:
                 ac, bc, _ = self.unify(a, b, n, op)
             elif not same_type(at, bt) and not (isinstance(at, ListT) or isinstance(bt, ListT)):
                 raise self.err(n, f"operator {op}: cannot compare {at} and {bt}")
-            if isinstance(at, StructLikeT):
+            if isinstance(bt, ListT) and isinstance(at, StructLikeT):  # a list is a valid header/struct
+                bc = self.convert(bc, bt, at, n)
+            elif isinstance(at, ListT) and isinstance(bt, StructLikeT):
+                ac, at = self.convert(ac, at, bt, n), bt
+            if isinstance(at, (StructLikeT, StackT)):
                 return f"({'' if op == '==' else 'not '}_eq({ac}, {bc}))", BoolT()
             return f"({ac} {op} {bc})", BoolT()
         if op in ("<", ">", "<=", ">="):

@@ -13,7 +13,7 @@ from . import rtlib
 from .calls import Calls, ExternInst
 from .codegen import ActionInfo, Emitter, TableInfo
 from .controlgen import ControlGen
-from .decls import Decls
+from .decls import Decls, is_fixed_width
 from .exprs import ExprCompiler, GlobalScope, Sym
 from .externs import ALGORITHMS, pack_bits
 from .frontend import ParsedProgram
@@ -142,6 +142,9 @@ class Program:
                 self.em.lines.append(extract_source(t, self.err_short))
                 self.em.lines.append(emit_source(t))
                 self.em.lines.append("")
+            elif isinstance(t, StructT) and t.fields and is_fixed_width(t):  # for lookahead<S>()
+                self.em.lines.append(extract_source(t, self.err_short))
+                self.em.lines.append("")
 
     def _top_actions(self) -> None:
         self._top = _TopGen(self)
@@ -230,7 +233,8 @@ class Program:
         ns = self.ns
         ns.update({
             "_Exit": rtlib.Exit, "_Locals": rtlib.Locals, "_Reject": rtlib.Reject, "_Stack": rtlib.Stack, "_mk": rtlib.mk,
-            "_eq": rtlib.eq, "_pack": pack_bits, "_HASH": ALGORITHMS, "_look": _look, "_lookh": _lookh,
+            "_eq": rtlib.eq, "_fresh": rtlib.fresh, "_OOR": rtlib.IndexOutOfRange,
+            "_pack": pack_bits, "_HASH": ALGORITHMS, "_look": _look, "_lookh": _lookh,
             "_adv": _adv, "_REJECT": _reject_state, "_ST": self.state, "_C": PacketCtx(),
             "_rand": lambda lo, hi: random.randint(min(lo, hi), max(lo, hi)),
             "_ERR_HDR_TOO_LONG": self.decls.errors.index("HeaderTooShort"),

@@ -18,16 +18,19 @@ from ..types import (
     ErrorT,
     HeaderT,
     IntLitT,
+    KVListT,
     ListT,
     NamedT,
     P4Type,
     StackT,
     StructLikeT,
+    StructT,
     TupleT,
+    UnionT,
 )
 from . import nodes as ir
 from .calls import lower_call_stmt
-from .common import Unsupported, _Lit, _pos, _Scope, irtype
+from .common import Unsupported, _Lit, _pos, _Scope, irtype, union_siblings, union_valid
 
 _BINOPS = {"_e_lt": "<", "_e_gt": ">", "_e_bor": "|", "_e_bxor": "^", "_e_band": "&", "_e_shl": "<<",
            "_e_shr": ">>", "_e_lor": "||", "_e_land": "&&"}
@@ -67,6 +70,8 @@ class _Body:
                 raise Unsupported(f"integer literal used as {dst}")
             return self.const(e.value, b)
         if isinstance(src, ListT) and isinstance(dst, StructLikeT):
+            if isinstance(src, KVListT):
+                e = src.ordered(e, dst)
             items = [self.conv(x, xt, ft) for (x, xt), (_, ft) in zip(e, dst.fields, strict=True)]
             return ir.StructInit(irtype(dst), items)
         if isinstance(src, ListT):
@@ -173,6 +178,10 @@ class _Body:
         items = [self.expr(e) for e in n.children[0].children if e is not None]
         return items, ListT(tuple(t for _, t in items))
 
+    def _e_struct_expr(self, n):
+        items = [self.expr(kv.children[1]) for kv in n.children]
+        return items, KVListT(tuple(t for _, t in items), tuple(str(kv.children[0]) for kv in n.children))
+
     def _e_member(self, n):
         base, member = n.children[0], str(n.children[1].children[0])
         if isinstance(base, Tree) and base.data == "call":
@@ -231,7 +240,9 @@ class _Body:
             method = str(callee.children[1].children[0])
             base = callee.children[0]
             if method == "isValid":
-                e, _t = self.expr(base)
+                e, t = self.expr(base)
+                if isinstance(t, UnionT):
+                    return union_valid(e), BoolT()
                 return ir.Valid(ir.Bool(), e), BoolT()
             if isinstance(base, Tree) and base.data == "ident":
                 ent = self.scope.lookup(str(base.children[-1]))
@@ -258,7 +269,8 @@ class _Body:
             t = self.d.resolve_type(targs.children[0])
             if isinstance(t, BitT):
                 return ir.Lookahead(ir.Bits(t.width, t.signed)), t
-            if isinstance(t, HeaderT) and not any(type(ft).__name__ == "VarbitT" for _, ft in t.fields):
+            if isinstance(t, (HeaderT, StructT)) \
+                    and not any(type(ft).__name__ == "VarbitT" for _, ft in t.fields):
                 return ir.Lookahead(irtype(t)), t
             raise Unsupported(f"lookahead<{t}>{_pos(n)}")
         raise Unsupported(f"call with type arguments{_pos(n)}")
@@ -452,7 +464,11 @@ class _Body:
             rhs = self.expr_to(rhs_node, BitT(hi - lo + 1))
             return [ir.AssignSlice(base, hi, lo, rhs)]
         lhs, lt = self.expr(lhs_node)
-        return [ir.Assign(lhs, self.expr_to(rhs_node, lt))]
+        out: list[ir.Stmt] = [ir.Assign(lhs, self.expr_to(rhs_node, lt))]
+        sibs = union_siblings(lhs)
+        if sibs:  # a union member assigned a valid header invalidates the other members
+            out.append(ir.If(ir.Valid(ir.Bool(), lhs), [ir.SetValid(x, False) for x in sibs], []))
+        return out
 
     def _s_call_stmt(self, n):
         return lower_call_stmt(self, n.children[0])

@@ -84,7 +84,8 @@ class Lowering:
         ret = None if type(info.ret).__name__ == "VoidT" else irtype(info.ret, f"return of {name}")
         sc = _Scope(None, {})
         for pp, p in zip(params, info.params, strict=True):
-            sc.names[p.name] = ("val", ir.Ref(pp.t, "arg", p.name, p.direction in ("out", "inout")))
+            sc.names[p.name] = ("val", ir.Ref(pp.t, "arg", p.name, p.direction in ("out", "inout")
+                                              or isinstance(pp.t, (ir.Comp, ir.Stack))))  # by pointer
         fn = ir.Function(name, ret, params, [])
         self.functions[name] = fn
         g = _Body(self, sc, "function", None)

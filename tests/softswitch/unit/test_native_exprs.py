@@ -227,7 +227,7 @@ V1Switch(P(), V(), I(), E(), C(), D()) main;
 
 def test_header_stacks_agree():
     """next/last/lastIndex in the parser (overflow -> StackOutOfBounds), push/pop, dynamic indexes
-    (out of range drops the packet in ingress), emit of the whole stack."""
+    (out of range: the statement has no effect), emit of the whole stack."""
     py = Switch.from_source(STACK_PROGRAM, "stacks.p4")
     nat = NativeSwitch.from_source(STACK_PROGRAM, "stacks.p4")
     r = random.Random(7)
