@@ -7,10 +7,12 @@ from typing import Any
 
 from lark import Tree
 
+from .binding import bind_arguments, compatible
 from .decls import ann_dict, is_fixed_width
 from .exprs import Sym, is_const, wrap_code
 from .externs import Counter, DirectCounter, Meter, Register
-from .layout import pyfield
+from .functions import call_function
+from .layout import field_width, pyfield
 from .types import (
     BitT,
     BoolT,
@@ -28,6 +30,7 @@ from .types import (
     VarbitT,
 )
 from .unions import union_next_member, union_siblings
+from .v1funcs import v1_function
 
 SUPPORTED_EXTERNS = {"register", "counter", "direct_counter", "meter", "direct_meter"}
 EXTERN_FUNCS = {"mark_to_drop", "hash", "verify_checksum", "update_checksum", "verify_checksum_with_payload",
@@ -174,8 +177,6 @@ class Calls:
             if sym is not None and sym.kind == "action":
                 return self.action_call(g, sym.info, args, n)
             if sym is None and name in getattr(self.prog, "functions", {}):
-                from .functions import call_function
-
                 finfo = self.prog.functions[name]
                 r = call_function(g, finfo, args, n, as_expr)
                 return out_headers_invalid(g, finfo.params, args) + r if isinstance(r, list) else r
@@ -216,7 +217,7 @@ class Calls:
         for p, a in zip(sub.params, args, strict=False):
             if p.direction in ("out", "inout"):
                 code, t, setter = g.lvalue(a)
-                if not _compatible(t, p.type):
+                if not compatible(t, p.type):
                     raise g.err(a, f"argument of type {t} for {p.direction} parameter {p.name}: {p.type}")
                 lines.append(f"{var}.p_{p.name} = {code}")
                 if not isinstance(p.type, (StructLikeT, StackT)):
@@ -232,6 +233,9 @@ class Calls:
             raise g.err(n, f"{method}() takes no arguments")
         if method == "isValid":
             return f"{code}._v", BoolT()
+        if method in ("minSizeInBits", "minSizeInBytes"):  # compile-time sizes (varbit fields count 0)
+            bits = sum(field_width(ft) for _f, ft in t.fields)
+            return str(bits if method == "minSizeInBits" else bits // 8), IntLitT()
         if method == "setValid":
             # p4c compiles setValid() to BMv2's add_header: an invalid header is reset to 0 first
             g.lvalue(base)
@@ -351,7 +355,7 @@ class Calls:
                 return f"{x}.read({self.index(g, args[0], inst)})", et
             if method == "read":
                 cur, t, setter = g.lvalue(args[0])
-                if not _compatible(t, et):
+                if not compatible(t, et):
                     raise g.err(args[0], f"register {inst.name} holds {et}, cannot read into {t}")
                 return setter(f"{x}.read({self.index(g, args[1], inst)}, {cur})")
             if method == "write":
@@ -403,8 +407,6 @@ class Calls:
             return [f"if not {cond}: raise _Reject({c})"]
         if g.kind != "control":
             raise g.err(n, f"{name} can only be called in a control")
-        from .v1funcs import v1_function
-
         return v1_function(self, g, name, args, n, targs)
 
 
@@ -426,28 +428,3 @@ def union_fixups(g, params, args) -> list[str]:
             if sibs:
                 out.append(f"if {g.ex(a)[0]}._v: " + "; ".join(f"{c}._v = False" for c in sibs))
     return out
-
-
-def _compatible(a: P4Type, b: P4Type) -> bool:
-    from .types import same_type
-
-    return same_type(a, b) or (isinstance(a, BitT) and isinstance(b, BitT) and a == b)
-
-
-def bind_arguments(g, what: str, params, args, scalar_outs, n) -> tuple[list[str], list]:
-    """Argument code for a call of an action or function: checks arity and the types of
-    out/inout arguments; returns (argument codes, setters of scalar out/inout arguments)."""
-    if len(args) != len(params):
-        raise g.err(n, f"{what} expects {len(params)} arguments, got {len(args)}")
-    codes, setters = [], []
-    for i, (p, a) in enumerate(zip(params, args, strict=True)):
-        if p.direction in ("out", "inout"):
-            code, t, setter = g.lvalue(a)
-            if not _compatible(t, p.type):
-                raise g.err(a, f"argument of type {t} for {p.direction} parameter {p.name}: {p.type}")
-            codes.append(code)
-            if i in scalar_outs:
-                setters.append(setter)
-        else:
-            codes.append(g.ex_to(a, p.type))
-    return codes, setters

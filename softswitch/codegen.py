@@ -219,6 +219,13 @@ class BlockGen:
 
     def assign(self, target_node, value_node) -> None:
         code, t, setter = self.lvalue(target_node)
+        if self._out_function(value_node):
+            # `tmp = f(x)` of desugar.py: copy-out of f's scalar out/inout arguments, then the value
+            lines = self.prog.calls.call_stmt(self, value_node)
+            for ln in lines + setter(self.ec().convert("_r[0]", self.prog.functions[
+                    str(value_node.children[0].children[-1])].ret, t, value_node)):
+                self.em(ln)
+            return
         ec = self.ec()
         vc, vt = ec.expr(value_node, t)
         vc = ec.convert(vc, vt, t, value_node)
@@ -232,6 +239,15 @@ class BlockGen:
             return
         for ln in setter(vc):
             self.em(ln)
+
+    def _out_function(self, node) -> bool:
+        """Is ``node`` a call of a user function with scalar out/inout parameters?"""
+        if not (isinstance(node, Tree) and node.data == "call" and isinstance(node.children[0], Tree)
+                and node.children[0].data == "ident"):
+            return False
+        name = str(node.children[0].children[-1])
+        info = getattr(self.prog, "functions", {}).get(name)
+        return info is not None and self.scope.lookup(name) is None and bool(info.scalar_outs)
 
     # ------------------------------------------------------------ statements
     def stmts(self, nodes) -> None:
@@ -298,6 +314,27 @@ class BlockGen:
         else:
             self.em(f"{py} = {c}")
         self.scope.declare(name, Sym("var", t, py, True))
+
+    def _s_hoist_decl(self, n):
+        """A temporary of desugar.py: a local typed by its initial value."""
+        nm, init = n.children
+        c, t = self.ex(init)
+        if isinstance(t, IntLitT) or c in ("True", "False"):
+            self.scope.declare(str(nm), Sym("const", t, c, False))
+            return
+        py = self.fresh("v_" + str(nm))
+        self.em(f"{py} = {c}.copy()" if isinstance(t, (StructLikeT, StackT)) else f"{py} = {c}")
+        self.scope.declare(str(nm), Sym("var", t, py, False))
+
+    def _s_typed_decl(self, n):
+        """A temporary of desugar.py typed like an expression (not evaluated here)."""
+        nm, like = n.children
+        _c, t = self.ex(like)
+        if isinstance(t, IntLitT):
+            raise self.err(like, "cannot infer a width for this ?: (cast a branch)")
+        py = self.fresh("v_" + str(nm))
+        self.em(f"{py} = {default_code(t, self.prog.err_oob)}")
+        self.scope.declare(str(nm), Sym("var", t, py, True))
 
     def _s_const_decl(self, n):
         _ann, tnode, nm, init = n.children

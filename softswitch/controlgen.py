@@ -169,6 +169,8 @@ class ControlGen(BlockGen):
         actions: list[ActionInfo] = []
         act_ann: list[dict] = []
         bound: list[list[str]] = []
+        if not any(p.data == "tp_actions" for p in props):  # p4c: no actions property, NoAction only
+            actions, act_ann, bound = [self.find_action("NoAction", node)], [{"defaultonly": []}], [[]]
         default = None
         default_const = False
         const_entries: list = []

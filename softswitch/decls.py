@@ -11,7 +11,9 @@ from dataclasses import dataclass, field
 from lark import Token, Tree
 
 from .api import P4CompileError
+from .exprs import ExprCompiler, GlobalScope
 from .frontend import LineMap
+from .literals import parse_int
 from .types import (
     BitT,
     BoolT,
@@ -97,30 +99,6 @@ def ann_dict(node: Tree | None, ctx: Decls) -> dict[str, list]:
                     vals.append(None)
         out[name] = vals
     return out
-
-
-def parse_int(text: str) -> tuple[int, BitT | None]:
-    """An integer literal: value and its explicit type (``8w5``, ``4s3``) if any."""
-    t = text.replace("_", "")
-    width_t = None
-    for sep, signed in (("w", False), ("s", True)):
-        if sep in t and not t.lower().startswith("0x"):
-            w, _, rest = t.partition(sep)
-            width_t = BitT(int(w), signed)
-            t = rest
-            break
-    low = t.lower()
-    if low.startswith("0x"):
-        v = int(low[2:], 16)
-    elif low.startswith("0b"):
-        v = int(low[2:], 2)
-    elif low.startswith("0o"):
-        v = int(low[2:], 8)
-    elif low.startswith("0d"):
-        v = int(low[2:], 10)
-    else:
-        v = int(low, 10)
-    return v, width_t
 
 
 def is_fixed_width(t: P4Type) -> bool:
@@ -239,8 +217,6 @@ class Decls:
             if node.type == "INTEGER":
                 return parse_int(str(node))[0]
             raise self.err(node, f"expected an integer constant, got {node}")
-        from .exprs import ExprCompiler, GlobalScope
-
         code, t = ExprCompiler(self, GlobalScope(self)).expr(node)
         if not isinstance(t, (BitT, IntLitT)):
             raise self.err(node, f"expected an integer constant, got type {t}")
@@ -358,8 +334,6 @@ class Decls:
     def _d_const_decl(self, d: Tree) -> None:
         name = self._name(d.children[2])
         t = self.resolve_type(d.children[1])
-        from .exprs import ExprCompiler, GlobalScope
-
         ec = ExprCompiler(self, GlobalScope(self))
         code, et = ec.expr(d.children[3], expected=t)
         code = ec.convert(code, et, t, d.children[3])
@@ -468,5 +442,5 @@ def is_compound(t: P4Type) -> bool:
     return isinstance(t, (StructLikeT, StackT))
 
 
-__all__ = ["Decls", "Param", "FuncSig", "ExternDecl", "Const", "parse_int", "ann_dict", "is_header",
+__all__ = ["Decls", "Param", "FuncSig", "ExternDecl", "Const", "ann_dict", "is_header",
            "is_compound", "StructT", "UnionT"]

@@ -13,6 +13,7 @@ from typing import Any
 from lark import Token, Tree
 
 from .layout import pyfield
+from .literals import parse_int
 from .types import (
     BitT,
     BoolT,
@@ -102,6 +103,15 @@ def is_const(code: str) -> bool:
         return False
 
 
+def _ser_enum_operand(x: tuple[str, P4Type], other: tuple[str, P4Type]) -> tuple[str, P4Type]:
+    """A serializable enum operand meeting a bit<W>/int operand takes its underlying type
+    (p4c's implicit cast; the value is already the underlying integer)."""
+    t = x[1]
+    if isinstance(t, EnumT) and t.underlying is not None and isinstance(other[1], (BitT, IntLitT)):
+        return x[0], t.underlying
+    return x
+
+
 _ARITH = {"+": "+", "-": "-", "*": "*", "/": "//", "%": "%"}
 #: Largest integer constant (in bits) folded at compile time: bounds memory and time.
 MAX_CONST_BITS = 4096
@@ -136,6 +146,8 @@ class ExprCompiler:
             return code
         if isinstance(dst, EnumT) and isinstance(src, EnumT) and src is dst:
             return code
+        if isinstance(src, EnumT) and src.underlying is not None and same_type(src.underlying, dst):
+            return code  # the spec's one other implicit cast: serializable enum -> its underlying type
         raise self.err(node, f"type mismatch: cannot use {src} where {dst} is expected (cast needed)")
 
     def list_to_struct(self, code: str, src: ListT, dst: StructLikeT, node) -> str:
@@ -150,7 +162,7 @@ class ExprCompiler:
                 raise self.err(node, f"struct expression {src} does not name the fields of {dst}")
         parts = [self.convert(c, t, ft, node) for (c, t), (_, ft) in zip(items, dst.fields, strict=False)]
         valid = ", True" if isinstance(dst, HeaderT) else ""
-        return f"_mk({dst.pyname}, ({', '.join(parts)},){valid})"
+        return f"_mk({dst.pyname}, ({''.join(p + ', ' for p in parts)}){valid})"
 
     _list_items: dict[str, list[tuple[str, P4Type]]] = {}
 
@@ -172,8 +184,6 @@ class ExprCompiler:
         return fn(node, expected) if node.data in ("list_expr", "struct_expr") else fn(node)
 
     def _int(self, tok) -> tuple[str, P4Type]:
-        from .decls import parse_int
-
         v, t = parse_int(str(tok))
         if t is None:
             return str(v), IntLitT()
@@ -352,6 +362,7 @@ class ExprCompiler:
         raise AttributeError(name)
 
     def binary(self, op: str, a, b, n) -> tuple[str, P4Type]:
+        a, b = _ser_enum_operand(a, b), _ser_enum_operand(b, a)
         (ac, at), (bc, bt) = a, b
         if op in ("&&", "||"):
             for _c, t in (a, b):
@@ -400,6 +411,9 @@ class ExprCompiler:
                 return str(eval(f"{ac} {op} {bc}")), at
             if not isinstance(at, BitT):
                 raise self.err(n, f"operator {op} cannot be applied to {at}")
+            if is_const(bc) and is_const(ac):  # fold, as p4c does (constants, widths)
+                v = int(ac) << int(bc) if op == "<<" else int(ac) >> int(bc)
+                return str(wrap_value(v, at)), at
             if is_const(bc):
                 s = int(bc)
                 if s >= at.width:

@@ -14,7 +14,8 @@ from .calls import Calls, ExternInst
 from .codegen import ActionInfo, Emitter, TableInfo
 from .controlgen import ControlGen
 from .decls import Decls, is_fixed_width
-from .exprs import ExprCompiler, GlobalScope, Sym
+from .desugar import desugar
+from .exprs import ExprCompiler, GlobalScope, Scope, Sym
 from .externs import ALGORITHMS, pack_bits
 from .frontend import ParsedProgram
 from .functions import FuncGen
@@ -85,6 +86,7 @@ class Program:
         self.trace = trace
         ExprCompiler._list_items = {}  # list-expression items of this compilation only
         self.decls = Decls(parsed.lines)
+        desugar(parsed.tree, self.decls.err)
         self.decls.collect(parsed.tree)
         d = self.decls
         for e in ("NoError", "PacketTooShort", "NoMatch", "StackOutOfBounds", "HeaderTooShort",
@@ -110,7 +112,9 @@ class Program:
         self.checking_unused = False
         self._classes()
         self._top_actions()
-        self.functions = {name: FuncGen(self, tree).generate() for name, tree in self.decls.functions.items()}
+        self.functions: dict = {}
+        for name, tree in self.decls.functions.items():  # declaration order: a function may call earlier ones
+            self.functions[name] = FuncGen(self, tree).generate()
         self.blocks = self._pipeline()
         self.source = "\n".join(self.em.lines)
         self._check_unused()
@@ -151,7 +155,7 @@ class Program:
         self._top.scope = self.gscope
         for d in self.decls.global_externs:
             self.calls.instantiate(self._top, d)
-        self._top.scope = type(self._top.scope)(self.gscope)
+        self._top.scope = Scope(self.gscope)  # top-level actions: their parameters, then globals
         for name, node in self.decls.actions.items():
             info = self._top.action(node, top_level=True)
             self.gscope.declare(name, Sym("action", BoolT(), info.pyfn, False, info))

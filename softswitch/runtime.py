@@ -8,11 +8,11 @@ from pathlib import Path
 
 from . import frontend
 from .api import MatchValue, P4CompileError, Replica, RuntimeAPIError, TableEntry
-from .pipeline import Pipeline
+from .pipeline import PacketFlow
 from .program import Program
 
 
-class Switch(Pipeline):
+class Switch(PacketFlow):
     """One software switch running one P4 program.  Not thread-safe: callers serialise."""
 
     backend = "python"

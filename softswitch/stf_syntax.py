@@ -182,7 +182,7 @@ class StfFile:
 _INT_RE = re.compile(r"^(0[xX][0-9a-fA-F_]+|0[bB][01_]+|0[oO][0-7_]+|[0-9][0-9_]*)$")
 
 
-def parse_int(text: str) -> int:
+def parse_number(text: str) -> int:
     """Decimal, 0x hex, 0b binary or 0o octal; underscores allowed as separators."""
     t = text.strip()
     if not _INT_RE.match(t):
@@ -224,7 +224,7 @@ def _parse_call(text: str) -> ActionCall:
                 raise ValueError(f"action argument {part.strip()!r} is not name:value")
             name, value = (s.strip() for s in part.split(":", 1))
             try:
-                args.append((name, parse_int(value)))
+                args.append((name, parse_number(value)))
             except ValueError:
                 raise ValueError(f"action argument {name}: {value!r} is not a number") from None
     return ActionCall(m.group(1), tuple(args))
@@ -266,7 +266,7 @@ def _ints(words: list[str], names: list[str], cmd: str) -> list[int]:
     out = []
     for w, n in zip(words, names, strict=True):
         try:
-            out.append(parse_int(w))
+            out.append(parse_number(w))
         except ValueError:
             raise ValueError(f"{cmd}: {n} {w!r} is not a number") from None
     return out
@@ -366,7 +366,7 @@ def parse_stf(text: str, path: str = "<stf>") -> StfFile:
 def _apply_header(out: StfFile, kind: str, value: str, path: str, lineno: int) -> None:
     if kind == "cpu_port":
         try:
-            out.cpu_port = parse_int(value)
+            out.cpu_port = parse_number(value)
         except ValueError:
             raise StfSyntaxError(f"cpu_port {value!r} is not a number", path, lineno) from None
         return

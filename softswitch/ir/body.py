@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from lark import Token, Tree
 
-from ..decls import parse_int
-from ..layout import pyfield
+from ..layout import field_width, pyfield
+from ..literals import parse_int
 from ..types import (
     BitT,
     BoolT,
@@ -244,6 +244,10 @@ class _Body:
                 if isinstance(t, UnionT):
                     return union_valid(e), BoolT()
                 return ir.Valid(ir.Bool(), e), BoolT()
+            if method in ("minSizeInBits", "minSizeInBytes"):
+                _e, t = self.expr(base)
+                bits = sum(field_width(ft) for _f, ft in t.fields)
+                return _Lit(bits if method == "minSizeInBits" else bits // 8), IntLitT()
             if isinstance(base, Tree) and base.data == "ident":
                 ent = self.scope.lookup(str(base.children[-1]))
                 if ent is not None and ent[0] == "extern" and method == "read":
@@ -258,7 +262,8 @@ class _Body:
             if name in self.low.functions:
                 f = self.low.functions[name]
                 finfo = self.low.p.functions[name]
-                args = [a for a in (n.children[1].children if n.children[1] is not None else []) if a is not None]
+                given = n.children[1].children if n.children[1] is not None else []
+                args = [a for a in given if a is not None]
                 vals = [self.expr_to(a, p.type) for a, p in zip(args, finfo.params, strict=True)]
                 return ir.CallF(f.ret, name, vals), finfo.ret
         raise Unsupported(f"call in an expression{_pos(n)}")
@@ -449,6 +454,33 @@ class _Body:
         self.scope.names[str(nm.children[0])] = ("val", ref)
         return [ir.VarDecl(name, it, val)]
 
+    def _s_hoist_decl(self, n):
+        """A temporary of desugar.py: a local typed by its initial value."""
+        nm, init = n.children
+        e, t = self.expr(init)
+        if isinstance(e, _Lit) or isinstance(e, ir.Const):
+            self.scope.names[str(nm)] = ("val", e)
+            return []
+        name = self.fresh("v_" + str(nm))
+        it = irtype(t, f"temporary {nm}")
+        ref = ir.Ref(it, "local", name)
+        ref.ptype = t
+        self.scope.names[str(nm)] = ("val", ref)
+        return [ir.VarDecl(name, it, e)]
+
+    def _s_typed_decl(self, n):
+        """A temporary of desugar.py typed like an expression (not evaluated here)."""
+        nm, like = n.children
+        pre, self._pre = self._pre, []
+        _e, t = self.expr(like)
+        self._pre = pre
+        name = self.fresh("v_" + str(nm))
+        it = irtype(t, f"temporary {nm}")
+        ref = ir.Ref(it, "local", name)
+        ref.ptype = t
+        self.scope.names[str(nm)] = ("val", ref)
+        return [ir.VarDecl(name, it, None)]
+
     def _s_const_decl(self, n):
         _ann, tnode, nm, init = n.children
         t = self.d.resolve_type(tnode)
@@ -463,12 +495,25 @@ class _Body:
             lo = self._const_int(lhs_node.children[2])
             rhs = self.expr_to(rhs_node, BitT(hi - lo + 1))
             return [ir.AssignSlice(base, hi, lo, rhs)]
+        if self._out_call(rhs_node):
+            call = lower_call_stmt(self, rhs_node)  # `tmp = f(x)` of desugar.py: copy-out, then the value
+            next(s for s in call if isinstance(s, ir.FuncCall)).ret = self.expr(lhs_node)[0]
+            return call
         lhs, lt = self.expr(lhs_node)
         out: list[ir.Stmt] = [ir.Assign(lhs, self.expr_to(rhs_node, lt))]
         sibs = union_siblings(lhs)
         if sibs:  # a union member assigned a valid header invalidates the other members
             out.append(ir.If(ir.Valid(ir.Bool(), lhs), [ir.SetValid(x, False) for x in sibs], []))
         return out
+
+    def _out_call(self, node) -> bool:
+        """Is ``node`` a call of a user function with scalar out/inout parameters?"""
+        if not (isinstance(node, Tree) and node.data == "call" and isinstance(node.children[0], Tree)
+                and node.children[0].data == "ident"):
+            return False
+        name = str(node.children[0].children[-1])
+        info = self.low.p.functions.get(name)
+        return self.scope.lookup(name) is None and info is not None and bool(info.scalar_outs)
 
     def _s_call_stmt(self, n):
         return lower_call_stmt(self, n.children[0])
