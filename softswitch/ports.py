@@ -73,7 +73,9 @@ def parse_port_map(specs: list[str]) -> dict[int, str]:
     return ports
 
 
-def set_offloads(ifname: str, enabled: bool = False, features: tuple[str, ...] = ("tx", "sg", "tso", "gso")) -> None:
+def set_offloads(
+    ifname: str, enabled: bool = False, features: tuple[str, ...] = ("tx", "sg", "tso", "gso")
+) -> None:
     """Switch NIC offloads on or off (ethtool -K without the ethtool binary).
 
     A software switch sees frames as the kernel hands them to a packet socket:

@@ -270,7 +270,11 @@ class _Body:
 
     def _e_tcall(self, n):
         callee, _tlt, targs, args = n.children
-        if isinstance(callee, Tree) and callee.data == "member" and str(callee.children[1].children[0]) == "lookahead":
+        if (
+            isinstance(callee, Tree)
+            and callee.data == "member"
+            and str(callee.children[1].children[0]) == "lookahead"
+        ):
             t = self.d.resolve_type(targs.children[0])
             if isinstance(t, BitT):
                 return ir.Lookahead(ir.Bits(t.width, t.signed)), t

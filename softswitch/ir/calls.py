@@ -10,7 +10,12 @@ from ..types import BitT, BoolT, EnumT, HeaderT, ListT, StackT, StructLikeT, Str
 from . import nodes as ir
 from .common import Unsupported, _Lit, _pos, irtype, union_siblings
 
-_CHECKSUMS = ("verify_checksum", "verify_checksum_with_payload", "update_checksum", "update_checksum_with_payload")
+_CHECKSUMS = (
+    "verify_checksum",
+    "verify_checksum_with_payload",
+    "update_checksum",
+    "update_checksum_with_payload",
+)
 
 
 def _split(n: Tree):
@@ -100,8 +105,13 @@ def _control_apply(g, qname: str, args) -> ir.ControlApply:
             vals.append(lv)
             outs.append(lv)
         else:
-            pt = BitT(p.t.width, p.t.signed) if isinstance(p.t, ir.Bits) else BoolT() if isinstance(p.t, ir.Bool) \
+            pt = (
+                BitT(p.t.width, p.t.signed)
+                if isinstance(p.t, ir.Bits)
+                else BoolT()
+                if isinstance(p.t, ir.Bool)
                 else p.t.t
+            )
             vals.append(g.expr_to(a, pt))
             outs.append(None)
     return ir.ControlApply(qname, vals, outs)

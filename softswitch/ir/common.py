@@ -49,7 +49,9 @@ def irtype(t: P4Type, where: str = "") -> ir.IRType:
 
 def _pos(node) -> str:
     meta = getattr(node, "meta", None)
-    line = getattr(node, "line", None) or (getattr(meta, "line", None) if meta is not None and not meta.empty else None)
+    line = getattr(node, "line", None) or (
+        getattr(meta, "line", None) if meta is not None and not meta.empty else None
+    )
     return f" (line {line})" if line else ""
 
 

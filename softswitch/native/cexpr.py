@@ -150,7 +150,9 @@ class CExpr:
 
     def _CallF(self, e: ir.CallF) -> str:
         f = self.g.prog.functions[e.func]
-        return f"F_{self.g.cid(e.func)}(px{''.join(', ' + a for a in self.g.call_args(f.params, e.args, []))})"
+        return (
+            f"F_{self.g.cid(e.func)}(px{''.join(', ' + a for a in self.g.call_args(f.params, e.args, []))})"
+        )
 
     def _StructInit(self, e: ir.StructInit) -> str:
         """A list expression as a value (a header built from one is valid)."""

@@ -19,8 +19,14 @@ from .ccomp import CompoundFns
 from .cexpr import CExpr, ctype, lit, mask
 from .cstmt import StmtGen
 
-ROLE_PARAMS = {"parser": ("pk", "hdr", "meta", "std"), "verify": ("hdr", "meta"), "ingress": ("hdr", "meta", "std"),
-               "egress": ("hdr", "meta", "std"), "compute": ("hdr", "meta"), "deparser": ("ob", "hdr")}
+ROLE_PARAMS = {
+    "parser": ("pk", "hdr", "meta", "std"),
+    "verify": ("hdr", "meta"),
+    "ingress": ("hdr", "meta", "std"),
+    "egress": ("hdr", "meta", "std"),
+    "compute": ("hdr", "meta"),
+    "deparser": ("ob", "hdr"),
+}
 
 
 class CGen:
@@ -28,7 +34,9 @@ class CGen:
         self.prog = prog
         self.out: list[str] = []
         self.ids: dict[str, str] = {}
-        self.regs = {n: i for i, n in enumerate(x for x in prog.externs if prog.externs[x].kind == "register")}
+        self.regs = {
+            n: i for i, n in enumerate(x for x in prog.externs if prog.externs[x].kind == "register")
+        }
         self.ctrs = {n: i for i, n in enumerate(x for x in prog.externs if prog.externs[x].kind == "counter")}
         self.meters = {n: i for i, n in enumerate(x for x in prog.externs if prog.externs[x].kind == "meter")}
         self.table_ids = {n: i for i, n in enumerate(prog.tables)}
@@ -278,7 +286,9 @@ class CGen:
                         continue
                     if c[0] == "vsall":
                         ks = ", ".join(f"(u128)k{j}" for j in range(len(st.keys)))
-                        conds.append(f"({{ u128 _vk[] = {{{ks}}}; ss_vs_match(px, {c[1]}, _vk, {len(st.keys)}); }})")
+                        conds.append(
+                            f"({{ u128 _vk[] = {{{ks}}}; ss_vs_match(px, {c[1]}, _vk, {len(st.keys)}); }})"
+                        )
                     elif c[0] == "vs":
                         conds.append(f"({{ u128 _vk[] = {{(u128)k{i}}}; ss_vs_match(px, {c[1]}, _vk, 1); }})")
                     elif c[0] == "range":

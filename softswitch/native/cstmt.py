@@ -295,7 +295,9 @@ class StmtGen:
             self.emit(f"  for (_i = {max(n - k, 0)}; _i < {n}; _i++) {{ {inval} }} }}")
 
     def _Advance(self, s: ir.Advance) -> None:
-        self.emit(f"{{ u64 _n = {self.x(s.bits)}; if (pk->pos + _n > pk->nbits) return ERR_SHORT; pk->pos += _n; }}")
+        self.emit(
+            f"{{ u64 _n = {self.x(s.bits)}; if (pk->pos + _n > pk->nbits) return ERR_SHORT; pk->pos += _n; }}"
+        )
 
     def _Verify(self, s: ir.Verify) -> None:
         self.emit(f"if (!({self.x(s.cond)})) return (int)({self.x(s.error)});")
@@ -354,11 +356,17 @@ class StmtGen:
 
     def _x_register_read(self, s) -> None:
         rid, size = self.g.reg(s.inst)
-        self.emit(f"{{ u64 _i = (u64)({self.x(s.args[0])}); if (_i < {size}) {self.x(s.out)} = ST_(px)->R{rid}[_i]; }}")
+        self.emit(
+            f"{{ u64 _i = (u64)({self.x(s.args[0])}); "
+            f"if (_i < {size}) {self.x(s.out)} = ST_(px)->R{rid}[_i]; }}"
+        )
 
     def _x_register_write(self, s) -> None:
         rid, size = self.g.reg(s.inst)
-        self.emit(f"{{ u64 _i = (u64)({self.x(s.args[0])}); if (_i < {size}) ST_(px)->R{rid}[_i] = {self.x(s.args[1])}; }}")
+        self.emit(
+            f"{{ u64 _i = (u64)({self.x(s.args[0])}); "
+            f"if (_i < {size}) ST_(px)->R{rid}[_i] = {self.x(s.args[1])}; }}"
+        )
 
     def _x_counter_count(self, s) -> None:
         cid = self.g.ctrs[s.inst]
@@ -413,8 +421,10 @@ class StmtGen:
         t = s.out.t
         self.emit("{")
         buf, n = self._pack(items, False)
-        self.emit(f"{self.x(s.out)} = ({ctype(t)})(((u128)({self.x(base)}) + ss_hash({ALGO[s.extra['algo']]}, "
-                  f"{buf}, {n}, (u128)({self.x(mx)}))) & {mask(t)});")
+        self.emit(
+            f"{self.x(s.out)} = ({ctype(t)})(((u128)({self.x(base)}) + ss_hash({ALGO[s.extra['algo']]}, "
+            f"{buf}, {n}, (u128)({self.x(mx)}))) & {mask(t)});"
+        )
         self.emit("}")
 
     def _checksum(self, s, payload: bool) -> None:
@@ -456,9 +466,11 @@ class StmtGen:
         lo, hi = s.args
         t = s.out.t
         ct = ctype(t)
-        self.emit(f"{{ {ct} _lo = {self.x(lo)}, _hi = {self.x(hi)}; if (_lo > _hi) {{ {ct} _t = _lo; _lo = _hi; "
-                  f"_hi = _t; }} u128 _span = (u128)(_hi - _lo) + 1; "
-                  f"{self.x(s.out)} = ({ct})(_lo + (_span ? (u128)h_random() % _span : (u128)h_random())); }}")
+        self.emit(
+            f"{{ {ct} _lo = {self.x(lo)}, _hi = {self.x(hi)}; if (_lo > _hi) {{ {ct} _t = _lo; _lo = _hi; "
+            f"_hi = _t; }} u128 _span = (u128)(_hi - _lo) + 1; "
+            f"{self.x(s.out)} = ({ct})(_lo + (_span ? (u128)h_random() % _span : (u128)h_random())); }}"
+        )
 
     def _x_digest(self, s) -> None:
         items = s.args[0]
