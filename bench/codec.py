@@ -5,7 +5,9 @@ Throughput: for each (d, density, workers) every worker is a real HGSketchWorker
 aggregated in process; worker 0's own encode and decode time is reported (decode includes writing
 the dense float32 result into a preallocated buffer, as memcpy writes into one).  GB/s are of
 float32 input (4*d bytes / seconds); best of --repeats, with the median of the repeats alongside
-(the machine is shared and noisy: compare ratios to memcpy, not absolute times).
+(the machine is shared and noisy: compare ratios to memcpy, not absolute times).  The
+one-thread arms of the backend comparison also report worker 0's CPU time
+(``encode_decode_cpu_ms``): what a core spent, without the time spent waiting for one.
 """
 
 from __future__ import annotations
@@ -120,13 +122,32 @@ def _timed(fn) -> float:
 
 def _run_workers(xs: list[np.ndarray], out: np.ndarray,
                  backend_name: str | None = None) -> HGSketchWorker:
+    return _run_timed(xs, out, backend_name)[0]
+
+
+def _run_timed(xs: list[np.ndarray], out: np.ndarray,
+               backend_name: str | None = None) -> tuple[HGSketchWorker, float]:
+    """Worker 0 after a whole allreduce, and the CPU seconds its calls took on this thread
+    (``time.thread_time``: what a core spent, without the time the process waited for one on
+    a shared machine; the work of the split passes' helper thread is not in it)."""
     ws = [HGSketchWorker(x, len(xs), backend=backend_name) for x in xs]
-    segs = [w.first_round() for w in ws]
+    cpu = 0.0
+    segs = []
+    for i, w in enumerate(ws):
+        t0 = time.thread_time()
+        segs.append(w.first_round())
+        cpu += time.thread_time() - t0 if i == 0 else 0.0
     while not ws[0].done:
         agg = aggregate_round(segs)
-        segs = [w.feed(agg) for w in ws]
+        nxt = []
+        for i, w in enumerate(ws):
+            t0 = time.thread_time()
+            nxt.append(w.feed(agg))
+            cpu += time.thread_time() - t0 if i == 0 else 0.0
+        segs = nxt
+    t0 = time.thread_time()
     ws[0].result(out=out)
-    return ws[0]
+    return ws[0], cpu + time.thread_time() - t0
 
 
 def throughput(d: int, density: float, n: int, repeats: int, rng: np.random.Generator,
@@ -168,6 +189,7 @@ def side_by_side(xs: list[np.ndarray], backends: list[str], threads: list[int],
     out = np.empty(d, dtype=np.float32)
     arms = [(b, t) for b in backends for t in threads]
     times: dict = {a: [] for a in arms}
+    cpu: dict = {a: [] for a in arms}
     stats: dict = {}
     before = parallel.threads()
     try:
@@ -176,8 +198,9 @@ def side_by_side(xs: list[np.ndarray], backends: list[str], threads: list[int],
         for _ in range(repeats):
             for b, t in arms:
                 parallel.set_threads(t)
-                w = _run_workers(xs, out, b)
+                w, seconds = _run_timed(xs, out, b)
                 times[(b, t)].append((w.stats.encode_seconds, w.stats.decode_seconds))
+                cpu[(b, t)].append(seconds)
                 stats[(b, t)] = w.stats
     finally:
         parallel.set_threads(before)
@@ -190,6 +213,10 @@ def side_by_side(xs: list[np.ndarray], backends: list[str], threads: list[int],
             "encode_decode_ms_median": round(float(np.median([sum(x) for x in ts])) * 1e3, 3),
             "union_nnz": stats[(b, t)].union_nnz,
             "peeling_iterations": stats[(b, t)].peeling_iterations}
+        if t == 1:     # one thread: its CPU time is the whole work
+            rows[f"{b}_{t}_threads"]["encode_decode_cpu_ms"] = round(min(cpu[(b, t)]) * 1e3, 3)
+            rows[f"{b}_{t}_threads"]["encode_decode_cpu_ms_median"] = round(
+                float(np.median(cpu[(b, t)])) * 1e3, 3)
     return rows
 
 
@@ -390,6 +417,10 @@ def _compiled_goals(compiled: dict) -> dict:
             ms = {a["backend"]: a["encode_decode_ms"] for a in case["arms"].values()
                   if a["threads"] == threads}
             goals[name] = {"ms": ms, "met": ms["numba"] <= limit}
+            cpu = {a["backend"]: a["encode_decode_cpu_ms"] for a in case["arms"].values()
+                   if a["threads"] == 1 and threads == 1}
+            if cpu:
+                goals[name]["cpu_ms"] = cpu
     spread = compiled["decode_per_union_element_spread"].get("numba")
     unions = [r["union_nnz"] for r in compiled["decode_per_union_element"]]
     if spread is not None and unions:

@@ -10,11 +10,11 @@ One deployed network per link bandwidth (``topologies.story.deployed_net``: P4 s
 ``--bw``), one job, and in one run every mode after the other on the same hosts:
 
 * ``dhc``: ``dhc-agent --codec hg`` on every worker (HG-Sketch lanes summed by the switches);
-* ``sketch_ring``: ``python -m hostagent.ring --codec hg`` (the same HG-Sketch rounds, summed by
+* ``sketch_ring``: ``python -m bench.baselines.ring --codec hg`` (the same HG-Sketch rounds, summed by
   the hosts over a ring, as LHC or S2 run over NCCL; the switches only forward);
 * ``dense_ina``: ``dhc-agent --codec dense`` (every quantized value through the switches,
   SwitchML style) — at ``--dense-dim`` elements if given, and then labelled as scaled;
-* ``ring``: ``python -m hostagent.ring`` (reduce-scatter + all-gather of the int32-quantized
+* ``ring``: ``python -m bench.baselines.ring`` (reduce-scatter + all-gather of the int32-quantized
   dense tensor over UDP).
 
 All four return bit for bit the same float32 sum (the codecs and the ring quantize with the
@@ -112,7 +112,7 @@ def _bandwidths(text: str) -> list[str]:
 
 def _ring_command(manifest: Path, host: str, rank: int, job_id: int, dim: int, args,
                   expect: Path, output: Path | None, codec: str) -> list[str]:
-    cmd = [sys.executable, "-m", "hostagent.ring", "--manifest", str(manifest), "--host", host,
+    cmd = [sys.executable, "-m", "bench.baselines.ring", "--manifest", str(manifest), "--host", host,
            "--job", str(job_id), "--dim", str(dim), "--density", str(args.density),
            "--seed", str(args.seed), "--rank", str(rank), "--expect", str(expect), "--json",
            "--codec", codec, "--repeat", str(1 + args.warmup)]

@@ -68,9 +68,16 @@ def _goal(spec: str, seed: int) -> dict:
     base = build_fattree(k)
     topo = base.with_jobs(random_jobs(base, n_jobs, workers, seed=seed))
     load_before = os.getloadavg()[0]
-    row = {"k": k, "switches": len(topo.switches), "hosts": len(topo.hosts), "jobs": n_jobs,
-           "workers_per_job": workers, "target_wall_s": target, "time_limit_s": round(LIMIT_SHARE * target, 2),
-           "load_avg_1min_before": round(load_before, 2)}
+    row = {
+        "k": k,
+        "switches": len(topo.switches),
+        "hosts": len(topo.hosts),
+        "jobs": n_jobs,
+        "workers_per_job": workers,
+        "target_wall_s": target,
+        "time_limit_s": round(LIMIT_SHARE * target, 2),
+        "load_avg_1min_before": round(load_before, 2),
+    }
     row["result"] = r = _solve(topo, None, LIMIT_SHARE * target, "auto")
     row["load_avg_1min_after"] = round(os.getloadavg()[0], 2)
     row["within_target"] = "error" not in r and r["wall_s"] <= target
@@ -101,8 +108,10 @@ def _side_by_side(args: argparse.Namespace) -> tuple[list[dict], list[dict]]:
         jobs = random_jobs(base, n_jobs, min(args.workers_per_job, len(base.hosts)), seed=args.seed)
         tight = build_fattree(k, register_slots=2 * jobs[0].window).with_jobs(jobs)  # one region per switch
         budget = len(base.switches) // 4
-        for name, topo, b in (("memory: one region per switch", tight, None),
-                              (f"budget: {budget} of {len(base.switches)} switches", base.with_jobs(jobs), budget)):
+        for name, topo, b in (
+            ("memory: one region per switch", tight, None),
+            (f"budget: {budget} of {len(base.switches)} switches", base.with_jobs(jobs), budget),
+        ):
             limited.append({"k": k, "jobs": n_jobs, "limit": name,
                             "general": _solve(topo, b, args.general_time_limit, "general")})
     return rows, limited

@@ -57,7 +57,10 @@ def _setup_basic() -> tuple[object, list[bytes], Callable[[int, list], None]]:
 
     def check(i: int, out: list) -> None:
         if len(out) != 1 or out[0][0] != 2 or out[0][1][22] != 63:
-            raise RuntimeError(f"basic_ipv4: packet {i} gave {out!r}, expected one frame on port 2 with TTL 63")
+            raise RuntimeError(
+                f"basic_ipv4: packet {i} gave {out!r}, expected one frame on port 2 with TTL 63"
+            )
+
     return sw, [_ipv4_frame(i) for i in range(256)], check
 
 
@@ -101,5 +104,7 @@ def run(args: argparse.Namespace) -> dict:
         result["programs"][name] = {"pps_median": round(statistics.median(pps), 1),
                                     "pps_runs": [round(p, 1) for p in pps]}
     progs = result["programs"]
-    result["rmw32_vs_basic"] = round(progs["register_rmw32"]["pps_median"] / progs["basic_ipv4"]["pps_median"], 3)
+    result["rmw32_vs_basic"] = round(
+        progs["register_rmw32"]["pps_median"] / progs["basic_ipv4"]["pps_median"], 3
+    )
     return result

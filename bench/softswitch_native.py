@@ -59,7 +59,9 @@ double dhc(const int *fds, const uint8_t *data0, const uint8_t *data1, size_t ds
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--frames", type=int, default=100000, help="basic_ipv4 frames per run (default 100000)")
+    parser.add_argument(
+        "--frames", type=int, default=100000, help="basic_ipv4 frames per run (default 100000)"
+    )
     parser.add_argument("--frame-size", type=int, default=128, help="basic_ipv4 frame length (default 128)")
     parser.add_argument("--window", type=int, default=256, help="frames in flight at most (default 256)")
     parser.add_argument("--lanes", type=int, default=32, help="DHC lanes per packet (default 32)")
@@ -99,8 +101,18 @@ class _Load:
         size = max(len(f) for f in frames)
         buf = ffi.new("uint8_t[]", b"".join(f.ljust(size, b"\0") for f in frames))
         out = ffi.new("int64_t[2]")
-        el = self.lib.blast(lab.socks[0].fileno(), lab.socks[1].fileno(), buf, size, size, len(frames), window,
-                            DST_MAC.to_bytes(6, "big"), 2.0, out)
+        el = self.lib.blast(
+            lab.socks[0].fileno(),
+            lab.socks[1].fileno(),
+            buf,
+            size,
+            size,
+            len(frames),
+            window,
+            DST_MAC.to_bytes(6, "big"),
+            2.0,
+            out,
+        )
         return {"sent": len(frames), "received": int(out[0]), "bad": int(out[1]), "elapsed": el}
 
     def dhc(self, lab: _Lab, job, chunks) -> dict:
@@ -274,8 +286,12 @@ def _basic_in_process(args) -> dict:
 
     def make(cls):
         sw = cls.load(str(PROGRAM))
-        sw.table_add("MyIngress.ipv4_lpm", "MyIngress.ipv4_forward", {"hdr.ipv4.dstAddr": Lpm(0x0A000202, 32)},
-                     {"dstAddr": DST_MAC, "port": 2})
+        sw.table_add(
+            "MyIngress.ipv4_lpm",
+            "MyIngress.ipv4_forward",
+            {"hdr.ipv4.dstAddr": Lpm(0x0A000202, 32)},
+            {"dstAddr": DST_MAC, "port": 2},
+        )
         return sw
 
     return _pipeline_rates(make, frames, args.python_share)

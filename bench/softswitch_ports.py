@@ -59,8 +59,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--program", type=Path, default=PROGRAM, help="P4 program (basic_ipv4.p4 interface)")
     parser.add_argument("--lanes", type=int, default=32, choices=DHC_LANE_COUNTS,
                         help="dhc.p4: K, lanes per packet (default 32)")
-    parser.add_argument("--chunks", type=int, default=2500,
-                        help="dhc.p4: chunks per run; each is 2 DATA frames in and 2 RESULT frames out (default 2500)")
+    parser.add_argument(
+        "--chunks",
+        type=int,
+        default=2500,
+        help="dhc.p4: chunks per run; each is 2 DATA frames in and 2 RESULT frames out (default 2500)",
+    )
     parser.add_argument("--dhc-window", type=int, default=64,
                         help="dhc.p4: the job's window W, chunks in flight at most (default 64)")
 
@@ -86,7 +90,9 @@ def _frames(n: int, size: int) -> list[bytes]:
     from scapy.layers.inet import IP, UDP
     from scapy.layers.l2 import Ether
 
-    base = Ether(src="02:00:00:00:00:01", dst="02:00:00:00:00:fe") / IP(src="10.0.1.1", dst="10.0.2.2", ttl=64)
+    base = Ether(src="02:00:00:00:00:01", dst="02:00:00:00:00:fe") / IP(
+        src="10.0.1.1", dst="10.0.2.2", ttl=64
+    )
     out = []
     for i in range(n):
         pkt = base / UDP(sport=1000, dport=2000) / i.to_bytes(4, "big")
@@ -128,7 +134,7 @@ class _Lab:
     procs: list[subprocess.Popen] = field(default_factory=list)
 
     def __enter__(self) -> _Lab:
-        from softswitch.ports import ETH_P_ALL, run_in_netns, set_offloads
+        from softswitch.ports import ETH_P_ALL, ignore_outgoing, run_in_netns, set_offloads
 
         try:
             for p in (1, 2):
@@ -149,6 +155,7 @@ class _Lab:
                     sock = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(ETH_P_ALL))
                     sock.bind((ifname, 0))
                     sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4 << 20)
+                    ignore_outgoing(sock)  # the generator reads only what the switch sends
                     return sock
 
                 self.socks.append(run_in_netns(f"/run/netns/{ns}", mk))
@@ -235,7 +242,9 @@ def _run_basic(lab: _Lab, args: argparse.Namespace) -> dict:
         "lost": args.runs * len(frames) - received,
         "ports_frames_per_s": round(statistics.median(ports), 1),
         "in_process_frames_per_s": round(statistics.median(inproc), 1),
-        "ports_over_in_process": round(statistics.median(p / i for p, i in zip(ports, inproc, strict=True)), 3),
+        "ports_over_in_process": round(
+            statistics.median(p / i for p, i in zip(ports, inproc, strict=True)), 3
+        ),
         # CPU time the switch process used per second of forwarding (1.0 = one core busy):
         # near 1 means the switch, not the traffic generator, is the bottleneck
         "switch_cpu_share": round(switch_cpu / sum(len(frames) / r for r in ports), 2),
@@ -333,14 +342,27 @@ def _dhc_topology(lanes: int, window: int):
     """One switch, workers on ports 1 and 2, one job with both (validated by the topology reader)."""
     from controller.topology_file import from_dict
 
-    return from_dict({
-        "name": "bench-ports",
-        "switches": [{"name": SWITCH_NAME, "ip": SWITCH_IP, "mac": SWITCH_MAC}],
-        "hosts": [{"name": n, "ip": ip, "mac": mac} for n, ip, mac in WORKERS],
-        "links": [{"a": n, "a_port": 0, "b": SWITCH_NAME, "b_port": i + 1} for i, (n, _, _) in enumerate(WORKERS)],
-        "jobs": [{"id": DHC_JOB, "workers": [n for n, _, _ in WORKERS], "bytes_per_iteration": 1 << 20,
-                  "window": window, "lanes": lanes}],
-    }, source="bench softswitch-ports")
+    return from_dict(
+        {
+            "name": "bench-ports",
+            "switches": [{"name": SWITCH_NAME, "ip": SWITCH_IP, "mac": SWITCH_MAC}],
+            "hosts": [{"name": n, "ip": ip, "mac": mac} for n, ip, mac in WORKERS],
+            "links": [
+                {"a": n, "a_port": 0, "b": SWITCH_NAME, "b_port": i + 1}
+                for i, (n, _, _) in enumerate(WORKERS)
+            ],
+            "jobs": [
+                {
+                    "id": DHC_JOB,
+                    "workers": [n for n, _, _ in WORKERS],
+                    "bytes_per_iteration": 1 << 20,
+                    "window": window,
+                    "lanes": lanes,
+                }
+            ],
+        },
+        source="bench softswitch-ports",
+    )
 
 
 def _csum16(data: bytes) -> int:
@@ -401,7 +423,9 @@ class _Dhc:
             for w, worker in enumerate(self.workers):
                 lanes = self.bases[w] + np.uint32(c & 0xFFFFFFFF)
                 total += lanes
-                payload = encode_datagram(int(wire.PacketType.DATA), level, DHC_JOB, worker.child_id, c, slot, lanes)
+                payload = encode_datagram(
+                    int(wire.PacketType.DATA), level, DHC_JOB, worker.child_id, c, slot, lanes
+                )
                 data[w].append(worker.header + payload)
             results.append(encode_datagram(int(wire.PacketType.RESULT), level, DHC_JOB, 0, c, slot, total))
         self.next_chunk += n
@@ -424,8 +448,12 @@ def _dhc_job(topo, placement, lanes: int, window: int) -> _Dhc:
         # UDP checksum 0 (none, allowed over IPv4), as the switch sends its RESULTs
         pkt = (Ether(src=mac, dst=SWITCH_MAC) / IP(src=ip, dst=SWITCH_IP, ttl=64)
                / UDP(sport=port, dport=wire.DHC_UDP_PORT, chksum=0) / bytes(payload_len))
-        addrs = socket.inet_aton(SWITCH_IP) + socket.inet_aton(ip) + struct.pack("!HH", wire.DHC_UDP_PORT, port)
-        workers.append(_Worker(child, bytes(pkt)[:42], bytes.fromhex((mac + SWITCH_MAC).replace(":", "")), addrs))
+        addrs = (
+            socket.inet_aton(SWITCH_IP) + socket.inet_aton(ip) + struct.pack("!HH", wire.DHC_UDP_PORT, port)
+        )
+        workers.append(
+            _Worker(child, bytes(pkt)[:42], bytes.fromhex((mac + SWITCH_MAC).replace(":", "")), addrs)
+        )
     rng = np.random.default_rng(2026)
     bases = tuple(rng.integers(0, 1 << 32, lanes, dtype=np.uint32) for _ in WORKERS)
     return _Dhc(lanes, window, (workers[0], workers[1]), bases)
@@ -447,7 +475,10 @@ def _check_result(frame: bytes, worker: _Worker, chunks: _Chunks) -> tuple[int |
     if _csum16(frame[14:34]) != 0:
         return i, f"chunk {chunk}: bad IPv4 header checksum"
     if frame[42:] != chunks.results[i]:
-        return i, f"chunk {chunk}: UDP payload {frame[42:58].hex()}..., expected {chunks.results[i][:16].hex()}..."
+        return (
+            i,
+            f"chunk {chunk}: UDP payload {frame[42:58].hex()}..., expected {chunks.results[i][:16].hex()}...",
+        )
     return i, None
 
 
@@ -558,8 +589,10 @@ def _in_process_aggregate(sw, job: _Dhc, chunks: _Chunks) -> _Tally:
     for i in range(chunks.n):
         first, second = outs[2 * i], outs[2 * i + 1]
         if first or sorted(p for p, _ in second) != [1, 2]:
-            tally.fail(f"in-process chunk {chunks.first + i}: first DATA gave {len(first)} frames, second gave "
-                       f"ports {[p for p, _ in second]} (expected nothing, then ports 1 and 2)")
+            tally.fail(
+                f"in-process chunk {chunks.first + i}: first DATA gave {len(first)} frames, second gave "
+                f"ports {[p for p, _ in second]} (expected nothing, then ports 1 and 2)"
+            )
             continue
         for port, frame in second:
             tally.record(_check_result(frame, job.workers[port - 1], chunks)[1])

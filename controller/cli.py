@@ -33,9 +33,11 @@ def _mib(n: int) -> str:
 def render_placement(p: Placement, console: Console, top_links: int = 10) -> None:
     """Human-readable placement: summary, one row per aggregator, the busiest links."""
     o = p.objective
-    console.print(f"[bold]placement of {p.topology}[/bold]  solver {p.solver}, "
-                  f"{p.solve_time_s:.3f} s, {'optimal (proven)' if p.optimal else '[red]NOT proven optimal[/red]'}"
-                  + (f", budget {p.budget}" if p.budget is not None else ""))
+    console.print(
+        f"[bold]placement of {p.topology}[/bold]  solver {p.solver}, "
+        f"{p.solve_time_s:.3f} s, {'optimal (proven)' if p.optimal else '[red]NOT proven optimal[/red]'}"
+        + (f", budget {p.budget}" if p.budget is not None else "")
+    )
     console.print(f"bottleneck {_mib(o.bottleneck_bytes)}/iteration per direction, total "
                   f"{_mib(o.total_bytes)}, {o.aggregator_count} register regions, "
                   f"{len(p.deployed)} programmable switches (cost {o.deploy_cost})")
@@ -45,7 +47,9 @@ def render_placement(p: Placement, console: Console, top_links: int = 10) -> Non
         table.add_column(col)
     for jp in p.jobs:
         if jp.root is None:
-            table.add_row(str(jp.job_id), "-", "single worker", "-", "0", ", ".join(jp.first_aggregator) or "-", "-")
+            table.add_row(
+                str(jp.job_id), "-", "single worker", "-", "0", ", ".join(jp.first_aggregator) or "-", "-"
+            )
             continue
         for agg in jp.aggregators:
             kids = ", ".join(f"{c.index}:{c.name}" for c in agg.children)
@@ -67,8 +71,10 @@ def bound_line(p: Placement) -> str:
     gaps = p.gaps()
     total = ("not proven (bottleneck not proven)" if p.bound.total_bytes is None
              else f"{_mib(p.bound.total_bytes)} (gap {gaps['total']:.2%})")
-    return (f"proven lower bound: bottleneck {_mib(p.bound.bottleneck_bytes)} (gap {gaps['bottleneck']:.2%}), "
-            f"total {total}; model build {p.build_time_s:.3f} s of {p.solve_time_s:.3f} s")
+    return (
+        f"proven lower bound: bottleneck {_mib(p.bound.bottleneck_bytes)} (gap {gaps['bottleneck']:.2%}), "
+        f"total {total}; model build {p.build_time_s:.3f} s of {p.solve_time_s:.3f} s"
+    )
 
 
 def cmd_place(args: argparse.Namespace) -> int:
@@ -87,7 +93,9 @@ def cmd_place(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="dhc-ctl", description="DHC controller: place and deploy in-network aggregation")
+    parser = argparse.ArgumentParser(
+        prog="dhc-ctl", description="DHC controller: place and deploy in-network aggregation"
+    )
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("place", help="compute the optimal aggregation trees (OR-Tools CP-SAT)")
     p.add_argument("--topo", required=True, help="topology file (YAML or .json)")

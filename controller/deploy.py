@@ -81,9 +81,20 @@ class DeployReport:
         return sum(r.writes for r in self.switches.values())
 
     def to_dict(self) -> dict:
-        return {"writes": self.writes, "skipped": self.skipped, "epochs": self.epochs,
-                "switches": {n: {"pipeline_pushed": r.pipeline_pushed, "inserted": r.inserted,
-                                 "modified": r.modified, "deleted": r.deleted} for n, r in self.switches.items()}}
+        return {
+            "writes": self.writes,
+            "skipped": self.skipped,
+            "epochs": self.epochs,
+            "switches": {
+                n: {
+                    "pipeline_pushed": r.pipeline_pushed,
+                    "inserted": r.inserted,
+                    "modified": r.modified,
+                    "deleted": r.deleted,
+                }
+                for n, r in self.switches.items()
+            },
+        }
 
 
 # ---------------------------------------------------------------- reading
@@ -183,7 +194,9 @@ def diff(intended: SwitchState, actual: SwitchState, jobs: set[int] | None = Non
     return deletes + modifies + inserts
 
 
-def conflicts(intended: SwitchState, actual: SwitchState, changes: list[Change], jobs: set[int] | None) -> list[str]:
+def conflicts(
+    intended: SwitchState, actual: SwitchState, changes: list[Change], jobs: set[int] | None
+) -> list[str]:
     """State of jobs outside the scope that this deployment would overwrite or collide with:
     a rid it uses, a ``stats_idx`` or an overlapping register region.  Entries about to be
     deleted do not count."""
@@ -193,14 +206,20 @@ def conflicts(intended: SwitchState, actual: SwitchState, changes: list[Change],
     for k, e in want.entries.items():
         have = actual.entries.get(k)
         if have is not None and e.table == T_REWRITE and have.owner is not None and have.owner != e.owner:
-            out.append(f"{actual.switch}: rid {e.match_value('egress_rid')} of job {e.owner} is used by job {have.owner}")
+            out.append(
+                f"{actual.switch}: rid {e.match_value('egress_rid')} of job {e.owner} "
+                f"is used by job {have.owner}"
+            )
     others = [e for k, e in actual.entries.items() if e.table == T_JOB and k not in deleted
               and k not in want.entries and e.owner is not None]
     for e in (e for e in want.entries.values() if e.table == T_JOB):
         lo, hi = e.param("base"), e.param("base") + 2 * e.param("window")
         for o in others:
             if o.param("stats_idx") == e.param("stats_idx"):
-                out.append(f"{actual.switch}: stats_idx {e.param('stats_idx')} of job {e.owner} is used by job {o.owner}")
+                out.append(
+                    f"{actual.switch}: stats_idx {e.param('stats_idx')} of job {e.owner} "
+                    f"is used by job {o.owner}"
+                )
             olo, ohi = o.param("base"), o.param("base") + 2 * o.param("window")
             if lo < ohi and olo < hi:
                 out.append(f"{actual.switch}: register region {lo}..{hi - 1} of job {e.owner} overlaps "
@@ -224,8 +243,15 @@ def to_updates(names: P4InfoNames, changes: list[Change]) -> list[PendingUpdate]
     return out
 
 
-def _apply(conn: SwitchConnection, intended: SwitchState, jobs: set[int] | None, base: bool,
-           prune: bool, dry_run: bool = False, actual: SwitchState | None = None) -> tuple[SwitchReport, list[str]]:
+def _apply(
+    conn: SwitchConnection,
+    intended: SwitchState,
+    jobs: set[int] | None,
+    base: bool,
+    prune: bool,
+    dry_run: bool = False,
+    actual: SwitchState | None = None,
+) -> tuple[SwitchReport, list[str]]:
     actual = actual if actual is not None else read_state(conn)
     changes = diff(intended, actual, jobs, base, prune)
     found = [] if prune else conflicts(intended, actual, changes, jobs)
@@ -255,10 +281,14 @@ def _epochs(actual: Mapping[str, SwitchState], placement: Placement,
     return {jp.job_id: held.get(jp.job_id, (fallback or {}).get(jp.job_id, 0)) for jp in placement.jobs}
 
 
-def _targets(topo: Topology, placement: Placement | None, addrs: dict[str, SwitchAddress]) -> tuple[list[str], list[str]]:
+def _targets(
+    topo: Topology, placement: Placement | None, addrs: dict[str, SwitchAddress]
+) -> tuple[list[str], list[str]]:
     unknown = sorted(set(addrs) - set(topo.switches))
     if unknown:
-        raise PlanError(f"switch address map names switches not in topology {topo.name}: {', '.join(unknown)}")
+        raise PlanError(
+            f"switch address map names switches not in topology {topo.name}: {', '.join(unknown)}"
+        )
     aggs = {a.switch for jp in (placement.jobs if placement else ()) for a in jp.aggregators}
     missing = sorted(aggs - set(addrs))
     if missing:
@@ -278,18 +308,31 @@ def _session(client: MultiSwitchClient | None, addrs: Mapping[str, SwitchAddress
         yield own
 
 
-def deploy(topo: Topology, placement: Placement, addrs: dict[str, SwitchAddress], *, jobs: set[int] | None = None,
-           base: bool = True, pipeline: bool = True, prune: bool = False, source: PipelineSource | None = None,
-           program: str | Path | None = None, max_jobs: int = DEFAULT_MAX_JOBS, client: MultiSwitchClient | None = None,
-           dry_run: bool = False, timeout: float = 10.0, epochs: Mapping[int, int] | None = None) -> DeployReport:
+def deploy(
+    topo: Topology,
+    placement: Placement,
+    addrs: dict[str, SwitchAddress],
+    *,
+    jobs: set[int] | None = None,
+    base: bool = True,
+    pipeline: bool = True,
+    prune: bool = False,
+    source: PipelineSource | None = None,
+    program: str | Path | None = None,
+    max_jobs: int = DEFAULT_MAX_JOBS,
+    client: MultiSwitchClient | None = None,
+    dry_run: bool = False,
+    timeout: float = 10.0,
+    epochs: Mapping[int, int] | None = None,
+) -> DeployReport:
     """Bring every addressed switch to the intended state of ``jobs`` (None: all placed jobs) and,
     if ``base``, its forwarding.  ``pipeline``: first push the program where it is not already
     running (a push wipes the switch's entries, which the diff then restores); ``source`` gives its
     P4Info and device config (default: ``program``, else p4src/dhc.p4, built by the softswitch
-    front end; BMv2: :class:`controller.pipeline.PipelineFiles` with p4c's output).  Raises ConflictError (nothing
-    written anywhere) if other jobs' state would be overwritten.  Each job keeps the session epoch
-    its switches hold; ``epochs`` (job -> epoch, e.g. the manifest's) is used for jobs no switch
-    holds yet.  The report carries the plan deployed (``report.plan``)."""
+    front end; BMv2: :class:`controller.pipeline.PipelineFiles` with p4c's output).  Raises
+    ConflictError (nothing written anywhere) if other jobs' state would be overwritten.  Each job
+    keeps the session epoch its switches hold; ``epochs`` (job -> epoch, e.g. the manifest's) is
+    used for jobs no switch holds yet.  The report carries the plan deployed (``report.plan``)."""
     plan = DeploymentPlan.build(topo, placement, max_jobs)
     if jobs is not None and jobs - plan.job_ids:
         raise PlanError(f"job(s) {sorted(jobs - plan.job_ids)} are not in the placement "
@@ -304,8 +347,9 @@ def deploy(topo: Topology, placement: Placement, addrs: dict[str, SwitchAddress]
         configs = {n: source.config(plan.lanes, topo.switches[n].register_slots, max_jobs) for n in names}
     with _session(client, addrs, names, timeout) as client:
         if pipeline and not dry_run:
-            pushed = client.run(lambda c: c.set_pipeline(configs[c.name].p4info, configs[c.name].device_config),
-                                only=names)
+            pushed = client.run(
+                lambda c: c.set_pipeline(configs[c.name].p4info, configs[c.name].device_config), only=names
+            )
         else:
             client.run(lambda c: c.names or c.load_p4info(), only=names)
             pushed = {}

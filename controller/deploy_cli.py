@@ -40,10 +40,13 @@ def _placement(path: str) -> Placement:
     except json.JSONDecodeError as err:
         raise PlanError(f"placement {path}:{err.lineno}:{err.colno}: not JSON: {err.msg}") from None
     except RecursionError:
-        raise PlanError(f"placement {path}: not a placement written by 'dhc-ctl place' "
-                        "(nested too deeply)") from None
+        raise PlanError(
+            f"placement {path}: not a placement written by 'dhc-ctl place' (nested too deeply)"
+        ) from None
     except (KeyError, TypeError, ValueError) as err:
-        raise PlanError(f"placement {path}: not a placement written by 'dhc-ctl place' (bad field {err})") from None
+        raise PlanError(
+            f"placement {path}: not a placement written by 'dhc-ctl place' (bad field {err})"
+        ) from None
 
 
 def _addresses(args: argparse.Namespace, topo):
@@ -97,9 +100,13 @@ def _render_report(report, title: str, console: Console) -> None:
     for col in ("switch", "pipeline", "inserted", "modified", "deleted"):
         table.add_column(col)
     for n, r in report.switches.items():
-        table.add_row(n, "pushed" if r.pipeline_pushed else "-", str(r.inserted), str(r.modified), str(r.deleted))
+        table.add_row(
+            n, "pushed" if r.pipeline_pushed else "-", str(r.inserted), str(r.modified), str(r.deleted)
+        )
     console.print(table)
-    console.print(f"{report.writes} update(s) written" + (" (already up to date)" if not report.writes else ""))
+    console.print(
+        f"{report.writes} update(s) written" + (" (already up to date)" if not report.writes else "")
+    )
     if report.skipped:
         console.print(f"[yellow]no P4Runtime address, not deployed:[/yellow] {', '.join(report.skipped)}")
 
@@ -193,8 +200,10 @@ def cmd_jobs_reset(args: argparse.Namespace) -> int:
         try:
             set_epoch(Path(args.manifest), args.job, report.new_epoch)
         except ManifestError as err:
-            raise PlanError(f"switches moved job {args.job} to epoch {report.new_epoch}, but the manifest "
-                            f"was not rewritten: {err}; start agents with --epoch {report.new_epoch}") from None
+            raise PlanError(
+                f"switches moved job {args.job} to epoch {report.new_epoch}, but the manifest "
+                f"was not rewritten: {err}; start agents with --epoch {report.new_epoch}"
+            ) from None
         report.manifest = str(args.manifest)
     if args.json:
         print(json.dumps(report.to_dict()))
@@ -211,7 +220,9 @@ def cmd_jobs_reset(args: argparse.Namespace) -> int:
         console.print(f"manifest {report.manifest}: job {args.job} epoch = {report.new_epoch}; restart the "
                       "job's workers from it")
     else:
-        console.print(f"[yellow]no --manifest: start the job's workers with --epoch {report.new_epoch}[/yellow]")
+        console.print(
+            f"[yellow]no --manifest: start the job's workers with --epoch {report.new_epoch}[/yellow]"
+        )
     return 0
 
 
@@ -233,7 +244,9 @@ def cmd_shell(args: argparse.Namespace) -> int:
     topo = load(args.topo)
     addrs = _addresses(args, topo)
     if args.switch not in addrs:
-        raise PlanError(f"no P4Runtime address for switch {args.switch!r} (known: {', '.join(sorted(addrs))})")
+        raise PlanError(
+            f"no P4Runtime address for switch {args.switch!r} (known: {', '.join(sorted(addrs))})"
+        )
     a = addrs[args.switch]
     argv = [sys.executable, "-m", "p4runtime_sh", "--grpc-addr", a.addr, "--device-id", str(a.device_id),
             "--election-id", args.election_id]
@@ -248,14 +261,20 @@ def _common(p: argparse.ArgumentParser, placement: bool) -> None:
     p.add_argument("--topo", required=True, help="topology file (YAML or .json)")
     if placement:
         p.add_argument("--placement", required=True, help="placement JSON written by 'dhc-ctl place --out'")
-    p.add_argument("--switch-addr-map", default=None, metavar="MAP",
-                   help="NAME=HOST:PORT[@DEVICE],... or a JSON/YAML file (default: grpc_port/device_id of the topology)")
+    p.add_argument(
+        "--switch-addr-map",
+        default=None,
+        metavar="MAP",
+        help="NAME=HOST:PORT[@DEVICE],... or a JSON/YAML file (default: grpc_port/device_id of the topology)",
+    )
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--timeout", type=float, default=10.0, help="per-RPC timeout in seconds")
 
 
 def _writer(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--manifest", default=None, metavar="OUT.json", help="write the workers' job manifest here")
+    p.add_argument(
+        "--manifest", default=None, metavar="OUT.json", help="write the workers' job manifest here"
+    )
     p.add_argument("--prune", action="store_true",
                    help="also delete state the placement does not contain (other jobs, orphans)")
     p.add_argument("--dry-run", action="store_true", help="compute and report the changes, write nothing")
@@ -266,9 +285,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("deploy", help="program every switch for a placement (P4Runtime, idempotent)")
     _common(p, placement=True)
     _writer(p)
-    p.add_argument("--no-pipeline", action="store_true", help="do not push the P4 program; use the running one")
-    p.add_argument("--p4info", default=None, help="push this P4Info instead of compiling --program (e.g. p4c's for BMv2)")
-    p.add_argument("--device-config", default=None, help="with --p4info: the device config to push (BMv2 JSON)")
+    p.add_argument(
+        "--no-pipeline", action="store_true", help="do not push the P4 program; use the running one"
+    )
+    p.add_argument(
+        "--p4info", default=None, help="push this P4Info instead of compiling --program (e.g. p4c's for BMv2)"
+    )
+    p.add_argument(
+        "--device-config", default=None, help="with --p4info: the device config to push (BMv2 JSON)"
+    )
     p.set_defaults(handler=cmd_deploy)
 
     jobs = sub.add_parser("jobs", help="add, remove or reset one job's entries")
@@ -300,5 +325,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     sh.add_argument("--topo", required=True, help="topology file")
     sh.add_argument("--switch-addr-map", default=None, metavar="MAP", help="as for deploy")
     sh.add_argument("--election-id", default="0,2", help="HIGH,LOW (default 0,2: above the deployer's 0,1)")
-    sh.add_argument("--print-command", action="store_true", help="print the p4runtime-shell command, do not run it")
+    sh.add_argument(
+        "--print-command", action="store_true", help="print the p4runtime-shell command, do not run it"
+    )
     sh.set_defaults(handler=cmd_shell)

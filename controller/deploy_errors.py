@@ -63,4 +63,6 @@ class ConflictError(ControllerError):
     def __init__(self, conflicts: list[str]):
         self.conflicts = list(conflicts)
         lines = "\n".join(f"  - {c}" for c in self.conflicts)
-        super().__init__(f"deployment conflicts with state of other jobs (use --prune to replace it):\n{lines}")
+        super().__init__(
+            f"deployment conflicts with state of other jobs (use --prune to replace it):\n{lines}"
+        )

@@ -67,13 +67,17 @@ def check_placement(topo: Topology, placement: Placement, max_jobs: int = DEFAUL
         if jp.root is None:
             continue
         if not 1 <= jp.job_id <= 0xFFFF:
-            problems.append(f"job {jp.job_id}: job ids must be 1..65535 (the id is its multicast group; 0 is reserved)")
+            problems.append(
+                f"job {jp.job_id}: job ids must be 1..65535 (the id is its multicast group; 0 is reserved)"
+            )
         workers = set(topo_jobs[jp.job_id].workers)
         for w, agg in jp.first_aggregator.items():
             if w not in workers:
                 problems.append(f"job {jp.job_id}: {w} is not a worker of the job")
             if agg not in {a.switch for a in jp.aggregators}:
-                problems.append(f"job {jp.job_id}: worker {w}'s first aggregator {agg} does not aggregate the job")
+                problems.append(
+                    f"job {jp.job_id}: worker {w}'s first aggregator {agg} does not aggregate the job"
+                )
         for a in jp.aggregators:
             sw = topo.switches.get(a.switch)
             if sw is None:
@@ -86,12 +90,18 @@ def check_placement(topo: Topology, placement: Placement, max_jobs: int = DEFAUL
                 problems.append(f"job {jp.job_id} on {a.switch}: region of {a.region_slots} cells, "
                                 f"window {jp.window} needs {2 * jp.window}")
             if a.region_base < 0 or a.region_base + a.region_slots > sw.register_slots:
-                problems.append(f"job {jp.job_id} on {a.switch}: region {a.region_base}..."
-                                f"{a.region_base + a.region_slots - 1} outside the pool of {sw.register_slots}")
+                problems.append(
+                    f"job {jp.job_id} on {a.switch}: region {a.region_base}..."
+                    f"{a.region_base + a.region_slots - 1} outside the pool of {sw.register_slots}"
+                )
             if not 1 <= len(a.children) <= MAX_FAN_IN:
-                problems.append(f"job {jp.job_id} on {a.switch}: {len(a.children)} children (1..{MAX_FAN_IN})")
+                problems.append(
+                    f"job {jp.job_id} on {a.switch}: {len(a.children)} children (1..{MAX_FAN_IN})"
+                )
             if sorted(c.index for c in a.children) != list(range(len(a.children))):
-                problems.append(f"job {jp.job_id} on {a.switch}: child indexes are not 0..{len(a.children) - 1}")
+                problems.append(
+                    f"job {jp.job_id} on {a.switch}: child indexes are not 0..{len(a.children) - 1}"
+                )
             for c in a.children:
                 if c.name not in topo.hosts and c.name not in topo.switches:
                     problems.append(f"job {jp.job_id} on {a.switch}: unknown child {c.name}")
@@ -124,9 +134,21 @@ def _job_plan(topo: Topology, jp: JobPlacement, agg: Aggregator, stats_idx: int,
         uplink, _ = _next_mac(topo, agg.switch, agg.parent)
         parent_child_id = next(c.index for c in jp.aggregator(agg.parent).children if c.name == agg.switch)
         parent_addr = topo.switches[agg.parent].ip
-    return JobPlan(jp.job_id, agg.region_base, jp.window, jp.job_id, agg.parent is None, uplink, parent_child_id,
-                   sw.ip, parent_addr, stats_idx, tuple(children),
-                   tuple(sorted((int(lv), int(op)) for lv, op in LEVEL_OPS.items())), epoch)
+    return JobPlan(
+        jp.job_id,
+        agg.region_base,
+        jp.window,
+        jp.job_id,
+        agg.parent is None,
+        uplink,
+        parent_child_id,
+        sw.ip,
+        parent_addr,
+        stats_idx,
+        tuple(children),
+        tuple(sorted((int(lv), int(op)) for lv, op in LEVEL_OPS.items())),
+        epoch,
+    )
 
 
 def switch_plans(topo: Topology, placement: Placement, max_jobs: int = DEFAULT_MAX_JOBS,
@@ -153,7 +175,9 @@ def switch_plans(topo: Topology, placement: Placement, max_jobs: int = DEFAULT_M
         mine = sorted(aggs[name], key=lambda x: x[0].job_id)
         pairs = sorted((jp.job_id, c.index) for jp, a in mine for c in a.children)
         rids = {pair: i + 1 for i, pair in enumerate(pairs)}
-        jobs = tuple(_job_plan(topo, jp, a, i, rids, epochs.get(jp.job_id, 0)) for i, (jp, a) in enumerate(mine))
+        jobs = tuple(
+            _job_plan(topo, jp, a, i, rids, epochs.get(jp.job_id, 0)) for i, (jp, a) in enumerate(mine)
+        )
         plans[name] = SwitchPlan(name, sw.ip, sw.mac, tuple(sorted(routes, key=lambda r: r.ip)), arp, jobs)
     return plans
 
@@ -183,7 +207,9 @@ def switch_epochs(states: Mapping[str, SwitchState]) -> dict[int, int]:
     out = {}
     for job, by_epoch in sorted(found.items()):
         if len(by_epoch) > 1:
-            raise ValueError(f"job {job}: switches hold different epochs "
-                             + ", ".join(f"{ep} on {', '.join(sorted(sw))}" for ep, sw in sorted(by_epoch.items())))
+            raise ValueError(
+                f"job {job}: switches hold different epochs "
+                + ", ".join(f"{ep} on {', '.join(sorted(sw))}" for ep, sw in sorted(by_epoch.items()))
+            )
         (out[job],) = by_epoch
     return out

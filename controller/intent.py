@@ -69,8 +69,13 @@ class TableEntry:
         return f"{self.table} [{keys}] -> {self.action}({args})"
 
 
-def entry(table: str, match: dict[str, int | tuple[int, int]], action: str, params: dict[str, int] | None = None,
-          owner: int | None = None) -> TableEntry:
+def entry(
+    table: str,
+    match: dict[str, int | tuple[int, int]],
+    action: str,
+    params: dict[str, int] | None = None,
+    owner: int | None = None,
+) -> TableEntry:
     """Build a TableEntry from dicts; an lpm field is given as ``(value, prefix_len)``."""
     fields = []
     for name, v in match.items():

@@ -34,6 +34,8 @@ DEFAULT_ELECTION_ID = (0, 1)
 #: details of a failed batch fit the server's trailer (softswitch/server/README.md, "Errors").
 DEFAULT_BATCH = 100
 MAX_BATCH_BYTES = 1 << 20
+#: seconds a pipeline push may take: the target may compile the program first
+PIPELINE_TIMEOUT_S = 120.0
 #: ``p4.v1.Error.space`` of details that carry the failed update's index in ``code`` (the compact
 #: form a server uses when one Error per update would not fit the trailer).
 INDEX_SPACE = "update-index"
@@ -97,7 +99,9 @@ class SwitchConnection:
 
     # ------------------------------------------------------------ connection
     def _fail(self, message: str) -> SwitchError:
-        return SwitchError(self.name, f"{message} (P4Runtime at {self.address.addr}, device {self.address.device_id})")
+        return SwitchError(
+            self.name, f"{message} (P4Runtime at {self.address.addr}, device {self.address.device_id})"
+        )
 
     def open_channel(self) -> None:
         """Open the gRPC channel only: enough for Read and GetForwardingPipelineConfig."""
@@ -159,9 +163,9 @@ class SwitchConnection:
             self._reader.join(timeout=2)
         self.channel = self.stub = self._stream = self._reader = None
 
-    def _rpc(self, what: str, fn, request):
+    def _rpc(self, what: str, fn, request, timeout: float | None = None):
         try:
-            return fn(request, timeout=self.timeout)
+            return fn(request, timeout=timeout or self.timeout)
         except grpc.RpcError as err:
             raise self._fail(f"{what} failed: {err.code().name}: {err.details()}") from None
 
@@ -176,7 +180,9 @@ class SwitchConnection:
         except grpc.RpcError as err:
             if err.code() in (grpc.StatusCode.FAILED_PRECONDITION, grpc.StatusCode.NOT_FOUND):
                 return None
-            raise self._fail(f"GetForwardingPipelineConfig failed: {err.code().name}: {err.details()}") from None
+            raise self._fail(
+                f"GetForwardingPipelineConfig failed: {err.code().name}: {err.details()}"
+            ) from None
         return resp.config.cookie.cookie if resp.config.HasField("cookie") else 0
 
     def load_p4info(self) -> P4InfoNames:
@@ -203,7 +209,10 @@ class SwitchConnection:
         req.config.p4info.CopyFrom(p4info)
         req.config.p4_device_config = device_config
         req.config.cookie.cookie = cookie
-        self._rpc("SetForwardingPipelineConfig", self.stub.SetForwardingPipelineConfig, req)
+        # a target may compile the program before it answers (the softswitch builds C, BMv2
+        # loads its JSON): give the push more time than a table write
+        self._rpc("SetForwardingPipelineConfig", self.stub.SetForwardingPipelineConfig, req,
+                  timeout=max(self.timeout, PIPELINE_TIMEOUT_S))
         self.pipelines_pushed += 1
         return True
 
@@ -285,8 +294,13 @@ class MultiSwitchClient:
     named), otherwise the first other error is raised after every switch finished.
     """
 
-    def __init__(self, addresses: dict[str, SwitchAddress], election_id: tuple[int, int] = DEFAULT_ELECTION_ID,
-                 timeout: float = 10.0, max_workers: int = 16):
+    def __init__(
+        self,
+        addresses: dict[str, SwitchAddress],
+        election_id: tuple[int, int] = DEFAULT_ELECTION_ID,
+        timeout: float = 10.0,
+        max_workers: int = 16,
+    ):
         self.connections = {n: SwitchConnection(a, election_id, timeout) for n, a in addresses.items()}
         self.max_workers = max(1, min(max_workers, len(addresses)))
 

@@ -69,7 +69,9 @@ class P4InfoNames:
             act = _Action(a.preamble.id, a.preamble.name, params, {i: (n, w) for n, (i, w) in params.items()})
             self.actions[act.name] = act
             self.actions_by_id[act.id] = act
-        self.counters: dict[str, tuple[int, int]] = {c.preamble.name: (c.preamble.id, c.size) for c in p4info.counters}
+        self.counters: dict[str, tuple[int, int]] = {
+            c.preamble.name: (c.preamble.id, c.size) for c in p4info.counters
+        }
         self.counters_by_id: dict[int, str] = {i: n for n, (i, _) in self.counters.items()}
 
     def table(self, name: str) -> _Table:
@@ -91,7 +93,9 @@ class P4InfoNames:
         return c
 
     # ------------------------------------------------------------ table entries
-    def _action_proto(self, table: str, action: str, params: tuple[tuple[str, int], ...]) -> p4runtime_pb2.Action:
+    def _action_proto(
+        self, table: str, action: str, params: tuple[tuple[str, int], ...]
+    ) -> p4runtime_pb2.Action:
         act = self.action(action)
         out = p4runtime_pb2.Action(action_id=act.id)
         given = dict(params)
@@ -140,7 +144,9 @@ class P4InfoNames:
             else:
                 raise ValueError(f"{t.name}.{f.name}: match kind {kind} is not used by the controller")
         act = self.actions_by_id[te.action.action.action_id]
-        params = tuple(sorted((act.params_by_id[p.param_id][0], decode(p.value)) for p in te.action.action.params))
+        params = tuple(
+            sorted((act.params_by_id[p.param_id][0], decode(p.value)) for p in te.action.action.params)
+        )
         return TableEntry(t.name, tuple(sorted(fields)), act.name, params)
 
     def default_to_proto(self, d: DefaultAction) -> p4runtime_pb2.TableEntry:
@@ -151,7 +157,9 @@ class P4InfoNames:
     def default_from_proto(self, te: p4runtime_pb2.TableEntry) -> DefaultAction:
         t = self.tables_by_id[te.table_id]
         act = self.actions_by_id[te.action.action.action_id]
-        params = tuple(sorted((act.params_by_id[p.param_id][0], decode(p.value)) for p in te.action.action.params))
+        params = tuple(
+            sorted((act.params_by_id[p.param_id][0], decode(p.value)) for p in te.action.action.params)
+        )
         return DefaultAction(t.name, act.name, params)
 
 

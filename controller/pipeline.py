@@ -102,7 +102,9 @@ def _read_files(path: Path, config_path: Path) -> PipelineConfig:
     return PipelineConfig(p4info, config)
 
 
-def load_in_process(lanes: int, pool_size: int, max_jobs: int = DEFAULT_MAX_JOBS, program: Path = PROGRAM) -> Switch:
+def load_in_process(
+    lanes: int, pool_size: int, max_jobs: int = DEFAULT_MAX_JOBS, program: Path = PROGRAM
+) -> Switch:
     """An in-process softswitch running ``program`` with these sizes (tests and benchmarks)."""
     return Switch.load(str(program), defines=program_defines(lanes, pool_size, max_jobs))
 
@@ -112,7 +114,9 @@ def apply_in_process(sw: Switch, state: SwitchState) -> None:
     for d in state.defaults.values():
         sw.table_set_default(d.table, d.action, dict(d.params))
     for e in state.entries.values():
-        match = {m.name: (Exact(m.value) if m.prefix_len is None else Lpm(m.value, m.prefix_len)) for m in e.match}
+        match = {
+            m.name: (Exact(m.value) if m.prefix_len is None else Lpm(m.value, m.prefix_len)) for m in e.match
+        }
         sw.table_add(e.table, e.action, match, dict(e.params))
     for g in state.groups.values():
         sw.mc_group_set(g.group_id, [Replica(port, rid) for port, rid in g.replicas])

@@ -40,8 +40,16 @@ __all__ = ["Aggregator", "Bound", "Child", "JobPlacement", "JobTree", "LinkLoad"
            "build_tree", "evaluate", "place", "place_incremental", "prune_relays"]
 
 
-def place(topo: Topology, budget: int | None = None, *, time_limit: float = 60.0, workers: int = 2,
-          force_general: bool = False, method: str = "auto", previous: dict[int, str] | None = None) -> Placement:
+def place(
+    topo: Topology,
+    budget: int | None = None,
+    *,
+    time_limit: float = 60.0,
+    workers: int = 2,
+    force_general: bool = False,
+    method: str = "auto",
+    previous: dict[int, str] | None = None,
+) -> Placement:
     """Placement of every job in ``topo`` (CP-SAT), with its proven lower bounds.  ``budget``: at
     most this total ``deploy_cost`` of switches made programmable (None: every programmable switch
     is deployed).  ``method``: "auto" (the scalable decomposition without a budget, the tree-flow
@@ -93,8 +101,12 @@ def _exact(topo: Topology, budget: int | None, time_limit: float, workers: int, 
         if options is not None:
             return _result(topo, budget, placement_assign.solve(topo, options, time_limit=time_limit,
                                                                 workers=workers), "cp-sat/root-assignment")
-        return _result(topo, budget, placement_model.solve(topo, budget, time_limit=time_limit, workers=workers),
-                       "cp-sat/tree-flow")
+        return _result(
+            topo,
+            budget,
+            placement_model.solve(topo, budget, time_limit=time_limit, workers=workers),
+            "cp-sat/tree-flow",
+        )
 
 
 def _result(topo: Topology, budget: int | None, sol: Solution, solver: str, routes=None) -> Placement:
@@ -113,7 +125,9 @@ def _result(topo: Topology, budget: int | None, sol: Solution, solver: str, rout
         bound = Bound(b_bound, sol.total_bound)
     else:
         bound = Bound(b_bound)
-    return Placement(**{**result.__dict__, "notes": notes, "bound": bound, "build_time_s": round(sol.build_s, 4)})
+    return Placement(
+        **{**result.__dict__, "notes": notes, "bound": bound, "build_time_s": round(sol.build_s, 4)}
+    )
 
 
 def place_incremental(topo: Topology, previous: Placement, *, time_limit: float = 60.0,
@@ -141,7 +155,9 @@ def place_incremental(topo: Topology, previous: Placement, *, time_limit: float 
     lower = max(kept.bound.bottleneck_bytes, moved.bound.bottleneck_bytes)
     proven = best.objective.bottleneck_bytes == lower
     total = moved.bound.total_bytes if proven else None
-    changed = sorted(j for j, r in roots.items() if j in {jp.job_id for jp in best.jobs} and best.job(j).root != r)
+    changed = sorted(
+        j for j, r in roots.items() if j in {jp.job_id for jp in best.jobs} and best.job(j).root != r
+    )
     notes = (*best.notes, f"incremental: {len(changed)} earlier job(s) moved {changed}")
     return Placement(**{**best.__dict__, "bound": Bound(lower, total), "notes": notes,
                         "optimal": proven and total == best.objective.total_bytes,

@@ -59,8 +59,13 @@ def precheck(topo: Topology, budget: int | None) -> None:
         if not job.needs_aggregation:
             continue
         if not capable:
-            binding.append(BindingConstraint("no-candidate", f"job {job.id}",
-                                             f"{len(job.workers)} workers need aggregation but no switch is programmable"))
+            binding.append(
+                BindingConstraint(
+                    "no-candidate",
+                    f"job {job.id}",
+                    f"{len(job.workers)} workers need aggregation but no switch is programmable",
+                )
+            )
             continue
         fits = [s for s in capable if topo.switches[s].register_slots >= job.region_slots]
         if not fits:
@@ -277,7 +282,9 @@ def solve(topo: Topology, budget: int | None, *, time_limit: float = 60.0, worke
     host_total = sum(built.host_load.values())
     n_aggs = sum(a for jv in jobs for a in jv.a.values())
     n_pairs = sum(len(jv.a) for jv in jobs) + 1
-    deploy_cost = sum(topo.switches[s].deploy_cost * d for s, d in built.deploy.items() if not isinstance(d, int))
+    deploy_cost = sum(
+        topo.switches[s].deploy_cost * d for s, d in built.deploy.items() if not isinstance(d, int)
+    )
     phases = [("bottleneck", bottleneck), ("total", total), ("regions", deploy_cost * n_pairs + n_aggs)]
     tracked = [v for jv in jobs for v in (*jv.y.values(), *jv.a.values(), *jv.g.values())]
     start_choice = greedy_choice(topo, budget)
@@ -338,5 +345,14 @@ def solve(topo: Topology, budget: int | None, *, time_limit: float = 60.0, worke
     b_val = max(max((_value(e, values) for e in built.link_load.values()), default=0), host_max)
     t_val = sum(_value(e, values) for e in built.link_load.values()) + host_total
     total_bound = None if bound["total"] is None else bound["total"] * built.unit
-    return Solution(choice, b_val * built.unit, t_val * built.unit, optimal, time.perf_counter() - start, phase_log,
-                    bound["bottleneck"] * built.unit, total_bound, build_s)
+    return Solution(
+        choice,
+        b_val * built.unit,
+        t_val * built.unit,
+        optimal,
+        time.perf_counter() - start,
+        phase_log,
+        bound["bottleneck"] * built.unit,
+        total_bound,
+        build_s,
+    )

@@ -119,7 +119,9 @@ class RouteTable:
         order = np.lexsort((link, src))
         indptr = np.searchsorted(src[order], np.arange(len(names) + 1))
         table = np.empty((len(names), len(names)), np.int32)
-        _routes(indptr.astype(np.int64), dst[order], link[order], np.arange(len(names), dtype=np.int64), table)
+        _routes(
+            indptr.astype(np.int64), dst[order], link[order], np.arange(len(names), dtype=np.int64), table
+        )
         return cls(topo, names, index, la, lb, table)
 
     def next_hop_link(self, node: str, dst: str) -> int:
@@ -143,7 +145,9 @@ def _mix(x: np.uint64) -> np.uint64:  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True)
-def _walk(r, ws, wc, room, next_link, link_a, link_b, mark, stamp, inflow, send, pending, nodes, queue):  # pragma: no cover
+def _walk(
+    r, ws, wc, room, next_link, link_a, link_b, mark, stamp, inflow, send, pending, nodes, queue
+):  # pragma: no cover
     """Full-aggregation tree of one job toward root r.  Fills ``nodes`` (tree nodes, root
     included), inflow/send per node; returns the node count.  ``mark == stamp`` marks the tree."""
     count = 0
@@ -208,7 +212,9 @@ def _table(job_ptr, wsw, wcnt, room, roots_ok, next_link, link_a, link_b, kept, 
             if not roots_ok[j, r]:
                 continue
             stamp += 1
-            count = _walk(r, ws, wc, rj, next_link, link_a, link_b, mark, stamp, inflow, send, pending, nodes, queue)
+            count = _walk(
+                r, ws, wc, rj, next_link, link_a, link_b, mark, stamp, inflow, send, pending, nodes, queue
+            )
             if inflow[r] < 2:
                 continue
             useful[j, r] = True
@@ -254,7 +260,9 @@ def _links_of(pairs, job_ptr, wsw, wcnt, room, next_link, link_a, link_b,
         j, r = pairs[p, 0], pairs[p, 1]
         ws = wsw[job_ptr[j]:job_ptr[j + 1]]
         wc = wcnt[job_ptr[j]:job_ptr[j + 1]]
-        count = _walk(r, ws, wc, room[j], next_link, link_a, link_b, mark, p + 1, inflow, send, pending, nodes, queue)
+        count = _walk(
+            r, ws, wc, room[j], next_link, link_a, link_b, mark, p + 1, inflow, send, pending, nodes, queue
+        )
         row = next_link[r]
         for k in range(count):
             node = nodes[k]

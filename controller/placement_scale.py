@@ -222,8 +222,12 @@ class CliqueBound:
         order = np.argsort(rows.var, kind="stable")
         var, link, coeff = rows.var[order], rows.link[order], rows.coeff[order]
         cuts = np.searchsorted(var, np.arange(len(cls.job) + 1))
-        self.load = [dict(zip(link[cuts[c]:cuts[c + 1]].tolist(), coeff[cuts[c]:cuts[c + 1]].tolist(), strict=True))
-                     for c in range(len(cls.job))]
+        self.load = [
+            dict(
+                zip(link[cuts[c] : cuts[c + 1]].tolist(), coeff[cuts[c] : cuts[c + 1]].tolist(), strict=True)
+            )
+            for c in range(len(cls.job))
+        ]
         self.links = [frozenset(d) for d in self.load]
         starts = np.searchsorted(cls.job, np.arange(int(cls.job.max(initial=-1)) + 2))
         self.by_job = [list(range(starts[j], starts[j + 1])) for j in range(len(starts) - 1)]
@@ -382,7 +386,12 @@ def lift(ctx: Context, cls: Classes, kept: np.ndarray, rel: Relaxed, deadline: f
         hint = np.zeros(len(sel), np.int64)
         hint[pick] = 1
         stay = _stay_rows(m, xs, prev_at, ctx.mode)
-        phases = [("bottleneck", bottleneck), *([stay] if stay else []), ("total", total), ("regions", regions)]
+        phases = [
+            ("bottleneck", bottleneck),
+            *([stay] if stay else []),
+            ("total", total),
+            ("regions", regions),
+        ]
         shares = [0.5, *([0.5] if stay else []), 0.6, 0.5]
         values, out = _lexi(m, xs, phases, hint, deadline, shares, workers, ctx, "lift")
         statuses = out
@@ -406,9 +415,14 @@ def lift(ctx: Context, cls: Classes, kept: np.ndarray, rel: Relaxed, deadline: f
     load = np.zeros(len(kept), np.int64)
     np.add.at(load, rows.link[chosen], rows.coeff[chosen])
     peak = max(rel.value, int(load.max(initial=0)))
-    return Lifted(pairs[pick], [tl.aggs[tl.agg_ptr[i]:tl.agg_ptr[i + 1]] for i in pick], peak,
-                  int((ctx.weight[owner[pick]] * size[pick]).sum()), set(np.flatnonzero(load > rel.value).tolist()),
-                  statuses)
+    return Lifted(
+        pairs[pick],
+        [tl.aggs[tl.agg_ptr[i] : tl.agg_ptr[i + 1]] for i in pick],
+        peak,
+        int((ctx.weight[owner[pick]] * size[pick]).sum()),
+        set(np.flatnonzero(load > rel.value).tolist()),
+        statuses,
+    )
 
 
 def _repair(ctx: Context, pairs: np.ndarray, owner: np.ndarray, size: np.ndarray, pick: np.ndarray,
@@ -430,7 +444,9 @@ def _repair(ctx: Context, pairs: np.ndarray, owner: np.ndarray, size: np.ndarray
             return pick, aggs
         s = int(over[0])
         rooted = [j for j, a in enumerate(aggs) if s in a and pairs[pick[j], 1] == s]
-        for j in sorted((j for j, a in enumerate(aggs) if s in a and j not in rooted), key=lambda j: ctx.weight[j]):
+        for j in sorted(
+            (j for j, a in enumerate(aggs) if s in a and j not in rooted), key=lambda j: ctx.weight[j]
+        ):
             if used[s] <= cap[s]:
                 break
             aggs[j].remove(s)
@@ -454,10 +470,16 @@ def _repair(ctx: Context, pairs: np.ndarray, owner: np.ndarray, size: np.ndarray
     return None
 
 
-def _agg_usage(ctx: Context, tl: TreeLinks, owner: np.ndarray, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _agg_usage(
+    ctx: Context, tl: TreeLinks, owner: np.ndarray, idx: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     """(pair index, switch) for every aggregator of the pairs ``idx``."""
     counts = tl.agg_ptr[idx + 1] - tl.agg_ptr[idx]
-    pos = np.concatenate([np.arange(tl.agg_ptr[i], tl.agg_ptr[i + 1]) for i in idx]) if len(idx) else np.zeros(0, int)
+    pos = (
+        np.concatenate([np.arange(tl.agg_ptr[i], tl.agg_ptr[i + 1]) for i in idx])
+        if len(idx)
+        else np.zeros(0, int)
+    )
     return np.repeat(idx, counts), tl.aggs[pos]
 
 
@@ -525,7 +547,11 @@ def solve(topo: Topology, *, time_limit: float = 60.0, workers: int = 2,
             break
         if best is None or (lifted.bottleneck, lifted.total) < (best[0].bottleneck, best[0].total):
             best = (lifted, rel)
-        if lifted.repaired or not (rel.optimal and lifted.dropped_over) or time.perf_counter() > deadline - 0.1:
+        if (
+            lifted.repaired
+            or not (rel.optimal and lifted.dropped_over)
+            or time.perf_counter() > deadline - 0.1
+        ):
             break
         kept = kept.copy()  # refine: the dropped links that decided the bottleneck are kept now
         kept[list(lifted.dropped_over)] = True
@@ -545,7 +571,9 @@ def solve(topo: Topology, *, time_limit: float = 60.0, workers: int = 2,
     b_proven = not lifted.repaired and rel.optimal and lifted.bottleneck == rel.value and lower == rel.value
     at_total = 2 if ctx.mode == "stay" and ctx.prev is not None and (ctx.prev >= 0).any() else 1
     t_done = len(lifted.statuses) > at_total and lifted.statuses[at_total][0] == cp_model.OPTIMAL
-    total_bound = (rel.total_bound + ctx.host_total) * unit if b_proven and rel.total_bound is not None else None
+    total_bound = (
+        (rel.total_bound + ctx.host_total) * unit if b_proven and rel.total_bound is not None else None
+    )
     optimal = b_proven and t_done and total_bound == (lifted.total + ctx.host_total) * unit
     b_model = 0 if lifted.repaired else lifted.bottleneck * unit  # repaired: only evaluation knows
     return Solution(choice, b_model, (lifted.total + ctx.host_total) * unit, optimal,

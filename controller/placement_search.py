@@ -4,7 +4,8 @@ One class per job, loads on kept links; the target T starts one below the curren
 step takes a random link above T and moves one of the jobs on it to the class that lowers the
 total excess Σ max(0, load - T) the most (classes just left are tabu for a few steps); when no
 link is above T the answer is kept and T drops by one.  Stops at ``floor`` (a proven lower bound:
-nothing below it exists), at the deadline, or after ``patience`` fruitless steps.  Pure numpy over the same rows CP-SAT gets.
+nothing below it exists), at the deadline, or after ``patience`` fruitless steps.  Pure numpy
+over the same rows CP-SAT gets.
 """
 
 from __future__ import annotations

@@ -136,7 +136,9 @@ class Placement:
 
     def regions(self) -> dict[tuple[str, int], tuple[int, int]]:
         """(switch, job id) -> (base, size) of the job's register region on that switch."""
-        return {(a.switch, jp.job_id): (a.region_base, a.region_slots) for jp in self.jobs for a in jp.aggregators}
+        return {
+            (a.switch, jp.job_id): (a.region_base, a.region_slots) for jp in self.jobs for a in jp.aggregators
+        }
 
     def to_dict(self) -> dict:
         return {**asdict(self), "gap": self.gaps()}
@@ -252,7 +254,9 @@ def evaluate(topo: Topology, choice: dict[int, tuple[str | None, set[str] | froz
             used[agg] = used.get(agg, 0) + tree.job.region_slots
     for sw_name, slots in used.items():
         if slots > topo.switches[sw_name].register_slots:
-            raise ValueError(f"{sw_name} needs {slots} register slots, has {topo.switches[sw_name].register_slots}")
+            raise ValueError(
+                f"{sw_name} needs {slots} register slots, has {topo.switches[sw_name].register_slots}"
+            )
     if budget is None:
         deployed = sorted(n for n, s in topo.switches.items() if s.programmable)
         off = [n for n in used if not topo.switches[n].programmable]

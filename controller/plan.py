@@ -72,7 +72,9 @@ class DeploymentPlan:
         they differ; DEFAULT_LANES when no job is aggregated)."""
         lanes = {self.topology.job(jp.job_id).lanes for jp in self.placement.jobs if jp.root is not None}
         if len(lanes) > 1:
-            raise PlanError(f"jobs use different lane counts {sorted(lanes)}; one P4 program has one DHC_LANES")
+            raise PlanError(
+                f"jobs use different lane counts {sorted(lanes)}; one P4 program has one DHC_LANES"
+            )
         return lanes.pop() if lanes else DEFAULT_LANES
 
     def manifest_jobs(self, jobs: set[int] | None = None) -> list[dict]:
@@ -107,6 +109,8 @@ def intended_state(topo: Topology, placement: Placement, max_jobs: int = DEFAULT
     return DeploymentPlan.build(topo, placement, max_jobs, epochs).states
 
 
-def manifest_jobs(topo: Topology, placement: Placement, epochs: Mapping[int, int] | None = None) -> list[dict]:
+def manifest_jobs(
+    topo: Topology, placement: Placement, epochs: Mapping[int, int] | None = None
+) -> list[dict]:
     """The job manifest of this placement (:meth:`DeploymentPlan.manifest_jobs`)."""
     return DeploymentPlan.build(topo, placement, epochs=epochs).manifest_jobs()

@@ -105,8 +105,16 @@ def render(statuses: list[SwitchStatus], console: Console) -> None:
             drops.add_row(s.switch, "-", f"[red]{s.error}[/red]")
             continue
         for j in s.jobs:
-            jobs.add_row(s.switch, str(j.job_id), j.role, str(j.fan_in), str(j.contributions), str(j.completions),
-                         str(j.duplicates), str(j.results))
+            jobs.add_row(
+                s.switch,
+                str(j.job_id),
+                j.role,
+                str(j.fan_in),
+                str(j.contributions),
+                str(j.completions),
+                str(j.duplicates),
+                str(j.results),
+            )
         drops.add_row(s.switch, str(s.entries), ", ".join(f"{k}: {v}" for k, v in s.drops.items()) or "none")
     console.print(jobs)
     console.print(drops)

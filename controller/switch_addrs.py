@@ -52,7 +52,9 @@ def parse_addr_map(text: str) -> dict[str, SwitchAddress]:
         try:
             doc = json.loads(raw) if path.suffix.lower() == ".json" else yaml.safe_load(raw)
         except (json.JSONDecodeError, yaml.YAMLError) as err:
-            raise PlanError(f"switch address map {text}: not valid {path.suffix[1:].upper()}: {err}") from None
+            raise PlanError(
+                f"switch address map {text}: not valid {path.suffix[1:].upper()}: {err}"
+            ) from None
         if not isinstance(doc, dict):
             raise PlanError(f"switch address map {text}: expected a mapping of switch name to address")
         return {str(n): _parse_one(str(n), v, text) for n, v in doc.items()}
@@ -73,6 +75,8 @@ def switch_addresses(topo: Topology, override: str | None = None) -> dict[str, S
         extra = parse_addr_map(override)
         unknown = sorted(set(extra) - set(topo.switches))
         if unknown:
-            raise PlanError(f"--switch-addr-map names switches not in topology {topo.name}: {', '.join(unknown)}")
+            raise PlanError(
+                f"--switch-addr-map names switches not in topology {topo.name}: {', '.join(unknown)}"
+            )
         out.update(extra)
     return out

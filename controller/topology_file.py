@@ -238,7 +238,10 @@ def _parse_links(c: _Checker, doc: dict, switches: dict, hosts: dict) -> list[Li
                 port = None
             if node is not None and port is not None:
                 if (node, port) in used_ports:
-                    c.fail(f"{path}.{end}_port", f"port {port} of {node} already used by {used_ports[(node, port)]}")
+                    c.fail(
+                        f"{path}.{end}_port",
+                        f"port {port} of {node} already used by {used_ports[(node, port)]}",
+                    )
                 used_ports[(node, port)] = path
             ends.append((node, port))
         (a, ap), (b, bp) = ends
@@ -282,7 +285,11 @@ def _parse_jobs(c: _Checker, doc: dict, hosts: dict, switches: dict) -> list[Job
                 c.fail(f"{path}.workers[{w_i}]", f"expected a host name, got {w!r}")
                 ok = False
             elif w not in hosts:
-                what = f"{w!r} is a switch, not a host" if isinstance(w, str) and w in switches else f"unknown host {w!r}"
+                what = (
+                    f"{w!r} is a switch, not a host"
+                    if isinstance(w, str) and w in switches
+                    else f"unknown host {w!r}"
+                )
                 c.fail(f"{path}.workers[{w_i}]", what)
                 ok = False
             elif workers.index(w) != w_i:
@@ -324,7 +331,9 @@ def from_dict(doc: Any, source: str = "<dict>", default_name: str = "topology") 
     problem found."""
     c = _Checker()
     if not isinstance(doc, dict):
-        raise TopologyError(source, [Problem("", f"expected a mapping at top level, got {type(doc).__name__}")])
+        raise TopologyError(
+            source, [Problem("", f"expected a mapping at top level, got {type(doc).__name__}")]
+        )
     for key in sorted(set(doc) - _TOP_KEYS, key=str):
         c.fail(str(key), f"unknown top-level key (allowed: {', '.join(sorted(_TOP_KEYS))})")
     name = doc.get("name", default_name)
@@ -359,7 +368,9 @@ def load(path: str | Path) -> Topology:
     try:
         doc = json.loads(text) if path.suffix == ".json" else yaml.load(text, Loader=_UniqueKeyLoader)
     except json.JSONDecodeError as exc:
-        raise TopologyError(source, [Problem(f"line {exc.lineno} column {exc.colno}", f"JSON syntax: {exc.msg}")]) from exc
+        raise TopologyError(
+            source, [Problem(f"line {exc.lineno} column {exc.colno}", f"JSON syntax: {exc.msg}")]
+        ) from exc
     except RecursionError:
         raise TopologyError(source, [Problem("", "not a topology file: nested too deeply")]) from None
     except yaml.YAMLError as exc:

@@ -20,6 +20,12 @@ _S30, _S27, _S31, _S32 = np.uint64(30), np.uint64(27), np.uint64(31), np.uint64(
 _ONE = np.uint64(1)
 _LOW_WORD = 0 if sys.byteorder == "little" else 1   # index of the low half in a uint32 pair view
 
+#: Hashed-weight check lanes of every codec (the dense codec sends them after sum q, HG-Sketch
+#: after sum q and sum i*q).  An error whose entries are all multiples of 2**t passes one
+#: random-weight sum mod 2**32 with probability 2**-(32-t); six weights keep even t = 31 (a
+#: parity) at 2**-6.  Six 32-bit windows, 5 bits apart, fit in a 64-bit mixed key.
+HASHED_CHECKS = 6
+
 
 def mix64(idx: np.ndarray, salt: int) -> np.ndarray:
     """splitmix64 finaliser of ``idx ^ salt`` (uint64 in, uint64 out)."""
@@ -50,7 +56,7 @@ class SketchHash:
     seed: int
     rows: int
     row_len: int
-    checks: int = 6   # hashed checksum weights (windows of the mixed key)
+    checks: int = HASHED_CHECKS   # hashed checksum weights (windows of the mixed key)
     _a: np.ndarray = field(init=False, repr=False, compare=False)
     _b: np.ndarray = field(init=False, repr=False, compare=False)
     _salt: int = field(init=False, repr=False, compare=False)

@@ -25,7 +25,7 @@ by the scale's overflow bound.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
@@ -35,16 +35,14 @@ from dhcwire.lanes import Level
 from . import backend as backends
 from . import parallel
 from . import quantize as qz
-from .errors import DecodeError, InputError, ProtocolError
-from .hashing import SketchHash
-from .index import LocalIndex, candidates, lanes_to_bits
+from .errors import DecodeError, InputError
+from .hashing import HASHED_CHECKS, SketchHash
+from .index import LocalIndex, candidates
 from .peeling import PeelResult, peel_rows, residual_is_zero, subtract_known
-from .protocol import Segment, check_aggregated
+from .protocol import Segment
+from .rounds import Handler, RoundWorker, ScaleRound
 
-#: hashed-weight check lanes; with the two plain ones (sum q, sum i*q) CHECK_LANES in total.
-#: An error whose entries are all multiples of 2**t passes one random-weight sum mod 2**32 with
-#: probability 2**-(32-t); six weights keep even t = 31 (a parity) at 2**-6.
-HASHED_CHECKS = 6
+#: check lanes: sum q, sum i*q, then the HASHED_CHECKS hashed-weight sums
 CHECK_LANES = 2 + HASHED_CHECKS
 
 
@@ -121,6 +119,28 @@ def _bucket_sums(buckets: np.ndarray, negative: np.ndarray, q: np.ndarray, m: in
     return lanes
 
 
+@dataclass
+class RoundState:
+    """What one HG-Sketch allreduce carries from round to round, filled in as the rounds go
+    (the round that sets a field in brackets) and dropped when the worker is done: a finished
+    worker keeps only the support and its sums."""
+
+    index: LocalIndex                    # this worker's support and bitmaps (A)
+    values: np.ndarray                   # x at index.nz (A)
+    scale: ScaleRound                    # fingerprint and max exponent (A)
+    q: np.ndarray | None = None          # quantized values at index.nz (after A)
+    active_ids: np.ndarray | None = None  # blocks active in the aggregated level 0 (after A)
+    blocks_mine: bool = False            # every aggregated block is one of ours (after A)
+    hash: SketchHash | None = None       # the sketch's hashes (B; fused rounds: A)
+    cand: np.ndarray | None = None       # the union of the supports, sorted (after B)
+    keys: np.ndarray | None = None       # the union's mixed keys (after B)
+    rows: tuple[np.ndarray, np.ndarray] | None = None  # numpy: buckets, negative (after B)
+    codes: np.ndarray | None = None      # compiled: bucket << 1 | negative, k x rows (after B)
+    peel: PeelResult | None = None       # the peeled sketch (after C)
+    agg_checks: np.ndarray | None = None  # the aggregated check lanes (after C)
+    stuck: np.ndarray | None = None      # positions in cand peeling left (after C, for D)
+
+
 def _write_dense(dest: np.ndarray, idx: np.ndarray, values: np.ndarray) -> None:
     """``dest[:] = 0; dest[idx] = values`` (idx sorted), in two halves on two cores when large:
     the zero-fill is the one full pass of the decoder."""
@@ -138,7 +158,7 @@ def _write_dense(dest: np.ndarray, idx: np.ndarray, values: np.ndarray) -> None:
     parallel.both(lambda: half(0, h, 0, c), lambda: half(h, dest.size, c, idx.size))
 
 
-class HGSketchWorker:
+class HGSketchWorker(RoundWorker):
     """One worker's side of an HG-Sketch allreduce (see module docstring for the rounds)."""
 
     codec = "hg"
@@ -157,31 +177,15 @@ class HGSketchWorker:
         #: "numba" (compiled kernels) or "numpy" (the reference); results are identical
         self.backend = backends.resolve(backend)
         self._native = backends.native if self.backend == "numba" else None
-        self.n_workers = qz.check_worker_count(n_workers)
-        self._x = qz.check_tensor(x)
-        self.shape = np.shape(x)
-        self.d = self._x.size
+        super().__init__(x, n_workers)
         self.stats = WorkerStats()
-        self._phase = "new"
-        self._sent: list[Segment] = []
-        self._scale_exp = 0
+        #: per-round state while the rounds run (None before round A and once done)
+        self.round_state: RoundState | None = None
+        #: the result once done: sorted support and exact int64 sums there
+        self._cand = np.zeros(0, np.int64)
+        self._values = np.zeros(0, np.int64)
         self._sum_int: np.ndarray | None = None
         self._sum_f32: np.ndarray | None = None
-
-    # -- public state ------------------------------------------------------------------------
-    @property
-    def done(self) -> bool:
-        return self._phase == "done"
-
-    @property
-    def scale_exponent(self) -> int:
-        """t with scale = 2**t (valid after round A)."""
-        return self._scale_exp
-
-    @property
-    def scale(self) -> float:
-        """Quantization scale: q = rint(x * scale); per-element error <= 0.5/scale per worker."""
-        return float(np.ldexp(1.0, self._scale_exp))
 
     def fingerprint(self) -> int:
         p = self.params
@@ -190,229 +194,236 @@ class HGSketchWorker:
         return qz.fingerprint(self.codec, self.d, str(self._x.dtype), self.n_workers, *parts)
 
     # -- rounds ------------------------------------------------------------------------------
-    def first_round(self) -> list[Segment]:
-        if self._phase != "new":
-            raise ProtocolError("first_round() called twice")
+    def _handlers(self) -> Mapping[str, Handler]:
+        return {"A": self._after_a, "B": self._after_b, "C": self._after_c,
+                "BC": self._after_bc, "D": self._after_d}
+
+    def _start(self) -> list[Segment]:
         t0 = time.perf_counter()
         nat = self._native
-        self._index = LocalIndex(self._x, self.params.block_size,
-                                 nat.scan if nat is not None else None)
-        self._vals = self._index.values
-        qz.check_finite(self._vals)
-        self._local_exp = qz.max_exponent(self._vals)
-        segs = [Segment(Level.SCALE, qz.scale_lanes(self.fingerprint(), self._local_exp)),
-                Segment(Level.BLOCK_INDEX, self._index.block_lanes())]
+        index = LocalIndex(self._x, self.params.block_size, nat.scan if nat is not None else None)
+        st = self.round_state = RoundState(index, index.values,
+                                     ScaleRound.of(index.values, self.fingerprint(),
+                                                   self.n_workers))
+        segs = [st.scale.segment(), Segment(Level.BLOCK_INDEX, index.block_lanes())]
         if self.params.fuse_rounds:
             # SUM of the workers' nonzero counts: an upper bound of the union that sizes the
             # sketch of the fused round (capped so that N counts cannot wrap; a bound too
             # small only stalls the peeling, and the stuck round stays exact)
             cap = ((1 << 32) - 1) // self.n_workers
             segs.append(Segment(Level.VALUE_SKETCH,
-                                np.array([min(self._index.nz.size, cap)], np.uint32)))
+                                np.array([min(index.nz.size, cap)], np.uint32)))
         self.stats.encode_seconds += time.perf_counter() - t0
         return self._emit("A", segs)
 
-    def feed(self, aggregated: Sequence[np.ndarray]) -> list[Segment]:
-        if self._phase in ("new", "done"):
-            raise ProtocolError(f"feed() called in state {self._phase!r}")
-        agg = check_aggregated(self._sent, aggregated)
-        handler = {"A": self._after_a, "B": self._after_b, "C": self._after_c,
-                   "BC": self._after_bc, "D": self._after_d}[self._phase]
-        return handler(agg)
-
     def _emit(self, phase: str, segs: list[Segment]) -> list[Segment]:
-        self._phase = phase
-        self._sent = segs
         if segs:
             self.stats.lanes_per_round.append(sum(s.lanes.size for s in segs))
-        return segs
+        return super()._emit(phase, segs)
 
     def _finish(self, cand: np.ndarray, values: np.ndarray) -> list[Segment]:
         self._cand, self._values = cand, values
-        # drop per-round state (bitmaps, hashes, peeling arrays): a finished worker keeps only
-        # the support and its sums
-        for name in ("_index", "_vals", "_q", "_peel", "_keys", "_rows", "_codes", "_stuck"):
-            self.__dict__.pop(name, None)
+        self.round_state = None        # bitmaps, hashes, peeling arrays: no longer needed
         return self._emit("done", [])
 
     def _after_a(self, agg: list[np.ndarray]) -> list[Segment]:
         t0 = time.perf_counter()
-        global_exp = qz.decode_scale(agg[0], self._local_exp)
-        self._scale_exp = qz.scale_exponent(global_exp, self.n_workers)
-        ix = self._index
-        global_active = lanes_to_bits(agg[1], ix.n_blocks, "BLOCK_INDEX")
-        ix.check_blocks_covered(global_active)
-        self._active_ids = np.flatnonzero(global_active)
+        st = self._state()
+        self._scale_exp = st.scale.scale_exponent(agg[0])
+        ix = st.index
+        st.active_ids = ix.active_blocks(agg[1])
         # every aggregated block is one of ours: the union may be exactly our support
-        self._blocks_mine = self._active_ids.size == int(np.count_nonzero(ix.active))
-        self.stats.active_blocks = int(self._active_ids.size)
+        st.blocks_mine = bool(np.array_equal(agg[1], ix.block_lanes()))
+        self.stats.active_blocks = int(st.active_ids.size)
         t1 = time.perf_counter()
         self.stats.decode_seconds += t1 - t0
-        if self._active_ids.size == 0:
+        if st.active_ids.size == 0:
             return self._finish(np.zeros(0, np.int64), np.zeros(0, np.int64))
-        self._q = qz.quantize(self._vals, self._scale_exp, self.n_workers)
-        segs = [Segment(Level.ELEMENT_INDEX, ix.element_lanes(self._active_ids))]
+        st.q = qz.quantize(st.values, self._scale_exp, self.n_workers)
+        segs = [Segment(Level.ELEMENT_INDEX, ix.element_lanes(st.active_ids))]
         if self.params.fuse_rounds:
-            bound = min(int(agg[2][0]), self._active_ids.size * ix.block, self.d)
+            bound = min(int(agg[2][0]), st.active_ids.size * ix.block, self.d)
             segs += self._own_sketch(self.params.sketch_buckets(bound))
             self.stats.encode_seconds += time.perf_counter() - t1
             return self._emit("BC", segs)
         self.stats.encode_seconds += time.perf_counter() - t1
         return self._emit("B", segs)
 
+    def _state(self) -> RoundState:
+        assert self.round_state is not None, "no round in progress"
+        return self.round_state
+
+    def _new_hash(self, m: int) -> SketchHash:
+        p = self.params
+        self.stats.sketch_buckets = m
+        self._state().hash = SketchHash(p.seed, p.rows, m // p.rows, HASHED_CHECKS)
+        return self._state().hash
+
     def _own_sketch(self, m: int) -> list[Segment]:
         """Fused rounds: the sketch and check lanes of this worker's own elements (hashed on
         their own: the union is not known yet)."""
-        p, ix, nat = self.params, self._index, self._native
-        self._hash = SketchHash(p.seed, p.rows, m // p.rows, HASHED_CHECKS)
-        self.stats.sketch_buckets = m
+        st, nat = self._state(), self._native
+        h, nz = self._new_hash(m), st.index.nz
         if nat is not None:
-            codes, keys = nat.hash_union(self._hash, ix.nz)
-            sketch = nat.sketch(codes, None, self._q, m)
-            checks = nat.check_lanes(ix.nz, self._q, self._hash, keys, None)
+            codes, keys = nat.hash_union(h, nz)
+            sketch = nat.sketch(codes, None, st.q, m)
+            checks = nat.check_lanes(nz, st.q, h, keys, None)
         else:
-            keys = self._hash.keys(ix.nz)
-            buckets, negative = self._hash.rows_of(keys)
-            sketch = _bucket_sums(buckets, negative, self._q, m)
-            checks = check_lanes(ix.nz, self._q, self._hash, keys)
+            keys = h.keys(nz)
+            buckets, negative = h.rows_of(keys)
+            sketch = _bucket_sums(buckets, negative, st.q, m)
+            checks = check_lanes(nz, st.q, h, keys)
         return [Segment(Level.VALUE_SKETCH, sketch), Segment(Level.VALUE_SKETCH, checks)]
+
+    def _hash_union(self, cand: np.ndarray) -> None:
+        """The union's keys and rows (numpy) or codes (compiled), hashed once: the decoder
+        peels them, the encoder reads its own columns."""
+        st = self._state()
+        assert st.hash is not None
+        if self._native is not None:
+            st.codes, st.keys = self._native.hash_union(st.hash, cand)
+        else:
+            st.keys = st.hash.keys(cand)
+            st.rows = st.hash.rows_of(st.keys)
 
     def _after_bc(self, agg: list[np.ndarray]) -> list[Segment]:
         """Fused rounds: the union from the element index, then decoding as after round C."""
         t0 = time.perf_counter()
         cand, _ = self._union(agg[0])
-        if self._native is not None:
-            self._codes, self._keys = self._native.hash_union(self._hash, cand)
-        else:
-            self._keys = self._hash.keys(cand)
-            self._rows = self._hash.rows_of(self._keys)
+        self._hash_union(cand)
         self.stats.decode_seconds += time.perf_counter() - t0
         return self._after_c(agg[1:])
 
     def _union(self, agg: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
         """(sorted union of the supports, our elements' positions in it or None when the
         union is our support) from the aggregated element index."""
-        ix, nat = self._index, self._native
+        st, nat = self._state(), self._native
+        ix = st.index
+        assert st.active_ids is not None
         mine = self._sent[0].lanes
         ix.check_elements_covered(mine, agg)
-        if self._blocks_mine and np.array_equal(mine, agg):
+        if st.blocks_mine and np.array_equal(mine, agg):
             cand, own = ix.nz, None
         elif nat is not None:
-            cand, own = nat.candidates(self._active_ids, agg, ix.block, self.d, mine,
+            cand, own = nat.candidates(st.active_ids, agg, ix.block, self.d, mine,
                                        ix.nz.size)
         else:
-            cand = candidates(self._active_ids, agg, ix.block, self.d)
+            cand = candidates(st.active_ids, agg, ix.block, self.d)
             own = np.searchsorted(cand, ix.nz)
-        self._cand = cand
+        st.cand = cand
         self.stats.union_nnz = int(cand.size)
         return cand, own
 
     def _after_b(self, agg: list[np.ndarray]) -> list[Segment]:
         t0 = time.perf_counter()
-        ix = self._index
-        nat = self._native
+        st, nat = self._state(), self._native
         cand, own = self._union(agg[0])
-        p = self.params
-        m = p.sketch_buckets(cand.size)
-        self._hash = SketchHash(p.seed, p.rows, m // p.rows, HASHED_CHECKS)
-        self.stats.sketch_buckets = m
-        # hash the union once: the decoder peels it, the encoder reads its own columns
-        if nat is not None:
-            self._codes, self._keys = nat.hash_union(self._hash, cand)
-        else:
-            self._keys = self._hash.keys(cand)
-            self._rows = self._hash.rows_of(self._keys)
+        m = self.params.sketch_buckets(cand.size)
+        h = self._new_hash(m)
+        self._hash_union(cand)
         t1 = time.perf_counter()
         self.stats.decode_seconds += t1 - t0
+        nz, q = st.index.nz, st.q
         if nat is not None:
-            sketch = nat.sketch(self._codes, own, self._q, m)
-            checks = nat.check_lanes(ix.nz, self._q, self._hash, self._keys, own)
+            sketch = nat.sketch(st.codes, own, q, m)
+            checks = nat.check_lanes(nz, q, h, st.keys, own)
         else:
-            buckets, negative = self._rows
-            keys = self._keys
+            assert st.rows is not None and st.keys is not None
+            buckets, negative = st.rows
+            keys = st.keys
             if own is not None:
                 buckets, negative, keys = buckets[:, own], negative[:, own], keys[own]
-            sketch = _bucket_sums(buckets, negative, self._q, m)
-            checks = check_lanes(ix.nz, self._q, self._hash, keys)
+            sketch = _bucket_sums(buckets, negative, q, m)
+            checks = check_lanes(nz, q, h, keys)
         segs = [Segment(Level.VALUE_SKETCH, sketch), Segment(Level.VALUE_SKETCH, checks)]
         self.stats.encode_seconds += time.perf_counter() - t1
         return self._emit("C", segs)
 
     def _candidate_columns(self, pos: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(buckets, +-1 signs) of the candidates at ``pos``, k x rows (for round D)."""
+        st = self._state()
         if self._native is not None:
-            return self._native.columns(self._codes, pos)
-        buckets, negative = self._rows
+            return self._native.columns(st.codes, pos)
+        assert st.rows is not None
+        buckets, negative = st.rows
         return buckets[:, pos].T, 1 - 2 * negative[:, pos].T.astype(np.int64)
 
     def _after_c(self, agg: list[np.ndarray]) -> list[Segment]:
         t0 = time.perf_counter()
+        st = self._state()
+        assert st.hash is not None and st.cand is not None
         if self._native is not None:
-            res = self._native.peel(self._codes, agg[0], self._hash.row_len)
+            res = self._native.peel(st.codes, agg[0], st.hash.row_len)
         else:
-            buckets, negative = self._rows
+            assert st.rows is not None
+            buckets, negative = st.rows
             res = peel_rows(buckets, negative, agg[0])
-        self._peel, self._agg_checks = res, agg[1]
+        st.peel, st.agg_checks = res, agg[1]
         self.stats.peeling_iterations = res.iterations
         stuck = res.stuck
         self.stats.stuck_size = int(stuck.size)
         if stuck.size == 0:
             self._verify(res)
             self.stats.decode_seconds += time.perf_counter() - t0
-            return self._finish(self._cand, res.values)
+            return self._finish(st.cand, res.values)
         t1 = time.perf_counter()
         self.stats.decode_seconds += t1 - t0
-        self._stuck = stuck
-        lanes = qz.to_lanes(self._local_q_at(self._cand[stuck]))
+        st.stuck = stuck
+        lanes = qz.to_lanes(self._local_q_at(st.cand[stuck]))
         segs = [Segment(Level.STUCK, lanes)]
         self.stats.encode_seconds += time.perf_counter() - t1
         return self._emit("D", segs)
 
     def _after_d(self, agg: list[np.ndarray]) -> list[Segment]:
         t0 = time.perf_counter()
-        res: PeelResult = self._peel
-        s = self._stuck
+        st = self._state()
+        res, s = st.peel, st.stuck
+        assert res is not None and s is not None and st.cand is not None
         res.values[s] = qz.from_lanes(agg[0])
         res.recovered[s] = True
         buckets, signs = self._candidate_columns(s)
         subtract_known(res.residual, buckets, signs, res.values[s])
         self._verify(res)
         self.stats.decode_seconds += time.perf_counter() - t0
-        return self._finish(self._cand, res.values)
+        return self._finish(st.cand, res.values)
 
     def _local_q_at(self, idx: np.ndarray) -> np.ndarray:
         """This worker's quantized values at sorted global indices idx (0 where it has none)."""
-        nz = self._index.nz
+        st = self._state()
+        nz, q = st.index.nz, st.q
+        assert q is not None
         pos = np.searchsorted(nz, idx)
         pos_c = np.minimum(pos, max(nz.size - 1, 0))
         hit = (pos < nz.size) & (nz[pos_c] == idx) if nz.size else np.zeros(idx.size, bool)
         out = np.zeros(idx.size, dtype=np.int64)
-        out[hit] = self._q[pos_c[hit]]
+        out[hit] = q[pos_c[hit]]
         return out
 
     def _verify(self, res: PeelResult) -> None:
         """Consistency check: residual sketch zero and check lanes equal the decoded sums."""
-        if not residual_is_zero(res.residual):
-            bad = int(np.count_nonzero(res.residual & 0xFFFFFFFF))
+        st = self._state()
+        assert st.hash is not None and st.agg_checks is not None and st.cand is not None
+        if self._native is not None:
+            bad, big = self._native.decode_checks(res.residual, res.values)
+        else:
+            bad = 0 if residual_is_zero(res.residual) else int(
+                np.count_nonzero(res.residual & 0xFFFFFFFF))
+            big = int(np.max(np.abs(res.values))) if res.values.size else 0
+        if bad:
             raise DecodeError(f"VALUE_SKETCH inconsistent after decoding: {bad} buckets non-zero "
                               "(a lane was changed in flight or a worker deviated)")
         bound = self.n_workers << qz.precision_bits(self.n_workers)
-        if res.values.size and int(np.max(np.abs(res.values))) > bound:
+        if big > bound:
             raise DecodeError(f"decoded sum exceeds N * 2**L = {bound}: corrupted aggregate")
         if self._native is not None:
-            expect = self._native.check_lanes(self._cand, res.values, self._hash, self._keys,
-                                              None)
+            expect = self._native.check_lanes(st.cand, res.values, st.hash, st.keys, None)
         else:
-            expect = check_lanes(self._cand, res.values, self._hash, self._keys)
-        if not np.array_equal(expect, self._agg_checks):
+            expect = check_lanes(st.cand, res.values, st.hash, st.keys)
+        if not np.array_equal(expect, st.agg_checks):
             raise DecodeError("VALUE_SKETCH check lanes do not match the decoded sums "
-                              f"(expected {expect.tolist()}, got {self._agg_checks.tolist()})")
+                              f"(expected {expect.tolist()}, got {st.agg_checks.tolist()})")
 
     # -- results -----------------------------------------------------------------------------
-    def _require_done(self) -> None:
-        if not self.done:
-            raise ProtocolError("result requested before the last round was fed")
-
     def support(self) -> tuple[np.ndarray, np.ndarray]:
         """(sorted indices of the aggregated support, exact int64 sums there)."""
         self._require_done()
@@ -440,8 +451,10 @@ class HGSketchWorker:
             if out.dtype != np.float32 or out.size != self.d or not out.flags.c_contiguous:
                 raise InputError(f"out must be a contiguous float32 array of {self.d} elements")
             dest = out.reshape(-1)
-        # both backends: numpy's memset and scatter run at memory speed already
-        _write_dense(dest, self._cand, qz.dequantize(self._values, self._scale_exp))
+        if self._native is not None:
+            self._native.write_dense(dest, self._cand, self._values, self._scale_exp)
+        else:
+            _write_dense(dest, self._cand, qz.dequantize(self._values, self._scale_exp))
         self.stats.decode_seconds += time.perf_counter() - t0
         if out is not None:
             return out

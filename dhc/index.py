@@ -77,14 +77,6 @@ def bits_to_lanes(bits: np.ndarray) -> np.ndarray:
     return packed.view("<u4").astype(np.uint32, copy=False)
 
 
-def lanes_to_bits(lanes: np.ndarray, n: int, what: str) -> np.ndarray:
-    """uint32 lanes -> n bools; padding bits beyond n must be zero (else the aggregate is bad)."""
-    bits = np.unpackbits(lanes.astype("<u4", copy=False).view(np.uint8), bitorder="little")
-    if bits[n:].any():
-        raise DecodeError(f"aggregated {what} has bits set beyond its {n} items: corrupted aggregate")
-    return bits[:n].astype(bool)
-
-
 def _scan(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Packed ``x != 0`` bitmap of a slice (its size a multiple of 64 unless it is the last),
     the positions of its set bits and the values there."""
@@ -130,23 +122,36 @@ class LocalIndex:
             self.active = self.block_words[:, 0] != 0
         else:
             self.active = self.block_words.any(axis=1)
+        self._block_lanes: np.ndarray | None = None
 
     def block_lanes(self) -> np.ndarray:
-        """Level 0 lanes."""
-        return bits_to_lanes(self.active)
+        """Level 0 lanes (computed once)."""
+        if self._block_lanes is None:
+            self._block_lanes = bits_to_lanes(self.active)
+        return self._block_lanes
 
     def element_lanes(self, active_ids: np.ndarray) -> np.ndarray:
         """Level 1 lanes for the aggregated active blocks."""
         return self.block_words[active_ids].astype(np.uint32, copy=False).ravel()
 
-    def check_blocks_covered(self, global_active: np.ndarray) -> None:
-        """Our active blocks must be a subset of the OR aggregate."""
-        missing = self.active & ~global_active
+    def active_blocks(self, agg: np.ndarray) -> np.ndarray:
+        """Sorted ids of the blocks set in the aggregated BLOCK_INDEX lanes ``agg``, read from
+        the lanes (no bool per block).  Raises DecodeError for bits beyond the last block and
+        when a block where this worker has nonzeros is missing (corrupted aggregate)."""
+        n = self.n_blocks
+        if agg.size != -(-n // 32):
+            raise DecodeError(f"BLOCK_INDEX aggregate has {agg.size} lanes, "
+                              f"expected {-(-n // 32)}")
+        if n % 32 and int(agg[-1]) >> (n % 32):
+            raise DecodeError(f"aggregated BLOCK_INDEX has bits set beyond its {n} items: "
+                              "corrupted aggregate")
+        missing = self.block_lanes() & ~agg
         if missing.any():
-            j = int(np.flatnonzero(missing)[0])
+            j = int(set_bits(_as_words(missing.view(np.uint8)))[0])
             raise DecodeError(
                 f"aggregated BLOCK_INDEX lacks block {j} where this worker has nonzeros: "
                 "corrupted aggregate")
+        return set_bits(_as_words(agg.astype("<u4", copy=False).view(np.uint8)))
 
     def check_elements_covered(self, mine: np.ndarray, agg: np.ndarray) -> None:
         """Our element bits (the lanes we sent) must be a subset of the OR aggregate."""

@@ -1,7 +1,8 @@
 """The compiled backend: array-level wrappers around ``dhc/kernels.py`` with the same inputs,
 outputs and errors as the numpy functions they replace (``index.LocalIndex`` scan,
 ``index.candidates``, ``np.searchsorted``, ``SketchHash.rows_of``, the sketch and check sums of
-``hgsketch``, ``peeling.peel_rows``, the dense write).  Importing this module needs numba."""
+``hgsketch``, ``peeling.peel_rows``, the dense write of ``hgsketch._write_dense``, the
+decoder's residual and bound checks).  Importing this module needs numba."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import threading
 import numpy as np
 
 from . import index, kernels, parallel
-from .errors import DecodeError
+from .errors import DecodeError, OverflowRisk
 from .hashing import SketchHash
 from .peeling import PeelResult
 
@@ -198,3 +199,26 @@ def columns(codes: np.ndarray, pos: np.ndarray) -> tuple[np.ndarray, np.ndarray]
     """(buckets, +-1 signs) of the candidates at ``pos``, k x rows."""
     c = codes[pos].astype(np.int64)
     return c >> 1, 1 - 2 * (c & 1)
+
+
+def write_dense(dest: np.ndarray, idx: np.ndarray, values: np.ndarray, scale_exp: int) -> None:
+    """``dest[:] = 0; dest[idx] = quantize.dequantize(values, scale_exp)`` (idx sorted, dest
+    1-D float32): same bits, same OverflowRisk (raised before anything is written); in two
+    halves on two cores when large."""
+    scale = float(np.ldexp(1.0, -scale_exp))
+    if not kernels.fits_float32(values, scale):
+        raise OverflowRisk("the sum exceeds the float32 range; use result_int() and the scale")
+    h = parallel.split_point(dest.size, 16)
+    if h is None:
+        kernels.write_dense(dest, 0, idx, values, scale)
+        return
+    c = int(np.searchsorted(idx, h))
+    parallel.both(lambda: kernels.write_dense(dest[:h], 0, idx[:c], values[:c], scale),
+                  lambda: kernels.write_dense(dest[h:], h, idx[c:], values[c:], scale))
+
+
+def decode_checks(residual: np.ndarray, values: np.ndarray) -> tuple[int, int]:
+    """(buckets of the residual sketch not 0 mod 2**32, largest |decoded sum|): the numbers
+    ``hgsketch``'s consistency check compares."""
+    bad, big = kernels.decode_checks(residual, values)
+    return int(bad), int(big)

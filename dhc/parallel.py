@@ -4,7 +4,8 @@ Only the passes that touch every element of a large tensor are split (the encode
 scan, the decoder's zero-fill and scatter of the result), plus the compiled passes over every
 element of a large union (hashing, check sums; ``dhc/native.py``): numpy releases the GIL
 inside large ufunc, packbits, fill and fancy-index calls, and the kernels are ``nogil``, so two
-halves run on two cores.  Everything else (the peeling) stays single-threaded.  Results do not depend on the split (each half writes disjoint output).
+halves run on two cores.  Everything else (the peeling) stays single-threaded.  Results do
+not depend on the split (each half writes disjoint output).
 
 A half the pool thread has not started by the time the caller's half is done is taken back and
 run by the caller, so on a loaded machine the split costs no more than one thread.  The pool is

@@ -79,7 +79,22 @@ def max_exponent(values: np.ndarray) -> int | None:
     """Smallest e with max|values| < 2**e (clamped to EXP_MIN); None if all values are zero."""
     if values.size == 0:
         return None
-    peak = float(np.max(np.abs(values.astype(np.float64, copy=False))))
+    # |v| and the max are exact in the values' own float type: no float64 copy
+    return _exponent_of(float(np.max(np.abs(values))))
+
+
+def finite_max_exponent(values: np.ndarray) -> int | None:
+    """:func:`check_finite` and :func:`max_exponent` in one pass: NaN and Inf propagate to the
+    largest magnitude, and only then are the values searched for the one to name."""
+    if values.size == 0:
+        return None
+    peak = float(np.max(np.abs(values)))
+    if not np.isfinite(peak):
+        check_finite(values)
+    return _exponent_of(peak)
+
+
+def _exponent_of(peak: float) -> int | None:
     if peak == 0.0:
         return None
     _, e = np.frexp(peak)

@@ -1,4 +1,4 @@
-"""Retransmission timeout from measured round trips (RFC 6298), shared by both transports."""
+"""Retransmission timeout from measured round trips (RFC 6298): the delivery engine's clock."""
 
 from __future__ import annotations
 

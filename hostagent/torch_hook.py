@@ -9,10 +9,11 @@ Usage (see docs/ddp.md)::
 Per bucket: compensated gradient ``c = g + r`` (error feedback), optional top-k/threshold
 sparsification, the codec's rounds (HG-Sketch by default) through a ``dhc.protocol.Reducer``,
 decode, average.  The rounds of all buckets of a step run together once the last bucket is
-handed over (one reduce call per round, not per round and bucket).  The reducer is, in order of precedence: ``reducer=`` (any ready Reducer, e.g.
-``NetworkReducer`` over a ``ChunkTransport``), ``endpoint=`` (an in-network job: a
-``ChunkTransport`` to the job's first switch is opened), else :class:`TorchDistReducer` on the
-DDP process group (gloo: ``all_reduce`` of the lanes).
+handed over (one reduce call per round, not per round and bucket).  The reducer is, in order
+of precedence: ``reducer=`` (any ready Reducer), ``agent=`` (an in-network job through a
+``hostagent.agent.Agent``: its transport, codec and worker count; :meth:`DHCHookState.from_agent`),
+``endpoint=`` (an in-network job: the state opens its own ``Agent``), else
+:class:`TorchDistReducer` on the DDP process group (gloo collectives of the lanes).
 
 Guarantee: the bucket's new content is ``float(sum_w q_w / s) / N`` where ``q_w`` are the
 quantized values worker w sent and ``sum_w q_w`` is exact (the codec decodes the exact integer
@@ -37,6 +38,8 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
 
 from dhc.codec import make_worker
 from dhc.protocol import CodecWorker, Reducer, run_workers
+from hostagent.agent import Agent
+from hostagent.reducer import NetworkReducer
 from hostagent.torch_reducer import TorchDistReducer
 from hostagent.torch_sparsify import ErrorFeedback, SparsifyConfig, sparsify
 
@@ -102,6 +105,7 @@ class DHCHookState:
     process_group: object | None = None
     reducer: Reducer | None = None
     endpoint: object | None = None        # hostagent.transport.JobEndpoint of an in-network job
+    agent: Agent | None = None            # an in-network job's Agent (see from_agent)
     n_workers: int | None = None          # default: size of the process group
     codec: str = "hg"
     codec_params: dict = field(default_factory=dict)
@@ -120,23 +124,23 @@ class DHCHookState:
             raise TypeError(f"sparsify must be a SparsifyConfig, got {type(self.sparsify).__name__}")
         if self.reducer is not None and not callable(getattr(self.reducer, "reduce", None)):
             raise TypeError(f"reducer {self.reducer!r} has no reduce(segments) method")
-        if self.reducer is not None and self.endpoint is not None:
-            raise ValueError("give either reducer= or endpoint=, not both")
+        given = [n for n in ("reducer", "agent", "endpoint") if getattr(self, n) is not None]
+        if len(given) > 1:
+            raise ValueError(f"give either reducer=, agent= or endpoint=, not {' and '.join(given)}")
         self.feedback = ErrorFeedback()
         #: buckets of the current step waiting for the last one (dhc_hook)
         self.pending: list[tuple[PendingBucket, torch.Tensor, torch.futures.Future]] = []
-        self._transport = None
-        self._failed = False     # a bucket raised: no peer would complete close()'s padding
+        #: the Agent this state opened itself (endpoint=): close() closes it
+        self._own_agent: Agent | None = None
 
     @classmethod
-    def from_agent(cls, agent: object, **kwargs: object) -> "DHCHookState":
-        """State that aggregates in the network through ``hostagent.agent.Agent``'s transport
-        (codec, its parameters and the worker count are taken from the agent)."""
-        from hostagent.reducer import NetworkReducer
+    def from_agent(cls, agent: Agent, **kwargs: object) -> "DHCHookState":
+        """State that aggregates in the network through ``agent`` (codec, its parameters and
+        the worker count are taken from the agent; the caller keeps and closes the agent)."""
         kwargs.setdefault("codec", agent.codec)
         kwargs.setdefault("codec_params", dict(agent.codec_params))
         kwargs.setdefault("n_workers", agent.n_workers)
-        return cls(reducer=NetworkReducer(agent.transport), **kwargs)
+        return cls(agent=agent, **kwargs)
 
     def world_size(self) -> int:
         if self.n_workers is not None:
@@ -148,11 +152,11 @@ class DHCHookState:
     def get_reducer(self) -> Reducer:
         """The reducer, created on first use (collectives need an initialised group)."""
         if self.reducer is None:
-            if self.endpoint is not None:
-                from hostagent.reducer import NetworkReducer
-                from hostagent.transport import ChunkTransport
-                self._transport = ChunkTransport(self.endpoint)
-                self.reducer = NetworkReducer(self._transport)
+            if self.agent is None and self.endpoint is not None:
+                self._own_agent = self.agent = Agent(self.endpoint, self.world_size(),
+                                                     self.codec, codec_params=self.codec_params)
+            if self.agent is not None:
+                self.reducer = NetworkReducer(self.agent.transport)
             else:
                 reducer = TorchDistReducer(self.process_group, self.or_mode, self.sum_wire,
                                            self.collective)
@@ -164,18 +168,14 @@ class DHCHookState:
         return self.reducer
 
     def close(self, finish: bool = True) -> None:
-        """Close a transport this state opened itself.  Unless ``finish`` is False or a bucket
-        failed, first pad the job's stream to a 2W-chunk boundary (``ChunkTransport.finish``):
-        the next session of the job then starts cleanly at chunk 0 (p4src/README.md).  The
-        padding is aggregated, so every worker of the job must close the same way."""
-        if self._transport is None:
-            return
-        try:
-            if finish and not self._failed:
-                self._transport.finish()
-        finally:
-            self._transport.close()
-            self._transport = None
+        """Close the Agent this state opened itself (``endpoint=``) with ``Agent.close``:
+        unless ``finish`` is False or a bucket failed, it first pads the job's stream to a
+        2W-chunk boundary, so the next session of the job starts cleanly at chunk 0
+        (p4src/README.md).  The padding is aggregated, so every worker of the job must close
+        the same way.  An agent passed in (``from_agent``) is its owner's to close."""
+        agent, self._own_agent = self._own_agent, None
+        if agent is not None:
+            agent.close(finish)
 
     def prepare_bucket(self, grad: np.ndarray, param_keys: Sequence[Hashable],
                        param_sizes: Sequence[int], bucket: int = 0) -> PendingBucket:
@@ -200,7 +200,8 @@ class DHCHookState:
         try:
             run_workers([p.worker for p in buckets], self.get_reducer())
         except BaseException:
-            self._failed = True
+            if self.agent is not None:
+                self.agent.failed = True   # no peer would complete the close padding
             raise
 
     def finish_bucket(self, p: PendingBucket) -> np.ndarray:

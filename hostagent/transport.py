@@ -8,6 +8,10 @@ packets are recovered by retransmitting the chunk after a timeout (exponential b
 the switch never adds a retransmission twice and answers it with the stored result once
 the slot is complete.  Chunk numbers continue across calls, so consecutive rounds and
 consecutive AllReduces of the same job walk through the slots in order.
+
+Window, timers, backoff and the retry budget are the delivery engine's (``hostagent.delivery``);
+this module knows the DHC frames: it builds them, takes RESULTs in (batched: ``_drain``), answers
+liveness probes and, when a chunk's budget is spent, names who stopped answering.
 """
 
 from __future__ import annotations
@@ -15,22 +19,27 @@ from __future__ import annotations
 import select
 import socket
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from dhcwire import header as wire
+from hostagent.delivery import Delivery, DeliveryTimeout, Outstanding, RetryPolicy, Window
 from hostagent.frames import encode_frames, frame_length, parse_frames
 from hostagent.liveness import switch_answers_arp
 from hostagent.packet import MAX_EPOCH, MalformedPacket, decode_datagram, encode_datagram
-from hostagent.rtt import RttEstimator
 from hostagent.sockets import open_udp
 
 #: first byte of a well-formed RESULT (version and type share it): the fast path's filter
 _RESULT_BYTE0 = (wire.DHC_VERSION << 4) | int(wire.PacketType.RESULT)
 
 
-class TransportTimeout(TimeoutError):
+#: longest wait for RESULTs in one pass (s): the loop looks at its timers at least this often
+POLL_CAP = 0.5
+
+
+class TransportTimeout(DeliveryTimeout):
     """No RESULT for a chunk after the allowed retransmissions."""
 
 
@@ -61,21 +70,6 @@ class JobEndpoint:
         return wire.worker_port(self.job_id)
 
 
-@dataclass(frozen=True)
-class RetryPolicy:
-    """Retransmission timing: first timeout, growth, cap and how many tries per chunk.
-
-    The timeout adapts to the measured round-trip time as TCP's does (RFC 6298: SRTT + 4 RTTVAR,
-    samples only from chunks sent once — Karn's rule), never below ``min_timeout``; the
-    ``initial_timeout`` applies until the first sample."""
-
-    initial_timeout: float = 0.2
-    backoff: float = 2.0
-    max_timeout: float = 2.0
-    max_retries: int = 12
-    min_timeout: float = 0.05
-
-
 @dataclass
 class TransportStats:
     chunks: int = 0
@@ -96,18 +90,54 @@ class TransportStats:
         return dict(self.__dict__)
 
 
-class _Outstanding:
-    """Per-chunk state of one exchange: chunks ``base .. base + n - 1`` of the job's stream."""
 
-    def __init__(self, base: int, n: int, lanes: int, progress) -> None:
-        self.base, self.n, self.progress = base, n, progress
-        self.done = 0
-        self.results = np.zeros((n, lanes), dtype=np.uint32)
-        self.have = np.zeros(n, dtype=bool)
-        self.deadline = np.full(n, np.inf)   # retransmission time of each chunk in flight
-        self.first_sent = np.zeros(n)
-        self.timeout = np.zeros(n)
-        self.tries = np.zeros(n, dtype=np.int64)
+
+class _Exchange:
+    """One ``exchange`` call: the ``delivery.Link`` the engine drives (chunks ``base .. base + n
+    - 1`` of the job's stream as prebuilt frames) and the RESULTs collected for them."""
+
+    def __init__(self, transport: ChunkTransport, frames: np.ndarray, base: int, lanes: int,
+                 progress: Callable[[int], None] | None) -> None:
+        self.transport, self.frames, self.base, self.progress = transport, frames, base, progress
+        self.n = len(frames)
+        self.out = Outstanding(self.n)
+        self.results = np.zeros((self.n, lanes), dtype=np.uint32)
+        self._frame_bytes = frames.shape[1]
+        self._stats, self._sendto, self._dest = transport.stats, transport._sock.sendto, transport._dest
+
+    def transmit(self, i: int, again: bool) -> None:
+        stats = self._stats
+        if again:
+            stats.retransmissions += 1
+        try:
+            self._sendto(self.frames[i], self._dest)
+        except OSError as err:
+            # a local filter (EPERM), a full queue or an ICMP error: the datagram is lost,
+            # and the retransmission timer recovers it like any other loss
+            stats.send_errors += 1
+            stats.reasons[type(err).__name__] = stats.reasons.get(type(err).__name__, 0) + 1
+        stats.packets_sent += 1
+        stats.bytes_sent += self._frame_bytes
+
+    def receive(self, wait: float) -> bool:
+        t = self.transport
+        if not select.select([t._sock], [], [], wait)[0]:
+            return True
+        if t._drain(self):
+            t.delivery.restart_backed_off(self.out, self.out.lo, self.out.sent)
+        return False    # RESULTs came in: look at the timers on the next quiet pass
+
+    def finished(self) -> bool:
+        return self.out.n_done == self.n
+
+    def give_up(self, i: int) -> TransportTimeout:
+        t, ep, out = self.transport, self.transport.endpoint, self.out
+        chunk = self.base + i
+        return TransportTimeout(
+            f"job {ep.job_id}: no RESULT for chunk {chunk} (slot "
+            f"{wire.slot_for_chunk(chunk, ep.window):#06x}, epoch {ep.epoch}) from switch "
+            f"{ep.switch_ip} after {out.tries[i]} retransmissions; {self.n - out.n_done} of "
+            f"{self.n} chunks outstanding; {t._blame()}. {reset_hint(ep.job_id)}")
 
 
 class ChunkTransport:
@@ -125,11 +155,8 @@ class ChunkTransport:
         self.next_chunk = first_chunk
         # in-flight limit below the window W (AIMD): a slow switch is not flooded with
         # more chunks than it can answer within the timeout
-        self._cwnd = float(min(endpoint.window, 16))
-        self._ssthresh = float(endpoint.window)
+        self.delivery = Delivery(self.retry, Window.opening(endpoint.window))
         self._acks: set[str] = set()   # peers that answered the last liveness probe
-        self._rtt = RttEstimator(self.retry.initial_timeout, self.retry.min_timeout,
-                                 self.retry.max_timeout)
         self._sock = sock or open_udp(endpoint.bind_ip, endpoint.port)
         self._dest = (endpoint.switch_ip, endpoint.switch_port)
 
@@ -157,98 +184,28 @@ class ChunkTransport:
     @property
     def rto(self) -> float:
         """The current retransmission timeout for a chunk's first transmission."""
-        return self._rtt.rto
-
-    def _grow_window(self, completed: int) -> None:
-        for _ in range(completed):
-            self._cwnd += 1.0 if self._cwnd < self._ssthresh else 1.0 / self._cwnd
-        self._cwnd = min(self._cwnd, float(self.endpoint.window))
+        return self.delivery.rto
 
     # ------------------------------------------------------------------ exchange
-    def exchange(self, levels: np.ndarray, lanes: np.ndarray, progress=None) -> np.ndarray:
+    def exchange(self, levels: np.ndarray, lanes: np.ndarray,
+                 progress: Callable[[int], None] | None = None) -> np.ndarray:
         """Send ``len(levels)`` chunks (row i of ``lanes`` at level ``levels[i]``); return the
         aggregated lanes of every chunk, same shape.  Raises TransportTimeout."""
         ep, K = self.endpoint, self.endpoint.lanes
         lanes = np.ascontiguousarray(lanes, dtype=np.uint32)
         if lanes.ndim != 2 or lanes.shape[1] != K or lanes.shape[0] != len(levels):
             raise ValueError(f"lanes must be ({len(levels)}, {K}) uint32, got {lanes.shape}")
-        n, W = len(levels), ep.window
-        out = _Outstanding(self.next_chunk, n, K, progress)
-        chunks = out.base + np.arange(n, dtype=np.int64)
+        n, W, base = len(levels), ep.window, self.next_chunk
+        chunks = base + np.arange(n, dtype=np.int64)
         slots = (chunks % W) | np.where((chunks // W) % 2 == 1, wire.SLOT_SET_BIT, 0)
         frames = encode_frames(wire.PacketType.DATA, levels, ep.job_id, ep.child_id, chunks,
                                slots, lanes, epoch=ep.epoch)
-        frame_bytes = frames.shape[1]
-        sent_upto = 0       # chunks [0, sent_upto) have been sent at least once
-        lo = 0              # first chunk without its RESULT; sent_upto - lo <= W (self-clocking)
-
-        def send(i: int) -> None:
-            if out.tries[i] == 0:
-                out.timeout[i] = self.rto
-                out.first_sent[i] = time.monotonic()
-            try:
-                self._sock.sendto(frames[i], self._dest)
-            except OSError as err:
-                # a local filter (EPERM), a full queue or an ICMP error: the datagram is lost,
-                # and the retransmission timer recovers it like any other loss
-                self.stats.send_errors += 1
-                self.stats.reasons[type(err).__name__] = self.stats.reasons.get(type(err).__name__, 0) + 1
-            self.stats.packets_sent += 1
-            self.stats.bytes_sent += frame_bytes
-            out.deadline[i] = time.monotonic() + out.timeout[i]
-
-        while out.done < n:
-            # self-clocking: chunk i may go once chunk i - W has its RESULT
-            while sent_upto < n and (sent_upto < W or out.have[sent_upto - W]) \
-                    and sent_upto - out.done < self._cwnd:
-                send(sent_upto)
-                sent_upto += 1
-            while lo < sent_upto and out.have[lo]:
-                lo += 1
-            pending = out.deadline[lo:sent_upto]   # at most W chunks: O(W) per pass, not O(n)
-            wait = max(0.0, float(pending.min()) - time.monotonic()) if pending.size else 0.0
-            readable, _, _ = select.select([self._sock], [], [], min(wait, 0.5))
-            if readable:
-                completed = self._drain(out)
-                if completed:
-                    self._grow_window(completed)
-                    self._restart_backed_off(out, lo, sent_upto)
-                continue
-            expired = lo + np.flatnonzero(pending <= time.monotonic())
-            if expired.size:
-                self._ssthresh = max(2.0, self._cwnd / 2)
-                self._cwnd = self._ssthresh
-            for i in expired:
-                if out.tries[i] >= self.retry.max_retries:
-                    raise TransportTimeout(
-                        f"job {ep.job_id}: no RESULT for chunk {out.base + i} (slot "
-                        f"{wire.slot_for_chunk(out.base + i, W):#06x}, epoch {ep.epoch}) from switch "
-                        f"{ep.switch_ip} after {out.tries[i]} retransmissions; {n - out.done} of "
-                        f"{n} chunks outstanding; {self._blame()}. {reset_hint(ep.job_id)}")
-                out.tries[i] += 1
-                out.timeout[i] = min(out.timeout[i] * self.retry.backoff, self.retry.max_timeout)
-                self.stats.retransmissions += 1
-                send(int(i))
-        self.next_chunk = out.base + n
+        ex = _Exchange(self, frames, base, K, progress)
+        # self-clocking: chunk i may go once chunk i - W has its RESULT
+        self.delivery.run(ex.out, ex, POLL_CAP, clock=W)
+        self.next_chunk = base + n
         self.stats.chunks += n
-        return out.results
-
-    def _restart_backed_off(self, out: _Outstanding, lo: int, hi: int) -> None:
-        """New RESULTs arrived: a chunk of ``[lo, hi)`` older than the newest one with its RESULT,
-        still without its own and waiting out a backed-off timeout, gets the current timeout
-        again (RFC 6298 5.3: a timer restarts on new acknowledgements).  Every worker sends its
-        chunks in order, so the RESULT of chunk c proves every worker sent the chunks before c:
-        their RESULTs (or our DATA) were lost, and waiting up to ``max_timeout`` gains nothing.
-        Newer chunks keep their timers: a peer may simply not have sent them yet."""
-        held = np.flatnonzero(out.have[lo:hi])
-        if held.size == 0:
-            return
-        top = lo + int(held[-1])
-        waiting = lo + np.flatnonzero(~out.have[lo:top] & (out.tries[lo:top] > 0))
-        if waiting.size:
-            rto = self.rto
-            out.timeout[waiting] = np.minimum(out.timeout[waiting], rto)
-            out.deadline[waiting] = np.minimum(out.deadline[waiting], time.monotonic() + rto)
+        return ex.results
 
     def _blame(self, wait: float = 1.0) -> str:
         """Name who stopped answering: the first aggregator if it does not answer ARP (the peers'
@@ -297,9 +254,9 @@ class ChunkTransport:
         else:
             self._acks.add(addr[0])
 
-    def _drain(self, out: _Outstanding | None) -> int:
+    def _drain(self, ex: _Exchange | None) -> int:
         """Read every datagram waiting on the socket (answering probes); return how many
-        chunks of ``out`` completed (None: no exchange running, RESULTs are foreign).
+        chunks of ``ex`` completed (None: no exchange running, RESULTs are foreign).
 
         Well-formed RESULTs of the right size are collected and taken in one vectorised step
         (``_absorb``); anything else goes through the per-datagram checks of ``_one``."""
@@ -313,53 +270,48 @@ class ChunkTransport:
                 break
             self.stats.packets_received += 1
             self.stats.bytes_received += len(payload)
-            if len(payload) == size and payload[0] == _RESULT_BYTE0 and out is not None:
+            if len(payload) == size and payload[0] == _RESULT_BYTE0 and ex is not None:
                 results.append(payload)
             else:
-                completed += self._one(payload, addr, out)
+                completed += self._one(payload, addr, ex)
         if results:
-            completed += self._absorb(results, out)
+            completed += self._absorb(results, ex)
         return completed
 
-    def _absorb(self, payloads: list[bytes], out: _Outstanding) -> int:
+    def _absorb(self, payloads: list[bytes], ex: _Exchange) -> int:
         """Take a batch of RESULT datagrams of the right size and version: the same checks and
         counters as ``_one``, in the same order, for all of them at once."""
-        ep = self.endpoint
+        ep, out = self.endpoint, ex.out
         rows = np.frombuffer(b"".join(payloads), dtype=np.uint8).reshape(len(payloads), -1)
         batch = parse_frames(rows, ep.lanes)
         odd = np.flatnonzero(batch.num_lanes != ep.lanes)   # sized right, but says otherwise
         for r in odd.tolist():
-            self._one(payloads[r], ("", 0), out)              # counted as malformed there
+            self._one(payloads[r], ("", 0), ex)               # counted as malformed there
         sized = batch.num_lanes == ep.lanes
         mine = sized & (batch.job_id == ep.job_id)
         self.stats.foreign_ignored += int((sized & ~mine).sum())
         current = mine & (batch.epoch == ep.epoch)
         self.stats.stale_epoch_ignored += int((mine & ~current).sum())
-        idx = batch.chunk.astype(np.int64) - out.base
-        inside = current & (idx >= 0) & (idx < out.n)
+        idx = batch.chunk.astype(np.int64) - ex.base
+        inside = current & (idx >= 0) & (idx < ex.n)
         self.stats.foreign_ignored += int((current & ~inside).sum())
         rows_in = np.flatnonzero(inside)
         # the first arrival of a chunk not yet held completes it; any other is a duplicate
         chunk_idx, first = np.unique(idx[rows_in], return_index=True)
-        new = ~out.have[chunk_idx]
+        new = ~out.done[chunk_idx]
         take_rows, take = rows_in[first[new]], chunk_idx[new]
         self.stats.duplicate_results += int(rows_in.size - take.size)
         if take.size == 0:
             return 0
-        out.have[take] = True
-        out.results[take] = batch.lanes[take_rows]
-        now = time.monotonic()
-        for i in take[out.tries[take] == 0].tolist():
-            self._rtt.sample(now - out.first_sent[i])
-        out.deadline[take] = np.inf
-        out.done += int(take.size)
-        if out.progress is not None:
-            out.progress(int(take.size))
+        ex.results[take] = batch.lanes[take_rows]
+        self.delivery.complete(out, take)
+        if ex.progress is not None:
+            ex.progress(int(take.size))
         return int(take.size)
 
-    def _one(self, payload: bytes, addr: tuple[str, int], out: _Outstanding | None) -> int:
+    def _one(self, payload: bytes, addr: tuple[str, int], ex: _Exchange | None) -> int:
         """Check and take one datagram (probes, malformed or foreign packets, and RESULTs while no
-        exchange runs); 1 if it completed a chunk of ``out``."""
+        exchange runs); 1 if it completed a chunk of ``ex``."""
         try:
             dg = decode_datagram(payload)
             if dg.pkt_type in (wire.PacketType.PROBE, wire.PacketType.PROBE_ACK):
@@ -374,25 +326,21 @@ class ChunkTransport:
             key = str(err).split(":")[0]
             self.stats.reasons[key] = self.stats.reasons.get(key, 0) + 1
             return 0
-        i = dg.chunk - out.base if out is not None else -1
+        i = dg.chunk - ex.base if ex is not None else -1
         if dg.pkt_type != wire.PacketType.RESULT or dg.job_id != self.endpoint.job_id:
             self.stats.foreign_ignored += 1
             return 0
         if dg.epoch != self.endpoint.epoch:
             self.stats.stale_epoch_ignored += 1   # an earlier (or later) session's RESULT
             return 0
-        if out is None or not 0 <= i < out.n:
+        if ex is None or not 0 <= i < ex.n:
             self.stats.foreign_ignored += 1
             return 0
-        if out.have[i]:
+        if ex.out.done[i]:
             self.stats.duplicate_results += 1
             return 0
-        out.have[i] = True
-        out.results[i] = dg.lanes
-        if out.tries[i] == 0:
-            self._rtt.sample(time.monotonic() - out.first_sent[i])
-        out.deadline[i] = np.inf
-        out.done += 1
-        if out.progress is not None:
-            out.progress(1)
+        ex.results[i] = dg.lanes
+        self.delivery.complete(ex.out, np.array([i], dtype=np.int64))
+        if ex.progress is not None:
+            ex.progress(1)
         return 1

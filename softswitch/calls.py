@@ -7,10 +7,12 @@ from typing import Any
 
 from lark import Tree
 
-from .decls import ann_dict
+from .binding import bind_arguments, compatible
+from .decls import ann_dict, is_fixed_width
 from .exprs import Sym, is_const, wrap_code
 from .externs import Counter, DirectCounter, Meter, Register
-from .layout import pyfield
+from .functions import call_function
+from .layout import field_width, pyfield
 from .types import (
     BitT,
     BoolT,
@@ -24,7 +26,11 @@ from .types import (
     StackT,
     StructLikeT,
     StructT,
+    UnionT,
+    VarbitT,
 )
+from .unions import union_next_member, union_siblings
+from .v1funcs import v1_function
 
 SUPPORTED_EXTERNS = {"register", "counter", "direct_counter", "meter", "direct_meter"}
 EXTERN_FUNCS = {"mark_to_drop", "hash", "verify_checksum", "update_checksum", "verify_checksum_with_payload",
@@ -82,8 +88,9 @@ class Calls:
             raise g.err(loc, f"{base} constructor takes {' or '.join(str(len(c)) for c in ctors)} "
                              f"arguments, got {len(args)}")
         vals = []
-        for a in args:
-            c, at = g.ex(a)
+        ctor = next(c for c in ctors if len(c) == len(args))
+        for a, p in zip(args, ctor, strict=True):
+            c = g.ex(a)[0] if isinstance(p.type, NamedT) else g.ex_to(a, p.type)
             if not is_const(c):
                 raise g.err(a, "constructor arguments must be compile-time constants")
             vals.append(int(c))
@@ -134,10 +141,13 @@ class Calls:
                 if sym.kind == "table":
                     if method != "apply":
                         raise g.err(callee, f"tables have no method {method}")
+                    if g.in_action is not None:
+                        raise g.err(n, f"table {sym.info.local} cannot be applied inside an action")
                     if args:
                         raise g.err(n, "apply() takes no arguments")
                     if sym.info.applied and not g.prog.checking_unused:
-                        raise g.err(n, f"table {sym.info.local} is applied more than once; p4c's BMv2 back end "
+                        raise g.err(n, f"table {sym.info.local} is applied more than once; "
+                                       "p4c's BMv2 back end "
                                        "supports one apply site per table (simple_switch.md)")
                     sym.info.applied = True
                     return f"{sym.code}(L)", NamedT("__apply_result__")
@@ -156,10 +166,14 @@ class Calls:
             code, t = g.ex(base)
             if isinstance(t, HeaderT):
                 return self.header_method(g, base, code, t, method, args, n)
+            if isinstance(t, UnionT):
+                return self.union_method(g, base, code, t, method, args, n)
             if isinstance(t, StackT) and method in ("push_front", "pop_front"):
                 if len(args) != 1:
                     raise g.err(n, f"{method} takes 1 argument")
                 k = g.ec()._const_of(args[0])
+                if k < 0:
+                    raise g.err(args[0], f"{method} count must not be negative, got {k}")
                 g.lvalue(base)
                 return [f"{code}.{method}({k})"]
             raise g.err(callee, f"type {t} has no method {method}")
@@ -169,9 +183,9 @@ class Calls:
             if sym is not None and sym.kind == "action":
                 return self.action_call(g, sym.info, args, n)
             if sym is None and name in getattr(self.prog, "functions", {}):
-                from .functions import call_function
-
-                return call_function(g, self.prog.functions[name], args, n, as_expr)
+                finfo = self.prog.functions[name]
+                r = call_function(g, finfo, args, n, as_expr)
+                return out_headers_invalid(g, finfo.params, args) + r if isinstance(r, list) else r
             if name in g.d.extern_funcs:
                 return self.extern_func(g, name, args, targs, n)
             if sym is None:
@@ -186,13 +200,17 @@ class Calls:
         if g.in_action is not None and g.in_action is info:
             raise g.err(n, "recursive action call")
         codes, outs = bind_arguments(g, f"action {info.local}", info.params, args, info.scalar_outs, n)
+        if g.in_action is None:  # called from an apply block: p4c lists it in P4Info
+            self.prog.direct_actions.add(info.name)
         call = f"{info.pyfn}(L{''.join(', ' + c for c in codes)})"
+        fix = union_fixups(g, info.params, args)
+        pre = out_headers_invalid(g, info.params, args)
         if not outs:
-            return [call]
-        lines = [f"_r = {call}"]
+            return pre + [call] + fix
+        lines = pre + [f"_r = {call}"]
         for k, setter in enumerate(outs):
             lines += setter(f"_r[{k}]")
-        return lines
+        return lines + fix
 
     def control_apply(self, g, sym, args, n) -> list[str]:
         """Apply a sub-control: copy-in to a fresh Locals, run, copy scalar out/inout back."""
@@ -207,7 +225,7 @@ class Calls:
         for p, a in zip(sub.params, args, strict=False):
             if p.direction in ("out", "inout"):
                 code, t, setter = g.lvalue(a)
-                if not _compatible(t, p.type):
+                if not compatible(t, p.type):
                     raise g.err(a, f"argument of type {t} for {p.direction} parameter {p.name}: {p.type}")
                 lines.append(f"{var}.p_{p.name} = {code}")
                 if not isinstance(p.type, (StructLikeT, StackT)):
@@ -215,7 +233,7 @@ class Calls:
             else:
                 lines.append(f"{var}.p_{p.name} = {g.ex_to(a, p.type)}")
         lines.append(f"{sym.code}({var})")
-        return lines + backs
+        return lines + backs + union_fixups(g, sub.params, args)
 
     # ------------------------------------------------------------ headers
     def header_method(self, g, base, code, t, method, args, n):
@@ -223,14 +241,30 @@ class Calls:
             raise g.err(n, f"{method}() takes no arguments")
         if method == "isValid":
             return f"{code}._v", BoolT()
+        if method in ("minSizeInBits", "minSizeInBytes"):  # compile-time sizes (varbit fields count 0)
+            bits = sum(field_width(ft) for _f, ft in t.fields)
+            return str(bits if method == "minSizeInBits" else bits // 8), IntLitT()
         if method == "setValid":
             # p4c compiles setValid() to BMv2's add_header: an invalid header is reset to 0 first
             g.lvalue(base)
-            return [f"if not {code}._v: {code}._inval()", f"{code}._v = True"]
+            return [f"if not {code}._v: {code}._inval()", f"{code}._v = True"] + \
+                [f"{c}._v = False" for c in union_siblings(g, base)]
         if method == "setInvalid":
             g.lvalue(base)  # BMv2 remove_header: only the validity bit changes
             return [f"{code}._v = False"]
         raise g.err(n, f"headers have no method {method}")
+
+    def union_method(self, g, base, code, t, method, args, n):
+        """``isValid()`` (some member is valid) and ``setInvalid()`` (every member) of a header union."""
+        if args:
+            raise g.err(n, f"{method}() takes no arguments")
+        members = [f"{code}.{pyfield(m)}" for m, _ in t.fields]
+        if method == "isValid":
+            return "(" + " or ".join(f"{c}._v" for c in members) + ")", BoolT()
+        if method == "setInvalid":
+            g.lvalue(base)
+            return [f"{c}._v = False" for c in members]
+        raise g.err(n, f"header unions have no method {method} (set a member valid instead)")
 
     # ------------------------------------------------------------ packets
     def packet_method(self, g, sym, method, args, targs, n):
@@ -248,6 +282,14 @@ class Calls:
                 raise g.err(n, f"extract takes 1 or 2 arguments, got {len(args)}")
             a = args[0]
             is_next = isinstance(a, Tree) and a.data == "member" and str(a.children[1].children[0]) == "next"
+            umember = union_next_member(g, a)
+            if umember is not None:  # extract(stack.next.member) on a stack of header unions
+                scode, st = g.ex(a.children[0].children[0])
+                g.lvalue(a.children[0].children[0])
+                t = st.elem.field_type(umember)
+                sib = [f"_s.h[_s.n].{pyfield(m)}._v = False" for m, _ in st.elem.fields if m != umember]
+                ext = f"X_{t.pyname}({pk}, _s.next().{pyfield(umember)})"
+                return [f"_s = {scode}", ext] + sib + ["_s.n += 1"]
             if is_next:
                 scode, st = g.ex(a.children[0])
                 g.lvalue(a.children[0])
@@ -262,13 +304,17 @@ class Calls:
             extra = ""
             if len(args) == 2:
                 if not var:
-                    raise g.err(n, f"two-argument extract needs a header with a varbit field; {t.name} has none")
+                    raise g.err(n, "two-argument extract needs a header with a varbit field; "
+                                   f"{t.name} has none")
                 extra = ", " + g.ex_to(args[1], BitT(32))
             elif var:
                 raise g.err(n, f"header {t.name} has a varbit field: use extract(hdr, sizeInBits)")
             if is_next:
+                if not isinstance(st.elem, HeaderT):
+                    raise g.err(a, "extract into .next of a stack of header unions: extract into a member "
+                                   "of an indexed element instead")
                 return [f"_s = {scode}", f"X_{t.pyname}({pk}, _s.next(){extra})", "_s.n += 1"]
-            return [f"X_{t.pyname}({pk}, {code}{extra})"]
+            return [f"X_{t.pyname}({pk}, {code}{extra})"] + [f"{c}._v = False" for c in union_siblings(g, a)]
         if method == "lookahead":
             if args or targs is None or len(targs.children) != 1:
                 raise g.err(n, "lookahead<T>() takes one type argument and no arguments")
@@ -276,7 +322,9 @@ class Calls:
             if isinstance(t, BitT):
                 v = f"_look({pk}, {t.width}, {oob})"
                 return (wrap_code(v, t) if t.signed else v), t
-            if isinstance(t, HeaderT):
+            if isinstance(t, HeaderT) or isinstance(t, StructT) and t.fields and is_fixed_width(t):
+                if isinstance(t, HeaderT) and any(isinstance(ft, VarbitT) for _, ft in t.fields):
+                    raise g.err(n, f"lookahead<{t.name}>: the header has a varbit field")
                 return f"_lookh({pk}, X_{t.pyname}, {t.pyname})", t
             raise g.err(n, f"lookahead of type {t} is not supported")
         if method == "advance":
@@ -291,8 +339,8 @@ class Calls:
         if isinstance(t, HeaderT):
             return [f"E_{t.pyname}({pk}.parts, {code})"]
         if isinstance(t, StackT):
-            return [f"for _e in {code}.h: E_{t.elem.pyname}({pk}.parts, _e)"]
-        if isinstance(t, StructT):
+            return [f"for _e in {code}.h: " + "; ".join(self.emit_lines(g, "_e", t.elem, node, pk))]
+        if isinstance(t, (StructT, UnionT)):  # a union: its valid member, if any
             out = []
             for fname, ft in t.fields:
                 out += self.emit_lines(g, f"{code}.{pyfield(fname)}", ft, node, pk)
@@ -316,7 +364,7 @@ class Calls:
                 return f"{x}.read({self.index(g, args[0], inst)})", et
             if method == "read":
                 cur, t, setter = g.lvalue(args[0])
-                if not _compatible(t, et):
+                if not compatible(t, et):
                     raise g.err(args[0], f"register {inst.name} holds {et}, cannot read into {t}")
                 return setter(f"{x}.read({self.index(g, args[1], inst)}, {cur})")
             if method == "write":
@@ -368,31 +416,24 @@ class Calls:
             return [f"if not {cond}: raise _Reject({c})"]
         if g.kind != "control":
             raise g.err(n, f"{name} can only be called in a control")
-        from .v1funcs import v1_function
-
         return v1_function(self, g, name, args, n, targs)
 
 
-def _compatible(a: P4Type, b: P4Type) -> bool:
-    from .types import same_type
+def out_headers_invalid(g, params, args) -> list[str]:
+    """An ``out`` header parameter starts invalid: p4c passes a fresh local and copies it out
+    (assign_header), so a header the callee does not make valid ends up invalid."""
+    return [f"{g.ex(a)[0]}._v = False" for p, a in zip(params, args, strict=False)
+            if p.direction == "out" and isinstance(p.type, HeaderT)]
 
-    return same_type(a, b) or (isinstance(a, BitT) and isinstance(b, BitT) and a == b)
 
-
-def bind_arguments(g, what: str, params, args, scalar_outs, n) -> tuple[list[str], list]:
-    """Argument code for a call of an action or function: checks arity and the types of
-    out/inout arguments; returns (argument codes, setters of scalar out/inout arguments)."""
-    if len(args) != len(params):
-        raise g.err(n, f"{what} expects {len(params)} arguments, got {len(args)}")
-    codes, setters = [], []
-    for i, (p, a) in enumerate(zip(params, args, strict=True)):
-        if p.direction in ("out", "inout"):
-            code, t, setter = g.lvalue(a)
-            if not _compatible(t, p.type):
-                raise g.err(a, f"argument of type {t} for {p.direction} parameter {p.name}: {p.type}")
-            codes.append(code)
-            if i in scalar_outs:
-                setters.append(setter)
-        else:
-            codes.append(g.ex_to(a, p.type))
-    return codes, setters
+def union_fixups(g, params, args) -> list[str]:
+    """After a call that got a header union member by reference (out/inout header parameter):
+    if the member is valid now, the other members are invalid (BMv2 tracks union membership on
+    the header itself; the callee cannot see which union its argument belongs to)."""
+    out = []
+    for p, a in zip(params, args, strict=False):
+        if p.direction in ("out", "inout") and isinstance(p.type, HeaderT):
+            sibs = union_siblings(g, a)
+            if sibs:
+                out.append(f"if {g.ex(a)[0]}._v: " + "; ".join(f"{c}._v = False" for c in sibs))
+    return out

@@ -26,8 +26,11 @@ _LOG_LEVELS = {"trace": logging.DEBUG, "debug": logging.DEBUG, "info": logging.I
 
 
 def _main_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="softswitch", description="P4_16 v1model software switch with P4Runtime",
-                                epilog="Target options follow '--': --grpc-server-addr HOST:PORT --cpu-port C")
+    p = argparse.ArgumentParser(
+        prog="softswitch",
+        description="P4_16 v1model software switch with P4Runtime",
+        epilog="Target options follow '--': --grpc-server-addr HOST:PORT --cpu-port C",
+    )
     p.add_argument("program", nargs="?", help="P4_16 source of the program to run")
     p.add_argument("--no-p4", action="store_true", help="start without a program; wait for P4Runtime")
     p.add_argument("-i", "--interface", action="append", default=[], metavar="PORT@IFNAME",
@@ -121,7 +124,9 @@ def run_switch(args: argparse.Namespace, targs: argparse.Namespace) -> int:
 
         defines = _defines(args.p4_define)
         try:
-            switch = backend.load(args.program, defines=defines, include_dirs=args.p4_include, cpu_port=cpu_port)
+            switch = backend.load(
+                args.program, defines=defines, include_dirs=args.p4_include, cpu_port=cpu_port
+            )
             text = preprocess(args.program, defines, args.p4_include)
         except P4CompileError as err:
             print(f"softswitch: {err}", file=sys.stderr)
@@ -140,7 +145,10 @@ def run_switch(args: argparse.Namespace, targs: argparse.Namespace) -> int:
         server, bound = serve(device, targs.grpc_server_addr)
     except (OSError, RuntimeError) as err:
         ports.close()
-        print(f"softswitch: cannot start the P4Runtime server on {targs.grpc_server_addr}: {err}", file=sys.stderr)
+        print(
+            f"softswitch: cannot start the P4Runtime server on {targs.grpc_server_addr}: {err}",
+            file=sys.stderr,
+        )
         return 1
     device.emit = ports.send
 
@@ -151,10 +159,18 @@ def run_switch(args: argparse.Namespace, targs: argparse.Namespace) -> int:
     signal.signal(signal.SIGTERM, _stop)
     signal.signal(signal.SIGINT, _stop)
     sw = device.pipeline.switch if device.pipeline is not None else None
-    log.info("device %d: ports %s, cpu port %s, P4Runtime on %s (port %d), program %s, backend %s",
-             args.device_id, {n: i for n, i in sorted(mapping.items())} or "none", cpu_port,
-             targs.grpc_server_addr, bound, args.program or "none (--no-p4)",
-             getattr(sw, "backend", "python") if sw is not None else f"{backend.default()} (when a program arrives)")
+    log.info(
+        "device %d: ports %s, cpu port %s, P4Runtime on %s (port %d), program %s, backend %s",
+        args.device_id,
+        {n: i for n, i in sorted(mapping.items())} or "none",
+        cpu_port,
+        targs.grpc_server_addr,
+        bound,
+        args.program or "none (--no-p4)",
+        getattr(sw, "backend", "python")
+        if sw is not None
+        else f"{backend.default()} (when a program arrives)",
+    )
     try:
         serve_ports(ports, device)
     finally:

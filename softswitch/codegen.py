@@ -16,7 +16,7 @@ from lark import Token, Tree
 
 from .decls import Decls, Param
 from .exprs import DuplicateName, ExprCompiler, Scope, Sym, is_const
-from .layout import default_code
+from .layout import default_code, init_code
 from .types import (
     BitT,
     BoolT,
@@ -27,6 +27,7 @@ from .types import (
     StackT,
     StructLikeT,
 )
+from .unions import union_siblings
 
 
 @dataclass
@@ -74,6 +75,7 @@ class TableInfo:
     node: Tree
     runtime: Any = None
     applied: bool = False
+    priority_rule: Any = None      # entries.PriorityRule: how entry priorities compare
 
 
 class Emitter:
@@ -109,7 +111,8 @@ def text_of(node) -> str:
         return f"{text_of(node.children[0])}[{text_of(node.children[1])}:{text_of(node.children[2])}]"
     if d == "call":
         callee = node.children[0]
-        if isinstance(callee, Tree) and callee.data == "member" and str(callee.children[1].children[0]) == "isValid":
+        if isinstance(callee, Tree) and callee.data == "member" \
+                and str(callee.children[1].children[0]) == "isValid":
             return f"{text_of(callee.children[0])}.$valid$"  # p4c's P4Info name for validity keys
         return f"{text_of(callee)}()"
     if d == "int_lit":
@@ -218,13 +221,35 @@ class BlockGen:
 
     def assign(self, target_node, value_node) -> None:
         code, t, setter = self.lvalue(target_node)
+        if self._out_function(value_node):
+            # `tmp = f(x)` of desugar.py: copy-out of f's scalar out/inout arguments, then the value
+            lines = self.prog.calls.call_stmt(self, value_node)
+            for ln in lines + setter(self.ec().convert("_r[0]", self.prog.functions[
+                    str(value_node.children[0].children[-1])].ret, t, value_node)):
+                self.em(ln)
+            return
         ec = self.ec()
         vc, vt = ec.expr(value_node, t)
         vc = ec.convert(vc, vt, t, value_node)
-        if isinstance(t, (StructLikeT, StackT)) and not vc.startswith("_mk("):
-            vc = f"{vc}.copy()"
+        if isinstance(t, (StructLikeT, StackT)):
+            # in place, as BMv2's assign_header/assign_union/assign_header_stack (and p4c's per-field
+            # copy of structs): an invalid source header only invalidates the destination
+            self.em(f"{code}._asg({vc})")
+            sibs = union_siblings(self, target_node)
+            if sibs:
+                self.em(f"if {code}._v: " + "; ".join(f"{c}._v = False" for c in sibs))
+            return
         for ln in setter(vc):
             self.em(ln)
+
+    def _out_function(self, node) -> bool:
+        """Is ``node`` a call of a user function with scalar out/inout parameters?"""
+        if not (isinstance(node, Tree) and node.data == "call" and isinstance(node.children[0], Tree)
+                and node.children[0].data == "ident"):
+            return False
+        name = str(node.children[0].children[-1])
+        info = getattr(self.prog, "functions", {}).get(name)
+        return info is not None and self.scope.lookup(name) is None and bool(info.scalar_outs)
 
     # ------------------------------------------------------------ statements
     def stmts(self, nodes) -> None:
@@ -243,10 +268,23 @@ class BlockGen:
         fn = getattr(self, "_s_" + node.data, None)
         if fn is None:
             raise self.err(node, f"unsupported statement {node.data}")
+        start = len(self.em.lines)
         try:
             fn(node)
         except DuplicateName as e:
             raise self.err(node, f"duplicate declaration of {e.args[0]}") from None
+        if self.kind != "parser" and node.data in ("assign_stmt", "call_stmt"):
+            self._guard_index(start)
+
+    def _guard_index(self, start: int) -> None:
+        """A run-time stack index out of range makes the statement a no-op in controls (p4c's
+        lowering of run-time indexes); in parsers it stays StackOutOfBounds."""
+        body = self.em.lines[start:]
+        if not any(".at(" in ln for ln in body):
+            return
+        ind = "    " * self.em.level
+        self.em.lines[start:] = ([ind + "try:"] + ["    " + ln for ln in body]
+                                 + [ind + "except _OOR:", ind + "    pass"])
 
     def _s_block(self, n):
         self.block(n)
@@ -262,16 +300,44 @@ class BlockGen:
         t = self.d.resolve_type(tnode)
         name = str(nm.children[0])
         if isinstance(t, IntLitT):
-            raise self.err(n, f"variable {name} cannot have type int (infinite precision is compile-time only)")
+            raise self.err(n, f"variable {name} cannot have type int "
+                              "(infinite precision is compile-time only)")
         py = self.fresh("v_" + name)
         if init is not None:
             c = self.ex_to(init, t)
             if isinstance(t, (StructLikeT, StackT)) and not c.startswith("_mk("):
-                c = f"{c}.copy()"
+                c = init_code(t, c, self.prog.err_oob)
         else:
             c = default_code(t, self.prog.err_oob)
-        self.em(f"{py} = {c}")
+        if ".at(" in c and self.kind != "parser":  # initialiser with a run-time index: see _guard_index
+            self.em(f"{py} = {default_code(t, self.prog.err_oob)}")
+            start = len(self.em.lines)
+            self.em(f"{py} = {c}")
+            self._guard_index(start)
+        else:
+            self.em(f"{py} = {c}")
         self.scope.declare(name, Sym("var", t, py, True))
+
+    def _s_hoist_decl(self, n):
+        """A temporary of desugar.py: a local typed by its initial value."""
+        nm, init = n.children
+        c, t = self.ex(init)
+        if isinstance(t, IntLitT) or c in ("True", "False"):
+            self.scope.declare(str(nm), Sym("const", t, c, False))
+            return
+        py = self.fresh("v_" + str(nm))
+        self.em(f"{py} = {c}.copy()" if isinstance(t, (StructLikeT, StackT)) else f"{py} = {c}")
+        self.scope.declare(str(nm), Sym("var", t, py, False))
+
+    def _s_typed_decl(self, n):
+        """A temporary of desugar.py typed like an expression (not evaluated here)."""
+        nm, like = n.children
+        _c, t = self.ex(like)
+        if isinstance(t, IntLitT):
+            raise self.err(like, "cannot infer a width for this ?: (cast a branch)")
+        py = self.fresh("v_" + str(nm))
+        self.em(f"{py} = {default_code(t, self.prog.err_oob)}")
+        self.scope.declare(str(nm), Sym("var", t, py, True))
 
     def _s_const_decl(self, n):
         _ann, tnode, nm, init = n.children
@@ -293,6 +359,13 @@ class BlockGen:
 
     def _s_if_stmt(self, n):
         cond = self.ec().expect_bool(n.children[0])
+        if ".at(" in cond and self.kind != "parser":  # out of range: the condition is false (p4c)
+            var = self.fresh("_c")
+            self.em(f"{var} = False")
+            start = len(self.em.lines)
+            self.em(f"{var} = {cond}")
+            self._guard_index(start)
+            cond = var
         self.em.block(f"if {cond}:", lambda: self.sub(n.children[1]))
         if n.children[2] is not None:
             els = n.children[2]
@@ -336,24 +409,45 @@ class BlockGen:
                 aname = str(x.children[-1]) if isinstance(x, Tree) and x.data == "ident" else ""
                 idx = next((i for i, a in enumerate(tinfo.actions) if a.local == aname and aname), None)
                 if idx is None:
-                    raise self.err(c, f"switch label {aname or text_of(x)} is not an action of table {tinfo.local}")
+                    raise self.err(c, f"switch label {aname or text_of(x)} is not an action of "
+                                      f"table {tinfo.local}")
                 return idx
         else:
             code, t = self.ex(e)
             if isinstance(t, BoolT) or not isinstance(t, (BitT, EnumT)):
                 raise self.err(e, f"switch expression must be bit<W>, int<W> or an enum, not {t}")
+            guarded = ".at(" in code and self.kind != "parser"  # index out of range: no case runs
+            if guarded:
+                self.em(f"{var} = None")
+            start = len(self.em.lines)
             self.em(f"{var} = {code}")
+            if guarded:
+                self._guard_index(start)
 
             def label_key(label: Tree, c: Tree) -> int:
                 k = self.ex_to(label.children[0], t)
                 if not is_const(k):
                     raise self.err(c, "switch labels must be compile-time constants")
                 return int(k)
+
+            if guarded:
+                self.em(f"if {var} is not None:")
+                self.em.level += 1
+                try:
+                    self._switch_cases(n, var, label_key)
+                finally:
+                    self.em.level -= 1
+                return
+        self._switch_cases(n, var, label_key)
+
+    def _switch_cases(self, n, var: str, label_key) -> None:
         pending: list[int | None] = []
         first = True
         seen: set = set()
         for c in n.children[1:]:
             label, body = c.children
+            if None in seen:
+                raise self.err(c, "the default label must be the last switch label")
             key = None if label.data == "label_default" else label_key(label, c)
             if key in seen:
                 raise self.err(c, "duplicate switch label")

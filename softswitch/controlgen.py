@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from lark import Tree
 
+from . import checks, checks_v1model, entries
 from .codegen import ActionInfo, BlockGen, KeyInfo, TableInfo, text_of
 from .decls import ann_dict
 from .exprs import DuplicateName, Scope, Sym, is_const
-from .layout import default_code, field_width
+from .layout import default_code, field_width, init_code
 from .types import BitT, BoolT, EnumT, IntLitT, NamedT, StackT, StructLikeT
 
 
@@ -42,7 +43,7 @@ class ControlGen(BlockGen):
                 vname = str(nmn.children[0])
                 c = self.ex_to(init, t) if init is not None else default_code(t, self.prog.err_oob)
                 if isinstance(t, (StructLikeT, StackT)) and init is not None and not c.startswith("_mk("):
-                    c += ".copy()"
+                    c = init_code(t, c, self.prog.err_oob)
                 init_lines.append(f"L.v_{vname} = {c}")
                 self.scope.declare(vname, Sym("var", t, f"L.v_{vname}", True))
             elif k == "const_decl":
@@ -109,11 +110,13 @@ class ControlGen(BlockGen):
                                        "directionless one")
             if not p.direction and not isinstance(p.type, (BitT, BoolT)) and \
                     not (isinstance(p.type, EnumT) and p.type.underlying):
-                raise self.err(p.node, f"action parameter {p.name}: control-plane data must be bit<W>/int<W>/bool")
+                raise self.err(p.node, f"action parameter {p.name}: control-plane data must be "
+                                       "bit<W>/int<W>/bool")
         pyfn = f"A_{self.prog.pyident(name)}"
         info = ActionInfo(name, local, pyfn, params, annd, None if top_level else self.name, node)
         info.scalar_outs = [i for i, p in enumerate(params)
-                            if p.direction in ("out", "inout") and not isinstance(p.type, (StructLikeT, StackT))]
+                            if p.direction in ("out", "inout")
+                            and not isinstance(p.type, (StructLikeT, StackT))]
         if local in self.actions:
             raise self.err(node, f"duplicate action {local}")
         self.actions[local] = info
@@ -122,7 +125,8 @@ class ControlGen(BlockGen):
         outer = self.scope
         self.scope = Scope(outer)
         for p in params:
-            self.scope.declare(p.name, Sym("var", p.type, f"a_{p.name}", bool(p.direction) and p.direction != "in",
+            writable = bool(p.direction) and p.direction != "in"
+            self.scope.declare(p.name, Sym("var", p.type, f"a_{p.name}", writable,
                                            info=p))
         args = "".join(f", a_{p.name}" for p in params)
         self.em(f"def {pyfn}(L{args}):")
@@ -142,6 +146,7 @@ class ControlGen(BlockGen):
             self.em("pass")
         self.em.level -= 1
         self.em("")
+        checks.claim_name(self, self.prog.actions, name, node, "action")
         self.prog.actions[name] = info
         return info
 
@@ -169,6 +174,8 @@ class ControlGen(BlockGen):
         actions: list[ActionInfo] = []
         act_ann: list[dict] = []
         bound: list[list[str]] = []
+        if not any(p.data == "tp_actions" for p in props):  # p4c: no actions property, NoAction only
+            actions, act_ann, bound = [self.find_action("NoAction", node)], [{"defaultonly": []}], [[]]
         default = None
         default_const = False
         const_entries: list = []
@@ -176,6 +183,10 @@ class ControlGen(BlockGen):
         size = 1024
         dcounter = dmeter = None
         entries_node = None
+        prio_props: dict[str, Tree] = {}
+        key_nodes: list[Tree] = []
+        listed: dict[str, list] = {}   # action -> its directional arguments in the actions list
+        checks.unique_properties(self, local, props)
         for p in props:
             if p.data == "tp_key":
                 for k in p.children[1:]:
@@ -194,13 +205,15 @@ class ControlGen(BlockGen):
                             code = f"({code} & {t.mask})"
                     elif isinstance(t, EnumT) and t.underlying is not None:
                         w = t.underlying.width
-                    elif isinstance(t, NamedT) or isinstance(t, IntLitT):
-                        raise self.err(k, f"table key of type {t} is not supported")
+                    elif isinstance(t, (NamedT, IntLitT, StructLikeT, StackT)):
+                        raise self.err(k, f"table key of type {t}: keys must be bit<W>, int<W>, bool, "
+                                          "an enum or error")
                     else:
                         w = field_width(t)
                     kd = ann_dict(kann, self.d)
                     kname = kd["name"][0] if kd.get("name") else text_of(kexpr)
                     keys.append(KeyInfo(kname, kind, w, code, kd))
+                    key_nodes.append(k)
             elif p.data == "tp_actions":
                 for ar in p.children[1:]:
                     aann, anm, aargs = ar.children
@@ -210,6 +223,8 @@ class ControlGen(BlockGen):
                     actions.append(a)
                     act_ann.append(ann_dict(aann, self.d))
                     bound.append(self.bind_directional(a, aargs, ar))
+                    given = aargs.children if aargs is not None else []
+                    listed[a.name] = [x for x in given if x is not None]
             elif p.data == "tp_default":
                 dann, dconst, ar = p.children
                 default_const = dconst is not None
@@ -217,20 +232,22 @@ class ControlGen(BlockGen):
             elif p.data == "tp_entries":
                 eann, econst, _kw, *ents = p.children
                 entries_const = econst is not None
-                if not entries_const:
-                    raise self.err(p, "non-const table entries are not supported")
                 entries_node = ents
             elif p.data == "tp_generic":
                 gann, gname, gexpr = p.children
                 pname = str(gname.children[0])
                 if pname == "size":
                     size = self.ec()._const_of(gexpr)
+                    if size < 0:
+                        raise self.err(p, f"table {local}: size {size} must not be negative")
                 elif pname in ("counters", "meters"):
-                    ident = str(gexpr.children[-1]) if isinstance(gexpr, Tree) and gexpr.data == "ident" else ""
+                    is_ident = isinstance(gexpr, Tree) and gexpr.data == "ident"
+                    ident = str(gexpr.children[-1]) if is_ident else ""
                     sym = self.scope.lookup(ident)
                     want = "direct_counter" if pname == "counters" else "direct_meter"
                     if sym is None or sym.kind != "extern" or sym.info.extern != want:
                         raise self.err(p, f"table property {pname} must name a {want} instance")
+                    checks_v1model.one_table_per_direct_resource(self, sym, qname, p)
                     if pname == "counters":
                         dcounter = sym.info.name
                     else:
@@ -239,19 +256,25 @@ class ControlGen(BlockGen):
                     sym.info.obj.table = qname
                 elif pname in ("implementation",):
                     raise self.err(p, "action profiles/selectors are not supported")
+                elif pname in ("largest_priority_wins", "priority_delta"):
+                    prio_props[pname] = gexpr
                 elif pname in ("support_timeout", "max_group_size", "psa_direct_counter"):
                     pass
                 else:
                     raise self.err(p, f"unknown table property {pname}")
         if not actions:
             raise self.err(node, f"table {local} has no actions")
-        kinds = {k.match_kind for k in keys}
+        checks.unique_key_names(self, local, keys, key_nodes)
         if sum(1 for k in keys if k.match_kind == "lpm") > 1:
             raise self.err(node, f"table {local} has more than one lpm key")
         info = TableInfo(qname, local, self.name, keys, actions, act_ann, None, default_const, [],
                          entries_const, size, dcounter, dmeter, annd, pyname, node)
         if default is not None:
             info.default = self.action_call(info, default)
+            dargs = [x for x in (default.children[2].children if default.children[2] is not None else [])
+                     if x is not None]
+            checks.same_directional_args(self, info.default[0], dargs,
+                                         listed.get(info.default[0].name, []), default)
         else:
             # P4_16: the default action is NoAction; p4c adds it to the table as @defaultonly
             noact = self.find_action("NoAction", node)
@@ -260,19 +283,17 @@ class ControlGen(BlockGen):
                 act_ann.append({"defaultonly": []})
                 bound.append([])
             info.default = (noact, ())
+        info.priority_rule = entries.priority_rule(self, prio_props)
         if entries_node:
-            from .tables import keyset_values
-            for ent in entries_node:
-                ks, ar, _ea = ent.children
-                a, args = self.action_call(info, ar)
-                vals = keyset_values(self, info, ks)
-                prio = None
-                if kinds & {"ternary", "range", "optional"}:
-                    prio = len(entries_node) - len(const_entries)  # earlier entries win
-                const_entries.append((vals, a, args, prio))
+            prios = entries.priorities(self, info, entries_node, entries_const, info.priority_rule)
+            for ent, prio in zip(entries_node, prios, strict=True):
+                _c, _p, ks, ar, _ea = ent.children
+                a, args = self.action_call(info, ar, in_entry=True)
+                const_entries.append((entries.keyset_values(self, info, ks), a, args, prio))
         info.const_entries = const_entries
         self.tables[local] = info
         self.scope.declare(local, Sym("table", NamedT("__table__"), pyname, False, info))
+        checks.claim_name(self, self.prog.tables, qname, node, "table")
         self.prog.tables[qname] = info
         self.prog.new_table_runtime(info)
         # the apply function
@@ -317,18 +338,27 @@ class ControlGen(BlockGen):
                 out.append(code)
         return out
 
-    def action_call(self, info: TableInfo, ar: Tree) -> tuple[ActionInfo, tuple[int, ...]]:
+    def action_call(self, info: TableInfo, ar: Tree,
+                    in_entry: bool = False) -> tuple[ActionInfo, tuple[int, ...]]:
         aann, anm, aargs = ar.children
         a = self.find_action(str(anm.children[0]), ar)
         if a not in info.actions:
             raise self.err(ar, f"action {a.local} is not in the actions of table {info.local}")
+        scope = info.action_annotations[info.actions.index(a)]
+        if in_entry and "defaultonly" in scope:
+            raise self.err(ar, f"action {a.local} is @defaultonly in table {info.local}: "
+                               "not allowed in entries")
+        if not in_entry and "tableonly" in scope:
+            raise self.err(ar, f"action {a.local} is @tableonly in table {info.local}: it cannot be the "
+                               "default action")
         args = [x for x in (aargs.children if aargs is not None else []) if x is not None]
         dirp = [p for p in a.params if p.direction]
         datap = a.data_params
         if len(args) == len(dirp) + len(datap):
             args = args[len(dirp):]
         if len(args) != len(datap):
-            raise self.err(ar, f"action {a.local} expects {len(datap)} action-data arguments, got {len(args)}")
+            raise self.err(ar, f"action {a.local} expects {len(datap)} action-data arguments, "
+                               f"got {len(args)}")
         vals = []
         for p, x in zip(datap, args, strict=False):
             c = self.ex_to(x, p.type)

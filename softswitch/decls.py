@@ -10,8 +10,11 @@ from dataclasses import dataclass, field
 
 from lark import Token, Tree
 
+from . import checks
 from .api import P4CompileError
+from .exprs import ExprCompiler, GlobalScope
 from .frontend import LineMap
+from .literals import parse_int
 from .types import (
     BitT,
     BoolT,
@@ -99,28 +102,11 @@ def ann_dict(node: Tree | None, ctx: Decls) -> dict[str, list]:
     return out
 
 
-def parse_int(text: str) -> tuple[int, BitT | None]:
-    """An integer literal: value and its explicit type (``8w5``, ``4s3``) if any."""
-    t = text.replace("_", "")
-    width_t = None
-    for sep, signed in (("w", False), ("s", True)):
-        if sep in t and not t.lower().startswith("0x"):
-            w, _, rest = t.partition(sep)
-            width_t = BitT(int(w), signed)
-            t = rest
-            break
-    low = t.lower()
-    if low.startswith("0x"):
-        v = int(low[2:], 16)
-    elif low.startswith("0b"):
-        v = int(low[2:], 2)
-    elif low.startswith("0o"):
-        v = int(low[2:], 8)
-    elif low.startswith("0d"):
-        v = int(low[2:], 10)
-    else:
-        v = int(low, 10)
-    return v, width_t
+def is_fixed_width(t: P4Type) -> bool:
+    """A type a header field may have besides varbit (P4_16: structs of fixed-width fields too)."""
+    if isinstance(t, (BitT, BoolT)) or isinstance(t, EnumT) and t.underlying is not None:
+        return True
+    return isinstance(t, StructT) and all(is_fixed_width(ft) for _, ft in t.fields)
 
 
 class Decls:
@@ -194,8 +180,8 @@ class Decls:
             return self._specialize(str(base), args, node)
         if d == "stack_type":
             elem = self.resolve_type(node.children[0], tvars)
-            if not isinstance(elem, HeaderT):
-                raise self.err(node, f"header stack element must be a header, not {elem}")
+            if not isinstance(elem, (HeaderT, UnionT)):
+                raise self.err(node, f"header stack element must be a header or header union, not {elem}")
             size = self.const_int(node.children[1])
             if size <= 0:
                 raise self.err(node, "header stack size must be positive")
@@ -232,8 +218,6 @@ class Decls:
             if node.type == "INTEGER":
                 return parse_int(str(node))[0]
             raise self.err(node, f"expected an integer constant, got {node}")
-        from .exprs import ExprCompiler, GlobalScope
-
         code, t = ExprCompiler(self, GlobalScope(self)).expr(node)
         if not isinstance(t, (BitT, IntLitT)):
             raise self.err(node, f"expected an integer constant, got type {t}")
@@ -283,20 +267,30 @@ class Decls:
         for fname, ft in fields:
             if isinstance(ft, VarbitT):
                 nvar += 1
-            elif not isinstance(ft, (BitT, BoolT)) and not (isinstance(ft, EnumT) and ft.underlying):
+            elif not is_fixed_width(ft):
                 raise self.err(d, f"header {name}: field {fname} has type {ft}; headers hold only "
-                                  "bit<W>, int<W>, varbit<W>, bool or serializable enums")
+                                  "bit<W>, int<W>, varbit<W>, bool, serializable enums or structs of these")
         if nvar > 1:
             raise self.err(d, f"header {name} has more than one varbit field")
         h = HeaderT(name, fields, ann_dict(d.children[0], self))
         if h.width % 8:
-            raise self.err(d, f"header {name} is {h.width} bits; BMv2 requires headers to be a multiple of 8 bits")
+            raise self.err(d, f"header {name} is {h.width} bits; BMv2 requires headers to be "
+                              "a multiple of 8 bits")
         self._declare_type(name, h, d)
         self.header_order.append(h)
 
     def _d_header_union_decl(self, d: Tree) -> None:
         name = self._name(d.children[1])
-        raise self.err(d, f"header_union {name}: header unions are not supported by this target")
+        fields = self._fields(d, name)
+        for fname, ft in fields:
+            if not isinstance(ft, HeaderT):
+                raise self.err(d, f"header_union {name}: member {fname} has type {ft}; a header union holds "
+                                  "only headers")
+        if not fields:
+            raise self.err(d, f"header_union {name} has no members")
+        u = UnionT(name, fields, ann_dict(d.children[0], self))
+        self._declare_type(name, u, d)
+        self.header_order.append(u)
 
     def _d_struct_decl(self, d: Tree) -> None:
         name = self._name(d.children[1])
@@ -313,6 +307,7 @@ class Decls:
     def _d_enum_decl(self, d: Tree) -> None:
         name = self._name(d.children[1])
         members = [self._name(m) for m in d.children[2:] if m is not None]
+        checks.unique_members(self, d, f"enum {name}", members)
         self._declare_type(name, EnumT(name, members), d)
 
     def _d_ser_enum_decl(self, d: Tree) -> None:
@@ -325,16 +320,21 @@ class Decls:
             if m is None:
                 continue
             mname = self._name(m.children[0])
+            checks.unique_members(self, m, f"enum {name}", [mname], e.members)
             e.members.append(mname)
             e.values[mname] = self.const_int(m.children[1]) & under.mask
         self._declare_type(name, e, d)
 
     def _d_error_decl(self, d: Tree) -> None:
+        checks.unique_members(self, d, "error", [self._name(m) for m in d.children[1:] if m is not None],
+                              self.errors)
         for m in d.children[1:]:
             if m is not None and self._name(m) not in self.errors:
                 self.errors.append(self._name(m))
 
     def _d_match_kind_decl(self, d: Tree) -> None:
+        checks.unique_members(self, d, "match_kind", [self._name(m) for m in d.children[1:] if m is not None],
+                              self.match_kinds)
         for m in d.children[1:]:
             if m is not None:
                 self.match_kinds.append(self._name(m))
@@ -342,8 +342,6 @@ class Decls:
     def _d_const_decl(self, d: Tree) -> None:
         name = self._name(d.children[2])
         t = self.resolve_type(d.children[1])
-        from .exprs import ExprCompiler, GlobalScope
-
         ec = ExprCompiler(self, GlobalScope(self))
         code, et = ec.expr(d.children[3], expected=t)
         code = ec.convert(code, et, t, d.children[3])
@@ -452,5 +450,5 @@ def is_compound(t: P4Type) -> bool:
     return isinstance(t, (StructLikeT, StackT))
 
 
-__all__ = ["Decls", "Param", "FuncSig", "ExternDecl", "Const", "parse_int", "ann_dict", "is_header",
+__all__ = ["Decls", "Param", "FuncSig", "ExternDecl", "Const", "ann_dict", "is_header",
            "is_compound", "StructT", "UnionT"]

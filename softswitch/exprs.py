@@ -13,6 +13,7 @@ from typing import Any
 from lark import Token, Tree
 
 from .layout import pyfield
+from .literals import parse_int
 from .types import (
     BitT,
     BoolT,
@@ -20,6 +21,7 @@ from .types import (
     ErrorT,
     HeaderT,
     IntLitT,
+    KVListT,
     ListT,
     P4Type,
     StackT,
@@ -101,6 +103,15 @@ def is_const(code: str) -> bool:
         return False
 
 
+def _ser_enum_operand(x: tuple[str, P4Type], other: tuple[str, P4Type]) -> tuple[str, P4Type]:
+    """A serializable enum operand meeting a bit<W>/int operand takes its underlying type
+    (p4c's implicit cast; the value is already the underlying integer)."""
+    t = x[1]
+    if isinstance(t, EnumT) and t.underlying is not None and isinstance(other[1], (BitT, IntLitT)):
+        return x[0], t.underlying
+    return x
+
+
 _ARITH = {"+": "+", "-": "-", "*": "*", "/": "//", "%": "%"}
 #: Largest integer constant (in bits) folded at compile time: bounds memory and time.
 MAX_CONST_BITS = 4096
@@ -135,6 +146,8 @@ class ExprCompiler:
             return code
         if isinstance(dst, EnumT) and isinstance(src, EnumT) and src is dst:
             return code
+        if isinstance(src, EnumT) and src.underlying is not None and same_type(src.underlying, dst):
+            return code  # the spec's one other implicit cast: serializable enum -> its underlying type
         raise self.err(node, f"type mismatch: cannot use {src} where {dst} is expected (cast needed)")
 
     def list_to_struct(self, code: str, src: ListT, dst: StructLikeT, node) -> str:
@@ -143,9 +156,13 @@ class ExprCompiler:
         items = self._list_items.get(code)
         if items is None:
             raise self.err(node, "list expression cannot be used here")
+        if isinstance(src, KVListT):
+            items = src.ordered(items, dst)
+            if items is None:
+                raise self.err(node, f"struct expression {src} does not name the fields of {dst}")
         parts = [self.convert(c, t, ft, node) for (c, t), (_, ft) in zip(items, dst.fields, strict=False)]
         valid = ", True" if isinstance(dst, HeaderT) else ""
-        return f"_mk({dst.pyname}, ({', '.join(parts)},){valid})"
+        return f"_mk({dst.pyname}, ({''.join(p + ', ' for p in parts)}){valid})"
 
     _list_items: dict[str, list[tuple[str, P4Type]]] = {}
 
@@ -164,11 +181,9 @@ class ExprCompiler:
         fn = getattr(self, "_e_" + node.data, None)
         if fn is None:
             raise self.err(node, f"unsupported expression {node.data}")
-        return fn(node, expected) if node.data in ("list_expr",) else fn(node)
+        return fn(node, expected) if node.data in ("list_expr", "struct_expr") else fn(node)
 
     def _int(self, tok) -> tuple[str, P4Type]:
-        from .decls import parse_int
-
         v, t = parse_int(str(tok))
         if t is None:
             return str(v), IntLitT()
@@ -220,6 +235,16 @@ class ExprCompiler:
         ExprCompiler._list_items[code] = items
         del key
         return code, ListT(tuple(t for _, t in items))
+
+    def _e_struct_expr(self, n, expected=None):
+        """``{a = x, b = y}``: a list expression whose items are matched to fields by name."""
+        names = tuple(str(kv.children[0]) for kv in n.children)
+        if len(set(names)) != len(names):
+            raise self.err(n, "duplicate field in a struct expression")
+        items = [self.expr(kv.children[1]) for kv in n.children]
+        code = "(" + "".join(c + ", " for c, _ in items) + ")"
+        ExprCompiler._list_items[code] = items
+        return code, KVListT(tuple(t for _, t in items), names)
 
     # ------------------------------------------------------------ members
     def _e_member(self, n):
@@ -337,6 +362,7 @@ class ExprCompiler:
         raise AttributeError(name)
 
     def binary(self, op: str, a, b, n) -> tuple[str, P4Type]:
+        a, b = _ser_enum_operand(a, b), _ser_enum_operand(b, a)
         (ac, at), (bc, bt) = a, b
         if op in ("&&", "||"):
             for _c, t in (a, b):
@@ -348,7 +374,11 @@ class ExprCompiler:
                 ac, bc, _ = self.unify(a, b, n, op)
             elif not same_type(at, bt) and not (isinstance(at, ListT) or isinstance(bt, ListT)):
                 raise self.err(n, f"operator {op}: cannot compare {at} and {bt}")
-            if isinstance(at, StructLikeT):
+            if isinstance(bt, ListT) and isinstance(at, StructLikeT):  # a list is a valid header/struct
+                bc = self.convert(bc, bt, at, n)
+            elif isinstance(at, ListT) and isinstance(bt, StructLikeT):
+                ac, at = self.convert(ac, at, bt, n), bt
+            if isinstance(at, (StructLikeT, StackT)):
                 return f"({'' if op == '==' else 'not '}_eq({ac}, {bc}))", BoolT()
             return f"({ac} {op} {bc})", BoolT()
         if op in ("<", ">", "<=", ">="):
@@ -381,6 +411,9 @@ class ExprCompiler:
                 return str(eval(f"{ac} {op} {bc}")), at
             if not isinstance(at, BitT):
                 raise self.err(n, f"operator {op} cannot be applied to {at}")
+            if is_const(bc) and is_const(ac):  # fold, as p4c does (constants, widths)
+                v = int(ac) << int(bc) if op == "<<" else int(ac) >> int(bc)
+                return str(wrap_value(v, at)), at
             if is_const(bc):
                 s = int(bc)
                 if s >= at.width:

@@ -334,6 +334,28 @@ def _retype(tokens: list[Token]) -> list[Token]:
     return res
 
 
+def _entry_priorities(tokens: list[Token]) -> list[Token]:
+    """``priority = N:`` opening an entry of an ``entries`` list (P4_16 1.2.4): the keyword only
+    there, so ``priority`` stays an ordinary identifier everywhere else (as in p4c's grammar)."""
+    depth, inside = 0, -1
+    for i, t in enumerate(tokens):
+        v = str(t)
+        if t.type == "STRING_LIT":
+            continue
+        if v == "{":
+            depth += 1
+            if i >= 2 and tokens[i - 2].type == "KW_ENTRIES" and str(tokens[i - 1]) == "=":
+                inside = depth
+        elif v == "}":
+            if depth == inside:
+                inside = -1
+            depth -= 1
+        elif (v == "priority" and depth == inside and i + 1 < len(tokens) and str(tokens[i + 1]) == "="
+              and str(tokens[i - 1]) in ("{", ";", "const")):
+            tokens[i] = Token.new_borrow_pos("KW_PRIORITY", v, t)
+    return tokens
+
+
 def _enum_name(tokens: list[Token], i: int) -> bool:
     j = i - 1
     while j >= 0 and str(tokens[j]) not in (";", "{", "}"):
@@ -367,7 +389,7 @@ def parse(text: str, filename: str = "<source>") -> ParsedProgram:
     except lark.exceptions.UnexpectedCharacters as e:
         f, ln = lm.where(e.line)
         raise P4CompileError(f"unexpected character {clean[e.pos_in_stream]!r}", f, ln, e.column) from None
-    toks = _retype(toks)
+    toks = _entry_priorities(_retype(toks))
     ip = p.parse_interactive("")
     try:
         for t in toks:

@@ -10,11 +10,12 @@ from dataclasses import dataclass, field
 
 from lark import Tree
 
+from .binding import bind_arguments
 from .codegen import BlockGen
 from .decls import Param, ann_dict
 from .exprs import Scope, Sym
 from .layout import default_code
-from .types import P4Type, StackT, StructLikeT, VoidT
+from .types import IntLitT, P4Type, StackT, StructLikeT, VoidT
 
 
 @dataclass
@@ -39,14 +40,19 @@ class FuncGen(BlockGen):
         name = str(nm.children[0])
         ret = self.d.resolve_type(ret_node)
         params = self.d.params(params_node)
+        for p in params:
+            if isinstance(p.type, IntLitT):
+                raise self.err(p.node, f"parameter {p.name} of function {name}: type int is only for "
+                                       "compile-time constants")
         info = FuncInfo(name, f"F_{self.prog.pyident(name)}", ret, params)
-        info.scalar_outs = [i for i, p in enumerate(params)
-                            if p.direction in ("out", "inout") and not isinstance(p.type, (StructLikeT, StackT))]
+        info.scalar_outs = [i for i, p in enumerate(params) if p.direction in ("out", "inout")
+                            and not isinstance(p.type, (StructLikeT, StackT))]
         self.info = info
         ann_dict(ann, self.d)
         self.scope = Scope(self.prog.gscope)
         for p in params:
-            self.scope.declare(p.name, Sym("var", p.type, f"a_{p.name}", p.direction in ("out", "inout"), info=p))
+            writable = p.direction in ("out", "inout")
+            self.scope.declare(p.name, Sym("var", p.type, f"a_{p.name}", writable, info=p))
         self.em(f"def {info.pyfn}({', '.join(f'a_{p.name}' for p in params)}):")
         self.em.level += 1
         self.block(body)
@@ -81,8 +87,6 @@ class FuncGen(BlockGen):
 
 def call_function(g, info: FuncInfo, args, n, as_expr: bool):
     """Code for a call of a user function: (code, type) in expressions, lines in statements."""
-    from .calls import bind_arguments
-
     codes, setters = bind_arguments(g, f"function {info.name}", info.params, args, info.scalar_outs, n)
     call = f"{info.pyfn}({', '.join(codes)})"
     if as_expr:

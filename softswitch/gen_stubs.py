@@ -136,9 +136,15 @@ def generate(out_root: Path, p4_dir: Path | None = None) -> list[Path]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m softswitch.gen_stubs", description=__doc__.split("\n")[0])
-    parser.add_argument("--out", type=Path, default=None,
-                        help="root directory to write the p4/ tree into (default: the installed package's parent)")
+    parser = argparse.ArgumentParser(
+        prog="python -m softswitch.gen_stubs", description=__doc__.split("\n")[0]
+    )
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=None,
+        help="root directory to write the p4/ tree into (default: the installed package's parent)",
+    )
     args = parser.parse_args(argv)
     p4_dir = _installed_p4_dir()
     out_root = args.out if args.out is not None else p4_dir.parent

@@ -16,6 +16,23 @@ def pyfield(name: str) -> str:
     return name
 
 
+def flat_fields(h: StructLikeT) -> list[tuple[str, P4Type]]:
+    """Leaf fields of a header in wire order as (Python attribute path, type): a struct-typed
+    field of a header (P4_16 allows fixed-width structs there) contributes its own fields."""
+    out: list[tuple[str, P4Type]] = []
+    for n, ft in h.fields:
+        if isinstance(ft, StructLikeT):
+            out += [(f"{pyfield(n)}.{sub}", st) for sub, st in flat_fields(ft)]
+        else:
+            out.append((pyfield(n), ft))
+    return out
+
+
+def cpath(path: str) -> str:
+    """C member path of a flat field (``s.a`` -> ``f_s.f_a``)."""
+    return ".".join("f_" + p for p in path.split("."))
+
+
 def field_width(t: P4Type) -> int:
     if isinstance(t, BitT):
         return t.width
@@ -25,6 +42,8 @@ def field_width(t: P4Type) -> int:
         return t.underlying.width
     if isinstance(t, VarbitT):
         return 0
+    if isinstance(t, StructLikeT):
+        return sum(field_width(ft) for _, ft in t.fields)
     raise TypeError(t)
 
 
@@ -36,6 +55,12 @@ def default_code(t: P4Type, oob: int) -> str:
     if isinstance(t, StackT):
         return f"_Stack({t.elem.pyname}, {t.size}, {oob})"
     return "0"
+
+
+def init_code(t: P4Type, code: str, oob: int) -> str:
+    """A new compound value initialised from ``code`` by assignment (BMv2 semantics: fields of
+    an invalid source header are not copied)."""
+    return f"_fresh({default_code(t, oob)}, {code})"
 
 
 def class_source(t: StructLikeT, oob: int) -> str:
@@ -70,13 +95,37 @@ def class_source(t: StructLikeT, oob: int) -> str:
         f"self.{pyfield(n)}._vals()" if isinstance(ft, (StructLikeT, StackT)) else f"self.{pyfield(n)}"
         for n, ft in t.fields)
     L.append("    def _vals(self):")
-    L.append(f"        return ({vals}{',' if t.fields else ''}{' self._v,' if is_hdr else ''})")
+    if is_hdr:  # p4c's == on headers: equal when both invalid, fields compared only when both valid
+        L.append(f"        return (True, {vals}{',' if t.fields else ''}) if self._v else (False,)")
+    else:
+        L.append(f"        return ({vals}{',' if t.fields else ''})")
+    L += _asg_source(t, is_hdr)
     if is_hdr:
         L.append("    def _inval(self):")
         L.append("        self._v = False")
         for n, ft in t.fields:
             L.append(f"        self.{pyfield(n)} = {default_code(ft, oob)}")
     return "\n".join(L)
+
+
+def _asg_source(t: StructLikeT, is_hdr: bool) -> list[str]:
+    """``_asg(src)``: assignment in place with BMv2's semantics (``assign_header``: an invalid
+    source only invalidates the destination, whose fields stay; structs, unions and stacks
+    assign member by member)."""
+    L = ["    def _asg(self, s):"]
+    if is_hdr:
+        L += ["        if not s._v:", "            self._v = False", "            return"]
+    for n, ft in t.fields:
+        n = pyfield(n)
+        if isinstance(ft, (StructLikeT, StackT)):
+            L.append(f"        self.{n}._asg(s.{n})")
+        else:
+            L.append(f"        self.{n} = s.{n}")
+    if is_hdr:
+        L += ["        self._vbl = s._vbl", "        self._v = True"]
+    if len(L) == 1:
+        L.append("        pass")
+    return L
 
 
 def _from_int(n: str, ft: P4Type, expr: str) -> str:
@@ -88,10 +137,11 @@ def _from_int(n: str, ft: P4Type, expr: str) -> str:
     return expr
 
 
-def extract_source(h: HeaderT, err_short: int) -> str:
-    """``X_<hdr>(pk, o)``: extract a fixed header; ``XV_<hdr>(pk, o, nbits)`` for varbit headers."""
-    var = [n for n, t in h.fields if isinstance(t, VarbitT)]
-    fixed_w = sum(field_width(t) for _, t in h.fields)
+def extract_source(h: StructLikeT, err_short: int) -> str:
+    """``X_<hdr>(pk, o)``: extract a fixed header; ``XV_<hdr>(pk, o, nbits)`` for varbit headers.
+    Also generated for fixed-width structs (``lookahead<S>()``): no validity bit, any width."""
+    var = [n for n, t in flat_fields(h) if isinstance(t, VarbitT)]
+    fixed_w = sum(field_width(t) for _, t in flat_fields(h))
     nbytes = fixed_w // 8
     L = []
     if not var:
@@ -99,36 +149,40 @@ def extract_source(h: HeaderT, err_short: int) -> str:
         L.append("    pos = pk.pos")
         L.append(f"    end = pos + {fixed_w}")
         L.append(f"    if end > pk.nbits: raise _Reject({err_short})")
-        L.append("    if pos & 7 == 0:")
-        L.append(f"        v = int.from_bytes(pk.data[pos >> 3:(pos >> 3) + {nbytes}], 'big')")
-        L.append("    else:")
-        L.append(f"        v = pk.bits(pos, {fixed_w})")
+        if fixed_w % 8:
+            L.append(f"    v = pk.bits(pos, {fixed_w})")
+        else:
+            L.append("    if pos & 7 == 0:")
+            L.append(f"        v = int.from_bytes(pk.data[pos >> 3:(pos >> 3) + {nbytes}], 'big')")
+            L.append("    else:")
+            L.append(f"        v = pk.bits(pos, {fixed_w})")
         shift = fixed_w
-        for n, ft in h.fields:
+        for n, ft in flat_fields(h):
             w = field_width(ft)
             shift -= w
             mask = (1 << w) - 1
             e = f"(v >> {shift}) & {mask}" if shift else f"v & {mask}"
             if shift + w == fixed_w and shift:
                 e = f"v >> {shift}"
-            L.append(f"    o.{pyfield(n)} = {_from_int(n, ft, e)}")
-        L.append("    o._v = True")
+            L.append(f"    o.{n} = {_from_int(n, ft, e)}")
+        if isinstance(h, HeaderT):
+            L.append("    o._v = True")
         L.append("    pk.pos = end")
         return "\n".join(L)
     # varbit header: field by field
     L.append(f"def X_{h.pyname}(pk, o, vbits=0):")
     L.append("    pos = pk.pos")
-    max_w = sum(t.max_width for _, t in h.fields if isinstance(t, VarbitT))
+    max_w = sum(t.max_width for _, t in flat_fields(h) if isinstance(t, VarbitT))
     L.append(f"    if vbits > {max_w} or vbits < 0: raise _Reject(_ERR_HDR_TOO_LONG)")
     L.append("    if vbits & 7: raise _Reject(_ERR_INVALID_ARG)")
     L.append(f"    if pos + {fixed_w} + vbits > pk.nbits: raise _Reject({err_short})")
-    for n, ft in h.fields:
+    for n, ft in flat_fields(h):
         if isinstance(ft, VarbitT):
-            L.append(f"    o.{pyfield(n)} = pk.bits(pos, vbits) if vbits else 0")
+            L.append(f"    o.{n} = pk.bits(pos, vbits) if vbits else 0")
             L.append("    pos += vbits")
         else:
             w = field_width(ft)
-            L.append(f"    o.{pyfield(n)} = {_from_int(n, ft, f'pk.bits(pos, {w})')}")
+            L.append(f"    o.{n} = {_from_int(n, ft, f'pk.bits(pos, {w})')}")
             L.append(f"    pos += {w}")
     L.append("    o._vbl = vbits")
     L.append("    o._v = True")
@@ -138,29 +192,29 @@ def extract_source(h: HeaderT, err_short: int) -> str:
 
 def emit_source(h: HeaderT) -> str:
     """``E_<hdr>(parts, o)``: append the header's bytes when valid."""
-    var = [n for n, t in h.fields if isinstance(t, VarbitT)]
+    var = [n for n, t in flat_fields(h) if isinstance(t, VarbitT)]
     L = [f"def E_{h.pyname}(parts, o):", "    if not o._v: return"]
     if not var:
-        fixed_w = sum(field_width(t) for _, t in h.fields)
+        fixed_w = sum(field_width(t) for _, t in flat_fields(h))
         terms = []
         shift = fixed_w
-        for n, ft in h.fields:
+        for n, ft in flat_fields(h):
             w = field_width(ft)
             shift -= w
-            val = f"(o.{pyfield(n)} & {(1 << w) - 1})" if (isinstance(ft, BitT) and ft.signed) else f"int(o.{pyfield(n)})" \
-                if isinstance(ft, BoolT) else f"o.{pyfield(n)}"
+            val = f"(o.{n} & {(1 << w) - 1})" if (isinstance(ft, BitT) and ft.signed) else f"int(o.{n})" \
+                if isinstance(ft, BoolT) else f"o.{n}"
             terms.append(f"({val} << {shift})" if shift else val)
         L.append(f"    parts.append(({' | '.join(terms) or '0'}).to_bytes({fixed_w // 8}, 'big'))")
         return "\n".join(L)
     L.append("    v = 0")
     L.append("    w = 0")
-    for n, ft in h.fields:
+    for n, ft in flat_fields(h):
         if isinstance(ft, VarbitT):
-            L.append(f"    v = (v << o._vbl) | (o.{pyfield(n)} & ((1 << o._vbl) - 1))")
+            L.append(f"    v = (v << o._vbl) | (o.{n} & ((1 << o._vbl) - 1))")
             L.append("    w += o._vbl")
         else:
             fw = field_width(ft)
-            L.append(f"    v = (v << {fw}) | (int(o.{pyfield(n)}) & {(1 << fw) - 1})")
+            L.append(f"    v = (v << {fw}) | (int(o.{n}) & {(1 << fw) - 1})")
             L.append(f"    w += {fw}")
     L.append("    parts.append(v.to_bytes(w // 8, 'big'))")
     return "\n".join(L)

@@ -113,12 +113,18 @@ def build_p4info(prog) -> Any:
         for a in t.actions:
             if "hidden" not in a.annotations:
                 used_actions[a.name] = a
-    # like p4c, only actions a table can run are control-plane visible (direct calls are inlined)
+    # as p4c: actions a table can run, and actions called directly from an apply block (p4c's
+    # mid end wraps each such call in a hidden table that runs it); unused ones are dropped
+    for name in getattr(prog, "direct_actions", ()):
+        a = prog.actions.get(name)
+        if a is not None and "hidden" not in a.annotations:
+            used_actions.setdefault(name, a)
     anames = list(used_actions)
     for name in sorted(used_actions):
         a = used_actions[name]
         pa = info.actions.add()
-        _preamble(pa.preamble, ids.get("action", name, a.annotations), name, _alias(name, anames), a.annotations)
+        _preamble(pa.preamble, ids.get("action", name, a.annotations), name, _alias(name, anames),
+                  a.annotations)
         for k, p in enumerate(a.data_params, 1):
             pp = pa.params.add()
             pp.id = k
@@ -155,6 +161,8 @@ def build_p4info(prog) -> Any:
         pt.size = t.size
         if t.entries_const:
             pt.is_const_table = True
+        elif t.const_entries:
+            pt.has_initial_entries = True
     for inst in sorted(prog.extern_insts.values(), key=lambda i: i.name):
         o = inst.obj
         if inst.extern == "register":

@@ -6,7 +6,7 @@ from lark import Tree
 
 from .codegen import BlockGen
 from .exprs import Sym, is_const
-from .layout import default_code
+from .layout import default_code, init_code
 from .types import BitT, BoolT, EnumT, IntLitT, StackT, StructLikeT
 
 
@@ -28,7 +28,7 @@ class ParserGen(BlockGen):
                 vname = str(nmn.children[0])
                 c = self.ex_to(iv, t) if iv is not None else default_code(t, self.prog.err_oob)
                 if isinstance(t, (StructLikeT, StackT)) and iv is not None and not c.startswith("_mk("):
-                    c += ".copy()"
+                    c = init_code(t, c, self.prog.err_oob)
                 init.append(f"L.v_{vname} = {c}")
                 self.scope.declare(vname, Sym("var", t, f"L.v_{vname}", True))
             elif loc.data == "const_decl":

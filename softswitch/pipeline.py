@@ -48,7 +48,9 @@ class _Ingress:
     depth: int
 
 
-class Pipeline:
+class PacketFlow:
+    """The v1model packet flow of one compiled program (parser .. deparser, PRE, clones)."""
+
     def __init__(self, program: Program):
         self.prog = program
         ns = program.ns
@@ -154,7 +156,8 @@ class Pipeline:
         except rtlib.Exit:
             trace.append("exit in ingress")
         except rtlib.Reject as r:
-            trace.append(f"drop: {self.prog.decls.errors[r.code]} in ingress (header stack index out of range)")
+            err = self.prog.decls.errors[r.code]
+            trace.append(f"drop: {err} in ingress (header stack index out of range)")
             return
         self.digest_queue.extend(ctx.digests)
         if ctx.clone is not None and ctx.clone[0] == 0:  # CloneType.I2E
@@ -202,7 +205,8 @@ class Pipeline:
             std.egress_port, std.egress_rid, std.instance_type = r.port, r.rid, itype
             std.egress_spec = r.port
             work.append(_Egress(hdr, m2, std, ctx.payload, depth + 1, trunc))
-            trace.append(f"clone ({'I2E' if itype == INGRESS_CLONE else 'E2E'}) session {session} -> port {r.port}")
+            kind = "I2E" if itype == INGRESS_CLONE else "E2E"
+            trace.append(f"clone ({kind}) session {session} -> port {r.port}")
 
     # ------------------------------------------------------------ egress
     def _egress_pass(self, item: _Egress, work: deque, out: list, trace: list) -> None:
@@ -215,7 +219,8 @@ class Pipeline:
         except rtlib.Exit:
             trace.append("exit in egress")
         except rtlib.Reject as r:
-            trace.append(f"drop: {self.prog.decls.errors[r.code]} in egress (header stack index out of range)")
+            err = self.prog.decls.errors[r.code]
+            trace.append(f"drop: {err} in egress (header stack index out of range)")
             return
         self.digest_queue.extend(ctx.digests)
         frame = None

@@ -9,12 +9,13 @@ from typing import Any
 
 from lark import Tree
 
-from . import rtlib
+from . import checks_v1model, p4warnings, rtlib
 from .calls import Calls, ExternInst
 from .codegen import ActionInfo, Emitter, TableInfo
 from .controlgen import ControlGen
-from .decls import Decls
-from .exprs import ExprCompiler, GlobalScope, Sym
+from .decls import Decls, is_fixed_width
+from .desugar import desugar
+from .exprs import ExprCompiler, GlobalScope, Scope, Sym
 from .externs import ALGORITHMS, pack_bits
 from .frontend import ParsedProgram
 from .functions import FuncGen
@@ -85,6 +86,7 @@ class Program:
         self.trace = trace
         ExprCompiler._list_items = {}  # list-expression items of this compilation only
         self.decls = Decls(parsed.lines)
+        desugar(parsed.tree, self.decls.err)
         self.decls.collect(parsed.tree)
         d = self.decls
         for e in ("NoError", "PacketTooShort", "NoMatch", "StackOutOfBounds", "HeaderTooShort",
@@ -101,6 +103,7 @@ class Program:
         self.ns: dict[str, Any] = {}
         self.tables: dict[str, TableInfo] = {}
         self.actions: dict[str, ActionInfo] = {}
+        self.direct_actions: set[str] = set()   # actions called from an apply block
         self.extern_insts: dict[str, ExternInst] = {}
         self.digests: dict[str, StructT] = {}
         self.value_sets: dict[str, Any] = {}
@@ -110,11 +113,16 @@ class Program:
         self.checking_unused = False
         self._classes()
         self._top_actions()
-        self.functions = {name: FuncGen(self, tree).generate() for name, tree in self.decls.functions.items()}
+        self.functions: dict = {}
+        for name, tree in self.decls.functions.items():  # declaration order: a function may call earlier ones
+            self.functions[name] = FuncGen(self, tree).generate()
         self.blocks = self._pipeline()
+        checks_v1model.check_program(self.decls, self.decls.controls, self.decls.parsers, self.block_names)
+        checks_v1model.check_user_types(self.decls, self.block_params["parser"])
         self.source = "\n".join(self.em.lines)
         self._check_unused()
         self._exec()
+        self.warnings: list[str] = p4warnings.collect(parsed.tree, self.decls)
 
     # ------------------------------------------------------------ helpers
     def pyident(self, name: str) -> str:
@@ -142,13 +150,16 @@ class Program:
                 self.em.lines.append(extract_source(t, self.err_short))
                 self.em.lines.append(emit_source(t))
                 self.em.lines.append("")
+            elif isinstance(t, StructT) and t.fields and is_fixed_width(t):  # for lookahead<S>()
+                self.em.lines.append(extract_source(t, self.err_short))
+                self.em.lines.append("")
 
     def _top_actions(self) -> None:
         self._top = _TopGen(self)
         self._top.scope = self.gscope
         for d in self.decls.global_externs:
             self.calls.instantiate(self._top, d)
-        self._top.scope = type(self._top.scope)(self.gscope)
+        self._top.scope = Scope(self.gscope)  # top-level actions: their parameters, then globals
         for name, node in self.decls.actions.items():
             info = self._top.action(node, top_level=True)
             self.gscope.declare(name, Sym("action", BoolT(), info.pyfn, False, info))
@@ -162,7 +173,8 @@ class Program:
         tname = t.base if isinstance(t, SpecializedT) else getattr(t, "name", "")
         if tname != "V1Switch":
             raise d.err(main, f"main must be a V1Switch (v1model), not {tname}")
-        args = [a for a in (main.children[2].children if main.children[2] is not None else []) if a is not None]
+        arg_nodes = main.children[2].children if main.children[2] is not None else []
+        args = [a for a in arg_nodes if a is not None]
         if len(args) != 6:
             raise d.err(main, f"V1Switch takes 6 arguments, got {len(args)}")
         blocks: dict[str, str] = {}
@@ -229,8 +241,10 @@ class Program:
     def _exec(self) -> None:
         ns = self.ns
         ns.update({
-            "_Exit": rtlib.Exit, "_Locals": rtlib.Locals, "_Reject": rtlib.Reject, "_Stack": rtlib.Stack, "_mk": rtlib.mk,
-            "_eq": rtlib.eq, "_pack": pack_bits, "_HASH": ALGORITHMS, "_look": _look, "_lookh": _lookh,
+            "_Exit": rtlib.Exit, "_Locals": rtlib.Locals, "_Reject": rtlib.Reject, "_Stack": rtlib.Stack,
+            "_mk": rtlib.mk,
+            "_eq": rtlib.eq, "_fresh": rtlib.fresh, "_OOR": rtlib.IndexOutOfRange,
+            "_pack": pack_bits, "_HASH": ALGORITHMS, "_look": _look, "_lookh": _lookh,
             "_adv": _adv, "_REJECT": _reject_state, "_ST": self.state, "_C": PacketCtx(),
             "_rand": lambda lo, hi: random.randint(min(lo, hi), max(lo, hi)),
             "_ERR_HDR_TOO_LONG": self.decls.errors.index("HeaderTooShort"),

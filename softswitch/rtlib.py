@@ -15,6 +15,11 @@ class Reject(Exception):
         self.code = code
 
 
+class IndexOutOfRange(Reject):
+    """A run-time header stack index out of range: StackOutOfBounds in a parser; in a control
+    the statement that evaluates it has no effect (p4c lowers run-time indexes that way)."""
+
+
 class PacketIn:
     """Bit cursor over the received frame."""
 
@@ -67,21 +72,52 @@ class Stack:
 
     def at(self, i: int):
         if not 0 <= i < self.size:
-            raise Reject(self.oob)
+            raise IndexOutOfRange(self.oob)
         return self.h[i]
 
     def push_front(self, k: int) -> None:
-        k = min(k, self.size)
-        self.h = [self.cls() for _ in range(k)] + self.h[: self.size - k]
-        self.n = min(self.n + k, self.size)
+        """BMv2's P4_16 push_front: elements move up by swapping (so the k new, invalid elements
+        hold the values swapped down from the end, as in BMv2), nextIndex grows."""
+        if k <= 0:
+            return
+        h, size = self.h, self.size
+        self.n = min(size, self.n + k)
+        for i in range(size - 1, k - 1, -1):
+            h[i], h[i - k] = h[i - k], h[i]
+        for i in range(min(size, k)):
+            mark_invalid(h[i])
 
     def pop_front(self, k: int) -> None:
-        k = min(k, self.size)
-        self.h = self.h[k:] + [self.cls() for _ in range(k)]
-        self.n = max(self.n - k, 0)
+        """BMv2's P4_16 pop_front: elements move down by swapping; the last k become invalid."""
+        if k <= 0:
+            return
+        h, size = self.h, self.size
+        self.n -= min(self.n, k)
+        i = 0
+        if k < size:
+            for i in range(size - k):
+                h[i], h[i + k] = h[i + k], h[i]
+            i = size - k
+        for j in range(i, size):
+            mark_invalid(h[j])
 
     def _vals(self) -> tuple:
         return tuple(e._vals() for e in self.h)
+
+    def _asg(self, s: Stack) -> None:
+        """BMv2 ``assign_header_stack``: nextIndex, then element by element."""
+        self.n = s.n
+        for d, e in zip(self.h, s.h, strict=True):
+            d._asg(e)
+
+
+def mark_invalid(o) -> None:
+    """BMv2 mark_invalid of a header (fields kept) or of a header union (every member)."""
+    if hasattr(o, "_v"):
+        o._v = False
+    else:
+        for f in o._fields:
+            getattr(o, f)._v = False
 
 
 def mk(cls, vals: tuple, valid: bool = False):
@@ -91,6 +127,12 @@ def mk(cls, vals: tuple, valid: bool = False):
         setattr(o, name, v.copy() if hasattr(v, "copy") else v)
     if valid:
         o._v = True
+    return o
+
+
+def fresh(o, src):
+    """``o`` (a new value) after ``o = src`` with BMv2's assignment semantics."""
+    o._asg(src)
     return o
 
 

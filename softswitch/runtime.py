@@ -8,11 +8,11 @@ from pathlib import Path
 
 from . import frontend
 from .api import MatchValue, P4CompileError, Replica, RuntimeAPIError, TableEntry
-from .pipeline import Pipeline
+from .pipeline import PacketFlow
 from .program import Program
 
 
-class Switch(Pipeline):
+class Switch(PacketFlow):
     """One software switch running one P4 program.  Not thread-safe: callers serialise."""
 
     backend = "python"
@@ -46,9 +46,13 @@ class Switch(Pipeline):
         parsed = frontend.parse(text, filename)
         try:
             prog = Program(parsed, trace=trace)
+            return cls(prog, cpu_port, text, filename)
         except RecursionError:
             raise P4CompileError("program nesting too deep", filename, 0, 0) from None
-        return cls(prog, cpu_port, text, filename)
+        except (TypeError, ValueError, KeyError, AttributeError, IndexError, RuntimeAPIError) as e:
+            # a construct the checks above did not anticipate: still a compile error, never a crash
+            raise P4CompileError(f"unsupported program construct ({type(e).__name__}: {e})",
+                                 filename, 0, 0) from e
 
     @property
     def header_types(self) -> dict[str, list[tuple[str, int]]]:

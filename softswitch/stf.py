@@ -227,7 +227,7 @@ class _Run:
     def do_RegisterRead(self, cmd: RegisterRead) -> None:
         name = self.names.register(cmd.register)
         got = self.sw.register_read(name, cmd.index)
-        if got != cmd.expected:
+        if cmd.expected is not None and got != cmd.expected:
             self.fail(cmd.line, f"register {name}[{cmd.index}] = {got} ({got:#x}), "
                       f"expected {cmd.expected} ({cmd.expected:#x})")
 
@@ -268,7 +268,8 @@ def run_stf(program_path: str, stf_path: str, defines: dict[str, str] | None = N
     stf = load_stf(stf_path)
     merged = {**stf.defines, **(defines or {})}
     port = cpu_port if cpu_port is not None else stf.cpu_port
-    switch = backends.load(program_path, backend, defines=merged, include_dirs=list(include_dirs), cpu_port=port)
+    switch = backends.load(program_path, backend, defines=merged, include_dirs=list(include_dirs),
+                           cpu_port=port)
     return run_stf_file(switch, stf, program_path)
 
 

@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 
 from softswitch.api import Exact, Lpm, MatchValue, Optional, Range, Ternary
-from softswitch.stf_syntax import parse_int
+from softswitch.stf_syntax import parse_number
 
 # p4.config.v1.MatchField.MatchType numbers
 _MATCH_KINDS = {2: "exact", 3: "lpm", 4: "ternary", 5: "range", 6: "optional"}
@@ -117,7 +117,7 @@ def _number(text: str, width: int, what: str) -> int:
     if dotted is not None:
         return _check_width(dotted, width, what)
     try:
-        return _check_width(parse_int(text), width, what)
+        return _check_width(parse_number(text), width, what)
     except ValueError as exc:
         if "does not fit" in str(exc):
             raise

@@ -14,7 +14,7 @@ The grammar follows what p4c's BMv2 STF runner accepts (one command per line,
     mc_node_create <rid> <port> ...   (node handles are 0, 1, 2... in creation order, as BMv2)
     mc_node_associate <group> <node handle>   mc_node_dissociate <group> <node handle>
     register_write <register> <index> <value>
-    register_read <register> <index> <expected value>
+    register_read <register> <index>        (p4c's form: reads, checks nothing)
     check_counter <counter>(<index>) [packets|bytes] [== != < <= > >=] <number>
 
 Keys: exact ``0x0a``/``10``/``10.0.0.1``; ternary ``v&&&m``, or hex/binary digits with
@@ -28,6 +28,14 @@ ternary, range or optional keys and ignored for the others.
 Header lines ``# defines: NAME=VALUE NAME2`` and ``# cpu_port: N`` carry
 compile options for the program under test (see ``StfFile``).
 
+Softswitch extension, invisible to p4c's runner (a comment there): a line
+``#!softswitch <command>`` is a command only this runner executes.  Its one use is
+the register check ``#!softswitch register_read <register> <index> <expected value>``;
+a plain ``register_read`` with an expected value is refused, so a file that p4c's
+runner would misread cannot be written by accident.  ``p4c_dialect_problems`` lists
+what in a file p4c's runner would not parse (lpm ``v/len`` keys, ``&&&`` masks,
+dotted-quad addresses, expected register values outside the extension).
+
 This module only parses; name resolution against a loaded program lives in
 ``stf_names`` and execution in ``stf``.
 """
@@ -36,6 +44,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+
+EXTENSION = "#!softswitch"
 
 
 class StfSyntaxError(ValueError):
@@ -150,7 +160,7 @@ class RegisterRead:
     line: int
     register: str
     index: int
-    expected: int
+    expected: int | None = None   # None: p4c's plain read; a value only via ``#!softswitch``
 
 
 @dataclass(frozen=True)
@@ -182,7 +192,7 @@ class StfFile:
 _INT_RE = re.compile(r"^(0[xX][0-9a-fA-F_]+|0[bB][01_]+|0[oO][0-7_]+|[0-9][0-9_]*)$")
 
 
-def parse_int(text: str) -> int:
+def parse_number(text: str) -> int:
     """Decimal, 0x hex, 0b binary or 0o octal; underscores allowed as separators."""
     t = text.strip()
     if not _INT_RE.match(t):
@@ -224,7 +234,7 @@ def _parse_call(text: str) -> ActionCall:
                 raise ValueError(f"action argument {part.strip()!r} is not name:value")
             name, value = (s.strip() for s in part.split(":", 1))
             try:
-                args.append((name, parse_int(value)))
+                args.append((name, parse_number(value)))
             except ValueError:
                 raise ValueError(f"action argument {name}: {value!r} is not a number") from None
     return ActionCall(m.group(1), tuple(args))
@@ -266,14 +276,15 @@ def _ints(words: list[str], names: list[str], cmd: str) -> list[int]:
     out = []
     for w, n in zip(words, names, strict=True):
         try:
-            out.append(parse_int(w))
+            out.append(parse_number(w))
         except ValueError:
             raise ValueError(f"{cmd}: {n} {w!r} is not a number") from None
     return out
 
 
-def parse_command(line: int, text: str) -> Command | None:
-    """Parse one comment-free line; ``None`` for a blank line.  Raises ValueError."""
+def parse_command(line: int, text: str, extension: bool = False) -> Command | None:
+    """Parse one comment-free line (``extension``: it came from ``#!softswitch``); ``None`` for a
+    blank line.  Raises ValueError."""
     words = text.split()
     if not words:
         return None
@@ -327,10 +338,16 @@ def parse_command(line: int, text: str) -> Command | None:
         index, value = _ints(args[1:], ["index", "value"], cmd)
         return RegisterWrite(line, args[0], index, value)
     if cmd == "register_read":
-        if len(args) != 3:
-            raise ValueError("register_read takes: register index expected_value")
-        index, value = _ints(args[1:], ["index", "expected_value"], cmd)
-        return RegisterRead(line, args[0], index, value)
+        if len(args) == 2:
+            (index,) = _ints(args[1:], ["index"], cmd)
+            return RegisterRead(line, args[0], index)
+        if len(args) == 3 and extension:
+            index, value = _ints(args[1:], ["index", "expected_value"], cmd)
+            return RegisterRead(line, args[0], index, value)
+        if len(args) == 3:
+            raise ValueError(f"register_read with an expected value is a softswitch extension: write "
+                             f"'{EXTENSION} {text.strip()}' (p4c's runner takes register_read NAME INDEX)")
+        raise ValueError("register_read takes: register index")
     if cmd == "check_counter":
         m = _CHECK_COUNTER_RE.match(rest)
         if not m:
@@ -353,9 +370,11 @@ def parse_stf(text: str, path: str = "<stf>") -> StfFile:
         if header:
             _apply_header(out, header.group(1), header.group(2), path, lineno)
             continue
-        body = raw.split("#", 1)[0]
+        extension = stripped.startswith(EXTENSION + " ")
+        body = stripped[len(EXTENSION):] if extension else raw
+        body = body.split("#", 1)[0]
         try:
-            command = parse_command(lineno, body)
+            command = parse_command(lineno, body, extension)
         except ValueError as exc:
             raise StfSyntaxError(str(exc), path, lineno) from None
         if command is not None:
@@ -366,7 +385,7 @@ def parse_stf(text: str, path: str = "<stf>") -> StfFile:
 def _apply_header(out: StfFile, kind: str, value: str, path: str, lineno: int) -> None:
     if kind == "cpu_port":
         try:
-            out.cpu_port = parse_int(value)
+            out.cpu_port = parse_number(value)
         except ValueError:
             raise StfSyntaxError(f"cpu_port {value!r} is not a number", path, lineno) from None
         return
@@ -375,6 +394,27 @@ def _apply_header(out: StfFile, kind: str, value: str, path: str, lineno: int) -
         if not re.fullmatch(r"[A-Za-z_]\w*", name):
             raise StfSyntaxError(f"bad define {item!r} (want NAME or NAME=VALUE)", path, lineno)
         out.defines[name] = val if val else "1"
+
+
+def p4c_dialect_problems(text: str) -> list[str]:
+    """``line: problem`` for every command p4c's BMv2 STF runner would not parse as meant."""
+    out = []
+    for lineno, raw in enumerate(text.splitlines(), start=1):
+        body = raw.split("#", 1)[0]
+        words = body.split()
+        if not words:
+            continue
+        cmd = words[0].lower()
+        if cmd == "register_read" and len(words) != 3:
+            out.append(f"{lineno}: register_read takes NAME INDEX there (checks go in '{EXTENSION}')")
+        if cmd == "add":
+            for w in words[1:]:
+                key, sep, val = w.partition(":")
+                if not sep or "(" in key:
+                    continue
+                if "/" in val or "&&&" in val or re.fullmatch(r"\d+\.\d+\.\d+\.\d+", val):
+                    out.append(f"{lineno}: key {w!r}: write hex/binary digits with '*' for don't-care")
+    return out
 
 
 def load_stf(path: str) -> StfFile:

@@ -57,10 +57,15 @@ class Table:
         self.default_ai = info.actions.index(da)
         self.default_args = tuple(dargs)
         self.initial_default = (self.default_ai, self.default_args)
+        rule = getattr(info, "priority_rule", None)
+        self.largest_wins = rule.largest_wins if rule is not None else True
         for vals, a, args, prio in info.const_entries:
             match = dict(zip(self.names, vals, strict=False))
-            e = self._make(match, info.actions.index(a), tuple(args), prio, const=True)
-            self.const.append(e)
+            e = self._make(match, info.actions.index(a), tuple(args), prio, const=info.entries_const)
+            if info.entries_const:
+                self.const.append(e)
+            else:  # P4_16 1.2.4 initial entries: ordinary entries the control plane may change
+                self.entries[self._key(e.norm, e.priority)] = e
         self._rebuild()
 
     # ------------------------------------------------------------ lookup
@@ -111,7 +116,13 @@ class Table:
                 self._lpm.setdefault(e.plen, {})[k] = e
             self._plens = sorted(self._lpm, reverse=True)
         else:
-            self._scan = sorted(allents, key=lambda e: (-(e.priority or 0), e.seq))
+            self._scan = self.lookup_order()
+
+    def lookup_order(self) -> list[_Entry]:
+        """Entries of a ternary/range/optional table, first match wins (both backends use it)."""
+        sign = -1 if self.largest_wins else 1
+        rows = self.const + list(self.entries.values())
+        return sorted(rows, key=lambda e: (sign * (e.priority or 0), e.seq))
 
     # ------------------------------------------------------------ entries
     def _normalise(self, match: dict[str, MatchValue]) -> tuple[tuple, dict[str, MatchValue], int]:
@@ -292,7 +303,8 @@ class Table:
 
     def to_entry(self, e: _Entry) -> TableEntry:
         a = self.info.actions[e.ai]
-        params = {cp_name(p): (v & ((1 << p.type.width) - 1) if isinstance(v, int) and hasattr(p.type, "width")
+        params = {cp_name(p): (v & ((1 << p.type.width) - 1)
+                               if isinstance(v, int) and hasattr(p.type, "width")
                                else int(v))
                   for p, v in zip(a.data_params, e.args, strict=False)}
         return TableEntry(self.info.name, dict(e.match), a.name, params, e.priority, False, e.is_const,
@@ -307,43 +319,3 @@ class Table:
 def _fit(v: Any, w: int, name: str) -> None:
     if not isinstance(v, int) or v < 0 or v >> w:
         raise ValueError(f"{name}: value {v!r} does not fit in {w} bits")
-
-
-def keyset_values(gen, info, ks) -> list[MatchValue]:
-    """Const entry keyset (tree) -> match values, one per key."""
-    from .exprs import is_const
-
-    items = ks.children if ks.data == "ks_tuple" else [ks]
-    if len(items) != len(info.keys):
-        raise gen.err(ks, f"entry has {len(items)} key values, table {info.local} has {len(info.keys)} keys")
-    out: list[MatchValue] = []
-    from .types import BitT
-
-    for it, k in zip(items, info.keys, strict=False):
-        t = BitT(k.width)
-
-        def const(node, t=t):
-            c = gen.ex_to(node, t)
-            if not is_const(c):
-                raise gen.err(node, "table entry keys must be compile-time constants")
-            return int(c) & t.mask
-
-        if it.data == "ks_default":
-            out.append({"exact": None, "lpm": Lpm(0, 0), "ternary": Ternary(0, 0), "optional": Optional(None),
-                        "range": Range(0, t.mask)}[k.match_kind])
-            if k.match_kind == "exact":
-                raise gen.err(it, "default/_ is not allowed for an exact key")
-        elif it.data == "ks_mask":
-            v, m = const(it.children[0]), const(it.children[1])
-            if k.match_kind == "lpm":
-                plen = bin(m).count("1")
-                out.append(Lpm(v & m, plen))
-            else:
-                out.append(Ternary(v & m, m))
-        elif it.data == "ks_range":
-            out.append(Range(const(it.children[0]), const(it.children[1])))
-        else:
-            v = const(it.children[0])
-            out.append({"exact": Exact(v), "lpm": Lpm(v, k.width), "ternary": Ternary(v, t.mask),
-                        "optional": Optional(v), "range": Range(v, v)}[k.match_kind])
-    return out

@@ -110,6 +110,8 @@ class HeaderT(StructLikeT):
                 w += 1
             elif isinstance(t, EnumT) and t.underlying is not None:
                 w += t.underlying.width
+            elif isinstance(t, StructT):
+                w += bit_width(t)
         return w
 
 
@@ -118,12 +120,12 @@ class StructT(StructLikeT):
 
 
 class UnionT(StructLikeT):
-    pass
+    """A header_union: header members, at most one valid (setting one valid invalidates the others)."""
 
 
 @dataclass(frozen=True)
 class StackT(P4Type):
-    elem: HeaderT
+    elem: HeaderT | UnionT
     size: int
 
     def __str__(self) -> str:
@@ -157,6 +159,23 @@ class ListT(P4Type):
 
     def __str__(self) -> str:
         return "{" + ", ".join(map(str, self.elems)) + "}"
+
+
+@dataclass(frozen=True)
+class KVListT(ListT):
+    """Type of a struct expression ``{a = x, b = y}`` before it meets its target type."""
+
+    names: tuple[str, ...] = ()
+
+    def __str__(self) -> str:
+        return "{" + ", ".join(f"{n} = {t}" for n, t in zip(self.names, self.elems, strict=True)) + "}"
+
+    def ordered(self, items: list, dst: StructLikeT) -> list | None:
+        """The items in ``dst``'s field order, or None when the names do not match its fields."""
+        if sorted(self.names) != sorted(n for n, _ in dst.fields):
+            return None
+        by = dict(zip(self.names, items, strict=True))
+        return [by[n] for n, _ in dst.fields]
 
 
 @dataclass(frozen=True)

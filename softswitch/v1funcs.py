@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from .exprs import is_const
 from .layout import field_width, pyfield
-from .types import BitT, BoolT, EnumT, HeaderT, IntLitT, ListT, P4Type, StackT, StructLikeT, StructT
+from .types import BitT, BoolT, EnumT, HeaderT, IntLitT, ListT, P4Type, StackT, StructLikeT, StructT, VarbitT
 
 
-def flatten(g, code: str, t: P4Type, node) -> list[tuple[str, int]]:
-    """(code, width) of every scalar in a field list (list expression, struct or header)."""
+def flatten(g, code: str, t: P4Type, node) -> list[tuple[str, int | str]]:
+    """(code, width) of every scalar in a field list (list expression, struct or header); the width
+    of a varbit field is the code of its current length."""
     if isinstance(t, ListT):
         items = g.ec()._list_items.get(code)
         if items is None:
@@ -22,6 +23,8 @@ def flatten(g, code: str, t: P4Type, node) -> list[tuple[str, int]]:
         for fname, ft in t.fields:
             out += flatten(g, f"{code}.{pyfield(fname)}", ft, node)
         return out
+    if isinstance(t, VarbitT) and "." in code:  # a varbit contributes its current length (BMv2)
+        return [(code, f"{code.rsplit('.', 1)[0]}._vbl")]
     if isinstance(t, StackT):
         out = []
         for i in range(t.size):

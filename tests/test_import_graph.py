@@ -44,14 +44,9 @@ NARROW: dict[tuple[str, str], tuple[set[str] | None, set[str] | None]] = {
     ("controller", "hostagent"): (None, {"hostagent.manifest"}),
 }
 
-#: Module cycles inside a package that are known and owned elsewhere (softswitch internals:
-#: the P4 front end's declarations <-> expressions and calls <-> functions recurse into each other;
-#: they are left to the softswitch work).  A cycle not listed here fails; a listed one that is gone
-#: fails too, so the list cannot go stale.
-KNOWN_CYCLES: set[frozenset[str]] = {
-    frozenset({"softswitch.decls", "softswitch.exprs"}),      # decls needs parse_int of exprs
-    frozenset({"softswitch.calls", "softswitch.functions"}),  # calls into functions and back
-}
+#: Module cycles inside a package that are known and owned elsewhere (none left).  A cycle not
+#: listed here fails; a listed one that is gone fails too, so the list cannot go stale.
+KNOWN_CYCLES: set[frozenset[str]] = set()
 
 PACKAGES = tuple(ALLOWED)
 
@@ -90,7 +85,8 @@ def _imports(mod: str, path: Path) -> Iterator[str]:
             if module not in MODULES:
                 continue
             # ``from pkg import mod`` imports the module pkg.mod; ``from mod import name``, mod
-            targets = [f"{module}.{a.name}" if f"{module}.{a.name}" in MODULES else module for a in node.names]
+            targets = [f"{module}.{a.name}" if f"{module}.{a.name}" in MODULES else module
+                       for a in node.names]
         else:
             continue
         yield from (t for t in targets if t != mod)

@@ -27,7 +27,9 @@ def ensure_mininet() -> ModuleType:
     if spec is None:
         init = DEBIAN_MININET / "__init__.py"
         if not init.exists():
-            raise ImportError(f"Mininet not found: install Debian's 'mininet' package ({DEBIAN_MININET} is missing)")
+            raise ImportError(
+                f"Mininet not found: install Debian's 'mininet' package ({DEBIAN_MININET} is missing)"
+            )
         spec = importlib.util.spec_from_file_location("mininet", init,
                                                       submodule_search_locations=[str(DEBIAN_MININET)])
     module = importlib.util.module_from_spec(spec)
@@ -48,7 +50,9 @@ def link_into_venv() -> Path:
     if target.is_symlink() and target.resolve() == DEBIAN_MININET.resolve():
         return target
     if target.exists() or target.is_symlink():
-        raise SystemExit(f"mininet_env: {target} exists and is not a link to {DEBIAN_MININET}; remove it first")
+        raise SystemExit(
+            f"mininet_env: {target} exists and is not a link to {DEBIAN_MININET}; remove it first"
+        )
     if not DEBIAN_MININET.is_dir():
         raise SystemExit(f"mininet_env: {DEBIAN_MININET} is missing: apt-get install mininet")
     target.symlink_to(DEBIAN_MININET)

@@ -91,8 +91,16 @@ def main(argv: list[str] | None = None) -> int:
                   + ("[green]every worker holds the exact sum[/green]" if result.exact
                      else "[red]NOT EXACT[/red]"))
     if args.json:
-        print(json.dumps({"exact": result.exact, "bandwidth": result.bandwidth, "workers": [o.summary for o in result.outcomes],
-                          "status": result.status}))
+        print(
+            json.dumps(
+                {
+                    "exact": result.exact,
+                    "bandwidth": result.bandwidth,
+                    "workers": [o.summary for o in result.outcomes],
+                    "status": result.status,
+                }
+            )
+        )
     return 0 if result.exact else 1
 
 

@@ -1,9 +1,14 @@
-"""Baseline codecs for ``dhc-bench compare``: pure numpy, each a faithful reimplementation of a
-published idea (see each module's docstring for what it sends per worker).
+"""Baselines DHC is measured against.
 
-Every module exposes ``NAME`` and ``run(tensors, **params) -> CodecRun``: it simulates all N
-workers and the aggregation in this process and returns the decoded sum, the exact sum of what
-the workers encoded, bytes per worker and worker 0's encode/decode time.
+Codecs for ``dhc-bench compare``: pure numpy, each a faithful reimplementation of a published
+idea (see each module's docstring for what it sends per worker).  Every codec module exposes
+``NAME`` and ``run(tensors, **params) -> CodecRun``: it simulates all N workers and the
+aggregation in this process and returns the decoded sum, the exact sum of what the workers
+encoded, bytes per worker and worker 0's encode/decode time.
+
+The host ring (``ring``, ``ring_transport``) is the network baseline of ``dhc-bench e2e``: real
+worker processes summing over UDP with no switch aggregating (``python -m bench.baselines.ring``,
+``dhc-ring``); it is not in ``CODECS``.
 """
 
 from __future__ import annotations

@@ -72,6 +72,20 @@ def run(tensors: Sequence[object], size_hint: int | None = None, m_factor: float
     for x, (_, q, _) in zip(xs, parts, strict=True):
         qsum[np.flatnonzero(x)] += np.ldexp(q.astype(np.float64), -t)
     nbytes = 4 * qz.SCALE_LANES + bitmap_bytes(d) + 4 * cs.m
-    return CodecRun(NAME, total, qsum, nbytes, nbytes, enc, dec, lossless_claim=True,
-                    notes={"buckets": cs.m, "union_nnz": union, "m_over_union": round(cs.m / max(1, union), 4),
-                           "silent_fallback_elements": stuck, "reported_to_caller": False})
+    return CodecRun(
+        NAME,
+        total,
+        qsum,
+        nbytes,
+        nbytes,
+        enc,
+        dec,
+        lossless_claim=True,
+        notes={
+            "buckets": cs.m,
+            "union_nnz": union,
+            "m_over_union": round(cs.m / max(1, union), 4),
+            "silent_fallback_elements": stuck,
+            "reported_to_caller": False,
+        },
+    )

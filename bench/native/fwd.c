@@ -27,6 +27,8 @@ static int open_port(const char *ifname) {
     struct sockaddr_ll a = {.sll_family = AF_PACKET, .sll_protocol = htons(ETH_P_ALL),
                             .sll_ifindex = (int)if_nametoindex(ifname)};
     if (fd < 0 || !a.sll_ifindex || bind(fd, (struct sockaddr *)&a, sizeof a)) { perror(ifname); exit(1); }
+    int one = 1; /* do not receive our own transmissions (Linux >= 4.20; skipped below otherwise) */
+    (void)setsockopt(fd, SOL_PACKET, PACKET_IGNORE_OUTGOING, &one, sizeof one);
     return fd;
 }
 

@@ -61,7 +61,9 @@ class IndexTables:
                 "stats_idx": j.stats_idx}, owner=j.job_id)
             yield epoch_entry(j.job_id, j.epoch)
             for level, op in j.levels:
-                yield entry(T_LEVEL, {"job_id": j.job_id, "level": level}, A_SET_OP, {"op": op}, owner=j.job_id)
+                yield entry(
+                    T_LEVEL, {"job_id": j.job_id, "level": level}, A_SET_OP, {"op": op}, owner=j.job_id
+                )
             for c in j.children:
                 yield entry(T_CHILD, {"job_id": j.job_id, "ingress_port": c.port, "src_addr": ip2int(c.addr),
                                       "child_id": c.child_id},

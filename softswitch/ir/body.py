@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from lark import Token, Tree
 
-from ..decls import parse_int
-from ..layout import pyfield
+from ..layout import field_width, pyfield
+from ..literals import parse_int
 from ..types import (
     BitT,
     BoolT,
@@ -18,16 +18,19 @@ from ..types import (
     ErrorT,
     HeaderT,
     IntLitT,
+    KVListT,
     ListT,
     NamedT,
     P4Type,
     StackT,
     StructLikeT,
+    StructT,
     TupleT,
+    UnionT,
 )
 from . import nodes as ir
 from .calls import lower_call_stmt
-from .common import Unsupported, _Lit, _pos, _Scope, irtype
+from .common import Unsupported, _Lit, _pos, _Scope, irtype, union_siblings, union_valid
 
 _BINOPS = {"_e_lt": "<", "_e_gt": ">", "_e_bor": "|", "_e_bxor": "^", "_e_band": "&", "_e_shl": "<<",
            "_e_shr": ">>", "_e_lor": "||", "_e_land": "&&"}
@@ -67,6 +70,8 @@ class _Body:
                 raise Unsupported(f"integer literal used as {dst}")
             return self.const(e.value, b)
         if isinstance(src, ListT) and isinstance(dst, StructLikeT):
+            if isinstance(src, KVListT):
+                e = src.ordered(e, dst)
             items = [self.conv(x, xt, ft) for (x, xt), (_, ft) in zip(e, dst.fields, strict=True)]
             return ir.StructInit(irtype(dst), items)
         if isinstance(src, ListT):
@@ -173,6 +178,10 @@ class _Body:
         items = [self.expr(e) for e in n.children[0].children if e is not None]
         return items, ListT(tuple(t for _, t in items))
 
+    def _e_struct_expr(self, n):
+        items = [self.expr(kv.children[1]) for kv in n.children]
+        return items, KVListT(tuple(t for _, t in items), tuple(str(kv.children[0]) for kv in n.children))
+
     def _e_member(self, n):
         base, member = n.children[0], str(n.children[1].children[0])
         if isinstance(base, Tree) and base.data == "call":
@@ -231,8 +240,14 @@ class _Body:
             method = str(callee.children[1].children[0])
             base = callee.children[0]
             if method == "isValid":
-                e, _t = self.expr(base)
+                e, t = self.expr(base)
+                if isinstance(t, UnionT):
+                    return union_valid(e), BoolT()
                 return ir.Valid(ir.Bool(), e), BoolT()
+            if method in ("minSizeInBits", "minSizeInBytes"):
+                _e, t = self.expr(base)
+                bits = sum(field_width(ft) for _f, ft in t.fields)
+                return _Lit(bits if method == "minSizeInBits" else bits // 8), IntLitT()
             if isinstance(base, Tree) and base.data == "ident":
                 ent = self.scope.lookup(str(base.children[-1]))
                 if ent is not None and ent[0] == "extern" and method == "read":
@@ -247,18 +262,24 @@ class _Body:
             if name in self.low.functions:
                 f = self.low.functions[name]
                 finfo = self.low.p.functions[name]
-                args = [a for a in (n.children[1].children if n.children[1] is not None else []) if a is not None]
+                given = n.children[1].children if n.children[1] is not None else []
+                args = [a for a in given if a is not None]
                 vals = [self.expr_to(a, p.type) for a, p in zip(args, finfo.params, strict=True)]
                 return ir.CallF(f.ret, name, vals), finfo.ret
         raise Unsupported(f"call in an expression{_pos(n)}")
 
     def _e_tcall(self, n):
         callee, _tlt, targs, args = n.children
-        if isinstance(callee, Tree) and callee.data == "member" and str(callee.children[1].children[0]) == "lookahead":
+        if (
+            isinstance(callee, Tree)
+            and callee.data == "member"
+            and str(callee.children[1].children[0]) == "lookahead"
+        ):
             t = self.d.resolve_type(targs.children[0])
             if isinstance(t, BitT):
                 return ir.Lookahead(ir.Bits(t.width, t.signed)), t
-            if isinstance(t, HeaderT) and not any(type(ft).__name__ == "VarbitT" for _, ft in t.fields):
+            if isinstance(t, (HeaderT, StructT)) \
+                    and not any(type(ft).__name__ == "VarbitT" for _, ft in t.fields):
                 return ir.Lookahead(irtype(t)), t
             raise Unsupported(f"lookahead<{t}>{_pos(n)}")
         raise Unsupported(f"call with type arguments{_pos(n)}")
@@ -437,6 +458,33 @@ class _Body:
         self.scope.names[str(nm.children[0])] = ("val", ref)
         return [ir.VarDecl(name, it, val)]
 
+    def _s_hoist_decl(self, n):
+        """A temporary of desugar.py: a local typed by its initial value."""
+        nm, init = n.children
+        e, t = self.expr(init)
+        if isinstance(e, _Lit) or isinstance(e, ir.Const):
+            self.scope.names[str(nm)] = ("val", e)
+            return []
+        name = self.fresh("v_" + str(nm))
+        it = irtype(t, f"temporary {nm}")
+        ref = ir.Ref(it, "local", name)
+        ref.ptype = t
+        self.scope.names[str(nm)] = ("val", ref)
+        return [ir.VarDecl(name, it, e)]
+
+    def _s_typed_decl(self, n):
+        """A temporary of desugar.py typed like an expression (not evaluated here)."""
+        nm, like = n.children
+        pre, self._pre = self._pre, []
+        _e, t = self.expr(like)
+        self._pre = pre
+        name = self.fresh("v_" + str(nm))
+        it = irtype(t, f"temporary {nm}")
+        ref = ir.Ref(it, "local", name)
+        ref.ptype = t
+        self.scope.names[str(nm)] = ("val", ref)
+        return [ir.VarDecl(name, it, None)]
+
     def _s_const_decl(self, n):
         _ann, tnode, nm, init = n.children
         t = self.d.resolve_type(tnode)
@@ -451,8 +499,25 @@ class _Body:
             lo = self._const_int(lhs_node.children[2])
             rhs = self.expr_to(rhs_node, BitT(hi - lo + 1))
             return [ir.AssignSlice(base, hi, lo, rhs)]
+        if self._out_call(rhs_node):
+            call = lower_call_stmt(self, rhs_node)  # `tmp = f(x)` of desugar.py: copy-out, then the value
+            next(s for s in call if isinstance(s, ir.FuncCall)).ret = self.expr(lhs_node)[0]
+            return call
         lhs, lt = self.expr(lhs_node)
-        return [ir.Assign(lhs, self.expr_to(rhs_node, lt))]
+        out: list[ir.Stmt] = [ir.Assign(lhs, self.expr_to(rhs_node, lt))]
+        sibs = union_siblings(lhs)
+        if sibs:  # a union member assigned a valid header invalidates the other members
+            out.append(ir.If(ir.Valid(ir.Bool(), lhs), [ir.SetValid(x, False) for x in sibs], []))
+        return out
+
+    def _out_call(self, node) -> bool:
+        """Is ``node`` a call of a user function with scalar out/inout parameters?"""
+        if not (isinstance(node, Tree) and node.data == "call" and isinstance(node.children[0], Tree)
+                and node.children[0].data == "ident"):
+            return False
+        name = str(node.children[0].children[-1])
+        info = self.low.p.functions.get(name)
+        return self.scope.lookup(name) is None and info is not None and bool(info.scalar_outs)
 
     def _s_call_stmt(self, n):
         return lower_call_stmt(self, n.children[0])

@@ -6,11 +6,16 @@ from __future__ import annotations
 from lark import Tree
 
 from ..layout import pyfield
-from ..types import BitT, BoolT, EnumT, HeaderT, ListT, StackT, StructLikeT, StructT
+from ..types import BitT, BoolT, EnumT, HeaderT, ListT, StackT, StructLikeT, StructT, UnionT, VarbitT
 from . import nodes as ir
-from .common import Unsupported, _Lit, _pos
+from .common import Unsupported, _Lit, _pos, irtype, union_siblings
 
-_CHECKSUMS = ("verify_checksum", "verify_checksum_with_payload", "update_checksum", "update_checksum_with_payload")
+_CHECKSUMS = (
+    "verify_checksum",
+    "verify_checksum_with_payload",
+    "update_checksum",
+    "update_checksum_with_payload",
+)
 
 
 def _split(n: Tree):
@@ -33,13 +38,17 @@ def lower_call_stmt(g, n: Tree) -> list[ir.Stmt]:
             if ent is not None and ent[0] == "extern":
                 return _extern_method(g, g.low.externs[ent[1]], method, args, n)
             if ent is not None and ent[0] == "control":
-                return [_control_apply(g, ent[1], args)]
+                ca = _control_apply(g, ent[1], args)
+                return [ca] + _union_fixups(ca.args)
             if ent is not None and ent[0] == "packet":
                 return _packet(g, method, args, n)
         e, t = g.expr(base)
         if isinstance(t, HeaderT) and method in ("setValid", "setInvalid"):
-            return [ir.SetValid(e, method == "setValid")]
-        if isinstance(t, HeaderT) and method == "isValid":
+            sibs = union_siblings(e) if method == "setValid" else []
+            return [ir.SetValid(e, method == "setValid")] + [ir.SetValid(x, False) for x in sibs]
+        if isinstance(t, UnionT) and method == "setInvalid":
+            return [ir.SetValid(ir.Field(ir.Comp(ft), e, pyfield(f)), False) for f, ft in t.fields]
+        if isinstance(t, (HeaderT, UnionT)) and method == "isValid":
             return []
         if isinstance(t, StackT) and method in ("push_front", "pop_front"):
             return [ir.StackShift(e, g._const_int(args[0]), method == "push_front")]
@@ -49,12 +58,29 @@ def lower_call_stmt(g, n: Tree) -> list[ir.Stmt]:
     if ent is not None and ent[0] == "action":
         info = ent[1]
         vals, outs = _bind(g, info.params, args)
-        return [ir.ActionCall(info.name, vals, outs)]
+        return _out_headers(info.params, vals) + [ir.ActionCall(info.name, vals, outs)] + _union_fixups(outs)
     if name in g.low.functions:
         finfo = g.low.p.functions[name]
         vals, outs = _bind(g, finfo.params, args)
-        return [ir.FuncCall(name, vals, outs)]
+        return _out_headers(finfo.params, vals) + [ir.FuncCall(name, vals, outs)] + _union_fixups(outs)
     return _v1(g, name, args, targs, n)
+
+
+def _out_headers(params, vals) -> list[ir.Stmt]:
+    """``out`` header arguments start invalid (calls.out_headers_invalid of the Python generator)."""
+    return [ir.SetValid(v, False) for p, v in zip(params, vals, strict=True)
+            if p.direction == "out" and isinstance(p.type, HeaderT)]
+
+
+def _union_fixups(args) -> list[ir.Stmt]:
+    """After a call given a header union member by reference: a valid member invalidates the
+    others (calls.union_fixups of the Python generator)."""
+    out: list[ir.Stmt] = []
+    for a in args:
+        sibs = union_siblings(a) if a is not None and isinstance(a.t, ir.Comp) else []
+        if sibs:
+            out.append(ir.If(ir.Valid(ir.Bool(), a), [ir.SetValid(x, False) for x in sibs], []))
+    return out
 
 
 def _bind(g, params, args):
@@ -79,8 +105,13 @@ def _control_apply(g, qname: str, args) -> ir.ControlApply:
             vals.append(lv)
             outs.append(lv)
         else:
-            pt = BitT(p.t.width, p.t.signed) if isinstance(p.t, ir.Bits) else BoolT() if isinstance(p.t, ir.Bool) \
+            pt = (
+                BitT(p.t.width, p.t.signed)
+                if isinstance(p.t, ir.Bits)
+                else BoolT()
+                if isinstance(p.t, ir.Bool)
                 else p.t.t
+            )
             vals.append(g.expr_to(a, pt))
             outs.append(None)
     return ir.ControlApply(qname, vals, outs)
@@ -92,8 +123,15 @@ def _packet(g, method: str, args, n) -> list[ir.Stmt]:
         if isinstance(a, Tree) and a.data == "member" and str(a.children[1].children[0]) == "next":
             st, _t = g.expr(a.children[0])
             return [ir.ExtractNext(st)]
+        inner = a.children[0] if isinstance(a, Tree) and a.data == "member" else None
+        if isinstance(inner, Tree) and inner.data == "member" \
+                and str(inner.children[1].children[0]) == "next":
+            st, stt = g.expr(inner.children[0])
+            if isinstance(stt, StackT) and isinstance(stt.elem, UnionT):
+                return [ir.ExtractNext(st, pyfield(str(a.children[1].children[0])))]
         e, t = g.expr(a)
-        return [ir.Extract(e, g.expr_to(args[1], BitT(32)) if len(args) == 2 else None)]
+        return [ir.Extract(e, g.expr_to(args[1], BitT(32)) if len(args) == 2 else None)] + \
+            [ir.SetValid(x, False) for x in union_siblings(e)]
     if method == "advance":
         return [ir.Advance(g.expr_to(args[0], BitT(32)))]
     if method == "emit":
@@ -108,8 +146,11 @@ def _emits(e, t, n) -> list[ir.Stmt]:
     if isinstance(t, HeaderT):
         return [ir.Emit(e)]
     if isinstance(t, StackT):
-        return [ir.Emit(ir.StackElem(ir.Comp(t.elem), e, ir.Const(ir.Bits(32), i), "index")) for i in range(t.size)]
-    if isinstance(t, StructT):
+        out = []
+        for i in range(t.size):
+            out += _emits(ir.StackElem(ir.Comp(t.elem), e, ir.Const(ir.Bits(32), i), "index"), t.elem, n)
+        return out
+    if isinstance(t, (StructT, UnionT)):  # a union: its valid member, if any
         out: list[ir.Stmt] = []
         for fname, ft in t.fields:
             ftype = ir.Comp(ft) if isinstance(ft, StructLikeT) else ir.Stack(ft.elem, ft.size) \
@@ -157,13 +198,22 @@ def flatten(g, e, t, n) -> list:
     if isinstance(t, StructLikeT):
         out = []
         for fname, ft in t.fields:
-            f = ir.Field(ir.Comp(ft) if isinstance(ft, StructLikeT) else _scalar_t(ft), e, pyfield(fname))
-            out += flatten(g, f, ft, n)
+            if isinstance(ft, VarbitT):  # contributes its current length (the header's _vbl)
+                out.append((ir.Field(irtype(ft), e, pyfield(fname)), ("varbit", e, ft.max_width)))
+                continue
+            ftype = ir.Stack(ft.elem, ft.size) if isinstance(ft, StackT) else ir.Comp(ft) \
+                if isinstance(ft, StructLikeT) else _scalar_t(ft)
+            out += flatten(g, ir.Field(ftype, e, pyfield(fname)), ft, n)
         return out
+    if isinstance(t, VarbitT) and isinstance(e, ir.Field):
+        return [(e, ("varbit", e.base, t.max_width))]
     if isinstance(t, BoolT):
         return [(ir.Cast(ir.Bits(1), e), 1)]
-    if isinstance(t, StackT):
-        raise Unsupported(f"header stacks in field lists{_pos(n)}")
+    if isinstance(t, StackT):  # every element's fields, as the Python generator does
+        out = []
+        for i in range(t.size):
+            out += flatten(g, ir.StackElem(ir.Comp(t.elem), e, ir.Const(ir.Bits(32), i), "index"), t.elem, n)
+        return out
     if isinstance(e, _Lit):
         raise Unsupported(f"integer literal in a field list{_pos(n)}")
     return [(e, e.t.width)]

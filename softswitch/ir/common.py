@@ -6,7 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..types import BitT, BoolT, EnumT, ErrorT, P4Type, StackT, StructLikeT, VarbitT
+from ..layout import pyfield
+from ..types import BitT, BoolT, EnumT, ErrorT, P4Type, StackT, StructLikeT, UnionT, VarbitT
 from . import nodes as ir
 
 
@@ -39,7 +40,7 @@ def irtype(t: P4Type, where: str = "") -> ir.IRType:
     if isinstance(t, StackT):
         irtype(t.elem, f"{where} (stack element)")
         return ir.Stack(t.elem, t.size)
-    if isinstance(t, StructLikeT) and type(t).__name__ in ("HeaderT", "StructT"):
+    if isinstance(t, StructLikeT) and type(t).__name__ in ("HeaderT", "StructT", "UnionT"):
         for fname, ft in t.fields:
             irtype(ft, f"field {t.name}.{fname}")
         return ir.Comp(t)
@@ -48,8 +49,27 @@ def irtype(t: P4Type, where: str = "") -> ir.IRType:
 
 def _pos(node) -> str:
     meta = getattr(node, "meta", None)
-    line = getattr(node, "line", None) or (getattr(meta, "line", None) if meta is not None and not meta.empty else None)
+    line = getattr(node, "line", None) or (
+        getattr(meta, "line", None) if meta is not None and not meta.empty else None
+    )
     return f" (line {line})" if line else ""
+
+
+def union_siblings(e) -> list:
+    """The other members when ``e`` is a member of a header union (making it valid invalidates them)."""
+    if not isinstance(e, ir.Field) or not isinstance(e.base.t, ir.Comp) or not isinstance(e.base.t.t, UnionT):
+        return []
+    ut = e.base.t.t
+    return [ir.Field(ir.Comp(ft), e.base, pyfield(f)) for f, ft in ut.fields if pyfield(f) != e.name]
+
+
+def union_valid(e) -> ir.Expr:
+    """``u.isValid()`` of a header union: some member is valid."""
+    out = None
+    for f, ft in e.t.t.fields:
+        v = ir.Valid(ir.Bool(), ir.Field(ir.Comp(ft), e, pyfield(f)))
+        out = v if out is None else ir.Binary(ir.Bool(), "||", out, v)
+    return out
 
 
 class _Scope:

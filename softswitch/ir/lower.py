@@ -47,7 +47,12 @@ class Lowering:
             self._extern(inst)
         for name, tree in self.d.functions.items():
             self._function(name, tree)
-        self.top_scope = _Scope(None, {name: ("action", info) for name, info in p._top.actions.items()})
+        top: dict = {name: ("action", info) for name, info in p._top.actions.items()}
+        for d in self.d.global_externs:  # top-level register/counter/meter instances
+            sym = p.gscope.names.get(str(d.children[3].children[0]))
+            if sym is not None and sym.kind == "extern":
+                top[str(d.children[3].children[0])] = ("extern", sym.info.name)
+        self.top_scope = _Scope(None, top)
         for info in p._top.actions.values():
             self._action(info, self.top_scope, None)
         roles = {}
@@ -59,9 +64,9 @@ class Lowering:
         headers = [t for t in self.d.header_order]
         for t in headers:
             irtype(t, "")
-        return ir.Program(headers, self.blocks, roles, self.actions, self.tables, self.functions, self.externs,
-                          list(self.d.errors), self.field_lists, self.digests, self.value_sets, p.hdr_t, p.meta_t,
-                          p.std_t)
+        return ir.Program(headers, self.blocks, roles, self.actions, self.tables, self.functions,
+                          self.externs, list(self.d.errors), self.field_lists, self.digests,
+                          self.value_sets, p.hdr_t, p.meta_t, p.std_t)
 
     # ------------------------------------------------------------ declarations
     def _extern(self, inst) -> None:
@@ -84,7 +89,8 @@ class Lowering:
         ret = None if type(info.ret).__name__ == "VoidT" else irtype(info.ret, f"return of {name}")
         sc = _Scope(None, {})
         for pp, p in zip(params, info.params, strict=True):
-            sc.names[p.name] = ("val", ir.Ref(pp.t, "arg", p.name, p.direction in ("out", "inout")))
+            sc.names[p.name] = ("val", ir.Ref(pp.t, "arg", p.name, p.direction in ("out", "inout")
+                                              or isinstance(pp.t, (ir.Comp, ir.Stack))))  # by pointer
         fn = ir.Function(name, ret, params, [])
         self.functions[name] = fn
         g = _Body(self, sc, "function", None)
@@ -95,8 +101,8 @@ class Lowering:
         params = self._params(info.params)
         sc = _Scope(scope, {})
         for pp, p in zip(params, info.params, strict=True):
-            sc.names[p.name] = ("val", ir.Ref(pp.t, "arg", p.name,
-                                              p.direction in ("out", "inout") or isinstance(pp.t, (ir.Comp, ir.Stack))))
+            by_ref = p.direction in ("out", "inout") or isinstance(pp.t, (ir.Comp, ir.Stack))
+            sc.names[p.name] = ("val", ir.Ref(pp.t, "arg", p.name, by_ref))
         act = ir.Action(info.name, control, params, [])
         self.actions[info.name] = act
         g = _Body(self, sc, "control", control)
@@ -112,7 +118,8 @@ class Lowering:
             if isinstance(p.type, NamedT) and p.type.name in ("packet_in", "packet_out"):
                 sc.names[p.name] = ("packet", p.type.name)
             else:
-                sc.names[p.name] = ("val", ir.Ref(ip.t, "param", p.name, isinstance(ip.t, (ir.Comp, ir.Stack))))
+                by_ref = isinstance(ip.t, (ir.Comp, ir.Stack))
+                sc.names[p.name] = ("val", ir.Ref(ip.t, "param", p.name, by_ref))
         g = _Body(self, sc, kind, qname)
         if kind == "parser":
             self._parser(blk, g, rest)
@@ -182,8 +189,8 @@ class Lowering:
         alist = [ar for p in props if p.data == "tp_actions" for ar in p.children[1:]]
         for a in info.actions:
             ar = next((x for x in alist if str(x.children[1].children[0]) == a.local), None)
-            args = [x for x in (ar.children[2].children if ar is not None and ar.children[2] is not None else [])
-                    if x is not None]
+            given = ar.children[2] if ar is not None else None
+            args = [x for x in (given.children if given is not None else []) if x is not None]
             dirp = [p for p in a.params if p.direction]
             bound.append([g.lvalue(x) if p.direction != "in" else g.expr_to(x, p.type)
                           for p, x in zip(dirp, args, strict=False)])
@@ -243,7 +250,8 @@ class Lowering:
             items = ks.children if ks.data == "ks_tuple" else [ks]
             vs = self._vs(g, items[0]) if len(items) == 1 else None
             if vs is not None and len(ktypes) > 1:
-                st.cases.append(ir.SelectCase([("vsall", vs)] + [None] * (len(ktypes) - 1), str(nxt.children[0])))
+                cells = [("vsall", vs)] + [None] * (len(ktypes) - 1)
+                st.cases.append(ir.SelectCase(cells, str(nxt.children[0])))
                 continue
             if len(items) == 1 and len(ktypes) > 1 and items[0].data == "ks_default":
                 items = items * len(ktypes)

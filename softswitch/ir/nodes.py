@@ -281,6 +281,7 @@ class Extract(Stmt):
 @dataclass
 class ExtractNext(Stmt):
     stack: Expr
+    member: str | None = None  # stack of header unions: the member extracted into (others invalid)
 
 
 @dataclass

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from ..ir import nodes as ir
 from ..ir.common import Unsupported
-from ..layout import field_width, pyfield
+from ..layout import cpath, field_width, flat_fields, pyfield
+from ..types import HeaderT
 
 
 def ctype(t) -> str:
@@ -73,7 +74,10 @@ class CExpr:
         n = e.base.t.size
         scratch = f"ss_scratch_{e.base.t.elem.pyname}"
         self.g.scratch.add(e.base.t.elem.pyname)
-        oob = "{ px->reject = ERR_OOB; px->exit = 1; _p = &" + scratch + "; }"
+        if self.g.fn_kind == "parser":
+            oob = "{ px->reject = ERR_OOB; px->exit = 1; _p = &" + scratch + "; }"
+        else:  # controls: the statement is skipped (StmtGen.stmts probes the indexes first)
+            oob = "{ px->oob = 1; _p = &" + scratch + "; }"
         if e.which == "index":
             if isinstance(e.index, ir.Const):
                 if not e.index.value < n:
@@ -131,12 +135,14 @@ class CExpr:
         if isinstance(e.t, ir.Comp):
             h = e.t.t
             parts, off = [], 0
-            for f, ft in h.fields:
+            for f, ft in flat_fields(h):
                 w = field_width(ft)
-                parts.append(f"_t.f_{pyfield(f)} = {'getb64' if w <= 64 else 'getb128'}(pk->data, pk->pos + {off}, {w});")
+                get = "getb64" if w <= 64 else "getb128"
+                parts.append(f"_t.{cpath(f)} = {get}(pk->data, pk->pos + {off}, {w});")
                 off += w
+            valid = " _t._v = 1;" if isinstance(h, HeaderT) else ""  # lookahead<struct>: no validity
             return (f"({{ T_{h.pyname} _t; memset(&_t, 0, sizeof _t); if (pk->pos + {off} > pk->nbits) "
-                    f"return ERR_SHORT; {' '.join(parts)} _t._v = 1; _t; }})")
+                    f"return ERR_SHORT; {' '.join(parts)}{valid} _t; }})")
         w = e.t.width
         get = "getb64" if w <= 64 else "getb128"
         return (f"({{ if (pk->pos + {w} > pk->nbits) return ERR_SHORT; "
@@ -144,10 +150,17 @@ class CExpr:
 
     def _CallF(self, e: ir.CallF) -> str:
         f = self.g.prog.functions[e.func]
-        return f"F_{self.g.cid(e.func)}(px{''.join(', ' + a for a in self.g.call_args(f.params, e.args, []))})"
+        return (
+            f"F_{self.g.cid(e.func)}(px{''.join(', ' + a for a in self.g.call_args(f.params, e.args, []))})"
+        )
 
     def _StructInit(self, e: ir.StructInit) -> str:
-        raise Unsupported("list expression in this position")
+        """A list expression as a value (a header built from one is valid)."""
+        t = e.t.t
+        sets = " ".join(f"_s.f_{pyfield(f)} = {self(x)};"
+                        for (f, _ft), x in zip(t.fields, e.items, strict=True))
+        valid = " _s._v = 1;" if isinstance(t, HeaderT) else ""
+        return f"({{ T_{t.pyname} _s; memset(&_s, 0, sizeof _s); {sets}{valid} _s; }})"
 
     def _Binary(self, e: ir.Binary) -> str:
         op = e.op
@@ -156,10 +169,12 @@ class CExpr:
             return f"({a} {op} {b})"
         at = e.a.t
         if op in ("==", "!="):
-            if isinstance(at, ir.Stack):
-                raise Unsupported("comparison of header stacks")
-            if isinstance(at, ir.Comp):
-                return f"({'' if op == '==' else '!'}{self.g.eq_fn(at)}(&{a}, &{b}))"
+            if isinstance(at, (ir.Comp, ir.Stack)):
+                neg = "" if op == "==" else "!"
+                if isinstance(e.a, ir.StructInit) or isinstance(e.b, ir.StructInit):  # rvalues
+                    ct = ctype(at)
+                    return f"({{ {ct} _l = {a}, _r = {b}; {neg}{self.g.eq_fn(at)}(&_l, &_r); }})"
+                return f"({neg}{self.g.eq_fn(at)}(&{a}, &{b}))"
             return f"({a} {op} {b})"
         if op in ("<", ">", "<=", ">="):
             if isinstance(at, ir.Bits) and at.signed:

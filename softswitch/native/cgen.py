@@ -15,11 +15,18 @@ from ..ir import nodes as ir
 from ..ir.common import Unsupported, irtype
 from ..layout import pyfield
 from ..types import HeaderT, StructLikeT, VarbitT
+from .ccomp import CompoundFns
 from .cexpr import CExpr, ctype, lit, mask
 from .cstmt import StmtGen
 
-ROLE_PARAMS = {"parser": ("pk", "hdr", "meta", "std"), "verify": ("hdr", "meta"), "ingress": ("hdr", "meta", "std"),
-               "egress": ("hdr", "meta", "std"), "compute": ("hdr", "meta"), "deparser": ("ob", "hdr")}
+ROLE_PARAMS = {
+    "parser": ("pk", "hdr", "meta", "std"),
+    "verify": ("hdr", "meta"),
+    "ingress": ("hdr", "meta", "std"),
+    "egress": ("hdr", "meta", "std"),
+    "compute": ("hdr", "meta"),
+    "deparser": ("ob", "hdr"),
+}
 
 
 class CGen:
@@ -27,11 +34,13 @@ class CGen:
         self.prog = prog
         self.out: list[str] = []
         self.ids: dict[str, str] = {}
-        self.regs = {n: i for i, n in enumerate(x for x in prog.externs if prog.externs[x].kind == "register")}
+        self.regs = {
+            n: i for i, n in enumerate(x for x in prog.externs if prog.externs[x].kind == "register")
+        }
         self.ctrs = {n: i for i, n in enumerate(x for x in prog.externs if prog.externs[x].kind == "counter")}
         self.meters = {n: i for i, n in enumerate(x for x in prog.externs if prog.externs[x].kind == "meter")}
         self.table_ids = {n: i for i, n in enumerate(prog.tables)}
-        self.eq_types: list[StructLikeT] = []
+        self.comp = CompoundFns()
         self.x = CExpr(self)
         self.frame: str | None = None  # C type of the current frame (L)
         self.scratch: set[str] = set()   # stack element types needing an out-of-range scratch element
@@ -61,10 +70,11 @@ class CGen:
     def reg(self, name: str) -> tuple[int, int]:
         return self.regs[name], self.prog.externs[name].size
 
-    def eq_fn(self, t: ir.Comp) -> str:
-        if t.t not in self.eq_types:
-            self.eq_types.append(t.t)
-        return f"eq_{t.t.pyname}"
+    def eq_fn(self, t: ir.Comp | ir.Stack) -> str:
+        return self.comp.eq_fn(t)
+
+    def asg_fn(self, t: ir.Comp | ir.Stack) -> str:
+        return self.comp.asg_fn(t)
 
     # ------------------------------------------------------------ program
     def generate(self) -> str:
@@ -101,8 +111,7 @@ class CGen:
         for name in sorted(self.scratch):
             o.append(f"static T_{name} ss_scratch_{name};")
         self._prototypes()
-        for t in self.eq_types:
-            self._eq(t)
+        o += self.comp.definitions()
         o += body
         self._entries()
         return "\n".join(o) + "\n"
@@ -178,8 +187,7 @@ class CGen:
             self.out.append(self.action_sig(a) + ";")
         for b in self.prog.blocks.values():
             self.out.append(self.block_sig(b) + ";")
-        for t in self.eq_types:
-            self.out.append(f"static int eq_{t.pyname}(const T_{t.pyname} *a, const T_{t.pyname} *b);")
+        self.out += self.comp.prototypes()
 
     def block_sig(self, b: ir.Block) -> str:
         if b.kind == "parser":
@@ -278,7 +286,9 @@ class CGen:
                         continue
                     if c[0] == "vsall":
                         ks = ", ".join(f"(u128)k{j}" for j in range(len(st.keys)))
-                        conds.append(f"({{ u128 _vk[] = {{{ks}}}; ss_vs_match(px, {c[1]}, _vk, {len(st.keys)}); }})")
+                        conds.append(
+                            f"({{ u128 _vk[] = {{{ks}}}; ss_vs_match(px, {c[1]}, _vk, {len(st.keys)}); }})"
+                        )
                     elif c[0] == "vs":
                         conds.append(f"({{ u128 _vk[] = {{(u128)k{i}}}; ss_vs_match(px, {c[1]}, _vk, 1); }})")
                     elif c[0] == "range":
@@ -301,20 +311,6 @@ class CGen:
         if target == "reject":
             return "return 0;"
         return f"goto S_{target};"
-
-    def _eq(self, t: StructLikeT) -> None:
-        o = self.out
-        o.append(f"static int eq_{t.pyname}(const T_{t.pyname} *a, const T_{t.pyname} *b) {{")
-        conds = ["a->_v == b->_v"] if isinstance(t, HeaderT) else []
-        for f, ft in t.fields:
-            if isinstance(ft, StructLikeT):
-                if ft not in self.eq_types:
-                    self.eq_types.append(ft)
-                conds.append(f"eq_{ft.pyname}(&a->f_{_pyf(f)}, &b->f_{_pyf(f)})")
-            else:
-                conds.append(f"a->f_{_pyf(f)} == b->f_{_pyf(f)}")
-        o.append(f"    return {' && '.join(conds) or '1'};")
-        o.append("}")
 
     # ------------------------------------------------------------ entry points for rt_tail.c
     def _entries(self) -> None:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 from ..ir import nodes as ir
-from ..layout import field_width, pyfield
+from ..layout import cpath, field_width, flat_fields, pyfield
 from ..types import HeaderT, VarbitT
 from .cexpr import Raw, ctype, lit, mask
 
@@ -31,12 +33,32 @@ class StmtGen:
 
     def stmts(self, ss: list[ir.Stmt]) -> None:
         for s in ss:
-            getattr(self, "_" + type(s).__name__)(s)
-            if self.g.stack_types:  # a stack index out of range rejects (parser) or drops (control)
+            self._guarded(s)
+            if self.g.stack_types:  # a stack index out of range rejects in a parser (see _guarded)
                 if self.g.fn_kind == "parser":
                     self.emit("if (px->reject) return ERR_OOB;")
                 elif self.g.fn_kind != "function":
                     self.emit("if (px->exit) return;")
+
+    def _guarded(self, s: ir.Stmt) -> None:
+        """One statement; outside parsers, a run-time stack index out of range makes it a no-op
+        and an ``if`` condition false (p4c's lowering of run-time indexes): probed first."""
+        probes = dynamic_elems(s) if self.g.fn_kind != "parser" else []
+        if not probes:
+            getattr(self, "_" + type(s).__name__)(s)
+            return
+        if isinstance(s, ir.VarDecl):  # declared outside the guard, assigned inside
+            self._VarDecl(ir.VarDecl(s.name, s.t, None))
+            s = ir.Assign(ir.Ref(s.t, "local", s.name), s.init)
+        self.emit("px->oob = 0; " + " ".join(f"(void)&{self.x(e)};" for e in probes))
+        if isinstance(s, ir.If):
+            self._If(s, guarded=True)
+            return
+        self.emit("if (!px->oob) {")
+        self.level += 1
+        getattr(self, "_" + type(s).__name__)(s)
+        self.level -= 1
+        self.emit("}")
 
     def nested(self, ss: list[ir.Stmt]) -> None:
         self.level += 1
@@ -51,13 +73,20 @@ class StmtGen:
             tmp = self.fresh("_si")
             self.emit(f"{{ T_{t.pyname} {tmp}; memset(&{tmp}, 0, sizeof {tmp});")
             for (fname, _ft), item in zip(t.fields, rhs.items, strict=True):
-                if isinstance(item, ir.StructInit):
+                if isinstance(item, ir.StructInit) or isinstance(item.t, (ir.Comp, ir.Stack)):
                     self.assign(Raw(item.t, f"{tmp}.f_{pyfield(fname)}"), item)
                 else:
                     self.emit(f"  {tmp}.f_{pyfield(fname)} = {self.x(item)};")
             if isinstance(t, HeaderT):
                 self.emit(f"  {tmp}._v = 1;")
-            self.emit(f"  {lc} = {tmp}; }}")
+            self.emit(f"  {self.g.asg_fn(lhs.t)}(&{lc}, &{tmp}); }}")
+            return
+        if isinstance(lhs.t, (ir.Comp, ir.Stack)):  # BMv2 assign_header & co. (ccomp.py)
+            fn = self.g.asg_fn(lhs.t)
+            if isinstance(rhs, (ir.Ref, ir.Field, ir.StackElem, Raw)):
+                self.emit(f"{fn}(&{lc}, &{self.x(rhs)});")
+            else:
+                self.emit(f"{{ {ctype(lhs.t)} _as = {self.x(rhs)}; {fn}(&{lc}, &_as); }}")
             return
         self.emit(f"{lc} = {self.x(rhs)};")
 
@@ -77,8 +106,8 @@ class StmtGen:
         if s.init is not None:
             self.assign(ir.Ref(s.t, "local", s.name), s.init)
 
-    def _If(self, s: ir.If) -> None:
-        self.emit(f"if ({self.x(s.cond)}) {{")
+    def _If(self, s: ir.If, guarded: bool = False) -> None:
+        self.emit(f"if ({'!px->oob && ' if guarded else ''}({self.x(s.cond)})) {{")
         self.nested(s.then)
         if s.els:
             self.emit("} else {")
@@ -216,68 +245,89 @@ class StmtGen:
         if s.varbits is not None:
             self._extract_varbit(s, t, h)
             return
-        widths = [(pyfield(f), _w(ft)) for f, ft in t.fields]
+        widths = [(cpath(f), _w(ft)) for f, ft in flat_fields(t)]
         total = sum(w for _, w in widths)
         self.emit(f"if (pk->pos + {total} > pk->nbits) return ERR_SHORT;")
         off = 0
         for f, w in widths:
             get = "getb64" if w <= 64 else "getb128"
-            self.emit(f"{h}.f_{f} = {get}(pk->data, pk->pos + {off}, {w});")
+            self.emit(f"{h}.{f} = {get}(pk->data, pk->pos + {off}, {w});")
             off += w
         self.emit(f"{h}._v = 1; pk->pos += {total};")
 
     def _ExtractNext(self, s: ir.ExtractNext) -> None:
         st = self.x(s.stack)
         self.emit(f"if (({st}).n >= {s.stack.t.size}) return ERR_OOB;")
-        self._Extract(ir.Extract(Raw(ir.Comp(s.stack.t.elem), f"({st}).h[({st}).n]")))
+        elem = s.stack.t.elem
+        if s.member is None:
+            self._Extract(ir.Extract(Raw(ir.Comp(elem), f"({st}).h[({st}).n]")))
+        else:  # a stack of header unions: extract into one member, invalidate the others
+            mt = next(ft for f, ft in elem.fields if pyfield(f) == s.member)
+            self._Extract(ir.Extract(Raw(ir.Comp(mt), f"({st}).h[({st}).n].f_{s.member}")))
+            for f, _ft in elem.fields:
+                if pyfield(f) != s.member:
+                    self.emit(f"({st}).h[({st}).n].f_{pyfield(f)}._v = 0;")
         self.emit(f"({st}).n++;")
 
     def _StackShift(self, s: ir.StackShift) -> None:
-        st, n = self.x(s.stack), s.stack.t.size
-        k = min(s.count, n)
-        if k == 0:
+        """As rtlib.Stack.push_front/pop_front (BMv2's P4_16 swaps; the vacated elements are
+        marked invalid and keep the swapped values)."""
+        st, n, k = self.x(s.stack), s.stack.t.size, s.count
+        if k <= 0:
             return
-        el = f"sizeof(({st}).h[0])"
-        if s.push:
-            self.emit(f"memmove(&({st}).h[{k}], &({st}).h[0], {el} * {n - k}); memset(&({st}).h[0], 0, {el} * {k});")
-            self.emit(f"({st}).n = ({st}).n + {k} < {n} ? ({st}).n + {k} : {n};")
+        elem = s.stack.t.elem
+        if isinstance(elem, HeaderT):
+            inval = "_s->h[_i]._v = 0;"
         else:
-            self.emit(f"memmove(&({st}).h[0], &({st}).h[{k}], {el} * {n - k}); "
-                      f"memset(&({st}).h[{n - k}], 0, {el} * {k});")
-            self.emit(f"({st}).n = ({st}).n > {k} ? ({st}).n - {k} : 0;")
+            inval = " ".join(f"_s->h[_i].f_{pyfield(f)}._v = 0;" for f, _ft in elem.fields)
+        self.emit(f"{{ TS_{elem.pyname}_{n} *_s = &({st}); T_{elem.pyname} _t; int _i; (void)_t;")
+        if s.push:
+            self.emit(f"  _s->n = _s->n + {k} < {n} ? _s->n + {k} : {n};")
+            if k < n:
+                swap = f"_t = _s->h[_i]; _s->h[_i] = _s->h[_i - {k}]; _s->h[_i - {k}] = _t;"
+                self.emit(f"  for (_i = {n - 1}; _i >= {k}; _i--) {{ {swap} }}")
+            self.emit(f"  for (_i = 0; _i < {min(n, k)}; _i++) {{ {inval} }} }}")
+        else:
+            self.emit(f"  _s->n = _s->n > {k} ? _s->n - {k} : 0;")
+            if k < n:
+                swap = f"_t = _s->h[_i]; _s->h[_i] = _s->h[_i + {k}]; _s->h[_i + {k}] = _t;"
+                self.emit(f"  for (_i = 0; _i < {n - k}; _i++) {{ {swap} }}")
+            self.emit(f"  for (_i = {max(n - k, 0)}; _i < {n}; _i++) {{ {inval} }} }}")
 
     def _Advance(self, s: ir.Advance) -> None:
-        self.emit(f"{{ u64 _n = {self.x(s.bits)}; if (pk->pos + _n > pk->nbits) return ERR_SHORT; pk->pos += _n; }}")
+        self.emit(
+            f"{{ u64 _n = {self.x(s.bits)}; if (pk->pos + _n > pk->nbits) return ERR_SHORT; pk->pos += _n; }}"
+        )
 
     def _Verify(self, s: ir.Verify) -> None:
         self.emit(f"if (!({self.x(s.cond)})) return (int)({self.x(s.error)});")
 
     def _extract_varbit(self, s: ir.Extract, t, h: str) -> None:
         """As layout.extract_source: size checks in the Python backend's order, then field by field."""
-        fixed = sum(_w(ft) for _f, ft in t.fields if not isinstance(ft, VarbitT))
-        mx = sum(ft.max_width for _f, ft in t.fields if isinstance(ft, VarbitT))
+        fixed = sum(_w(ft) for _f, ft in flat_fields(t) if not isinstance(ft, VarbitT))
+        mx = sum(ft.max_width for _f, ft in flat_fields(t) if isinstance(ft, VarbitT))
         self.emit(f"{{ u64 _vb = (u64)({self.x(s.varbits)}); size_t _pos = pk->pos;")
         self.emit(f"  if (_vb > {mx}) return ERR_HDR_TOO_LONG; if (_vb & 7) return ERR_INVALID_ARG;")
         self.emit(f"  if (pk->pos + {fixed} + _vb > pk->nbits) return ERR_SHORT;")
-        for f, ft in t.fields:
+        for f, ft in flat_fields(t):
             if isinstance(ft, VarbitT):
-                self.emit(f"  {h}.f_{pyfield(f)} = _vb ? getb128(pk->data, _pos, (int)_vb) : 0; _pos += _vb;")
+                self.emit(f"  {h}.{cpath(f)} = _vb ? getb128(pk->data, _pos, (int)_vb) : 0; _pos += _vb;")
             else:
                 w = _w(ft)
-                self.emit(f"  {h}.f_{pyfield(f)} = {'getb64' if w <= 64 else 'getb128'}(pk->data, _pos, {w}); "
+                self.emit(f"  {h}.{cpath(f)} = {'getb64' if w <= 64 else 'getb128'}(pk->data, _pos, {w}); "
                           f"_pos += {w};")
         self.emit(f"  {h}._vbl = _vb; {h}._v = 1; pk->pos = _pos; }}")
 
     def _emit_varbit(self, t, h: str) -> None:
-        fixed = sum(_w(ft) for _f, ft in t.fields if not isinstance(ft, VarbitT))
+        fixed = sum(_w(ft) for _f, ft in flat_fields(t) if not isinstance(ft, VarbitT))
         self.emit(f"if ({h}._v) {{ size_t _nb = ({fixed} + {h}._vbl) / 8, _o = 0;")
         self.emit("  if (ob_reserve(ob, _nb)) return; uint8_t *_d = ob->buf + ob->len;")
-        for f, ft in t.fields:
+        for f, ft in flat_fields(t):
             if isinstance(ft, VarbitT):
-                self.emit(f"  if ({h}._vbl) putb128(_d, _o, (int){h}._vbl, {h}.f_{pyfield(f)}); _o += {h}._vbl;")
+                self.emit(f"  if ({h}._vbl) putb128(_d, _o, (int){h}._vbl, {h}.{cpath(f)}); _o += {h}._vbl;")
             else:
                 w = _w(ft)
-                self.emit(f"  {'putb64' if w <= 64 else 'putb128'}(_d, _o, {w}, {h}.f_{pyfield(f)}); _o += {w};")
+                self.emit(f"  {'putb64' if w <= 64 else 'putb128'}(_d, _o, {w}, {h}.{cpath(f)}); _o += {w};")
         self.emit("  ob->len += _nb; }")
 
     def _Emit(self, s: ir.Emit) -> None:
@@ -286,13 +336,13 @@ class StmtGen:
         if any(isinstance(ft, VarbitT) for _f, ft in t.fields):
             self._emit_varbit(t, h)
             return
-        widths = [(pyfield(f), _w(ft)) for f, ft in t.fields]
+        widths = [(cpath(f), _w(ft)) for f, ft in flat_fields(t)]
         nbytes = sum(w for _, w in widths) // 8
         self.emit(f"if ({h}._v) {{ if (ob_reserve(ob, {nbytes})) return; uint8_t *_d = ob->buf + ob->len;")
         off = 0
         for f, w in widths:
             put = "putb64" if w <= 64 else "putb128"
-            self.emit(f"  {put}(_d, {off}, {w}, {h}.f_{f});")
+            self.emit(f"  {put}(_d, {off}, {w}, {h}.{f});")
             off += w
         self.emit(f"  ob->len += {nbytes}; }}")
 
@@ -306,11 +356,17 @@ class StmtGen:
 
     def _x_register_read(self, s) -> None:
         rid, size = self.g.reg(s.inst)
-        self.emit(f"{{ u64 _i = (u64)({self.x(s.args[0])}); if (_i < {size}) {self.x(s.out)} = ST_(px)->R{rid}[_i]; }}")
+        self.emit(
+            f"{{ u64 _i = (u64)({self.x(s.args[0])}); "
+            f"if (_i < {size}) {self.x(s.out)} = ST_(px)->R{rid}[_i]; }}"
+        )
 
     def _x_register_write(self, s) -> None:
         rid, size = self.g.reg(s.inst)
-        self.emit(f"{{ u64 _i = (u64)({self.x(s.args[0])}); if (_i < {size}) ST_(px)->R{rid}[_i] = {self.x(s.args[1])}; }}")
+        self.emit(
+            f"{{ u64 _i = (u64)({self.x(s.args[0])}); "
+            f"if (_i < {size}) ST_(px)->R{rid}[_i] = {self.x(s.args[1])}; }}"
+        )
 
     def _x_counter_count(self, s) -> None:
         cid = self.g.ctrs[s.inst]
@@ -327,6 +383,8 @@ class StmtGen:
 
     def _pack(self, items, payload: bool) -> tuple[str, str]:
         """Emit a byte buffer holding a field list (MSB first, zero-padded); returns (buf, len)."""
+        if any(not isinstance(w, int) for _, w in items):
+            return self._pack_varbit(items, payload)
         total = sum(w for _, w in items)
         nb = (total + 7) // 8
         buf = self.fresh("_fb")
@@ -341,13 +399,32 @@ class StmtGen:
             self.emit(f"if (px->payload_len) memcpy({buf} + {nb}, px->payload, px->payload_len);")
         return buf, f"{nb}{extra}"
 
+    def _pack_varbit(self, items, payload: bool) -> tuple[str, str]:
+        """As _pack, for field lists with varbit fields: each adds its current length in bits."""
+        nb = (sum(w if isinstance(w, int) else w[2] for _, w in items) + 7) // 8
+        buf, off = self.fresh("_fb"), self.fresh("_fo")
+        extra = " + px->payload_len" if payload else ""
+        self.emit(f"uint8_t {buf}[{nb}{extra} + 1]; memset({buf}, 0, {nb}); size_t {off} = 0;")
+        for e, w in items:
+            if isinstance(w, int):
+                put = "putb64" if w <= 64 else "putb128"
+                self.emit(f"{put}({buf}, {off}, {w}, {self.x(e)}); {off} += {w};")
+            else:
+                vl = f"({self.x(w[1])})._vbl"
+                self.emit(f"if ({vl}) putb128({buf}, {off}, (int){vl}, (u128)({self.x(e)})); {off} += {vl};")
+        if payload:
+            self.emit(f"if (px->payload_len) memcpy({buf} + ({off} + 7) / 8, px->payload, px->payload_len);")
+        return buf, f"({off} + 7) / 8{extra}"
+
     def _x_hash(self, s) -> None:
         base, items, mx = s.args
         t = s.out.t
         self.emit("{")
         buf, n = self._pack(items, False)
-        self.emit(f"{self.x(s.out)} = ({ctype(t)})(((u128)({self.x(base)}) + ss_hash({ALGO[s.extra['algo']]}, "
-                  f"{buf}, {n}, (u128)({self.x(mx)}))) & {mask(t)});")
+        self.emit(
+            f"{self.x(s.out)} = ({ctype(t)})(((u128)({self.x(base)}) + ss_hash({ALGO[s.extra['algo']]}, "
+            f"{buf}, {n}, (u128)({self.x(mx)}))) & {mask(t)});"
+        )
         self.emit("}")
 
     def _checksum(self, s, payload: bool) -> None:
@@ -389,9 +466,11 @@ class StmtGen:
         lo, hi = s.args
         t = s.out.t
         ct = ctype(t)
-        self.emit(f"{{ {ct} _lo = {self.x(lo)}, _hi = {self.x(hi)}; if (_lo > _hi) {{ {ct} _t = _lo; _lo = _hi; "
-                  f"_hi = _t; }} u128 _span = (u128)(_hi - _lo) + 1; "
-                  f"{self.x(s.out)} = ({ct})(_lo + (_span ? (u128)h_random() % _span : (u128)h_random())); }}")
+        self.emit(
+            f"{{ {ct} _lo = {self.x(lo)}, _hi = {self.x(hi)}; if (_lo > _hi) {{ {ct} _t = _lo; _lo = _hi; "
+            f"_hi = _t; }} u128 _span = (u128)(_hi - _lo) + 1; "
+            f"{self.x(s.out)} = ({ct})(_lo + (_span ? (u128)h_random() % _span : (u128)h_random())); }}"
+        )
 
     def _x_digest(self, s) -> None:
         items = s.args[0]
@@ -401,6 +480,28 @@ class StmtGen:
 
     def _x_truncate(self, s) -> None:
         self.emit(f"px->truncate_set = 1; px->truncate = {self.x(s.args[0])};")
+
+
+def dynamic_elems(s: ir.Stmt) -> list[ir.StackElem]:
+    """Stack elements with a run-time index that statement ``s`` itself evaluates (inner ones
+    first; for ``if``/``switch`` only the condition), probed before the statement runs."""
+    roots = [s.cond] if isinstance(s, ir.If) else [s.value] if isinstance(s, ir.Switch) else [s]
+    out: list[ir.StackElem] = []
+
+    def walk(x) -> None:
+        if isinstance(x, (list, tuple)):
+            for y in x:
+                walk(y)
+        elif isinstance(x, (ir.Expr, ir.Stmt)) and not isinstance(x, (ir.If, ir.Switch)) or x is s:
+            for f in dataclasses.fields(x):
+                walk(getattr(x, f.name))
+            if isinstance(x, ir.StackElem) and x.which == "index" and not isinstance(x.index, ir.Const):
+                out.append(x)
+
+    for r in roots:
+        if r is not None:
+            walk(r)
+    return out
 
 
 def _w(ft) -> int:

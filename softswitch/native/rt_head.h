@@ -161,6 +161,7 @@ typedef struct {
     int checksum_error;
     int exit;
     int reject;                   /* a header stack index out of range (StackOutOfBounds) */
+    int oob;                      /* a run-time stack index out of range in a control statement */
     const uint8_t *payload;
     size_t payload_len;
     u64 cur_len;

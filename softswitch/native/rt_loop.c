@@ -3,7 +3,7 @@
  * (so control-plane calls interleave between batches), and sends with sendmmsg.  802.1Q tags
  * the kernel moved into PACKET_AUXDATA are put back into the frame.  Frames for the CPU port
  * are queued for Python (packet-in), signalled on evfd, as are new digests. */
-#define LB 32
+#define LB 64
 #define LFRAME 16384
 #define HEADROOM 8
 #define PIN_MAX 4096

@@ -81,9 +81,10 @@ class NativeSwitch(Switch):
         elif not t.needs_priority and t.lpm_idx is not None:
             rows = sorted(allents, key=lambda e: -e.plen)
         else:
-            rows = sorted(allents, key=lambda e: (-(e.priority or 0), e.seq))
+            rows = t.lookup_order()
         td = self.mod.ir.tables[name]
-        na = max([len([q for q in self.mod.ir.actions[a].params if not q.direction]) for a in td.actions] + [0]) or 1
+        data_counts = [len([q for q in self.mod.ir.actions[a].params if not q.direction]) for a in td.actions]
+        na = max(data_counts + [0]) or 1
         kv, km, ai, args, cnt = [], [], [], [], []
         for e in rows:
             for v, m in e.norm:
@@ -191,7 +192,8 @@ class NativeSwitch(Switch):
                           class_of_service: int = 0) -> None:
         super().clone_session_set(session_id, replicas, packet_length_bytes, class_of_service)
         ffi = self.ffi
-        self.lib.ss_sess_set(self.sw, session_id, len(replicas), ffi.new("int[]", [r.port for r in replicas] or [0]),
+        self.lib.ss_sess_set(self.sw, session_id, len(replicas),
+                             ffi.new("int[]", [r.port for r in replicas] or [0]),
                              ffi.new("int[]", [r.rid for r in replicas] or [0]), packet_length_bytes)
 
     def clone_session_delete(self, session_id: int) -> None:
@@ -235,7 +237,8 @@ class NativeSwitch(Switch):
         return (buf[0], buf[1])
 
     def counter_write(self, name: str, index: int, packets: int, bytes_: int) -> None:
-        self.lib.ss_ctr_access(self.sw, self._ctr(name, index), index, self.ffi.new("uint64_t[2]", [packets, bytes_]), 1)
+        self.lib.ss_ctr_access(self.sw, self._ctr(name, index), index,
+                               self.ffi.new("uint64_t[2]", [packets, bytes_]), 1)
 
     def value_set_set(self, name: str, members: list) -> None:
         super().value_set_set(name, members)
@@ -246,7 +249,8 @@ class NativeSwitch(Switch):
                 vals += _w2(v)
                 masks += _w2(m)
         ffi = self.ffi
-        rc = self.lib.ss_vs_load(self.sw, self.mod.ir.value_sets.index(vs.name), len(vs.members), len(vs.fields),
+        rc = self.lib.ss_vs_load(self.sw, self.mod.ir.value_sets.index(vs.name), len(vs.members),
+                                 len(vs.fields),
                                  ffi.new("uint64_t[]", vals or [0]), ffi.new("uint64_t[]", masks or [0]))
         if rc != 0:
             raise MemoryError(f"native switch: cannot load value set {vs.name}")
@@ -259,7 +263,8 @@ class NativeSwitch(Switch):
             n = self.lib.ss_digest_pop(self.sw, idp, vals)
             if n < 0:
                 return out
-            out.append((self._digest_names[idp[0]], tuple(vals[2 * i] | vals[2 * i + 1] << 64 for i in range(n))))
+            words = tuple(vals[2 * i] | vals[2 * i + 1] << 64 for i in range(n))
+            out.append((self._digest_names[idp[0]], words))
 
 
 def _w2(v: int) -> list[int]:

@@ -6,9 +6,9 @@ except TypeError as _err:  # protobuf >= 4 refusing the p4runtime wheel's old ge
     raise ImportError("the p4runtime stubs do not import under this protobuf; regenerate them once with "
                       "'python -m softswitch.gen_stubs'") from _err
 
-from softswitch.server.device import Device, Pipeline, compile_pipeline, pipeline_config  # noqa: E402
+from softswitch.server.device import Device, InstalledPipeline, compile_pipeline, pipeline_config  # noqa: E402
 from softswitch.server.errors import P4RuntimeError  # noqa: E402
 from softswitch.server.service import P4RuntimeService, serve  # noqa: E402
 
-__all__ = ["Device", "P4RuntimeError", "P4RuntimeService", "Pipeline", "compile_pipeline", "pipeline_config",
-           "serve"]
+__all__ = ["Device", "InstalledPipeline", "P4RuntimeError", "P4RuntimeService", "compile_pipeline",
+           "pipeline_config", "serve"]

@@ -83,8 +83,10 @@ class Arbitrator:
             raise P4RuntimeError(grpc.StatusCode.UNIMPLEMENTED,
                                  f"role '{update.role.name}': only the default role is supported")
         if update.device_id != self.device_id:
-            raise P4RuntimeError(grpc.StatusCode.NOT_FOUND,
-                                 f"device id {update.device_id} is not this switch (device id {self.device_id})")
+            raise P4RuntimeError(
+                grpc.StatusCode.NOT_FOUND,
+                f"device id {update.device_id} is not this switch (device id {self.device_id})",
+            )
         eid = election_value(update.election_id) if update.HasField("election_id") else 0
         with self._lock:
             if stream.device_id is not None and stream.device_id != update.device_id:

@@ -29,7 +29,7 @@ log = logging.getLogger("softswitch.device")
 
 
 @dataclass
-class Pipeline:
+class InstalledPipeline:
     """A compiled program plus what the controller gave us for it."""
 
     switch: object  # softswitch.Switch
@@ -55,7 +55,8 @@ def pipeline_config(path: str, defines: dict[str, str] | None = None, include_di
     return p4runtime_pb2.ForwardingPipelineConfig(p4info=switch.p4info, p4_device_config=text.encode("utf-8"))
 
 
-def compile_pipeline(config: p4runtime_pb2.ForwardingPipelineConfig, cpu_port: int | None) -> Pipeline:
+def compile_pipeline(config: p4runtime_pb2.ForwardingPipelineConfig,
+                     cpu_port: int | None) -> InstalledPipeline:
     """Build (but do not install) a pipeline from a ForwardingPipelineConfig."""
     from softswitch import backend
 
@@ -72,11 +73,12 @@ def compile_pipeline(config: p4runtime_pb2.ForwardingPipelineConfig, cpu_port: i
         # compiled as given: #include refused, so a config cannot make the server read its files
         switch = backend.from_source(text, "<p4_device_config>", cpu_port=cpu_port, allow_include=False)
     except P4CompileError as err:
-        raise P4RuntimeError(grpc.StatusCode.INVALID_ARGUMENT, f"p4_device_config does not compile: {err}") from None
+        raise P4RuntimeError(grpc.StatusCode.INVALID_ARGUMENT,
+                             f"p4_device_config does not compile: {err}") from None
     p4info = config.p4info if config.HasField("p4info") else switch.p4info
     if config.HasField("p4info"):
         check_compatible(config.p4info, switch.p4info)
-    return Pipeline(switch=switch, index=P4InfoIndex.build(switch.p4info), p4info=p4info,
+    return InstalledPipeline(switch=switch, index=P4InfoIndex.build(switch.p4info), p4info=p4info,
                     device_config=bytes(config.p4_device_config), cookie=config.cookie.cookie)
 
 
@@ -87,8 +89,8 @@ class Device:
         self.device_id = device_id
         self.cpu_port = cpu_port
         self.lock = threading.RLock()
-        self.pipeline: Pipeline | None = None
-        self.saved: Pipeline | None = None
+        self.pipeline: InstalledPipeline | None = None
+        self.saved: InstalledPipeline | None = None
         #: where non-CPU frames go: (egress port, frame); set by the port layer
         self.emit: Callable[[int, bytes], None] = self._drop
         #: where PacketIn messages go; set by the P4Runtime service
@@ -105,11 +107,11 @@ class Device:
     def install_program(self, switch, device_config: bytes) -> None:
         """Install a program loaded outside P4Runtime (the CLI's PROGRAM.p4)."""
         with self.lock:
-            self.pipeline = Pipeline(switch=switch, index=P4InfoIndex.build(switch.p4info),
+            self.pipeline = InstalledPipeline(switch=switch, index=P4InfoIndex.build(switch.p4info),
                                      p4info=switch.p4info, device_config=device_config)
         self.on_change()
 
-    def commit(self, new: Pipeline, reconcile: bool = False) -> None:
+    def commit(self, new: InstalledPipeline, reconcile: bool = False) -> None:
         with self.lock:
             if reconcile and self.pipeline is not None:
                 _carry_state(self.pipeline, new)
@@ -117,7 +119,7 @@ class Device:
             self.saved = None
         self.on_change()
 
-    def require_pipeline(self) -> Pipeline:
+    def require_pipeline(self) -> InstalledPipeline:
         p = self.pipeline
         if p is None:
             raise P4RuntimeError(grpc.StatusCode.FAILED_PRECONDITION,
@@ -145,7 +147,7 @@ class Device:
                 else:
                     self.emit(out_port, data)
 
-    def _to_packet_in(self, p: Pipeline, frame: bytes) -> p4runtime_pb2.PacketIn | None:
+    def _to_packet_in(self, p: InstalledPipeline, frame: bytes) -> p4runtime_pb2.PacketIn | None:
         fields = p.index.packet_metadata.get("packet_in", [])
         msg = p4runtime_pb2.PacketIn()
         total = sum(f.bitwidth for f in fields)
@@ -187,7 +189,7 @@ class Device:
         self.receive(self.cpu_port, prefix + msg.payload)
 
 
-def _carry_state(old: Pipeline, new: Pipeline) -> None:
+def _carry_state(old: InstalledPipeline, new: InstalledPipeline) -> None:
     """RECONCILE_AND_COMMIT: replay the old program's runtime state into the new one.
 
     Entries of tables that keep their name (and whose actions still exist) are
@@ -209,5 +211,6 @@ def _carry_state(old: Pipeline, new: Pipeline) -> None:
         new.clone_params.update(old.clone_params)
     except Exception as err:  # noqa: BLE001
         raise P4RuntimeError(grpc.StatusCode.FAILED_PRECONDITION,
-                             f"RECONCILE_AND_COMMIT: state of the old pipeline does not fit the new one: {err}"
+                             "RECONCILE_AND_COMMIT: state of the old pipeline does not fit the new one: "
+                             f"{err}"
                              ) from None

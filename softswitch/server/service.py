@@ -110,8 +110,10 @@ class P4RuntimeService(p4runtime_pb2_grpc.P4RuntimeServicer):
 
     def _check_device(self, device_id: int) -> None:
         if device_id != self.device.device_id:
-            raise P4RuntimeError(grpc.StatusCode.NOT_FOUND,
-                                 f"device id {device_id} is not this switch (device id {self.device.device_id})")
+            raise P4RuntimeError(
+                grpc.StatusCode.NOT_FOUND,
+                f"device id {device_id} is not this switch (device id {self.device.device_id})",
+            )
 
     @staticmethod
     def _fail(context: grpc.ServicerContext, err: P4RuntimeError):
@@ -197,7 +199,9 @@ class P4RuntimeService(p4runtime_pb2_grpc.P4RuntimeServicer):
     def _apply(self, p, update: p4runtime_pb2.Update) -> P4RuntimeError | None:
         try:
             if update.type not in (Update.INSERT, Update.MODIFY, Update.DELETE):
-                raise P4RuntimeError(grpc.StatusCode.INVALID_ARGUMENT, f"update type {update.type} unspecified")
+                raise P4RuntimeError(
+                    grpc.StatusCode.INVALID_ARGUMENT, f"update type {update.type} unspecified"
+                )
             kind = update.entity.WhichOneof("entity")
             if kind == "table_entry":
                 translate.write_table_entry(p.switch, p.index, update.type, update.entity.table_entry)
@@ -297,7 +301,9 @@ class P4RuntimeService(p4runtime_pb2_grpc.P4RuntimeServicer):
                 elif kind == "packet":
                     self._packet_out(stream, req.packet)
                 else:
-                    self._stream_error(stream, grpc.StatusCode.UNIMPLEMENTED, f"stream message {kind} not supported")
+                    self._stream_error(
+                        stream, grpc.StatusCode.UNIMPLEMENTED, f"stream message {kind} not supported"
+                    )
         except grpc.RpcError:
             pass  # the client went away; the RPC's callback closes the stream
         except Exception:  # noqa: BLE001

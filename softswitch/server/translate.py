@@ -166,7 +166,9 @@ def decode_action(idx: P4InfoIndex, table: TableInfo, te: p4runtime_pb2.TableEnt
             raise invalid(f"{what}: unknown parameter id {p.param_id} for action {info.name}")
         if pinfo.name in params:
             raise invalid(f"{what}: parameter {pinfo.name} of {info.name} given twice")
-        params[pinfo.name] = decode_bytes(p.value, pinfo.bitwidth, f"{what}: parameter {info.name}.{pinfo.name}")
+        params[pinfo.name] = decode_bytes(
+            p.value, pinfo.bitwidth, f"{what}: parameter {info.name}.{pinfo.name}"
+        )
     missing = [p.name for p in info.params.values() if p.name not in params]
     if missing:
         raise invalid(f"{what}: action {info.name} is missing parameter(s) {', '.join(missing)}")
@@ -201,7 +203,9 @@ def _priority(table: TableInfo, te: p4runtime_pb2.TableEntry, what: str) -> int 
 def _refuse_unsupported(table: TableInfo, te: p4runtime_pb2.TableEntry, what: str) -> None:
     """Fields of an entry this target cannot honour are refused, never silently dropped."""
     if te.HasField("meter_config") or te.HasField("meter_counter_data"):
-        raise P4RuntimeError(grpc.StatusCode.UNIMPLEMENTED, f"{what}: meters are not supported by this target")
+        raise P4RuntimeError(
+            grpc.StatusCode.UNIMPLEMENTED, f"{what}: meters are not supported by this target"
+        )
     if te.idle_timeout_ns:
         raise invalid(f"{what}: the table does not support idle timeout")
     if te.HasField("counter_data") and table.direct_counter_id is None:
@@ -412,8 +416,9 @@ def _replica_protos(replicas: list[Replica]) -> list[p4runtime_pb2.Replica]:
     return [p4runtime_pb2.Replica(egress_port=r.port, instance=r.rid) for r in replicas]
 
 
-def read_pre(switch, query: p4runtime_pb2.PacketReplicationEngineEntry,
-             clone_params: dict[int, tuple[int, int]]) -> Iterator[p4runtime_pb2.PacketReplicationEngineEntry]:
+def read_pre(
+    switch, query: p4runtime_pb2.PacketReplicationEngineEntry, clone_params: dict[int, tuple[int, int]]
+) -> Iterator[p4runtime_pb2.PacketReplicationEngineEntry]:
     kind = query.WhichOneof("type")
     if kind == "multicast_group_entry":
         want = query.multicast_group_entry.multicast_group_id
@@ -436,4 +441,6 @@ def read_pre(switch, query: p4runtime_pb2.PacketReplicationEngineEntry,
             cs.packet_length_bytes, cs.class_of_service = clone_params.get(sid, (0, 0))
             yield out
     else:
-        raise invalid("read of PacketReplicationEngineEntry must name multicast_group_entry or clone_session_entry")
+        raise invalid(
+            "read of PacketReplicationEngineEntry must name multicast_group_entry or clone_session_entry"
+        )

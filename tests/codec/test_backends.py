@@ -143,9 +143,10 @@ def test_wrapping_sketch_lanes_are_identical() -> None:
     w = HGSketchWorker(x, 1, backend="numpy")
     w.feed(aggregate_round([w.first_round()]))
     w.feed(aggregate_round([w._sent]))
-    buckets, negative = w._rows
+    assert w.round_state is not None and w.round_state.rows is not None
+    buckets, negative = w.round_state.rows
     q = np.full(buckets.shape[1], int(np.rint(float(x[0]) * 2.0 ** w.scale_exponent)), np.int64)
-    true = np.zeros(w._hash.m, np.int64)
+    true = np.zeros(w.round_state.hash.m, np.int64)
     np.add.at(true, buckets.reshape(-1), np.where(negative, -q, q).reshape(-1))
     assert np.any(np.abs(true) > 2**31)                       # wrapped as int32
     sketch = res["numba"]["rounds"][2][0][0]
@@ -347,3 +348,36 @@ def test_stuck_set_is_the_two_core_whatever_the_order(seed: int) -> None:
             members[b].discard(c)
     assert set(got.stuck.tolist()) == left
     assert 0 < len(left) < k
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_compiled_dense_write_equals_dequantize(threads: int) -> None:
+    """``native.write_dense`` (zero-fill and scatter, in two halves on two threads above 2**20
+    elements) writes the bits of ``dest.fill(0); dest[idx] = dequantize(values, t)`` for
+    every scale, rounding included, and raises OverflowRisk before writing anything when a
+    sum leaves the float32 range."""
+    from dhc import quantize as qz
+    from dhc.errors import OverflowRisk
+    rng = np.random.default_rng(threads)
+    before = parallel.threads()
+    parallel.set_threads(threads)
+    try:
+        for d in (1, 1000, (1 << 20) + 37):
+            idx = np.sort(rng.choice(d, size=max(1, d // 50), replace=False)).astype(np.int64)
+            values = rng.integers(-(1 << 31) + 1, 1 << 31, size=idx.size)
+            for t in (-100, -3, 0, 7, 29, 60, 190):
+                ref = np.full(d, np.nan, np.float32)
+                got = ref.copy()
+                try:
+                    want = qz.dequantize(values, t)
+                except OverflowRisk:
+                    with pytest.raises(OverflowRisk):
+                        native.write_dense(got, idx, values, t)
+                    assert np.isnan(got).all()            # nothing written
+                    continue
+                ref.fill(0)
+                ref[idx] = want
+                native.write_dense(got, idx, values, t)
+                assert np.array_equal(got.view(np.uint32), ref.view(np.uint32))
+    finally:
+        parallel.set_threads(before)

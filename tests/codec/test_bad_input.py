@@ -214,3 +214,20 @@ def test_paired_high_bit_changes_raise(codec: str, trials: int, max_escapes: int
         except DecodeError:
             pass
     assert escapes <= max_escapes
+
+
+@pytest.mark.parametrize(("change", "match"), [(lambda a: a & ~np.uint32(2), "lacks block 1 "),
+                                               (lambda a: a | np.uint32(1 << 5),
+                                                "beyond its 4 items")])
+def test_block_index_corruption_is_named(change, match: str) -> None:
+    """A BLOCK_INDEX aggregate that lacks a worker's block, or has a padding bit set, raises
+    and says which."""
+    x = np.zeros(100, np.float32)
+    x[[3, 40]] = 1.0                     # blocks 0 and 1 of 4
+
+    def tamper(r: int, segs: list, agg: list) -> None:
+        if r == 0:
+            agg[1][0] = change(agg[1][0])
+
+    with pytest.raises(DecodeError, match=match):
+        simulate_allreduce([x, x], tamper=tamper)

@@ -121,6 +121,36 @@ def test_state_machine_misuse() -> None:
     assert np.array_equal(w.result(), x)
 
 
+@pytest.mark.parametrize("codec", ["hg", "dense"])
+def test_both_codecs_share_the_phase_machine_and_the_scale_round(codec: str) -> None:
+    """One phase machine (``dhc.rounds.RoundWorker``): the same misuse errors for both codecs;
+    one scale round: the same scale exponent from the same inputs; HG-Sketch's per-round state
+    exists only while the rounds run."""
+    xs = [np.array([0.0, 3.5, -0.25, 0.0], np.float32), np.array([1e-3, 0, 0, -7], np.float32)]
+    ws = [make_worker(x, 2, codec) for x in xs]
+    with pytest.raises(ProtocolError, match="state 'new'"):
+        ws[0].feed([])
+    with pytest.raises(ProtocolError, match="before the last round"):
+        ws[0].result_int()
+    if codec == "hg":
+        assert ws[0].round_state is None
+    segs = [w.first_round() for w in ws]
+    with pytest.raises(ProtocolError, match="twice"):
+        ws[0].first_round()
+    while not ws[0].done:
+        if codec == "hg":
+            assert ws[0].round_state is not None
+        agg = aggregate_round(segs)
+        segs = [w.feed(agg) for w in ws]
+    with pytest.raises(ProtocolError, match="state 'done'"):
+        ws[0].feed([])
+    if codec == "hg":
+        assert ws[0].round_state is None
+    other = simulate_allreduce(xs, codec="dense" if codec == "hg" else "hg")
+    assert ws[0].scale_exponent == other.scale_exponent
+    assert np.array_equal(ws[0].result_int(), other.sum_int)
+
+
 def test_single_worker_is_identity_up_to_quantization() -> None:
     rng = np.random.default_rng(2)
     x = sparse_tensors(rng, 1, 4096, 0.1)[0].reshape(64, 64)

@@ -26,7 +26,9 @@ def job_options(topo: Topology, job: Job) -> list[_Option]:
     """Every valid tree of ``job`` (any root, any aggregator subset on that root's tree)."""
     if not job.needs_aggregation:
         return [_Option(None, frozenset(), ())]
-    capable = [s for s, sw in topo.switches.items() if sw.programmable and sw.register_slots >= job.region_slots]
+    capable = [
+        s for s, sw in topo.switches.items() if sw.programmable and sw.register_slots >= job.region_slots
+    ]
     out = []
     for root in capable:
         on_tree = {root}
@@ -78,5 +80,7 @@ def brute_force(topo: Topology, budget: int | None = None, limit: int = 2_000_00
             best_key, best_choice = key, combo
     if best_choice is None:
         return None
-    choice = {job.id: (opt.root, set(opt.aggregators)) for job, opt in zip(topo.jobs, best_choice, strict=True)}
+    choice = {
+        job.id: (opt.root, set(opt.aggregators)) for job, opt in zip(topo.jobs, best_choice, strict=True)
+    }
     return evaluate(topo, choice, budget, optimal=True, solver="brute-force")

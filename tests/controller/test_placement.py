@@ -38,7 +38,9 @@ def check_invariants(topo: Topology, p: Placement) -> None:
         assert [a.switch for a in roots] == [jp.root]
         for agg in jp.aggregators:
             assert topo.switches[agg.switch].programmable
-            assert [c.index for c in agg.children] == list(range(len(agg.children))) and len(agg.children) <= 32
+            assert [c.index for c in agg.children] == list(range(len(agg.children))) and len(
+                agg.children
+            ) <= 32
             seen, node = set(), agg.switch
             while node is not None:  # parent chain reaches the root without cycles
                 assert node not in seen and node in names
@@ -69,7 +71,9 @@ def _random_leafspine(rng: random.Random, base: Topology) -> tuple[Topology, int
 
 
 @pytest.mark.parametrize("seed", range(4))
-def test_ilp_matches_brute_force_on_random_small_instances(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_ilp_matches_brute_force_on_random_small_instances(
+    seed: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
     base = load(TOPO_DIR / "leafspine.yaml")
     rng = random.Random(seed)
     feasible = 0
@@ -173,20 +177,31 @@ def test_budget_zero_names_budget() -> None:
 
 def test_memory_shortage_names_switch() -> None:
     topo = load(TOPO_DIR / "single.yaml")
-    topo = Topology(topo.name, topo.hosts, {"s1": dataclasses.replace(topo.switches["s1"], register_slots=200)},
-                    topo.links, (Job(1, ("h1", "h2"), 1000), Job(2, ("h3", "h4"), 1000)))
+    topo = Topology(
+        topo.name,
+        topo.hosts,
+        {"s1": dataclasses.replace(topo.switches["s1"], register_slots=200)},
+        topo.links,
+        (Job(1, ("h1", "h2"), 1000), Job(2, ("h3", "h4"), 1000)),
+    )
     with pytest.raises(InfeasiblePlacement) as info:
         place(topo)
     assert [(b.kind, b.where) for b in info.value.binding] == [("memory", "s1")]
     assert "200 register slots" in str(info.value)
     too_big = topo.with_jobs([Job(1, ("h1", "h2"), 1000, window=101)])
-    with pytest.raises(InfeasiblePlacement, match=r"needs 202 register slots .* largest programmable switch has 200"):
+    with pytest.raises(
+        InfeasiblePlacement, match=r"needs 202 register slots .* largest programmable switch has 200"
+    ):
         place(too_big)
 
 
 def test_fan_in_limit_names_switch() -> None:
-    hosts = {f"h{i}": Host(f"h{i}", f"10.0.{i // 200}.{i % 200 + 1}", f"02:00:00:00:{i // 200:02x}:{i % 200 + 1:02x}")
-             for i in range(40)}
+    hosts = {
+        f"h{i}": Host(
+            f"h{i}", f"10.0.{i // 200}.{i % 200 + 1}", f"02:00:00:00:{i // 200:02x}:{i % 200 + 1:02x}"
+        )
+        for i in range(40)
+    }
     switches = {"s1": Switch("s1", "10.1.0.1", "02:00:00:01:00:01"),
                 "s2": Switch("s2", "10.1.0.2", "02:00:00:01:00:02", programmable=False)}
     links = [Link(h, 0, "s1" if i < 34 else "s2", i + 1) for i, h in enumerate(hosts)]

@@ -88,8 +88,10 @@ def test_scale_matches_brute_force_and_bounds_it(seed: int) -> None:
     assert proven >= 3
 
 
-@pytest.mark.parametrize(("k", "n_jobs", "workers", "seed"),
-                         [(4, 3, 4, 1), (4, 4, 6, 2), (4, 6, 3, 3), (8, 16, 8, 1), (8, 24, 12, 2), (8, 30, 5, 3)])
+@pytest.mark.parametrize(
+    ("k", "n_jobs", "workers", "seed"),
+    [(4, 3, 4, 1), (4, 4, 6, 2), (4, 6, 3, 3), (8, 16, 8, 1), (8, 24, 12, 2), (8, 30, 5, 3)],
+)
 def test_scale_equals_exact_model_on_fattrees(k: int, n_jobs: int, workers: int, seed: int) -> None:
     base = build_fattree(k)
     topo = base.with_jobs(random_jobs(base, n_jobs, workers, seed=seed))
@@ -136,7 +138,9 @@ def test_scale_reports_build_time_and_bounds_in_json() -> None:
 def _two_jobs_on_one_uplink() -> tuple[Topology, object]:
     """k = 4, jobs 1 and 2 share edge switches e0_0 and e1_0 and both root at core c0_0, so the
     uplinks e0_0-a0_0 and e1_0-a1_0 carry both: a poor earlier placement."""
-    topo = build_fattree(4).with_jobs([Job(1, ("h0_0_0", "h1_0_0"), 4000), Job(2, ("h0_0_1", "h1_0_1"), 4000)])
+    topo = build_fattree(4).with_jobs(
+        [Job(1, ("h0_0_0", "h1_0_0"), 4000), Job(2, ("h0_0_1", "h1_0_1"), 4000)]
+    )
     before = evaluate(topo, {1: ("c0_0", {"c0_0"}), 2: ("c0_0", {"c0_0"})})
     assert before.objective.bottleneck_bytes == 8000
     return topo, before

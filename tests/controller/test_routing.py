@@ -37,7 +37,9 @@ def test_fattree_sizes() -> None:
         topo = build_fattree(k)
         assert (len(topo.switches), len(topo.hosts)) == (switches, hosts)
         assert len(topo.links) == hosts + 2 * (k * (k // 2) ** 2)
-        assert all(link.port_of(sw) >= 1 for link in topo.links for sw in (link.a, link.b) if sw in topo.switches)
+        assert all(
+            link.port_of(sw) >= 1 for link in topo.links for sw in (link.a, link.b) if sw in topo.switches
+        )
 
 
 def test_paths_are_shortest_symmetric_and_prefix_consistent(ft4: Topology) -> None:

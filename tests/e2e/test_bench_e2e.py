@@ -51,7 +51,9 @@ def test_quick_bench_runs_all_modes_exactly_on_shaped_links():
     ratios = out["ratios"]["100mbit"]
     assert ratios["packets_sketch_ring_over_dhc"] == pytest.approx(
         rows["sketch_ring"]["packets_sent"] / rows["dhc"]["packets_sent"])
-    assert ratios["bytes_ring_over_dhc"] == pytest.approx(rows["ring"]["wire_bytes"] / rows["dhc"]["wire_bytes"])
+    assert ratios["bytes_ring_over_dhc"] == pytest.approx(
+        rows["ring"]["wire_bytes"] / rows["dhc"]["wire_bytes"]
+    )
     assert ratios["time_ring_over_dhc"] == pytest.approx(rows["ring"]["seconds"] / rows["dhc"]["seconds"])
     assert ratios["bytes_dense_ina_over_dhc"] > 4   # 1% density: the sketch is far below dense
     assert rows["ring"]["max_abs_err_vs_float32_sum"] <= n * cfg["quantization_step"] / 2 + 1e-6

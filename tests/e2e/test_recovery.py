@@ -119,7 +119,9 @@ def test_killed_switch_named_then_restart_redeploy_reset_is_exact(recovery_net):
     _assert_reset_hint(outcomes, 3)
     sw_ip = net.topo.switches["s1"].ip
     for o in outcomes:
-        assert f"switch {sw_ip}" in o.summary["error"] and "does not answer ARP" in o.summary["error"], o.summary
+        assert f"switch {sw_ip}" in o.summary["error"] and "does not answer ARP" in o.summary["error"], (
+            o.summary
+        )
         assert "not answering a liveness probe" not in o.summary["error"], o.summary
     # restart only the switch; the controller redeploys it (the manifest's epoch: nothing held it)
     s1.start([])

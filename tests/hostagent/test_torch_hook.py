@@ -97,6 +97,42 @@ def test_from_agent_uses_the_agents_transport() -> None:
         red = state.get_reducer()
         assert isinstance(red, NetworkReducer) and red.transport is agent.transport
         assert (state.n_workers, state.codec, state.codec_params) == (3, "hg", {"block_size": 64})
+        closes = _record_closes(agent)
+        state.close()                     # the agent is its owner's: left open
+        assert closes == []
+        with pytest.raises(ValueError, match="either"):
+            DHCHookState(agent=agent, endpoint=ep)
+
+
+def test_endpoint_state_opens_and_closes_its_own_agent() -> None:
+    from hostagent.agent import Agent
+    from hostagent.reducer import NetworkReducer
+    from hostagent.transport import JobEndpoint
+    ep = JobEndpoint(job_id=7, child_id=0, switch_ip="127.0.0.1", window=8,
+                     bind_ip="127.0.0.1")
+    state = DHCHookState(endpoint=ep, n_workers=2, codec_params={"block_size": 64})
+    red = state.get_reducer()
+    agent = state.agent
+    assert isinstance(agent, Agent) and isinstance(red, NetworkReducer)
+    assert red.transport is agent.transport
+    assert (agent.n_workers, agent.codec, agent.codec_params) == (2, "hg", {"block_size": 64})
+    closes = _record_closes(agent)
+    state.close(finish=False)         # Agent.close without the padding
+    state.close()                     # a second close does nothing
+    assert closes == [False]
+
+
+def _record_closes(agent: object) -> list[bool]:
+    """Record every ``agent.close(finish)`` (still closing for real)."""
+    calls: list[bool] = []
+    real = agent.close
+
+    def close(finish: bool = True) -> None:
+        calls.append(finish)
+        real(finish)
+
+    agent.close = close
+    return calls
 
 
 def test_single_rank_gloo_group_and_worker_count_check() -> None:
@@ -258,7 +294,8 @@ def test_topk_aggregate_is_the_exact_sum_of_sparsified_quantized_gradients(
         for w, rec in enumerate(recs):
             assert rec["param_names"] == names and rec["raw"].dtype == np.float32
             # error feedback: compensated = raw + what earlier steps did not deliver
-            prev = np.concatenate([residual[w].get(n, np.zeros(sz)) for n, sz in zip(names, sizes, strict=True)])
+            prev = np.concatenate([residual[w].get(n, np.zeros(sz))
+                                   for n, sz in zip(names, sizes, strict=True)])
             assert np.array_equal(rec["compensated"], rec["raw"].astype(np.float64) + prev)
             # top-k: k entries kept unchanged, none dropped larger than any kept
             kept = np.flatnonzero(rec["sent"])

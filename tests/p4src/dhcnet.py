@@ -144,7 +144,9 @@ class Aggregator:
     parent: Host | None = None         # None = root
     uplink_port: int = 0
     parent_child_id: int = 0
-    levels: dict[int, int] = field(default_factory=lambda: {int(lv): int(op) for lv, op in wire.LEVEL_OPS.items()})
+    levels: dict[int, int] = field(
+        default_factory=lambda: {int(lv): int(op) for lv, op in wire.LEVEL_OPS.items()}
+    )
     epoch: int = 0                     # the job's current session
 
 

@@ -100,7 +100,12 @@ def test_result_from_a_worker_at_the_root_is_unauthorised(rig: Rig) -> None:
 
 
 def test_local_non_dhc_and_non_ip(rig: Rig) -> None:
-    udp = Ether(src=WORKERS[0].mac, dst=SWITCH.mac) / IP(src=WORKERS[0].ip, dst=SWITCH.ip) / UDP(dport=53) / b"q"
+    udp = (
+        Ether(src=WORKERS[0].mac, dst=SWITCH.mac)
+        / IP(src=WORKERS[0].ip, dst=SWITCH.ip)
+        / UDP(dport=53)
+        / b"q"
+    )
     assert rig.sw.process(1, bytes(udp)) == []
     v6 = Ether(src=WORKERS[0].mac, dst=SWITCH.mac) / IPv6(src="fe80::1", dst="fe80::2") / UDP() / b"q"
     assert rig.sw.process(1, bytes(v6)) == []
@@ -131,7 +136,8 @@ def test_bad_ipv4_checksum_is_dropped_and_counted(rig: Rig) -> None:
 def test_arp_other_than_ipv4_over_ethernet_is_malformed(rig: Rig, field: str) -> None:
     """Checked by the arp_check table in ingress (not by a parser select)."""
     bad = {"hwtype": 6, "ptype": 0x86DD, "hwlen": 8, "plen": 16}[field]
-    pkt = Ether(src=WORKERS[0].mac, dst="ff:ff:ff:ff:ff:ff") / ARP(op=1, hwsrc=WORKERS[0].mac, psrc=WORKERS[0].ip,
-                                                                   pdst=SWITCH.ip, **{field: bad})
+    pkt = Ether(src=WORKERS[0].mac, dst="ff:ff:ff:ff:ff:ff") / ARP(
+        op=1, hwsrc=WORKERS[0].mac, psrc=WORKERS[0].ip, pdst=SWITCH.ip, **{field: bad}
+    )
     assert rig.sw.process(1, bytes(pkt)) == []
     assert drops(rig.sw) == {DROP_MALFORMED: 1}

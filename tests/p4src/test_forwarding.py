@@ -31,8 +31,10 @@ def test_arp_request_for_switch_address_is_answered() -> None:
 def test_arp_for_unknown_address_and_arp_replies_are_dropped() -> None:
     rig = make_rig()
     assert rig.sw.process(1, arp_request(WORKERS[0], "10.9.9.9")) == []
-    reply = bytes(Ether(src=WORKERS[0].mac, dst=SWITCH.mac) / ARP(op=2, hwsrc=WORKERS[0].mac, psrc=WORKERS[0].ip,
-                                                                 hwdst=SWITCH.mac, pdst=SWITCH.ip))
+    reply = bytes(
+        Ether(src=WORKERS[0].mac, dst=SWITCH.mac)
+        / ARP(op=2, hwsrc=WORKERS[0].mac, psrc=WORKERS[0].ip, hwdst=SWITCH.mac, pdst=SWITCH.ip)
+    )
     assert rig.sw.process(1, reply) == []
     assert drops(rig.sw) == {DROP_ARP: 2}
 

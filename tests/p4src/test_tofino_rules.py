@@ -66,7 +66,10 @@ def test_rule4_one_register_per_action_one_table_per_register(src: str) -> None:
         used = {r for r in registers if re.search(rf"\b{r}\.(read|write)\(", body)}
         assert len(used) <= 1, f"action {name} touches registers {sorted(used)}"
         for r in used:
-            assert len(re.findall(rf"\b{r}\.read\(", body)) <= 1 and len(re.findall(rf"\b{r}\.write\(", body)) <= 1
+            assert (
+                len(re.findall(rf"\b{r}\.read\(", body)) <= 1
+                and len(re.findall(rf"\b{r}\.write\(", body)) <= 1
+            )
     for r in registers:
         users = {a for a, body in actions.items() if re.search(rf"\b{r}\.(read|write)\(", body)}
         owners = {t for t, acts in tables.items() if users & acts}
@@ -77,7 +80,9 @@ def test_rule4_one_register_per_action_one_table_per_register(src: str) -> None:
         assert len({i.replace(" ", "") for i in indexes}) == 1, f"register {r} indexed by {indexes}"
 
 
-ATOM = re.compile(r"!?[\w.]+\.isValid\(\)|[\w.\[\]:]+\s*(==|!=|<=|>=|<|>)\s*(\d+|0x[0-9a-fA-F]+|[A-Z][A-Z0-9_]*)")
+ATOM = re.compile(
+    r"!?[\w.]+\.isValid\(\)|[\w.\[\]:]+\s*(==|!=|<=|>=|<|>)\s*(\d+|0x[0-9a-fA-F]+|[A-Z][A-Z0-9_]*)"
+)
 
 
 def test_rule5_conditions_compare_a_field_with_a_constant(src: str) -> None:

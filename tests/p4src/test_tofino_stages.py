@@ -89,7 +89,11 @@ def _units(src: str) -> dict[str, tuple[set[str], set[str], set[str]]]:
             out[f"{control}.{name}"] = eff
         for table, tbody in _blocks(cbody, "table").items():
             keys = re.search(r"key\s*=\s*{([^}]*)}", tbody)
-            reads = set().union(*(_refs(k.split(":")[0]) for k in keys.group(1).split(";") if ":" in k)) if keys else set()
+            reads = (
+                set().union(*(_refs(k.split(":")[0]) for k in keys.group(1).split(";") if ":" in k))
+                if keys
+                else set()
+            )
             writes, regs = set(), set()
             for a in re.findall(r"\w+", re.search(r"actions\s*=\s*{([^}]*)}", tbody).group(1)):
                 if a in actions:
@@ -125,7 +129,9 @@ def test_stage_chain_is_a_valid_placement_in_12_stages() -> None:
     tables = {f"{c}.{t}" for c, body in _blocks(src, "control").items() for t in _blocks(body, "table")
               if c != "DhcResultRewrite"}                  # egress: a pipeline of its own
     chain = [(f"{c}.{n}", s) for c, n, s in CHAIN]
-    assert tables <= {n for n, _ in chain}, f"tables missing from the chain: {sorted(tables - {n for n, _ in chain})}"
+    assert tables <= {n for n, _ in chain}, (
+        f"tables missing from the chain: {sorted(tables - {n for n, _ in chain})}"
+    )
     assert max(s for _, s in chain) <= 11
     for stage in range(12):
         regs = [n for n, s in chain if s == stage and units[n][2]]
@@ -138,8 +144,13 @@ def test_stage_chain_is_a_valid_placement_in_12_stages() -> None:
             oreads, owrites, _ = units[other]
             exclusive = any({name, other} <= group for group in EXCLUSIVE)
             if j < i and owrites & reads:
-                assert ostage < stage, f"{name} (stage {stage}) reads {owrites & reads} written by {other} (stage {ostage})"
+                assert ostage < stage, (
+                    f"{name} (stage {stage}) reads {owrites & reads} written by {other} (stage {ostage})"
+                )
             if j > i and owrites & reads:
-                assert ostage >= stage, f"{name} (stage {stage}) reads {owrites & reads} before {other} (stage {ostage}) writes it"
+                assert ostage >= stage, (
+                    f"{name} (stage {stage}) reads {owrites & reads} before {other} "
+                    f"(stage {ostage}) writes it"
+                )
             if j < i and owrites & writes and not exclusive:
                 assert ostage < stage, f"{name} and {other} both write {owrites & writes} in stage {stage}"

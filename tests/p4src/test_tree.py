@@ -62,8 +62,17 @@ def tree() -> Tree:
                                  parent_child_id=0, stats_idx=0,
                                  children=[Child(W[0], 1, 0, rid=1), Child(W[1], 2, 1, rid=2)]))
     program_switch_basics(root, ROOT, {LEAF.ip: (LEAF.mac, ROOT_TO_LEAF), W[2].ip: (W[2].mac, ROOT_TO_W3)})
-    program_job(root, Aggregator(job=JOB, base=8, window=4, own=ROOT, stats_idx=1,
-                                 children=[Child(LEAF, ROOT_TO_LEAF, 0, rid=1, is_switch=True), Child(W[2], ROOT_TO_W3, 1, rid=2)]))
+    program_job(
+        root,
+        Aggregator(
+            job=JOB,
+            base=8,
+            window=4,
+            own=ROOT,
+            stats_idx=1,
+            children=[Child(LEAF, ROOT_TO_LEAF, 0, rid=1, is_switch=True), Child(W[2], ROOT_TO_W3, 1, rid=2)],
+        ),
+    )
     return Tree(leaf, root)
 
 

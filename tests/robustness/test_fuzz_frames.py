@@ -60,9 +60,15 @@ def _seeds(net: SimNet) -> list[bytes]:
     return [
         _data(net, "h1", 3, np.arange(LANES)),
         bytes(Ether(src=h1.mac, dst="ff:ff:ff:ff:ff:ff") / ARP(op=1, hwsrc=h1.mac, psrc=h1.ip, pdst=sw.ip)),
-        bytes(Ether(src=h1.mac, dst=sw.mac) / IP(src=h1.ip, dst=h2.ip) / UDP(sport=1234, dport=5678) / b"hello"),
-        bytes(Ether(src=h1.mac, dst=sw.mac) / IP(src=h1.ip, dst=h2.ip)
-              / UDP(sport=wire.worker_port(1), dport=wire.worker_port(1)) / probe),
+        bytes(
+            Ether(src=h1.mac, dst=sw.mac) / IP(src=h1.ip, dst=h2.ip) / UDP(sport=1234, dport=5678) / b"hello"
+        ),
+        bytes(
+            Ether(src=h1.mac, dst=sw.mac)
+            / IP(src=h1.ip, dst=h2.ip)
+            / UDP(sport=wire.worker_port(1), dport=wire.worker_port(1))
+            / probe
+        ),
     ]
 
 
@@ -127,7 +133,9 @@ def test_fuzzed_frames_are_dropped_and_counted_then_a_new_epoch_is_exact(net: Si
         if time.monotonic() - t0 > BUDGET_S:
             break
     assert done >= FRAMES // 4, f"only {done} frames in {BUDGET_S} s"
-    assert not silent_uncounted, f"{len(silent_uncounted)} frames vanished uncounted, e.g. {silent_uncounted[:3]}"
+    assert not silent_uncounted, (
+        f"{len(silent_uncounted)} frames vanished uncounted, e.g. {silent_uncounted[:3]}"
+    )
     print(f"fuzzed frames per mutation: {dict(kinds)}")
 
     # recovery: move the job to epoch 1, then one correct round of all four workers

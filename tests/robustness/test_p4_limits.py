@@ -17,7 +17,8 @@ ROOT = Path(__file__).resolve().parents[2]
 
 _SKELETON = """
 struct m_t {} struct h_t {}
-parser P(packet_in p, out h_t h, inout m_t m, inout standard_metadata_t s) { state start { transition accept; } }
+parser P(packet_in p, out h_t h, inout m_t m, inout standard_metadata_t s) {
+    state start { transition accept; } }
 control V(inout h_t h, inout m_t m) { apply {} }
 control I(inout h_t h, inout m_t m, inout standard_metadata_t s) { apply { } }
 control E(inout h_t h, inout m_t m, inout standard_metadata_t s) { apply {} }

@@ -21,9 +21,16 @@ from tests.robustness.p4rt_fixture import config, local_insert, running_switch
 
 U = p4runtime_pb2.Update
 SFP = p4runtime_pb2.SetForwardingPipelineConfigRequest
-GOOD_CODES = {grpc.StatusCode.INVALID_ARGUMENT, grpc.StatusCode.NOT_FOUND, grpc.StatusCode.UNIMPLEMENTED,
-              grpc.StatusCode.PERMISSION_DENIED, grpc.StatusCode.FAILED_PRECONDITION,
-              grpc.StatusCode.ALREADY_EXISTS, grpc.StatusCode.OUT_OF_RANGE, grpc.StatusCode.RESOURCE_EXHAUSTED}
+GOOD_CODES = {
+    grpc.StatusCode.INVALID_ARGUMENT,
+    grpc.StatusCode.NOT_FOUND,
+    grpc.StatusCode.UNIMPLEMENTED,
+    grpc.StatusCode.PERMISSION_DENIED,
+    grpc.StatusCode.FAILED_PRECONDITION,
+    grpc.StatusCode.ALREADY_EXISTS,
+    grpc.StatusCode.OUT_OF_RANGE,
+    grpc.StatusCode.RESOURCE_EXHAUSTED,
+}
 
 
 def _lpm(names) -> p4runtime_pb2.TableEntry:
@@ -35,7 +42,9 @@ def _bad_entries(names, rng: random.Random) -> Iterator[tuple[str, p4runtime_pb2
     base = local_insert(names, 0x0A0000FE).entity.table_entry
     lpm = _lpm(names)
 
-    def variant(name: str, src: p4runtime_pb2.TableEntry, fn: Callable) -> tuple[str, p4runtime_pb2.TableEntry]:
+    def variant(
+        name: str, src: p4runtime_pb2.TableEntry, fn: Callable
+    ) -> tuple[str, p4runtime_pb2.TableEntry]:
         te = p4runtime_pb2.TableEntry()
         te.CopyFrom(src)
         fn(te)
@@ -67,7 +76,9 @@ def _bad_entries(names, rng: random.Random) -> Iterator[tuple[str, p4runtime_pb2
     yield variant("lpm host bits set", lpm, lambda t: (setattr(t.match[0].lpm, "prefix_len", 8)))
     yield variant("missing param", lpm, lambda t: t.action.action.params.pop())
     yield variant("extra param", lpm, lambda t: t.action.action.params.add(param_id=77, value=b"\x01"))
-    yield variant("param too wide", lpm, lambda t: setattr(t.action.action.params[1], "value", b"\x01\x00\x00"))
+    yield variant(
+        "param too wide", lpm, lambda t: setattr(t.action.action.params[1], "value", b"\x01\x00\x00")
+    )
     yield variant("duplicate param", lpm, lambda t: t.action.action.params.append(t.action.action.params[0]))
     yield variant("action profile member", lpm, lambda t: (t.action.ClearField("action"),
                                                            setattr(t.action, "action_profile_member_id", 1)))
@@ -80,7 +91,9 @@ def _bad_entries(names, rng: random.Random) -> Iterator[tuple[str, p4runtime_pb2
                   lambda t: setattr(t.counter_data, "packet_count", 5))
     for i in range(13):   # random bytes in the value fields
         n = rng.randint(0, 40)
-        yield variant(f"random value {i}", base, lambda t, n=n: setattr(t.match[0].exact, "value", rng.randbytes(n)))
+        yield variant(
+            f"random value {i}", base, lambda t, n=n: setattr(t.match[0].exact, "value", rng.randbytes(n))
+        )
 
 
 def _write(stub, election, updates: list[p4runtime_pb2.Update], device_id: int = 0):
@@ -141,7 +154,9 @@ def test_malformed_requests_are_refused_cleanly(sw) -> None:
     for what, te in _bad_entries(sw.names, rng):
         for kind in (U.INSERT, U.MODIFY, U.DELETE):
             up = p4runtime_pb2.Update(type=kind, entity=p4runtime_pb2.Entity(table_entry=te))
-            expect_refusal("write-entry", f"{what}/{U.Type.Name(kind)}", lambda up=up: _write(stub, election, [up]))
+            expect_refusal(
+                "write-entry", f"{what}/{U.Type.Name(kind)}", lambda up=up: _write(stub, election, [up])
+            )
     # other write shapes
     valid = local_insert(sw.names, 0x0A0000FD).entity
     others = {
@@ -171,7 +186,9 @@ def test_malformed_requests_are_refused_cleanly(sw) -> None:
         "unknown table": p4runtime_pb2.Entity(table_entry=p4runtime_pb2.TableEntry(table_id=0x02FFFFFF)),
         "register": p4runtime_pb2.Entity(register_entry=p4runtime_pb2.RegisterEntry()),
         "empty entity": p4runtime_pb2.Entity(),
-        "unknown counter": p4runtime_pb2.Entity(counter_entry=p4runtime_pb2.CounterEntry(counter_id=0x12FFFFFF)),
+        "unknown counter": p4runtime_pb2.Entity(
+            counter_entry=p4runtime_pb2.CounterEntry(counter_id=0x12FFFFFF)
+        ),
         "meter": p4runtime_pb2.Entity(meter_entry=p4runtime_pb2.MeterEntry(meter_id=1)),
     }
     for what, ent in reads.items():
@@ -205,12 +222,20 @@ def test_malformed_requests_are_refused_cleanly(sw) -> None:
     req.config.p4_device_config = good.p4_device_config
     req.config.p4info.CopyFrom(good.p4info)
     req.config.p4info.tables[0].preamble.id ^= 1
-    expect_refusal("pipeline", "p4info that disagrees", lambda: stub.SetForwardingPipelineConfig(req, timeout=20))
+    expect_refusal(
+        "pipeline", "p4info that disagrees", lambda: stub.SetForwardingPipelineConfig(req, timeout=20)
+    )
     for what, action in (("unspecified action", SFP.UNSPECIFIED), ("commit without save", SFP.COMMIT)):
         r = SFP(device_id=0, election_id=election, action=action)
         expect_refusal("pipeline", what, lambda r=r: stub.SetForwardingPipelineConfig(r, timeout=20))
     # raw garbage instead of a serialised request, to every unary method
-    for method in ("Write", "Read", "SetForwardingPipelineConfig", "GetForwardingPipelineConfig", "Capabilities"):
+    for method in (
+        "Write",
+        "Read",
+        "SetForwardingPipelineConfig",
+        "GetForwardingPipelineConfig",
+        "Capabilities",
+    ):
         for i in range(3):
             blob = rng.randbytes(rng.randint(1, 64))
             call = sw.conn.channel.unary_unary(f"/p4.v1.P4Runtime/{method}", request_serializer=None,

@@ -18,6 +18,7 @@ from softswitch.stf_syntax import (
     RegisterRead,
     SendPacket,
     StfSyntaxError,
+    p4c_dialect_problems,
     parse_stf,
 )
 
@@ -62,15 +63,25 @@ wait
 
 def test_parse_pre_and_extern_commands():
     f = parse_stf("mc_mgrp_create 1\nmc_node_create 7 1 2 3\nmc_node_associate 1 0\n"
-                  "mirroring_add 5 4\nregister_write r 3 0x10\nregister_read MyIngress.r 3 16\n"
-                  "check_counter c(2) bytes >= 100\ncheck_counter c(1)\n")
+                  "mirroring_add 5 4\nregister_write r 3 0x10\n#!softswitch register_read MyIngress.r 3 16\n"
+                  "check_counter c(2) bytes >= 100\ncheck_counter c(1)\nregister_read r 4\n")
     kinds = [type(c).__name__ for c in f.commands]
     assert kinds == ["McGroup", "McNodeCreate", "McNodeAssociate", "MirroringAdd", "RegisterWrite",
-                     "RegisterRead", "CheckCounter", "CheckCounter"]
+                     "RegisterRead", "CheckCounter", "CheckCounter", "RegisterRead"]
     assert f.commands[1] == McNodeCreate(2, 7, (1, 2, 3))
     assert f.commands[5] == RegisterRead(6, "MyIngress.r", 3, 16)
     assert f.commands[6] == CheckCounter(7, "c", 2, "bytes", ">=", 100)
     assert f.commands[7] == CheckCounter(8, "c", 1, "packets", "==", 0)
+    assert f.commands[8] == RegisterRead(9, "r", 4, None)  # p4c's form: a read, no check
+
+
+def test_register_check_is_a_softswitch_extension():
+    """p4c's runner reads 'register_read NAME INDEX'; a check with a value must say it is ours."""
+    with pytest.raises(StfSyntaxError, match="#!softswitch register_read r 3 16"):
+        parse_stf("register_read r 3 16\n")
+    assert p4c_dialect_problems("#!softswitch register_read r 3 16\nregister_read r 3\n") == []
+    probs = p4c_dialect_problems("add t k:10.0.0.0/8 a()\nadd t k:0x0a&&&0xff a()\nregister_read r 3 16\n")
+    assert [p.split(":")[0] for p in probs] == ["1", "2", "3"]
 
 
 @pytest.mark.parametrize("line, reason", [
@@ -237,7 +248,7 @@ def test_bad_names_and_values_are_reported_per_line(tmp_path):
                          "add ipv4_lpm dstAddr:10.0.0.0/8 no_such_action()\n"
                          "add ipv4_lpm dstAddr:10.0.0.0/8 ipv4_forward(dstAddr:1)\n"
                          "add ipv4_lpm dstAddr:10.0.0.0/8 ipv4_forward(dstAddr:1, port:0x200)\n"
-                         "register_read nope 0 0\n")
+                         "#!softswitch register_read nope 0 0\n")
     assert len(res.failures) == 5, res.report()
     f = res.failures
     assert f[0].startswith("line 1: no table 'no_such_table'")

@@ -10,8 +10,19 @@ from scapy.layers.l2 import ARP, Ether
 from dhcwire import header as wire
 
 
-def dhc_data(src_mac: str, src_ip: str, dst_mac: str, dst_ip: str, lanes: list[int], *, job: int, child_id: int,
-             chunk: int, window: int, level: int) -> bytes:
+def dhc_data(
+    src_mac: str,
+    src_ip: str,
+    dst_mac: str,
+    dst_ip: str,
+    lanes: list[int],
+    *,
+    job: int,
+    child_id: int,
+    chunk: int,
+    window: int,
+    level: int,
+) -> bytes:
     hdr = wire.pack_header(pkt_type=int(wire.PacketType.DATA), level=level, job_id=job, child_id=child_id,
                            num_lanes=len(lanes), chunk=chunk, slot=wire.slot_for_chunk(chunk, window))
     body = hdr + struct.pack(f"!{len(lanes)}I", *[v & 0xFFFFFFFF for v in lanes])

@@ -42,8 +42,12 @@ def read_all(addrs: dict[str, SwitchAddress]) -> dict[str, SwitchState]:
 
 
 def assert_equal(actual: SwitchState, intended: SwitchState) -> None:
-    assert {k: e.value for k, e in actual.entries.items()} == {k: e.value for k, e in intended.entries.items()}
-    assert {k: e.owner for k, e in actual.entries.items()} == {k: e.owner for k, e in intended.entries.items()}
+    assert {k: e.value for k, e in actual.entries.items()} == {
+        k: e.value for k, e in intended.entries.items()
+    }
+    assert {k: e.owner for k, e in actual.entries.items()} == {
+        k: e.owner for k, e in intended.entries.items()
+    }
     assert actual.groups == intended.groups
     assert actual.defaults == intended.defaults
 
@@ -117,7 +121,9 @@ def test_conflicting_region_is_refused_before_writing(net) -> None:
     remove_job(topo, procs.addresses, 2)
     try:
         with MultiSwitchClient(procs.addresses) as client:
-            with pytest.raises(ConflictError, match=rf"{root}: register region 0..127 of job 2 overlaps 0..127 of job 1"):
+            with pytest.raises(
+                ConflictError, match=rf"{root}: register region 0..127 of job 2 overlaps 0..127 of job 1"
+            ):
                 deploy(topo, moved, procs.addresses, jobs={2}, pipeline=False, client=client)
             assert client.updates_sent == 0
     finally:
@@ -205,8 +211,22 @@ def test_pipeline_from_files_is_the_same_pipeline(net, tmp_path, capsys) -> None
     (tmp_path / "dhc.p4").write_bytes(config)
     ppath = tmp_path / "placement.json"
     ppath.write_text(placement.to_json())
-    rc = main(["deploy", "--topo", TOPO, "--placement", str(ppath), "--switch-addr-map", _addr_map(procs),
-               "--p4info", str(tmp_path / "dhc.p4info.txtpb"), "--device-config", str(tmp_path / "dhc.p4"), "--json"])
+    rc = main(
+        [
+            "deploy",
+            "--topo",
+            TOPO,
+            "--placement",
+            str(ppath),
+            "--switch-addr-map",
+            _addr_map(procs),
+            "--p4info",
+            str(tmp_path / "dhc.p4info.txtpb"),
+            "--device-config",
+            str(tmp_path / "dhc.p4"),
+            "--json",
+        ]
+    )
     doc = json.loads(capsys.readouterr().out)
     assert rc == 0 and doc["writes"] == 0
     assert not any(s["pipeline_pushed"] for s in doc["switches"].values())
@@ -221,7 +241,9 @@ def test_cli_jobs_remove_then_add(net, tmp_path, capsys) -> None:
     ppath.write_text(placement.to_json())
     root = placement.job(2).root
     n2 = sum(1 for e in intended_state(topo, placement)[root].entries.values() if e.owner == 2) + 1  # + group
-    rc = main(["jobs", "remove", "--topo", TOPO, "--job", "2", "--switch-addr-map", _addr_map(procs), "--json"])
+    rc = main(
+        ["jobs", "remove", "--topo", TOPO, "--job", "2", "--switch-addr-map", _addr_map(procs), "--json"]
+    )
     doc = json.loads(capsys.readouterr().out)
     assert rc == 0 and doc["writes"] == n2 and doc["switches"][root]["deleted"] == n2
     rc = main(["jobs", "add", "--topo", TOPO, "--placement", str(ppath), "--job", "2",

@@ -54,9 +54,13 @@ def test_single_switch_job_entries(single) -> None:
                                "smac": mac2int("02:00:00:00:01:01"), "sip": ip2int("10.0.0.254"),
                                "dport": wire.worker_port(1)}
     assert len(st.table(T_ARP)) == 5
-    routes = {e.match[0].value: (e.match[0].prefix_len, e.param("port"), e.param("dmac")) for e in st.table(T_LPM)}
+    routes = {
+        e.match[0].value: (e.match[0].prefix_len, e.param("port"), e.param("dmac")) for e in st.table(T_LPM)
+    }
     assert routes == {ip2int(f"10.0.0.{i}"): (32, i, mac2int(f"02:00:00:00:00:0{i}")) for i in range(1, 5)}
-    assert st.defaults["DhcIngress.forwarding.switch_config"].params == (("mac", mac2int("02:00:00:00:01:01")),)
+    assert st.defaults["DhcIngress.forwarding.switch_config"].params == (
+        ("mac", mac2int("02:00:00:00:01:01")),
+    )
 
 
 def test_leafspine_tree_links(leafspine) -> None:
@@ -72,8 +76,9 @@ def test_leafspine_tree_links(leafspine) -> None:
             assert not j.is_root
             assert j.uplink_port == topo.next_hop_port(agg.switch, agg.parent)
             assert j.parent_addr == topo.switches[agg.parent].ip
-            (me,) = [c for c in plans[agg.parent].jobs if c.job_id == jp.job_id][0].children[j.parent_child_id:
-                                                                                               j.parent_child_id + 1]
+            (me,) = [c for c in plans[agg.parent].jobs if c.job_id == jp.job_id][0].children[
+                j.parent_child_id : j.parent_child_id + 1
+            ]
             assert me.name == agg.switch and me.addr == topo.switches[agg.switch].ip
     # a switch that aggregates nothing only forwards
     idle = [s for s in topo.switches if not plans[s].jobs]
@@ -98,7 +103,9 @@ def _with(placement: Placement, job_id: int, switch: str, **changes) -> Placemen
     jobs = []
     for jp in placement.jobs:
         if jp.job_id == job_id:
-            aggs = tuple(dataclasses.replace(a, **changes) if a.switch == switch else a for a in jp.aggregators)
+            aggs = tuple(
+                dataclasses.replace(a, **changes) if a.switch == switch else a for a in jp.aggregators
+            )
             jp = dataclasses.replace(jp, aggregators=aggs)
         jobs.append(jp)
     return dataclasses.replace(placement, jobs=tuple(jobs))
@@ -157,9 +164,14 @@ def test_diff_scoped_to_jobs(leafspine) -> None:
     assert {c.item.group_id for c in changes if not hasattr(c.item, "key")} == {2}
     # an extra entry of a job outside the scope survives unless pruned
     extra = SwitchState(root, dict(st.entries), dict(st.defaults), dict(st.groups))
-    stray = dataclasses.replace(next(e for e in st.table(T_LEVEL)), match=tuple(
-        dataclasses.replace(m, value=77) if m.name == "job_id" else m for m in next(e for e in st.table(T_LEVEL)).match),
-        owner=77)
+    stray = dataclasses.replace(
+        next(e for e in st.table(T_LEVEL)),
+        match=tuple(
+            dataclasses.replace(m, value=77) if m.name == "job_id" else m
+            for m in next(e for e in st.table(T_LEVEL)).match
+        ),
+        owner=77,
+    )
     extra.entries[stray.key] = stray
     assert diff(st, extra, jobs={1, 2}) == []
     assert [c.item for c in diff(st, extra, jobs={1, 2}, prune=True)] == [stray]
@@ -174,7 +186,9 @@ def test_conflicts_with_jobs_outside_the_scope(leafspine) -> None:
     live = SwitchState(root)
     for e in st.table(T_JOB):
         if e.owner == 1:
-            p = dict(e.params) | {"stats_idx": next(x.param("stats_idx") for x in st.table(T_JOB) if x.owner == 2)}
+            p = dict(e.params) | {
+                "stats_idx": next(x.param("stats_idx") for x in st.table(T_JOB) if x.owner == 2)
+            }
             e = dataclasses.replace(e, params=tuple(sorted(p.items())))
             live.entries[e.key] = e
     rid2 = [e for e in st.table(T_REWRITE) if e.owner == 2][0]

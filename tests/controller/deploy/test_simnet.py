@@ -96,7 +96,9 @@ def test_hosts_ping_each_other_across_the_topology(net: SimNet) -> None:
     src, dst = topo.hosts[hosts[0]], topo.hosts[hosts[-1]]
     mac = resolve(net, src.name, dst.ip)
     assert mac == dst.mac
-    got = net.inject(src.name, bytes(Ether(src=src.mac, dst=mac) / IP(src=src.ip, dst=dst.ip, ttl=64) / ICMP()))
+    got = net.inject(
+        src.name, bytes(Ether(src=src.mac, dst=mac) / IP(src=src.ip, dst=dst.ip, ttl=64) / ICMP())
+    )
     assert list(got) == [dst.name]
     pkt = Ether(got[dst.name][0])
     assert pkt.dst == dst.mac and pkt[IP].src == src.ip

@@ -24,9 +24,14 @@ CPU = 64
 TOPO = {
     "name": "cpu1",
     "switches": [{"name": "s1", "ip": "10.0.0.254", "mac": "02:00:00:00:01:01"}],
-    "hosts": [{"name": "h1", "ip": "10.0.0.1", "mac": "02:00:00:00:00:01"},
-              {"name": "h2", "ip": "10.0.0.2", "mac": "02:00:00:00:00:02"}],
-    "links": [{"a": "h1", "a_port": 0, "b": "s1", "b_port": CPU}, {"a": "h2", "a_port": 0, "b": "s1", "b_port": 2}],
+    "hosts": [
+        {"name": "h1", "ip": "10.0.0.1", "mac": "02:00:00:00:00:01"},
+        {"name": "h2", "ip": "10.0.0.2", "mac": "02:00:00:00:00:02"},
+    ],
+    "links": [
+        {"a": "h1", "a_port": 0, "b": "s1", "b_port": CPU},
+        {"a": "h2", "a_port": 0, "b": "s1", "b_port": 2},
+    ],
     "jobs": [{"id": 7, "workers": ["h1", "h2"], "bytes_per_iteration": 1024, "window": 8, "lanes": 32}],
 }
 

@@ -17,7 +17,10 @@ def test_inline_and_file_forms(tmp_path) -> None:
         "s1": SwitchAddress("s1", "127.0.0.1:50051", 0), "s2": SwitchAddress("s2", "10.0.0.9:9559", 2)}
     f = tmp_path / "map.json"
     f.write_text(json.dumps({"s1": "localhost:1@3", "s2": {"addr": "h:2", "device_id": 4}}))
-    assert parse_addr_map(str(f)) == {"s1": SwitchAddress("s1", "localhost:1", 3), "s2": SwitchAddress("s2", "h:2", 4)}
+    assert parse_addr_map(str(f)) == {
+        "s1": SwitchAddress("s1", "localhost:1", 3),
+        "s2": SwitchAddress("s2", "h:2", 4),
+    }
     y = tmp_path / "map.yaml"
     y.write_text("s1: 'a:5'\n")
     assert parse_addr_map(str(y)) == {"s1": SwitchAddress("s1", "a:5", 0)}

@@ -2,7 +2,10 @@
 
 The packets sent and the packets expected are built with Scapy and ``dhcwire.header`` from the
 behaviour p4src/README.md specifies (never from the P4 source); the STF files are checked in
-so that they can be read and run on their own (softswitch, or p4c's BMv2 STF runner).
+so that they can be read and run on their own (softswitch, or p4c's BMv2 STF runner).  They are
+written in p4c's dialect: lpm keys as hex digits with ``*`` for the bits outside the prefix, and the
+register checks p4c's runner lacks as ``#!softswitch register_read NAME INDEX VALUE`` (a comment
+there, a check here).
 """
 
 from __future__ import annotations
@@ -26,6 +29,13 @@ def ip_hex(ip: str) -> str:
     return "0x" + "".join(f"{int(x):02x}" for x in ip.split("."))
 
 
+def lpm_hex(ip: str, plen: int) -> str:
+    """An lpm key as p4c's STF runner writes it: ``0x0a0000**`` for 10.0.0.0/24."""
+    assert plen % 4 == 0, "p4c's hex form needs a prefix length that is a multiple of 4"
+    digits = ip_hex(ip)[2:]
+    return "0x" + digits[: plen // 4] + "*" * (8 - plen // 4)
+
+
 def mac_hex(mac: str) -> str:
     return "0x" + mac.replace(":", "")
 
@@ -42,7 +52,8 @@ def dhc(src_mac: str, dst_mac: str, src_ip: str, dst_ip: str, lanes: list[int], 
     payload = wire.pack_header(**hdr) + struct.pack(f"!{len(lanes)}I", *[v & 0xFFFFFFFF for v in lanes])
     udp = UDP(sport=sport, dport=dport) if udp_csum is None else \
         UDP(sport=sport, dport=dport, chksum=udp_csum)
-    return bytes(Ether(src=src_mac, dst=dst_mac) / IP(src=src_ip, dst=dst_ip, ttl=ttl, id=ident) / udp / payload)
+    ip = IP(src=src_ip, dst=dst_ip, ttl=ttl, id=ident)
+    return bytes(Ether(src=src_mac, dst=dst_mac) / ip / udp / payload)
 
 
 def data(w: int, lanes: list[int], *, ident: int = 1, child_id: int | None = None, **hdr: int) -> bytes:
@@ -76,7 +87,7 @@ def setup(job_levels: dict[int, int]) -> str:
                      f"set_child(child_mask:{1 << i})")
         lines.append(f"add result_rewrite egress_rid:{i + 1} rewrite(dmac:{mac_hex(mac)}, dip:{ip_hex(ip)}, "
                      f"smac:{mac_hex(SW_MAC)}, sip:{ip_hex(SW_IP)}, dport:{wire.worker_port(7)})")
-        lines.append(f"add ipv4_lpm dst_addr:{ip_hex(ip)}/32 set_nhop(dmac:{mac_hex(mac)}, port:{i + 1})")
+        lines.append(f"add ipv4_lpm dst_addr:{lpm_hex(ip, 32)} set_nhop(dmac:{mac_hex(mac)}, port:{i + 1})")
     lines.append("mc_mgrp_create 1")
     for i in range(3):
         lines.append(f"mc_node_create {i + 1} {i + 1}")
@@ -98,13 +109,14 @@ def sum_three_workers() -> str:
     out.append("wait\n")
     out.append(f"packet 3 {hexs(data(2, c[2], ident=9, level=sum_level, chunk=5, slot=slot))}\n")
     for w in range(3):
-        out.append(f"expect {w + 1} {hexs(result_to(w, total, ident=9, level=sum_level, chunk=5, slot=slot))} $\n")
+        res = result_to(w, total, ident=9, level=sum_level, chunk=5, slot=slot)
+        out.append(f"expect {w + 1} {hexs(res)} $\n")
     out.append("wait\n# worker 1 lost its copy: retransmits (other data), gets the stored sum\n")
     out.append(f"packet 2 {hexs(data(1, [5, 5, 5, 5], ident=3, level=sum_level, chunk=5, slot=slot))}\n")
     out.append(f"expect 2 {hexs(result_to(1, total, ident=3, level=sum_level, chunk=5, slot=slot))} $\n")
     out.append("wait\n")
-    out.append("register_read lane_3 13 0x7fffffff\n")
-    out.append("register_read slot_count 13 3\n")
+    out.append("#!softswitch register_read lane_3 13 0x7fffffff\n")
+    out.append("#!softswitch register_read slot_count 13 3\n")
     out.append("check_counter job_contributions(2) packets == 3\n")
     out.append("check_counter job_duplicates(2) packets == 1\n")
     out.append("check_counter job_results(2) packets == 2\n")
@@ -154,7 +166,7 @@ def arp_ipv4() -> str:
         HEADER, "# The switch answers ARP for its own address and routes IPv4 by ipv4_lpm.\n",
         f"setdefault switch_config set_switch_mac(mac:{mac_hex(SW_MAC)})\n",
         f"add arp_table target_addr:{ip_hex(SW_IP)} arp_reply(mac:{mac_hex(SW_MAC)})\n",
-        f"add ipv4_lpm dst_addr:0x0a000000/24 set_nhop(dmac:{mac_hex(w2_mac)}, port:3)\n",
+        f"add ipv4_lpm dst_addr:{lpm_hex('10.0.0.0', 24)} set_nhop(dmac:{mac_hex(w2_mac)}, port:3)\n",
         f"packet 1 {hexs(bytes(req))}\n",
         f"expect 1 {hexs(bytes(rep))} $\n",
         "wait\n",

@@ -83,95 +83,169 @@ DEPARSER = "        packet.emit(hdr.ethernet);"
 # name -> (what p4c says, in words; match alternatives; template parts)
 CASES: dict[str, tuple[str, str, dict[str, str]]] = {
     "undeclared_name": (
-        "use of a name that is declared nowhere", "undefined_var",
-        {"apply": "        meta.m8 = undefined_var; /*ERR*/"}),
+        "use of a name that is declared nowhere",
+        "undefined_var",
+        {"apply": "        meta.m8 = undefined_var; /*ERR*/"},
+    ),
     "width_mismatch_assign": (
-        "bit<16> assigned to bit<8> without a cast", "bit<16>|bit<8>|width|cast",
-        {"apply": "        meta.m8 = meta.m16; /*ERR*/"}),
+        "bit<16> assigned to bit<8> without a cast",
+        "bit<16>|bit<8>|width|cast",
+        {"apply": "        meta.m8 = meta.m16; /*ERR*/"},
+    ),
     "width_mismatch_binop": (
-        "arithmetic on operands of different widths", "bit<16>|bit<8>|width|cast",
-        {"apply": "        meta.m16 = meta.m16 + meta.m8; /*ERR*/"}),
+        "arithmetic on operands of different widths",
+        "bit<16>|bit<8>|width|cast",
+        {"apply": "        meta.m16 = meta.m16 + meta.m8; /*ERR*/"},
+    ),
     "assign_in_param": (
-        "a field of an in parameter is read-only", "read-only|readonly|in parameter|assign|l-?value|writ|target",
-        {"deparser": "        hdr.ethernet.etherType = 16w1; /*ERR*/\n        packet.emit(hdr.ethernet);"}),
+        "a field of an in parameter is read-only",
+        "read-only|readonly|in parameter|assign|l-?value|writ|target",
+        {"deparser": "        hdr.ethernet.etherType = 16w1; /*ERR*/\n        packet.emit(hdr.ethernet);"},
+    ),
     "extern_arity": (
-        "mark_to_drop called without its argument", "argument|arity|parameter",
-        {"apply": "        mark_to_drop(); /*ERR*/"}),
+        "mark_to_drop called without its argument",
+        "argument|arity|parameter",
+        {"apply": "        mark_to_drop(); /*ERR*/"},
+    ),
     "action_arity": (
-        "action called with one argument too many", "argument|arity|parameter",
-        {"decls": "    action set_port(bit<9> port) {\n        standard_metadata.egress_spec = port;\n    }",
-         "apply": "        set_port(9w1, 9w2); /*ERR*/"}),
+        "action called with one argument too many",
+        "argument|arity|parameter",
+        {
+            "decls": "    action set_port(bit<9> port) {\n"
+                     "        standard_metadata.egress_spec = port;\n    }",
+            "apply": "        set_port(9w1, 9w2); /*ERR*/",
+        },
+    ),
     "action_arg_type": (
-        "bool passed for a bit<9> action parameter", "bool",
-        {"decls": "    action set_port(bit<9> port) {\n        standard_metadata.egress_spec = port;\n    }",
-         "apply": "        set_port(true); /*ERR*/"}),
+        "bool passed for a bit<9> action parameter",
+        "bool",
+        {
+            "decls": "    action set_port(bit<9> port) {\n"
+                     "        standard_metadata.egress_spec = port;\n    }",
+            "apply": "        set_port(true); /*ERR*/",
+        },
+    ),
     "default_action_unbound": (
-        "default_action leaves a directionless action parameter unbound", "argument|param|bound|port",
-        {"decls": "    action set_port(bit<9> port) {\n        standard_metadata.egress_spec = port;\n    }\n"
-                  "    table t {\n        key = { hdr.ethernet.dstAddr: exact; }\n"
-                  "        actions = { set_port; }\n        default_action = set_port(); /*ERR*/\n    }",
-         "apply": "        t.apply();"}),
+        "default_action leaves a directionless action parameter unbound",
+        "argument|param|bound|port",
+        {
+            "decls": "    action set_port(bit<9> port) {\n"
+                     "        standard_metadata.egress_spec = port;\n    }\n"
+            "    table t {\n        key = { hdr.ethernet.dstAddr: exact; }\n"
+            "        actions = { set_port; }\n        default_action = set_port(); /*ERR*/\n    }",
+            "apply": "        t.apply();",
+        },
+    ),
     "table_in_parser": (
-        "tables cannot be declared in a parser", "table|syntax|unexpected",
-        {"parser": "    table t { /*ERR*/\n        key = { hdr.ethernet.dstAddr: exact; }\n"
-                   "        actions = { NoAction; }\n    }\n" + PARSER}),
+        "tables cannot be declared in a parser",
+        "table|syntax|unexpected",
+        {
+            "parser": "    table t { /*ERR*/\n        key = { hdr.ethernet.dstAddr: exact; }\n"
+            "        actions = { NoAction; }\n    }\n" + PARSER
+        },
+    ),
     "exit_in_parser": (
-        "exit is not a parser statement", "exit|syntax|unexpected",
-        {"parser": "    state start {\n        packet.extract(hdr.ethernet);\n        exit; /*ERR*/\n"
-                   "        transition accept;\n    }"}),
+        "exit is not a parser statement",
+        "exit|syntax|unexpected",
+        {
+            "parser": "    state start {\n        packet.extract(hdr.ethernet);\n        exit; /*ERR*/\n"
+            "        transition accept;\n    }"
+        },
+    ),
     "unknown_extern_function": (
-        "call of an extern function that is not declared", "frobnicate",
-        {"apply": "        frobnicate(meta.m8); /*ERR*/"}),
+        "call of an extern function that is not declared",
+        "frobnicate",
+        {"apply": "        frobnicate(meta.m8); /*ERR*/"},
+    ),
     "unknown_extern_type": (
-        "instantiation of an extern type that is not declared", "Frobnicator|syntax|unexpected",
-        {"decls": "    Frobnicator<bit<8>>(4) f; /*ERR*/"}),
+        "instantiation of an extern type that is not declared",
+        "Frobnicator|syntax|unexpected",
+        {"decls": "    Frobnicator<bit<8>>(4) f; /*ERR*/"},
+    ),
     "undefined_type": (
-        "local variable of an undeclared type", "foo_t|syntax|unexpected",
-        {"apply": "        foo_t x; /*ERR*/"}),
+        "local variable of an undeclared type",
+        "foo_t|syntax|unexpected",
+        {"apply": "        foo_t x; /*ERR*/"},
+    ),
     "duplicate_declaration": (
-        "two actions with the same name in one control", "duplicat|redeclar|already",
-        {"decls": "    action a() { }\n    action a() { } /*ERR*/"}),
+        "two actions with the same name in one control",
+        "duplicat|redeclar|already",
+        {"decls": "    action a() { }\n    action a() { } /*ERR*/"},
+    ),
     "duplicate_local": (
-        "two local variables with the same name in one block", "duplicat|redeclar|already",
-        {"apply": "        bit<8> x = 1;\n        bit<8> x = 2; /*ERR*/"}),
+        "two local variables with the same name in one block",
+        "duplicat|redeclar|already",
+        {"apply": "        bit<8> x = 1;\n        bit<8> x = 2; /*ERR*/"},
+    ),
     "select_key_count": (
-        "a select label with two values for one key", "select|tuple|key|label|expression|match",
-        {"parser": "    state start {\n        packet.extract(hdr.ethernet);\n"
-                   "        transition select(hdr.ethernet.etherType) {\n"
-                   "            (16w0x800, 16w1): accept; /*ERR*/\n            default: accept;\n        }\n    }"}),
+        "a select label with two values for one key",
+        "select|tuple|key|label|expression|match",
+        {
+            "parser": "    state start {\n        packet.extract(hdr.ethernet);\n"
+            "        transition select(hdr.ethernet.etherType) {\n"
+            "            (16w0x800, 16w1): accept; /*ERR*/\n            default: accept;\n        }\n    }"
+        },
+    ),
     "bool_condition_bit": (
-        "a bit<8> used as an if condition", "bool",
-        {"apply": "        if (meta.m8) { /*ERR*/\n            meta.m16 = 16w1;\n        }"}),
+        "a bit<8> used as an if condition",
+        "bool",
+        {"apply": "        if (meta.m8) { /*ERR*/\n            meta.m16 = 16w1;\n        }"},
+    ),
     "bool_assigned_to_bit": (
-        "a bool assigned to a bit<8>", "bool",
-        {"apply": "        meta.m8 = meta.flag; /*ERR*/"}),
+        "a bool assigned to a bit<8>",
+        "bool",
+        {"apply": "        meta.m8 = meta.flag; /*ERR*/"},
+    ),
     "no_such_field": (
-        "a header field that does not exist", "vlan",
-        {"apply": "        hdr.ethernet.vlan = 16w1; /*ERR*/"}),
+        "a header field that does not exist",
+        "vlan",
+        {"apply": "        hdr.ethernet.vlan = 16w1; /*ERR*/"},
+    ),
     "return_value_in_action": (
-        "return with a value inside an action", "return",
-        {"decls": "    action a() {\n        return 8w5; /*ERR*/\n    }", "apply": "        a();"}),
+        "return with a value inside an action",
+        "return",
+        {"decls": "    action a() {\n        return 8w5; /*ERR*/\n    }", "apply": "        a();"},
+    ),
     "assign_to_constant": (
-        "assignment to a compile-time constant", "const|assign|l-?value|read-only|target",
-        {"top": "\nconst bit<8> C = 8w1;\n", "apply": "        C = 8w2; /*ERR*/"}),
+        "assignment to a compile-time constant",
+        "const|assign|l-?value|read-only|target",
+        {"top": "\nconst bit<8> C = 8w1;\n", "apply": "        C = 8w2; /*ERR*/"},
+    ),
     "undeclared_state": (
-        "transition to a state that does not exist", "nowhere",
-        {"parser": "    state start {\n        packet.extract(hdr.ethernet);\n"
-                   "        transition nowhere; /*ERR*/\n    }"}),
+        "transition to a state that does not exist",
+        "nowhere",
+        {
+            "parser": "    state start {\n        packet.extract(hdr.ethernet);\n"
+            "        transition nowhere; /*ERR*/\n    }"
+        },
+    ),
     "extract_non_header": (
-        "extract of a bit<8> instead of a header", "header|extract",
-        {"parser": "    state start {\n        packet.extract(meta.m8); /*ERR*/\n        transition accept;\n    }"}),
+        "extract of a bit<8> instead of a header",
+        "header|extract",
+        {
+            "parser": "    state start {\n        packet.extract(meta.m8); /*ERR*/\n"
+                      "        transition accept;\n    }"
+        },
+    ),
     "unknown_match_kind": (
-        "a key with a match kind that is not declared", "fuzzy",
-        {"decls": "    table t {\n        key = { hdr.ethernet.dstAddr: fuzzy; } /*ERR*/\n"
-                  "        actions = { NoAction; }\n    }",
-         "apply": "        t.apply();"}),
+        "a key with a match kind that is not declared",
+        "fuzzy",
+        {
+            "decls": "    table t {\n        key = { hdr.ethernet.dstAddr: fuzzy; } /*ERR*/\n"
+            "        actions = { NoAction; }\n    }",
+            "apply": "        t.apply();",
+        },
+    ),
     "negative_shift": (
-        "shift by a negative constant (p4c: negative shift amount)", "shift|negative",
-        {"apply": "        meta.m8 = meta.m8 << -1; /*ERR*/"}),
+        "shift by a negative constant (p4c: negative shift amount)",
+        "shift|negative",
+        {"apply": "        meta.m8 = meta.m8 << -1; /*ERR*/"},
+    ),
     "slice_out_of_range": (
-        "bit slice [8:0] of a bit<8>", "slice|range|bound|index|width",
-        {"apply": "        meta.m16 = (bit<16>)meta.m8[8:0]; /*ERR*/"}),
+        "bit slice [8:0] of a bit<8>",
+        "slice|range|bound|index|width",
+        {"apply": "        meta.m16 = (bit<16>)meta.m8[8:0]; /*ERR*/"},
+    ),
 }
 
 

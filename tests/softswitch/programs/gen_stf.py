@@ -225,9 +225,10 @@ def register_counter() -> None:
         f"packet 2 {hx(frame(0))}",
         f"expect 1 {hx(frame(101))} $",
         "wait",
-        "register_read pkt_count 0 2",
-        "register_read MyIngress.pkt_count 2 101",
-        "register_read pkt_count 1 0",
+        "#!softswitch register_read pkt_count 0 2",
+        "#!softswitch register_read MyIngress.pkt_count 2 101",
+        "#!softswitch register_read pkt_count 1 0",
+        "register_read pkt_count 1",
         "check_counter port_counter(0) packets == 2",
         f"check_counter port_counter(0) bytes == {2 * n}",
         "check_counter port_counter(2) packets == 1",
@@ -292,7 +293,8 @@ def parser_errors() -> None:
     e = eth(1, 2, 0x9000)
     cases = [
         ("body with len 5: no error", bytes([1, 0x55]) + bytes([5, 0x33]) + b"\xaa\xbb", 0, None),
-        ("body with len 1: verify fails -> BadLength; body stays valid", bytes([1, 0x55, 1, 0x33]) + b"\xaa\xbb",
+        ("body with len 1: verify fails -> BadLength; body stays valid",
+         bytes([1, 0x55, 1, 0x33]) + b"\xaa\xbb",
          2, None),
         ("lookahead sees 0x80 -> big, but only 4 bytes left: PacketTooShort, bytes left as payload",
          bytes([1, 0x55]) + bytes.fromhex("80010203"), 1, None),

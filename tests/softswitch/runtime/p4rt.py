@@ -160,7 +160,9 @@ class Client:
                 te.action.action.params.add(param_id=pids[pname], value=encode_bytes(pv))
         return te
 
-    def write(self, *updates: tuple[int, p4runtime_pb2.Entity | p4runtime_pb2.TableEntry]) -> WriteFailure | None:
+    def write(
+        self, *updates: tuple[int, p4runtime_pb2.Entity | p4runtime_pb2.TableEntry]
+    ) -> WriteFailure | None:
         req = p4runtime_pb2.WriteRequest(device_id=self.device_id)
         req.election_id.CopyFrom(_uint128(self.election_id))
         for utype, ent in updates:

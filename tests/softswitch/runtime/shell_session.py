@@ -30,9 +30,14 @@ def session(addr: str, p4info_path: str, bin_path: str) -> dict:
     acl.priority = 5
     acl.insert()
     out["entries"] = [
-        {"value": e.match["hdr.ipv4.dstAddr"].lpm.value.hex(), "plen": e.match["hdr.ipv4.dstAddr"].lpm.prefix_len,
-         "port": e.action["port"].value.hex(), "dmac": e.action["dstAddr"].value.hex()}
-        for e in sh.TableEntry("MyIngress.ipv4_lpm").read()]
+        {
+            "value": e.match["hdr.ipv4.dstAddr"].lpm.value.hex(),
+            "plen": e.match["hdr.ipv4.dstAddr"].lpm.prefix_len,
+            "port": e.action["port"].value.hex(),
+            "dmac": e.action["dstAddr"].value.hex(),
+        }
+        for e in sh.TableEntry("MyIngress.ipv4_lpm").read()
+    ]
     out["acl_priorities"] = [e.priority for e in sh.TableEntry("MyIngress.acl").read()]
 
     g = sh.MulticastGroupEntry(3)

@@ -20,8 +20,24 @@ if os.geteuid() != 0 or compiler() is None:
 def test_native_and_python_rows_all_checked() -> None:
     p = argparse.ArgumentParser()
     softswitch_native.add_arguments(p)
-    r = softswitch_native.run(p.parse_args(["--frames", "3000", "--chunks", "400", "--runs", "1", "--lanes", "8",
-                                            "--dhc-window", "16", "--python-share", "0.5"]))
+    r = softswitch_native.run(
+        p.parse_args(
+            [
+                "--frames",
+                "3000",
+                "--chunks",
+                "400",
+                "--runs",
+                "1",
+                "--lanes",
+                "8",
+                "--dhc-window",
+                "16",
+                "--python-share",
+                "0.5",
+            ]
+        )
+    )
     b, d = r["basic_ipv4"], r["dhc"]
     for row in (b["c_forwarder"], b["native"], b["python"]):
         assert row["bad"] == 0 and row["frames_out_per_s"] > 0

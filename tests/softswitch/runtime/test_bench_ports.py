@@ -43,8 +43,16 @@ def test_both_rows_and_every_result_correct(capsys) -> None:
     assert result["program"] == "basic_ipv4.p4" and result["lost"] == 0
     assert result["ports_frames_per_s"] > 0 and result["in_process_frames_per_s"] > 0
     dhc = result["dhc"]
-    assert {"data_frames_per_s", "result_frames_per_s", "in_process_data_frames_per_s", "ports_over_in_process",
-            "switch_cpu_share", "data_runs", "result_runs", "in_process_runs"} <= set(dhc)
+    assert {
+        "data_frames_per_s",
+        "result_frames_per_s",
+        "in_process_data_frames_per_s",
+        "ports_over_in_process",
+        "switch_cpu_share",
+        "data_runs",
+        "result_runs",
+        "in_process_runs",
+    } <= set(dhc)
     assert (dhc["program"], dhc["lanes"], dhc["window_chunks"], dhc["chunks"]) == ("dhc.p4", 8, 16, 150)
     assert dhc["deploy_writes"] > 0  # the controller's deploy programmed the switch
     assert dhc["data_frame_bytes"] == 14 + 20 + 8 + 14 + 4 * 8

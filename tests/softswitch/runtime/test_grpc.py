@@ -159,7 +159,9 @@ def test_ternary_priority_and_dont_care_rules(ctl):
                               priority=1)
     assert "outside the mask" in ctl.write((U.INSERT, outside)).details[0][1]
     # the same key at two priorities is two entries
-    a = ctl.table_entry(acl, {"hdr.ethernet.etherType": ("t", 0x88B5, 0xFFFF)}, "MyIngress.to_cpu", priority=1)
+    a = ctl.table_entry(
+        acl, {"hdr.ethernet.etherType": ("t", 0x88B5, 0xFFFF)}, "MyIngress.to_cpu", priority=1
+    )
     b = ctl.table_entry(acl, {"hdr.ethernet.etherType": ("t", 0x88B5, 0xFFFF)}, "MyIngress.drop", priority=2)
     ctl.write_ok((U.INSERT, a), (U.INSERT, b))
     assert len(ctl.read(ctl.table_entry(acl))) == 2
@@ -321,6 +323,8 @@ def test_pipeline_swap_actions(server, fwd_cpu, kinds):
     assert len(c.read(mc_group(0, []))) == 1
     # VERIFY_AND_COMMIT of another program starts from scratch
     c.set_pipeline(*kinds)
-    assert c.get_pipeline(p4runtime_pb2.GetForwardingPipelineConfigRequest.P4INFO_AND_COOKIE).p4info == kinds[0]
+    assert (
+        c.get_pipeline(p4runtime_pb2.GetForwardingPipelineConfigRequest.P4INFO_AND_COOKIE).p4info == kinds[0]
+    )
     assert c.read(p4runtime_pb2.TableEntry()) == [] and c.read(mc_group(0, [])) == []
     c.close()

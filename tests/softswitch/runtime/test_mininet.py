@@ -74,8 +74,17 @@ def _routes_dhc(ctl: Client, routes) -> None:
                                             action="DhcIngress.forwarding.set_switch_mac",
                                             params={"mac": 0x0200000000FE}, default=True)))
     for ip, mac, port in routes:
-        ctl.write_ok((U.INSERT, ctl.table_entry("DhcIngress.forwarding.ipv4_lpm", {"dst_addr": (ip, 32)},
-                                                "DhcIngress.forwarding.set_nhop", {"dmac": mac, "port": port})))
+        ctl.write_ok(
+            (
+                U.INSERT,
+                ctl.table_entry(
+                    "DhcIngress.forwarding.ipv4_lpm",
+                    {"dst_addr": (ip, 32)},
+                    "DhcIngress.forwarding.set_nhop",
+                    {"dmac": mac, "port": port},
+                ),
+            )
+        )
 
 
 _SERVER = ("import socket,sys; s=socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); "
@@ -150,8 +159,20 @@ def test_p4switch_command_line_and_target_checks(tmp_path):
         assert a.device_id != b.device_id and a.grpc_port != b.grpc_port
         cmd = a.command()
         tail = cmd[cmd.index("--device-id"):]
-        assert tail == ["--device-id", str(a.device_id), "--log-level", "warn", "--p4-define", "X=1",
-                        str(program), "--", "--grpc-server-addr", f"0.0.0.0:{a.grpc_port}", "--cpu-port", "64"]
+        assert tail == [
+            "--device-id",
+            str(a.device_id),
+            "--log-level",
+            "warn",
+            "--p4-define",
+            "X=1",
+            str(program),
+            "--",
+            "--grpc-server-addr",
+            f"0.0.0.0:{a.grpc_port}",
+            "--cpu-port",
+            "64",
+        ]
         assert "--no-p4" in b.command()
     finally:
         a.terminate()

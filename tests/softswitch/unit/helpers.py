@@ -45,9 +45,20 @@ DEFAULT_PARSER = """
 """
 
 
-def program(ingress: str = "", *, decls: str = "", hfields: str = "", mfields: str = "",
-            parser: str = DEFAULT_PARSER, ilocals: str = "", egress: str = "", elocals: str = "",
-            verify: str = "", compute: str = "", deparser: str = "pkt.emit(hdr.eth); pkt.emit(hdr.d);") -> str:
+def program(
+    ingress: str = "",
+    *,
+    decls: str = "",
+    hfields: str = "",
+    mfields: str = "",
+    parser: str = DEFAULT_PARSER,
+    ilocals: str = "",
+    egress: str = "",
+    elocals: str = "",
+    verify: str = "",
+    compute: str = "",
+    deparser: str = "pkt.emit(hdr.eth); pkt.emit(hdr.d);",
+) -> str:
     return SKELETON.format(decls=decls, hfields=hfields, mfields=mfields, parser=parser, ilocals=ilocals,
                            ingress=ingress, egress=egress, elocals=elocals, verify=verify, compute=compute,
                            deparser=deparser)

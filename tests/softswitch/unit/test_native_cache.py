@@ -35,6 +35,8 @@ def test_concurrent_builds_share_one_module(tmp_path):
     assert [p.name for p in tmp_path.glob("*.so")] == [names.pop()]
     assert not list(tmp_path.glob(".build-*")), "temporary build directories left behind"
     before = {p: p.stat().st_mtime_ns for p in tmp_path.glob("*.so")}
-    again = subprocess.run([sys.executable, "-c", BUILD, prog], env=env, cwd=ROOT, capture_output=True, text=True)
+    again = subprocess.run(
+        [sys.executable, "-c", BUILD, prog], env=env, cwd=ROOT, capture_output=True, text=True
+    )
     assert again.returncode == 0
     assert {p: p.stat().st_mtime_ns for p in tmp_path.glob("*.so")} == before

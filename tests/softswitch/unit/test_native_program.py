@@ -107,7 +107,9 @@ def _ops(sw: Switch, r: random.Random) -> list[tuple]:
     for inst in sw.prog.extern_insts.values():
         if inst.extern == "register":
             for _ in range(4):
-                ops.append(("register_write", inst.name, r.randrange(inst.obj.size), _value(r, pool, inst.obj.width)))
+                ops.append(
+                    ("register_write", inst.name, r.randrange(inst.obj.size), _value(r, pool, inst.obj.width))
+                )
     return ops
 
 
@@ -172,7 +174,9 @@ def _corpus(sw: Switch, r: random.Random, pool: list[int], keys: list[int], n: i
                 j = r.randrange(len(vals[i]))
                 vals[i][j] = _fields(r, pool, keys, chain[i])[j]
         else:
-            vals = [_fields(r, pool, keys, h) if not i or r.random() < 0.7 else None for i, h in enumerate(chain)]
+            vals = [
+                _fields(r, pool, keys, h) if not i or r.random() < 0.7 else None for i, h in enumerate(chain)
+            ]
         frame = _encode(chain, vals, None)
         before = _counters(sw)
         sw.process(r.randint(0, 8), frame)

@@ -160,7 +160,8 @@ def test_parser_value_sets_single_and_struct(backend):
     parser = """
     value_set<bit<16>>(4) types;
     value_set<pair_t>(2) pairs;
-    state start { pkt.extract(hdr.eth); transition select(hdr.eth.etype) { types: parse_d; default: accept; } }
+    state start { pkt.extract(hdr.eth);
+                  transition select(hdr.eth.etype) { types: parse_d; default: accept; } }
     state parse_d { pkt.extract(hdr.d);
         transition select(hdr.eth.etype, hdr.d.w0) { pairs: mark; default: accept; } }
     state mark { meta.m0 = 1; transition accept; }

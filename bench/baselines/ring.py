@@ -1,6 +1,6 @@
 """Host-only ring AllReduce over UDP: the dense baseline DHC is measured against.
 
-    python -m hostagent.ring --manifest jobs.json --host h1 --dim 1000000 --density 0.01 \
+    python -m bench.baselines.ring --manifest jobs.json --host h1 --dim 1000000 --density 0.01 \
         --seed 1 --rank 0 --expect sum.npy --json
 
 Every worker of the job (peers and ring order from the deployment's job manifest) runs one
@@ -9,7 +9,7 @@ bandwidth-optimal ring: reduce-scatter (N-1 steps) then all-gather (N-1 steps), 
 2 (N-1)/N of the tensor.  It runs on **int32** values quantized exactly as DHC's dense codec does
 (``dhc.quantize``: one power-of-two scale from the global max exponent, agreed in N-1 tiny steps
 first), so its result is bit for bit the dense codec's and DHC's — ``--expect`` checks exactly,
-with no summation-order tolerance.  Transport: ``hostagent.ring_transport``.
+with no summation-order tolerance.  Transport: ``bench.baselines.ring_transport``.
 
 Exit codes (as ``dhc-agent``): 0 ok, 1 result differs from --expect, 2 bad input, 3 timeout.
 """
@@ -21,7 +21,7 @@ import json
 import sys
 import time
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -33,8 +33,9 @@ from dhc.protocol import Segment, run_worker
 from dhc.synthetic import synthetic_gradient
 from dhcwire.lanes import Op
 from hostagent.manifest import ManifestError, find_job
-from hostagent.ring_transport import RingConfig, RingError, RingPeer, RingTimeout, RingTransport
 from hostagent.summary import finish
+
+from .ring_transport import RING_RETRY, RingConfig, RingError, RingPeer, RingTimeout, RingTransport
 
 #: int32 marker for "this worker's tensor is all zeros" in the exponent exchange
 NO_EXPONENT = -(1 << 31)
@@ -192,7 +193,7 @@ def load_ring(path: Path, host: str, job_id: int | None = None) -> tuple[int, tu
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m hostagent.ring", description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(prog="python -m bench.baselines.ring", description=__doc__.splitlines()[0])
     p.add_argument("--manifest", type=Path, required=True, help="job manifest JSON (dhc-ctl deploy)")
     p.add_argument("--host", required=True, help="this worker's host name in the manifest")
     p.add_argument("--job", type=int, help="job id (when the host is in several jobs)")
@@ -230,8 +231,8 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         job_id, peers, rank = load_ring(args.manifest, args.host, args.job)
-        cfg = RingConfig(job_id=job_id, rank=rank, peers=peers, window=args.window,
-                         initial_timeout=args.timeout, max_retries=args.retries)
+        retry = replace(RING_RETRY, initial_timeout=args.timeout, max_retries=args.retries)
+        cfg = RingConfig(job_id=job_id, rank=rank, peers=peers, window=args.window, retry=retry)
         x = _tensor(args)
     except (ManifestError, RingError, CodecError) as err:
         print(f"ring: {err}", file=sys.stderr)

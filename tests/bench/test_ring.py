@@ -1,11 +1,11 @@
-"""The host-only ring AllReduce (``hostagent.ring``): real processes, real UDP, no Mininet.
+"""The host-only ring AllReduce baseline (``bench.baselines.ring``): real processes, real UDP, no Mininet.
 
 Each multi-process case re-runs this module as a script inside a private network namespace
 (``unshare --net``): its loopback carries 127.0.0.1..N, one per worker, and nftables can drop a
-share of the ring's datagrams there.  Every worker is a real ``python -m hostagent.ring``
+share of the ring's datagrams there.  Every worker is a real ``python -m bench.baselines.ring``
 process; the expected sum is DHC's dense codec simulated in-process (bit-for-bit check).
 
-    unshare --net python -m tests.hostagent.test_ring --workers 4 --dim 50000 --loss 5
+    unshare --net python -m tests.bench.test_ring --workers 4 --dim 50000 --loss 5
 """
 
 from __future__ import annotations
@@ -23,10 +23,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from dhc.codec import simulate_allreduce
-from dhc.synthetic import synthetic_job
-from hostagent.ring import ManifestError, chunk_edges, load_ring
-from hostagent.ring_transport import (
+from bench.baselines.ring import ManifestError, chunk_edges, load_ring
+from bench.baselines.ring_transport import (
     HEADER,
     MAX_DATAGRAM,
     VALUES_PER_PACKET,
@@ -37,6 +35,8 @@ from hostagent.ring_transport import (
     packets_for,
     ring_port,
 )
+from dhc.codec import simulate_allreduce
+from dhc.synthetic import synthetic_job
 
 ROOT = Path(__file__).resolve().parents[2]
 needs_netns = pytest.mark.skipif(os.geteuid() != 0 or shutil.which("unshare") is None,
@@ -84,7 +84,7 @@ def inner(argv: list[str]) -> int:
         if rank == a.missing:
             continue
         procs[h] = subprocess.Popen(
-            [sys.executable, "-m", "hostagent.ring", "--manifest", str(manifest), "--host", h,
+            [sys.executable, "-m", "bench.baselines.ring", "--manifest", str(manifest), "--host", h,
              "--dim", str(dims[rank]), "--density", str(a.density), "--seed", str(a.seed),
              "--rank", str(rank), "--expect", str(expect), "--output", str(work / f"{h}.npy"),
              "--timeout", "0.05", "--retries", str(a.retries), "--codec", a.codec, "--json"],
@@ -106,7 +106,7 @@ def inner(argv: list[str]) -> int:
 
 
 def run_ring(*args: str) -> dict:
-    proc = subprocess.run(["unshare", "--net", sys.executable, "-m", "tests.hostagent.test_ring", *args],
+    proc = subprocess.run(["unshare", "--net", sys.executable, "-m", "tests.bench.test_ring", *args],
                           cwd=ROOT, capture_output=True, text=True, timeout=180)
     assert proc.returncode == 0, proc.stderr[-3000:]
     return json.loads(proc.stdout.strip().splitlines()[-1])

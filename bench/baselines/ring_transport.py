@@ -1,17 +1,18 @@
-"""Reliable step exchange between ring neighbours over UDP: the transport of ``hostagent.ring``.
+"""Reliable step exchange between ring neighbours over UDP: the transport of the ring baseline.
 
 A ring AllReduce is a sequence of *steps*; in every step each host sends one int32 array to its
 next neighbour and receives one from its previous neighbour.  This module moves those arrays:
 
 * a step's array goes out as numbered DATA datagrams of at most ``MAX_DATAGRAM`` bytes (header
-  plus up to ``VALUES_PER_PACKET`` int32 values), at most ``cwnd`` of them unacknowledged;
+  plus up to ``VALUES_PER_PACKET`` int32 values);
 * the receiver answers every batch of arrivals with one ACK per step: the cumulative count of
   packets received in order plus a 64-bit selective-ack bitmap of the packets after it;
-* unacknowledged packets are retransmitted after an RTT-adaptive timeout (RFC 6298 style, Karn's
-  rule) with exponential backoff; the window halves on a timeout and grows by one per window of
-  acks (AIMD), so a slow software switch is not flooded;
-* a packet still unacknowledged after ``max_retries`` retransmissions, or a previous neighbour
-  silent for as long as those retransmissions take, raises ``RingTimeout`` naming the peer.
+* window, timers and retries are the agent's delivery engine (``hostagent.delivery``), the same
+  as DHC's chunk transport: at most ``cwnd`` packets unacknowledged (AIMD, starting in congestion
+  avoidance), an RTT-adaptive timeout (RFC 6298, Karn's rule) with exponential backoff, and a
+  packet still unacknowledged after ``max_retries`` retransmissions raises ``RingTimeout``
+  naming the next neighbour; a previous neighbour silent for as long as those retransmissions
+  take raises it naming that one.
 
 Arrivals for later steps (a faster previous neighbour) are buffered; arrivals for finished steps
 are acknowledged again (the sender lost the ACK).  ``linger`` keeps re-acknowledging after the
@@ -28,7 +29,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from hostagent.rtt import RttEstimator
+from hostagent.delivery import Delivery, DeliveryTimeout, Outstanding, RetryPolicy, Window
 from hostagent.sockets import open_udp
 
 #: Ring traffic of job j uses UDP port ``ring_port(j)`` on every host (below the DHC worker ports).
@@ -43,6 +44,10 @@ MAX_DATAGRAM = 1400
 VALUES_PER_PACKET = (MAX_DATAGRAM - HEADER.size) // 4
 SACK_BITS = 64
 HELLO_INTERVAL = 0.05
+#: longest wait for datagrams in one pass (s): the silence check and the timers run this often
+POLL_CAP = 0.05
+#: the ring's retransmission timing (a host answers faster than a software switch)
+RING_RETRY = RetryPolicy(initial_timeout=0.2, min_timeout=0.02, max_timeout=1.0, max_retries=12)
 
 
 def ring_port(job_id: int) -> int:
@@ -56,7 +61,7 @@ class Msg(enum.IntEnum):
     HELLO_ACK = 4  # same fields as HELLO
 
 
-class RingTimeout(TimeoutError):
+class RingTimeout(DeliveryTimeout):
     """A ring neighbour did not answer within the allowed retransmissions."""
 
 
@@ -78,10 +83,7 @@ class RingConfig:
     rank: int
     peers: tuple[RingPeer, ...]     # every worker in ring order, this host included
     window: int = 64                # largest number of unacknowledged DATA packets
-    initial_timeout: float = 0.2
-    min_timeout: float = 0.02
-    max_timeout: float = 1.0
-    max_retries: int = 12
+    retry: RetryPolicy = RING_RETRY
     port: int | None = None         # default: ring_port(job_id)
 
     def __post_init__(self) -> None:
@@ -89,7 +91,7 @@ class RingConfig:
             raise RingError(f"rank {self.rank} is not a position on a ring of {len(self.peers)}")
         if len({p.ip for p in self.peers}) != len(self.peers):
             raise RingError(f"ring peers must have distinct addresses: {self.peers}")
-        if self.window < 1 or self.max_retries < 0 or self.initial_timeout <= 0:
+        if self.window < 1 or self.retry.max_retries < 0 or self.retry.initial_timeout <= 0:
             raise RingError("window must be >= 1, max_retries >= 0 and initial_timeout > 0")
 
     @property
@@ -107,14 +109,6 @@ class RingConfig:
     @property
     def udp_port(self) -> int:
         return self.port if self.port is not None else ring_port(self.job_id)
-
-    def give_up_after(self) -> float:
-        """Seconds one packet's retransmissions take before we give up: the silence allowed."""
-        t, total = self.initial_timeout, 0.0
-        for _ in range(self.max_retries + 1):
-            total += t
-            t = min(t * 2, self.max_timeout)
-        return total
 
 
 @dataclass
@@ -154,27 +148,6 @@ class StepInbox:
         return cum, sum(1 << i for i in np.flatnonzero(window).tolist())
 
 
-@dataclass
-class SendState:
-    """Acknowledgement state of the step this host is sending."""
-
-    step: int
-    n: int
-    acked: np.ndarray = field(init=False)
-    tries: np.ndarray = field(init=False)
-    sent_at: np.ndarray = field(init=False)
-    deadline: np.ndarray = field(init=False)
-    timeout: np.ndarray = field(init=False)
-    in_flight: int = 0
-
-    def __post_init__(self) -> None:
-        self.acked = np.zeros(self.n, dtype=bool)
-        self.tries = np.zeros(self.n, dtype=np.int64)
-        self.sent_at = np.zeros(self.n)
-        self.deadline = np.full(self.n, np.inf)
-        self.timeout = np.zeros(self.n)
-
-
 def packets_for(values: np.ndarray) -> list[np.ndarray]:
     """The DATA payloads of a step (at least one packet, possibly empty)."""
     n = max(1, -(-values.size // VALUES_PER_PACKET))
@@ -188,14 +161,14 @@ class RingTransport:
         self.cfg = cfg
         self.stats = RingStats()
         self.inbox: dict[int, StepInbox] = {}
-        self.cwnd = float(min(16, cfg.window))
-        self._rtt = RttEstimator(cfg.initial_timeout, cfg.min_timeout, cfg.max_timeout)
+        # a host ring starts in congestion avoidance: one packet more per window of ACKs
+        self.delivery = Delivery(cfg.retry, Window.opening(cfg.window, slow_start=False))
         self._next_ready = False
         self._prev_heard = False
         self._last_from_prev = time.monotonic()
         self._mismatches: list[str] = []   # disagreements heard, each named once
         self._dim = 0
-        self._send: SendState | None = None
+        self._send: _StepSend | None = None
         #: the first step number of the next collective: steps never repeat on one transport
         self.next_step = 0
         self._sock = open_udp(bind_ip or cfg.me.ip, cfg.udp_port)
@@ -214,7 +187,7 @@ class RingTransport:
     # ------------------------------------------------------------------ timing
     @property
     def rto(self) -> float:
-        return self._rtt.rto
+        return self.delivery.rto
 
     # ------------------------------------------------------------------ sockets
     def _sendto(self, data: bytes, addr: tuple[str, int]) -> None:
@@ -316,8 +289,7 @@ class RingTransport:
         st = self._send
         if st is None or st.step != step:
             return   # a late ACK of a finished step
-        acked, tries, sent = st.acked, st.tries, st.sent_at
-        n = len(acked)
+        acked, n = st.out.done, st.out.n
         newly = np.flatnonzero(~acked[:min(cum, n)]).tolist()
         bits = sack
         while bits:
@@ -326,13 +298,7 @@ class RingTransport:
             if i < n and not acked[i]:
                 newly.append(i)
             bits ^= low
-        now = time.monotonic()
-        for i in newly:
-            acked[i] = True
-            if tries[i] == 0:
-                self._rtt.sample(now - sent[i])
-            self.cwnd = min(float(self.cfg.window), self.cwnd + 1.0 / self.cwnd)
-        st.in_flight -= len(newly)
+        self.delivery.complete(st.out, np.array(newly, dtype=np.int64))
 
     # ------------------------------------------------------------------ public API
     def rendezvous(self, dim: int, give_up: float | None = None) -> None:
@@ -341,7 +307,7 @@ class RingTransport:
         RingError — after both were heard, so that they learn of the disagreement too."""
         self._dim = dim
         hello = self._header(Msg.HELLO, 0, self.cfg.rank, dim)
-        limit = give_up if give_up is not None else max(3.0, self.cfg.give_up_after())
+        limit = give_up if give_up is not None else max(3.0, self.cfg.retry.give_up_after())
         end = time.monotonic() + limit
         while not (self._next_ready and self._prev_heard):
             if time.monotonic() > end:
@@ -366,57 +332,11 @@ class RingTransport:
         """Send ``values`` (int32) to the next neighbour as step ``step``; return the previous
         neighbour's int32 array of the same step."""
         payloads = packets_for(np.ascontiguousarray(values, dtype="<i4"))
-        n = len(payloads)
-        frames = [self._header(Msg.DATA, step, i, n) + p.tobytes() for i, p in enumerate(payloads)]
-        st = self._send = SendState(step, n)
-        acked, tries, deadline, timeout = st.acked, st.tries, st.deadline, st.timeout
-        silence = max(self.cfg.give_up_after(), 2.0)
+        frames = [self._header(Msg.DATA, step, i, len(payloads)) + p.tobytes()
+                  for i, p in enumerate(payloads)]
         self._last_from_prev = max(self._last_from_prev, time.monotonic())
-        next_new = 0
-
-        def send(i: int) -> None:
-            now = time.monotonic()
-            if tries[i] == 0:
-                timeout[i] = self.rto
-                st.sent_at[i] = now
-            deadline[i] = now + timeout[i]
-            self._sendto(frames[i], self._next_addr)
-            self.stats.data_packets_sent += 1
-
-        while True:
-            box = self.inbox.get(step)
-            if acked.all() and box is not None and box.complete:
-                break
-            while next_new < n and st.in_flight < self.cwnd:
-                send(next_new)
-                next_new += 1
-                st.in_flight += 1
-            now = time.monotonic()
-            pending = deadline[:next_new][~acked[:next_new]]
-            wait = float(pending.min()) - now if pending.size else 0.05
-            self._poll(min(max(wait, 0.0), 0.05))
-            now = time.monotonic()
-            if box is None or not box.complete:
-                if now - self._last_from_prev > silence:
-                    got = 0 if box is None else int(box.have.sum())
-                    total = "?" if box is None else box.count
-                    raise RingTimeout(
-                        f"ring job {self.cfg.job_id} step {step}: nothing from "
-                        f"{self._who(self.cfg.prev)}, previous on the ring, for {silence:.1f} s "
-                        f"({got} of {total} packets of the step received)")
-            expired = np.flatnonzero((deadline[:next_new] <= now) & ~acked[:next_new])
-            if expired.size:
-                self.cwnd = max(2.0, self.cwnd / 2)
-            for i in expired.tolist():
-                if tries[i] >= self.cfg.max_retries:
-                    raise RingTimeout(
-                        f"ring job {self.cfg.job_id} step {step}: {self._who(self.cfg.next)}, next "
-                        f"on the ring, did not acknowledge packet {i} of {n} after {tries[i]} "
-                        f"retransmissions")
-                tries[i] += 1
-                timeout[i] = min(timeout[i] * 2, self.cfg.max_timeout)
-                self.stats.retransmissions += 1
-                send(i)
+        st = self._send = _StepSend(self, step, frames, max(self.cfg.retry.give_up_after(), 2.0))
+        self.delivery.run(st.out, st, POLL_CAP)
         self._send = None
         box = self.inbox[step]
         out = np.frombuffer(b"".join(box.pieces[i] for i in range(box.count)), dtype="<i4")
@@ -427,7 +347,7 @@ class RingTransport:
     def linger(self, quiet: float | None = None, limit: float = 5.0) -> None:
         """Keep answering the previous neighbour (re-ACK, HELLO_ACK) until it is quiet for
         ``quiet`` s: it may have lost our last ACK and be retransmitting."""
-        quiet = quiet if quiet is not None else min(max(0.25, 8 * self.rto), 2 * self.cfg.max_timeout)
+        quiet = quiet if quiet is not None else min(max(0.25, 8 * self.rto), 2 * self.cfg.retry.max_timeout)
         end = time.monotonic() + limit
         last = self.stats.packets_received
         calm_since = time.monotonic()
@@ -435,3 +355,45 @@ class RingTransport:
             self._poll(0.02)
             if self.stats.packets_received != last:
                 last, calm_since = self.stats.packets_received, time.monotonic()
+
+
+class _StepSend:
+    """One step of one host: the ``delivery.Link`` the engine drives.  The step is over when the
+    next neighbour acknowledged every packet and the previous one's array is complete."""
+
+    def __init__(self, transport: RingTransport, step: int, frames: list[bytes],
+                 silence: float) -> None:
+        self.transport, self.step, self.frames, self.silence = transport, step, frames, silence
+        self.out = Outstanding(len(frames))
+
+    def transmit(self, i: int, again: bool) -> None:
+        t = self.transport
+        if again:
+            t.stats.retransmissions += 1
+        t._sendto(self.frames[i], t._next_addr)
+        t.stats.data_packets_sent += 1
+
+    def receive(self, wait: float) -> bool:
+        """Take datagrams in (sending ACKs), then check the previous neighbour is not silent."""
+        t = self.transport
+        t._poll(wait)
+        box = t.inbox.get(self.step)
+        if (box is None or not box.complete) and time.monotonic() - t._last_from_prev > self.silence:
+            got = 0 if box is None else int(box.have.sum())
+            total = "?" if box is None else box.count
+            raise RingTimeout(
+                f"ring job {t.cfg.job_id} step {self.step}: nothing from "
+                f"{t._who(t.cfg.prev)}, previous on the ring, for {self.silence:.1f} s "
+                f"({got} of {total} packets of the step received)")
+        return True
+
+    def finished(self) -> bool:
+        box = self.transport.inbox.get(self.step)
+        return self.out.n_done == self.out.n and box is not None and box.complete
+
+    def give_up(self, i: int) -> RingTimeout:
+        t = self.transport
+        return RingTimeout(
+            f"ring job {t.cfg.job_id} step {self.step}: {t._who(t.cfg.next)}, next "
+            f"on the ring, did not acknowledge packet {i} of {self.out.n} after "
+            f"{self.out.tries[i]} retransmissions")

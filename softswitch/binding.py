@@ -1,0 +1,30 @@
+"""Binding of call arguments to the parameters of actions and user functions (python
+generator): arity, the types of out/inout arguments, copy-out setters of scalar ones."""
+
+from __future__ import annotations
+
+from .types import BitT, P4Type, same_type
+
+
+def compatible(a: P4Type, b: P4Type) -> bool:
+    """May an argument of type ``a`` bind to an out/inout parameter of type ``b``?"""
+    return same_type(a, b) or (isinstance(a, BitT) and isinstance(b, BitT) and a == b)
+
+
+def bind_arguments(g, what: str, params, args, scalar_outs, n) -> tuple[list[str], list]:
+    """Argument code for a call of an action or function: checks arity and the types of
+    out/inout arguments; returns (argument codes, setters of scalar out/inout arguments)."""
+    if len(args) != len(params):
+        raise g.err(n, f"{what} expects {len(params)} arguments, got {len(args)}")
+    codes, setters = [], []
+    for i, (p, a) in enumerate(zip(params, args, strict=True)):
+        if p.direction in ("out", "inout"):
+            code, t, setter = g.lvalue(a)
+            if not compatible(t, p.type):
+                raise g.err(a, f"argument of type {t} for {p.direction} parameter {p.name}: {p.type}")
+            codes.append(code)
+            if i in scalar_outs:
+                setters.append(setter)
+        else:
+            codes.append(g.ex_to(a, p.type))
+    return codes, setters

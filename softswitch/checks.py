@@ -1,0 +1,71 @@
+"""Compile-time checks p4c makes on control-plane names (kept apart from code generation).
+
+p4c rejects two different objects that end up with one fully qualified control-plane name
+("conflicting control plane name", e.g. two actions both ``@name(".foo")``) and two match
+fields of one table with the same name (P4Info could not tell them apart).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lark import Token, Tree
+
+
+def claim_name(gen, registry: dict[str, Any], name: str, node, what: str) -> None:
+    """Reject ``name`` if ``registry`` already holds a different declaration under it."""
+    old = registry.get(name)
+    if old is not None and getattr(old, "node", None) is not node:
+        raise gen.err(node, f"{what} {name}: conflicting control plane name")
+
+
+def unique_key_names(gen, table: str, keys: list, nodes: list) -> None:
+    """Two keys of one table may not have the same (``@name``-given or derived) name."""
+    seen: dict[str, Any] = {}
+    for k, node in zip(keys, nodes, strict=True):
+        if k.name in seen:
+            raise gen.err(node, f"table {table}: duplicate key name {k.name}")
+        seen[k.name] = node
+
+
+def unique_members(ctx, node, what: str, names: list[str], already: list[str] = ()) -> None:
+    """Members of an enum / error / match_kind declaration are distinct (also across the
+    ``error`` and ``match_kind`` declarations, which p4c merges)."""
+    seen = set(already)
+    for n in names:
+        if n in seen:
+            raise ctx.err(node, f"{what}: duplicate member {n}")
+        seen.add(n)
+
+
+def unique_properties(gen, table: str, props: list) -> None:
+    """A table property may be given once (p4c: duplicate property)."""
+    seen: set[str] = set()
+    for p in props:
+        name = {"tp_key": "key", "tp_actions": "actions", "tp_default": "default_action",
+                "tp_entries": "entries"}.get(p.data) or str(p.children[1].children[0])
+        if name in seen:
+            raise gen.err(p, f"table {table}: duplicate property {name}")
+        seen.add(name)
+
+
+def same_directional_args(gen, action, default_args: list, listed_args: list, node) -> None:
+    """``default_action = a(x, ...)`` must bind ``a``'s directional parameters to the same
+    expressions as the table's ``actions`` list does (p4c: argument does not match)."""
+    if not listed_args or len(default_args) != len(listed_args) + len(action.data_params):
+        return  # the default names only the action data (the actions list binds the rest)
+    from_list = [_text(a) for a in listed_args]
+    given = [_text(a) for a in default_args[:len(from_list)]]
+    if given != from_list:
+        raise gen.err(node, f"default action {action.local}: directional arguments "
+                            f"({', '.join(given)}) do not "
+                            f"match the table's actions list ({', '.join(from_list)})")
+
+
+def _text(node) -> str:
+    if isinstance(node, Token):
+        return str(node)
+    if isinstance(node, Tree):
+        return "".join(_text(c) + ("." if isinstance(c, Tree) and node.data == "member" else "")
+                       for c in node.children if c is not None).rstrip(".")
+    return str(node)

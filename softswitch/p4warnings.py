@@ -1,0 +1,51 @@
+"""Warnings p4c (1.2.5, BMv2 back end) gives for a program it accepts, for the cases that matter here.
+
+- ``[--Wwarn=unused]`` on every top-level constant without ``@noWarn("unused")``: p4c folds a
+  constant into each use and then reports the declaration itself as unused;
+- ``[--Wwarn=mismatch]`` "size N specified for table with constant entries": the table's
+  ``size`` is ignored, its entries are all it will ever hold.
+
+Nothing is reported inside the system headers.  Each warning is
+``file:line:col: [--Wwarn=kind] warning: text``; the program still loads.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from lark import Token, Tree
+
+from .decls import ann_dict
+from .frontend import INCLUDE_DIR
+
+_SYSTEM = Path(INCLUDE_DIR).resolve()
+
+
+def collect(tree: Tree, decls) -> list[str]:
+    """The warnings of one parsed program, in source order."""
+    out: list[tuple[int, str]] = []
+    for node in tree.children:
+        if isinstance(node, Tree) and node.data == "const_decl":
+            ann = ann_dict(node.children[0], decls)
+            if "unused" not in ann.get("noWarn", []):
+                name = str(node.children[2].children[0])
+                out.append(_at(decls, node, "unused", f"{name}: unused constant (folded into its uses)"))
+    for table in tree.find_data("table_decl"):
+        props = table.children[2:]
+        const = any(p.data == "tp_entries" and p.children[1] is not None for p in props)
+        for p in props:
+            if const and p.data == "tp_generic" and str(p.children[1].children[0]) == "size":
+                size = p.children[2]
+                text = "".join(str(t) for t in size.scan_values(lambda v: isinstance(v, Token))) \
+                    if isinstance(size, Tree) else str(size)
+                msg = f"size {text} specified for table with constant entries"
+                out.append(_at(decls, p, "mismatch", msg))
+    # as p4c, nothing is reported about its own system headers (core.p4, v1model.p4)
+    return [w for _line, w in sorted(out, key=lambda x: x[0]) if w]
+
+
+def _at(decls, node: Tree, kind: str, text: str) -> tuple[int, str]:
+    f, ln = decls.lines.where(node.meta.line)
+    if Path(f).resolve().is_relative_to(_SYSTEM):
+        return node.meta.line, ""
+    return node.meta.line, f"{f}:{ln}:{node.meta.column}: [--Wwarn={kind}] warning: {text}"

@@ -1,0 +1,245 @@
+"""Instances of parsers and controls, as p4c's front end handles them.
+
+``Sub.apply(args)`` of a control or parser type (a direct application) becomes an instance
+``Sub() Sub_inst;`` of the applying block.  Sub-parser instances are inlined into the parser
+that applies them.
+
+``Sub() sub;`` in a parser and ``sub.apply(packet, hdr.x);`` in one of its states become:
+the statements before the call, then a transition into a renamed copy of Sub's states; Sub's
+``accept`` continues with a new state holding the statements after the call and the original
+transition; ``reject`` stays a reject.  Sub's parameters are replaced by the arguments and its
+locals are renamed into the caller.  Arguments are bound by reference (p4c copies in and out;
+the two differ only when an argument aliases another one).
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+
+from lark import Token, Tree
+
+from .api import P4CompileError
+
+Err = Callable[[object, str], P4CompileError]
+
+
+def _name(node) -> str:
+    return str(node.children[0]) if isinstance(node, Tree) else str(node)
+
+
+def _name_tree(s: str) -> Tree:
+    return Tree("name", [Token("IDENTIFIER", s)])
+
+
+def _is_state(x) -> bool:
+    return isinstance(x, Tree) and x.data == "parser_state"
+
+
+def _is_trans(x) -> bool:
+    return isinstance(x, Tree) and x.data in ("trans_direct", "trans_select")
+
+
+def _apply_of(stmt, instances: dict[str, str]) -> tuple[str, list] | None:
+    """``(instance, arguments)`` when ``stmt`` is ``inst.apply(...)`` of a sub-parser instance."""
+    if not (isinstance(stmt, Tree) and stmt.data == "call_stmt"):
+        return None
+    call = stmt.children[0]
+    if not (isinstance(call, Tree) and call.data == "call"):
+        return None
+    f = call.children[0]
+    if not (isinstance(f, Tree) and f.data == "member" and _name(f.children[1]) == "apply"
+            and isinstance(f.children[0], Tree) and f.children[0].data == "ident"):
+        return None
+    inst = str(f.children[0].children[-1])
+    if inst not in instances:
+        return None
+    args = call.children[1]
+    return inst, [a for a in (args.children if args is not None else []) if a is not None]
+
+
+def _substitute(node, values: dict[str, Tree]):
+    """Replace identifiers (expression positions only) by copies of their values."""
+    if not isinstance(node, Tree):
+        return node
+    if node.data == "ident" and str(node.children[-1]) in values:
+        return copy.deepcopy(values[str(node.children[-1])])
+    node.children = [_substitute(c, values) for c in node.children]
+    return node
+
+
+def _retarget(state: Tree, rename: dict[str, str]) -> None:
+    for t in state.iter_subtrees():
+        if t.data == "trans_direct":
+            t.children[0] = _name_tree(rename.get(_name(t.children[0]), _name(t.children[0])))
+        elif t.data == "select_case":
+            t.children[1] = _name_tree(rename.get(_name(t.children[1]), _name(t.children[1])))
+
+
+class SubParsers:
+    """Inlines every sub-parser apply of one program (see the module docstring)."""
+
+    def __init__(self, tree: Tree, err: Err):
+        self.tree = tree
+        self.err = err
+        self.parsers = {_name(d.children[1]): d for d in tree.children
+                        if isinstance(d, Tree) and d.data == "parser_decl"}
+        self.n = 0
+
+    def run(self) -> None:
+        for d in self.parsers.values():
+            self._parser(d)
+
+    def _parser(self, d: Tree) -> None:
+        instances: dict[str, str] = {}
+        for loc in d.children[5:]:
+            if isinstance(loc, Tree) and loc.data == "instantiation":
+                tname = self._type_name(loc.children[1])
+                if tname in self.parsers:
+                    instances[_name(loc.children[3])] = tname
+        if not instances:
+            return
+        locals_ = [c for c in d.children[5:] if not _is_state(c) and not (
+            isinstance(c, Tree) and c.data == "instantiation" and _name(c.children[3]) in instances)]
+        work = [c for c in d.children[5:] if _is_state(c)]
+        states: list[Tree] = []
+        depth = 0
+        while work:
+            st = work.pop(0)
+            body = st.children[3:-1]
+            hit = next(((k, r) for k, s in enumerate(body) if (r := _apply_of(s, instances))), None)
+            if hit is None:
+                states.append(st)
+                continue
+            depth += 1
+            if depth > 1000:
+                raise self.err(st, "sub-parsers apply each other recursively")
+            k, (inst, args) = hit
+            new_states, new_locals, new_insts = self._inline(st, k, inst, instances[inst], args)
+            locals_ += new_locals
+            instances.update(new_insts)
+            work = new_states + work
+        d.children[5:] = locals_ + states
+
+    @staticmethod
+    def _type_name(t) -> str:
+        if isinstance(t, Tree) and t.data == "specialized_type":
+            t = t.children[0]
+        return str(t.children[-1]) if isinstance(t, Tree) else str(t)
+
+    def _inline(self, st: Tree, k: int, inst: str, sub_name: str, args: list):
+        self.n += 1
+        prefix = f"__{inst}{self.n}_"
+        sub = copy.deepcopy(self.parsers[sub_name])
+        params = [p for p in (sub.children[3].children if sub.children[3] is not None else [])
+                  if p is not None]
+        if len(params) != len(args):
+            raise self.err(st, f"{inst}.apply expects {len(params)} arguments, got {len(args)}")
+        if any(isinstance(a, Tree) and a.data in ("named_arg", "dontcare_arg") for a in args):
+            raise self.err(st, "named or don't-care arguments of a sub-parser apply are not supported")
+        values = {_name(p.children[3]): a for p, a in zip(params, args, strict=True)}
+        sub_locals = [c for c in sub.children[5:] if not _is_state(c)]
+        sub_states = [c for c in sub.children[5:] if _is_state(c)]
+        new_insts: dict[str, str] = {}
+        for loc in sub_locals:
+            nm = loc.children[-1] if loc.data != "const_decl" and loc.data != "var_decl" else loc.children[2]
+            old = _name(nm)
+            values[old] = Tree("ident", [Token("IDENTIFIER", prefix + old)])
+            if loc.data == "const_decl" or loc.data == "var_decl":
+                loc.children[2] = _name_tree(prefix + old)
+            else:
+                loc.children[-1] = _name_tree(prefix + old)
+            if loc.data == "instantiation" and self._type_name(loc.children[1]) in self.parsers:
+                new_insts[prefix + old] = self._type_name(loc.children[1])
+        rename = {_name(s.children[2]): prefix + _name(s.children[2]) for s in sub_states}
+        cont = prefix + "cont"
+        rename["accept"] = cont
+        for s in sub_states:
+            _substitute(s, values)
+            _retarget(s, rename)
+            s.children[2] = _name_tree(rename[_name(s.children[2])])
+        body, trans = st.children[3:-1], st.children[-1]
+        head = Tree("parser_state", st.children[:3] + body[:k] + [
+            Tree("trans_direct", [_name_tree(prefix + "start")], st.meta)], st.meta)
+        tail = Tree("parser_state", [None, Token("KW_STATE", "state"), _name_tree(cont)] + body[k + 1:]
+                    + [trans], st.meta)
+        return [head] + sub_states + [tail], sub_locals, new_insts
+
+
+def instantiate_direct_applies(tree: Tree) -> None:
+    """``Sub.apply(args)`` of a control or parser type becomes an instance ``Sub() Sub_inst;``
+    of the block that applies it, then ``Sub_inst.apply(args)`` (p4c's InstantiateDirectCalls)."""
+    blocks = {_name(d.children[1]) for d in tree.children
+              if isinstance(d, Tree) and d.data in ("control_decl", "parser_decl")}
+    for d in tree.children:
+        if not (isinstance(d, Tree) and d.data in ("control_decl", "parser_decl")):
+            continue
+        where = {"instantiation": 3, "var_decl": 2, "const_decl": 2, "action_decl": 1, "table_decl": 1}
+        taken = {_name(c.children[where[c.data]]) for c in d.children[5:]
+                 if isinstance(c, Tree) and c.data in where}
+        insts = []
+        for call in d.iter_subtrees_topdown():
+            f = call.children[0] if call.data == "call" else None
+            if not (isinstance(f, Tree) and f.data == "type_member" and _name(f.children[1]) == "apply"):
+                continue
+            tname = str(f.children[0].children[-1])
+            if tname not in blocks:
+                continue
+            name = f"{tname}_inst"
+            k = 0
+            while name in taken:
+                k += 1
+                name = f"{tname}_inst_{k}"
+            taken.add(name)
+            tname_node = copy.deepcopy(f.children[0])
+            insts.append(Tree("instantiation", [None, tname_node, None, _name_tree(name)], call.meta))
+            inst = Tree("ident", [Token("IDENTIFIER", name)], f.meta)
+            call.children[0] = Tree("member", [inst, f.children[1]], f.meta)
+        d.children[5:5] = insts
+
+
+def specialize_constructors(tree: Tree) -> None:
+    """``Sub(3) s;`` of ``control Sub(...)(bit<8> k)``: a copy of Sub with ``k`` replaced by the
+    argument and no constructor parameters, instantiated as ``Sub_k1() s;`` (p4c evaluates
+    constructor arguments at compile time the same way).  P4Info names follow the instance."""
+    decls = {_name(d.children[1]): d for d in tree.children if isinstance(d, Tree)
+             and d.data in ("control_decl", "parser_decl") and d.children[4] is not None}
+    if not decls:
+        return
+    copies: dict[str, list[Tree]] = {}
+    for d in list(tree.children):
+        if not (isinstance(d, Tree) and d.data in ("control_decl", "parser_decl")):
+            continue
+        for loc in d.children[5:]:
+            if not (isinstance(loc, Tree) and loc.data == "instantiation"):
+                continue
+            tname = SubParsers._type_name(loc.children[1])
+            if tname not in decls:
+                continue
+            given = loc.children[2].children if loc.children[2] is not None else []
+            args = [a for a in given if a is not None]
+            spec = copy.deepcopy(decls[tname])
+            params = [p for p in spec.children[4].children[0].children if p is not None] \
+                if spec.children[4].children and spec.children[4].children[0] is not None else []
+            if len(params) != len(args):
+                continue  # the generator reports the arity
+            values = {_name(p.children[3]): a for p, a in zip(params, args, strict=True)}
+            new = f"{tname}_k{sum(len(v) for v in copies.values()) + 1}"
+            spec.children[1] = _name_tree(new)
+            spec.children[4] = None
+            spec.children[5:] = [_substitute(c, values) for c in spec.children[5:]]
+            copies.setdefault(tname, []).append(spec)
+            type_node = loc.children[1]
+            loc.children[1] = Tree("type_name", [Token("TYPE_IDENTIFIER", new)], type_node.meta)
+            loc.children[2] = None
+    out = []
+    for d in tree.children:
+        block = isinstance(d, Tree) and d.data in ("control_decl", "parser_decl")
+        name = _name(d.children[1]) if block else ""
+        out += copies.get(name, [d]) if name in decls else [d]
+    tree.children = out
+
+
+def inline_subparsers(tree: Tree, err: Err) -> None:
+    """Rewrite ``tree`` in place; errors are ``err(node, message)``."""
+    SubParsers(tree, err).run()
