@@ -4,7 +4,7 @@
         --dim 1000000 --density 0.01 --seed 1 --repeat 6 --switch-pid 1234
 
 Runs the same codec rounds as ``dhc-agent`` (``--mode dhc``: HG-Sketch summed by the switches)
-or ``python -m hostagent.ring --codec hg`` (``--mode sketch_ring``: summed over the host ring),
+or ``python -m bench.baselines.ring --codec hg`` (``--mode sketch_ring``: summed over the host ring),
 but wraps the reducer so that each round's network time and the codec work between rounds are
 timed with the wall clock every Mininet host shares (``time.time``), and reads the scheduler's
 accounting (``/proc/<pid>/task/*/schedstat``: nanoseconds on a CPU and nanoseconds runnable but
@@ -24,12 +24,12 @@ from pathlib import Path
 
 import numpy as np
 
+from bench.baselines.ring import RingReducer, load_ring
+from bench.baselines.ring_transport import RingConfig, RingTransport
 from dhc.codec import make_worker
 from dhc.synthetic import synthetic_gradient
 from hostagent.manifest import load_endpoint
 from hostagent.reducer import NetworkReducer
-from hostagent.ring import RingReducer, load_ring
-from hostagent.ring_transport import RingConfig, RingTransport
 from hostagent.transport import ChunkTransport
 
 MODES = ("dhc", "sketch_ring")
