@@ -24,7 +24,7 @@ from lark import Tree
 from .api import Exact, Lpm, MatchValue, Optional, Range, Ternary
 from .decls import ann_dict
 from .exprs import is_const
-from .types import BitT
+from .types import BitT, BoolT
 
 PRIORITY_KINDS = frozenset({"ternary", "range", "optional"})
 #: const entries with @priority: internal priority = BMV2_TOP - BMv2 priority (smaller wins there)
@@ -50,9 +50,12 @@ def keyset_values(gen, info, ks: Tree) -> list[MatchValue]:
 
 
 def _const(gen, node, t: BitT) -> int:
-    c = gen.ex_to(node, t)
-    if c in ("True", "False"):
+    c, et = gen.ex(node, t)
+    if isinstance(et, BoolT):  # a bool key: true/false match as 1/0 (p4c's BMv2 back end)
+        if c not in ("True", "False"):
+            raise gen.err(node, "table entry keys must be compile-time constants")
         return int(c == "True")
+    c = gen.ex_to(node, t)
     if not is_const(c):
         raise gen.err(node, "table entry keys must be compile-time constants")
     return int(c) & t.mask

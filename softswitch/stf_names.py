@@ -25,16 +25,16 @@ class FieldInfo:
 
 
 @dataclass(frozen=True)
-class ActionInfo:
+class StfAction:
     name: str
     params: tuple[tuple[str, int], ...]  # (name, width)
 
 
 @dataclass(frozen=True)
-class TableInfo:
+class StfTable:
     name: str
     fields: tuple[FieldInfo, ...]
-    actions: tuple[ActionInfo, ...]
+    actions: tuple[StfAction, ...]
 
     @property
     def needs_priority(self) -> bool:
@@ -68,21 +68,21 @@ class ProgramNames:
     """Index of a program's P4Info for STF name lookups."""
 
     def __init__(self, p4info: object):
-        actions = {a.preamble.id: ActionInfo(a.preamble.name,
+        actions = {a.preamble.id: StfAction(a.preamble.name,
                                              tuple((p.name, p.bitwidth) for p in a.params))
                    for a in p4info.actions}
-        self.tables: dict[str, TableInfo] = {}
+        self.tables: dict[str, StfTable] = {}
         for t in p4info.tables:
             fields = tuple(FieldInfo(mf.name, mf.bitwidth, _match_kind(mf)) for mf in t.match_fields)
             acts = tuple(actions[r.id] for r in t.action_refs if r.id in actions)
-            self.tables[t.preamble.name] = TableInfo(t.preamble.name, fields, acts)
+            self.tables[t.preamble.name] = StfTable(t.preamble.name, fields, acts)
         self.registers = {r.preamble.name: r for r in getattr(p4info, "registers", [])}
         self.counters = {c.preamble.name: c for c in getattr(p4info, "counters", [])}
 
-    def table(self, name: str) -> TableInfo:
+    def table(self, name: str) -> StfTable:
         return self.tables[_suffix_pick(name, list(self.tables), "table")]
 
-    def action(self, table: TableInfo, name: str) -> ActionInfo:
+    def action(self, table: StfTable, name: str) -> StfAction:
         by_name = {a.name: a for a in table.actions}
         return by_name[_suffix_pick(name, list(by_name), "action", f"table {table.name}")]
 
@@ -92,7 +92,7 @@ class ProgramNames:
     def counter(self, name: str) -> str:
         return _suffix_pick(name, list(self.counters), "counter")
 
-    def field(self, table: TableInfo, name: str) -> FieldInfo:
+    def field(self, table: StfTable, name: str) -> FieldInfo:
         # p4c writes header-stack elements as h$0 in some STF files
         name = re.sub(r"\$([0-9]+)", r"[\1]", name)
         by_name = {f.name: f for f in table.fields}
@@ -210,7 +210,7 @@ def match_value(f: FieldInfo, text: str) -> MatchValue | None:
     raise ValueError(f"{what}: match kind {f.kind!r} is not supported by the STF runner")
 
 
-def entry_match(table: TableInfo, names: ProgramNames, keys: list[tuple[str, str]]) -> dict[str, MatchValue]:
+def entry_match(table: StfTable, names: ProgramNames, keys: list[tuple[str, str]]) -> dict[str, MatchValue]:
     """Match dict for ``add``: every exact field must be given; others default to wildcard."""
     out: dict[str, MatchValue] = {}
     given: set[str] = set()
@@ -228,7 +228,7 @@ def entry_match(table: TableInfo, names: ProgramNames, keys: list[tuple[str, str
     return out
 
 
-def action_params(action: ActionInfo, args: list[tuple[str, int]]) -> dict[str, int]:
+def action_params(action: StfAction, args: list[tuple[str, int]]) -> dict[str, int]:
     """Check names and widths of action arguments; all parameters must be given."""
     widths = dict(action.params)
     out: dict[str, int] = {}

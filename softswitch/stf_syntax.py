@@ -6,7 +6,7 @@ The grammar follows what p4c's BMv2 STF runner accepts (one command per line,
 
     add <table> [<priority>] <key>:<value> ... <action>(<param>:<value>, ...) [= <handle>]
     setdefault <table> <action>(<param>:<value>, ...)
-    packet <port> <hex bytes ...>
+    packet <port> [<hex bytes ...>]   (no bytes: an empty packet, as p4c's runner sends it)
     expect <port> [<hex with * nibbles ...> [$]]
     no_packet | wait
     mirroring_add <session> <port>
@@ -297,8 +297,8 @@ def parse_command(line: int, text: str, extension: bool = False) -> Command | No
             raise ValueError("setdefault needs a table and an action call")
         return SetDefault(line, args[0], _parse_call(rest[len(args[0]):]))
     if cmd == "packet":
-        if len(args) < 2:
-            raise ValueError("packet needs a port and data")
+        if not args:
+            raise ValueError("packet needs a port (and data; p4c's runner also sends an empty one)")
         (port,) = _ints(args[:1], ["port"], cmd)
         return SendPacket(line, port, bytes.fromhex(_packet_hex(args[1:], allow_wild=False)))
     if cmd == "expect":

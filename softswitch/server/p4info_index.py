@@ -47,7 +47,7 @@ class ParamInfo:
 
 
 @dataclass
-class ActionInfo:
+class P4InfoAction:
     id: int
     name: str
     params: dict[int, ParamInfo] = field(default_factory=dict)
@@ -60,7 +60,7 @@ class ActionInfo:
 
 
 @dataclass
-class TableInfo:
+class P4InfoTable:
     id: int
     name: str
     fields: dict[int, MatchFieldInfo]
@@ -106,8 +106,8 @@ class P4InfoIndex:
     """Lookup tables built once per pipeline from its P4Info."""
 
     p4info: p4info_pb2.P4Info
-    tables: dict[int, TableInfo] = field(default_factory=dict)
-    actions: dict[int, ActionInfo] = field(default_factory=dict)
+    tables: dict[int, P4InfoTable] = field(default_factory=dict)
+    actions: dict[int, P4InfoAction] = field(default_factory=dict)
     counters: dict[int, CounterInfo] = field(default_factory=dict)
     direct_counters: dict[int, int] = field(default_factory=dict)  # direct counter id -> table id
     registers: dict[int, str] = field(default_factory=dict)
@@ -120,7 +120,7 @@ class P4InfoIndex:
     def build(cls, p4info: p4info_pb2.P4Info) -> P4InfoIndex:
         idx = cls(p4info=p4info)
         for a in p4info.actions:
-            idx.actions[a.preamble.id] = ActionInfo(
+            idx.actions[a.preamble.id] = P4InfoAction(
                 a.preamble.id, a.preamble.name,
                 {p.id: ParamInfo(p.id, p.name, p.bitwidth) for p in a.params})
             idx.action_by_name[a.preamble.name] = a.preamble.id
@@ -134,7 +134,7 @@ class P4InfoIndex:
                     idx.direct_counters[rid] = t.preamble.id
                     direct_of_table[t.preamble.id] = rid
             scopes = {ref.id: ref.scope for ref in t.action_refs}
-            idx.tables[t.preamble.id] = TableInfo(
+            idx.tables[t.preamble.id] = P4InfoTable(
                 id=t.preamble.id, name=t.preamble.name,
                 fields={m.id: MatchFieldInfo(m.id, m.name, m.bitwidth, m.match_type) for m in t.match_fields},
                 action_ids=set(scopes),
@@ -157,13 +157,13 @@ class P4InfoIndex:
                 PacketMetadataField(m.id, m.name, m.bitwidth) for m in cpm.metadata]
         return idx
 
-    def table(self, table_id: int) -> TableInfo:
+    def table(self, table_id: int) -> P4InfoTable:
         try:
             return self.tables[table_id]
         except KeyError:
             raise invalid(f"unknown table id {table_id}") from None
 
-    def action(self, action_id: int) -> ActionInfo:
+    def action(self, action_id: int) -> P4InfoAction:
         try:
             return self.actions[action_id]
         except KeyError:

@@ -28,7 +28,7 @@ from softswitch.api import (
     Ternary,
 )
 from softswitch.server.errors import P4RuntimeError, invalid
-from softswitch.server.p4info_index import P4InfoIndex, TableInfo, decode_bytes, encode_bytes
+from softswitch.server.p4info_index import P4InfoIndex, P4InfoTable, decode_bytes, encode_bytes
 
 MT = p4info_pb2.MatchField
 Update = p4runtime_pb2.Update
@@ -57,7 +57,7 @@ def api_error(err: Exception) -> P4RuntimeError:
 
 # ---------------------------------------------------------------- match keys
 
-def decode_match(table: TableInfo, matches, what: str) -> dict[str, MatchValue]:
+def decode_match(table: P4InfoTable, matches, what: str) -> dict[str, MatchValue]:
     """FieldMatch list -> {field name: MatchValue}; omitted non-exact fields are wildcards."""
     out: dict[str, MatchValue] = {}
     seen: set[int] = set()
@@ -108,7 +108,7 @@ def decode_match(table: TableInfo, matches, what: str) -> dict[str, MatchValue]:
     return out
 
 
-def encode_match(table: TableInfo, match: dict[str, MatchValue]) -> list[p4runtime_pb2.FieldMatch]:
+def encode_match(table: P4InfoTable, match: dict[str, MatchValue]) -> list[p4runtime_pb2.FieldMatch]:
     out = []
     for fid in sorted(table.fields):
         info = table.fields[fid]
@@ -143,7 +143,7 @@ def encode_match(table: TableInfo, match: dict[str, MatchValue]) -> list[p4runti
 
 # ---------------------------------------------------------------- actions
 
-def decode_action(idx: P4InfoIndex, table: TableInfo, te: p4runtime_pb2.TableEntry,
+def decode_action(idx: P4InfoIndex, table: P4InfoTable, te: p4runtime_pb2.TableEntry,
                   what: str) -> tuple[str, dict[str, int]]:
     kind = te.action.WhichOneof("type")
     if kind is None:
@@ -190,7 +190,7 @@ def encode_action(idx: P4InfoIndex, action: str, params: dict[str, int]) -> p4ru
 
 # ---------------------------------------------------------------- table entries
 
-def _priority(table: TableInfo, te: p4runtime_pb2.TableEntry, what: str) -> int | None:
+def _priority(table: P4InfoTable, te: p4runtime_pb2.TableEntry, what: str) -> int | None:
     if table.needs_priority:
         if te.priority <= 0:
             raise invalid(f"{what}: table {table.name} has ternary/range/optional keys; priority must be > 0")
@@ -200,7 +200,7 @@ def _priority(table: TableInfo, te: p4runtime_pb2.TableEntry, what: str) -> int 
     return None
 
 
-def _refuse_unsupported(table: TableInfo, te: p4runtime_pb2.TableEntry, what: str) -> None:
+def _refuse_unsupported(table: P4InfoTable, te: p4runtime_pb2.TableEntry, what: str) -> None:
     """Fields of an entry this target cannot honour are refused, never silently dropped."""
     if te.HasField("meter_config") or te.HasField("meter_counter_data"):
         raise P4RuntimeError(
@@ -253,7 +253,7 @@ def _call(fn, *args):
         raise api_error(err) from err
 
 
-def entry_to_proto(idx: P4InfoIndex, table: TableInfo, e: TableEntry,
+def entry_to_proto(idx: P4InfoIndex, table: P4InfoTable, e: TableEntry,
                    with_counter: bool) -> p4runtime_pb2.TableEntry:
     te = p4runtime_pb2.TableEntry(table_id=table.id)
     if e.is_default:

@@ -283,3 +283,17 @@ def test_defines_header_and_override(tmp_path):
     bare.write_text("packet 0 000000000001000000000002 88bc 0000\n"
                     "expect 1 000000000001000000000002 88bc 0100 $\n")
     assert run_stf(prog, str(bare)).passed, "without the header the program's defaults apply"
+
+
+@pytest.mark.parametrize("backend", ["python", "native"])
+def test_empty_packet_as_p4c_runner_sends_it(tmp_path, backend):
+    """``packet 0`` with no bytes is an empty frame (p4c's runner accepts it): the parser fails on
+    the first extract, ingress still runs (v1model), and nothing is sent for it here."""
+    from softswitch.stf import run_stf
+
+    assert parse_stf("packet 0\n").commands[0].data == b""
+    stf = tmp_path / "t.stf"
+    stf.write_text(ROUTE + "packet 0\nno_packet\n")
+    res = run_stf(str(PROGRAMS / "basic_ipv4.p4"), str(stf), backend=backend)
+    assert res.passed, res.report()
+    assert (res.packets_sent, res.packets_received) == (1, 0)
