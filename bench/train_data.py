@@ -42,7 +42,9 @@ def digits_split() -> Split:
     return Split(x[n_test:], y[n_test:], x[:n_test], y[:n_test])
 
 
-def batch_for(split: Split, rank: int, world: int, step: int, batch: int) -> tuple[torch.Tensor, torch.Tensor]:
+def batch_for(
+    split: Split, rank: int, world: int, step: int, batch: int
+) -> tuple[torch.Tensor, torch.Tensor]:
     """Worker ``rank``'s mini-batch of step ``step``: disjoint shards of the training set,
     walked in a fixed per-step order (data-parallel SGD with a global batch of world * batch)."""
     n = len(split.y_train)
