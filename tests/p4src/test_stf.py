@@ -22,7 +22,7 @@ def test_stf_files_are_current() -> None:
 def test_stf(name: str) -> None:
     from softswitch.stf import run_stf
 
-    result = run_stf(PROGRAM, str(STF_DIR / name))
+    result = run_stf(PROGRAM, str(STF_DIR / name), all_ports=True)
     assert result.passed, result.report()
     assert result.packets_received == result.packets_expected > 0
 

@@ -193,7 +193,7 @@ def _run(tmp_path, text: str):
 
     stf = tmp_path / "t.stf"
     stf.write_text(text)
-    return run_stf(str(PROGRAMS / "basic_ipv4.p4"), str(stf))
+    return run_stf(str(PROGRAMS / "basic_ipv4.p4"), str(stf), all_ports=True)
 
 
 def test_passing_file(tmp_path):
@@ -268,8 +268,9 @@ def test_cli_exit_codes(tmp_path, capsys):
     prog = str(PROGRAMS / "basic_ipv4.p4")
     assert main([prog, str(good)]) == 0
     assert "PASS" in capsys.readouterr().out
-    assert main([prog, str(bad)]) == 1
+    assert main([prog, str(bad), "--all-ports"]) == 1
     assert "unexpected packet on port 2" in capsys.readouterr().err
+    assert main([prog, str(bad)]) == 0, "port 2 is not named by the file: unobserved, as in p4c's runner"
 
 
 def test_defines_header_and_override(tmp_path):
@@ -297,3 +298,19 @@ def test_empty_packet_as_p4c_runner_sends_it(tmp_path, backend):
     res = run_stf(str(PROGRAMS / "basic_ipv4.p4"), str(stf), backend=backend)
     assert res.passed, res.report()
     assert (res.packets_sent, res.packets_received) == (1, 0)
+
+
+def test_output_to_ports_the_file_never_names_is_not_checked_as_p4c_runner(tmp_path):
+    """p4c's BMv2 runner opens interfaces only for ports a packet/expect names: a frame routed
+    elsewhere is lost there, not a failure; ``all_ports`` (the project's suites) checks it."""
+    from softswitch.stf import run_stf
+
+    pkt, _ = _basic_lines()  # routed to port 2, which this file never names
+    stf = tmp_path / "t.stf"
+    stf.write_text(ROUTE + pkt + "\nno_packet\n")
+    prog = str(PROGRAMS / "basic_ipv4.p4")
+    lax = run_stf(prog, str(stf))
+    assert lax.passed and (lax.packets_received, lax.packets_unobserved) == (0, 1), lax.report()
+    assert "1 to unobserved ports" in lax.report()
+    strict = run_stf(prog, str(stf), all_ports=True)
+    assert not strict.passed and "unexpected packet on port 2" in strict.failures[0]

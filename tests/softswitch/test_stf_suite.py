@@ -36,9 +36,9 @@ NATIVE_UNSUPPORTED: dict[str, str] = {}
 def test_program_passes_its_stf(stf: Path, backend: str):
     if backend == "native" and stf.stem in NATIVE_UNSUPPORTED:
         with pytest.raises(NativeBuildError, match=re.escape(NATIVE_UNSUPPORTED[stf.stem])):
-            run_stf(str(stf.with_suffix(".p4")), str(stf), backend=backend)
+            run_stf(str(stf.with_suffix(".p4")), str(stf), backend=backend, all_ports=True)
         return
-    result = run_stf(str(stf.with_suffix(".p4")), str(stf), backend=backend)
+    result = run_stf(str(stf.with_suffix(".p4")), str(stf), backend=backend, all_ports=True)
     assert result.passed, result.report()
     assert result.packets_sent > 0
 

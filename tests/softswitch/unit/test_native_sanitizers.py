@@ -24,7 +24,7 @@ from softswitch.native.build import NativeBuildError
 bad = 0
 for stf in sorted(Path(sys.argv[1]).glob("*.stf")):
     try:
-        r = run_stf(str(stf.with_suffix(".p4")), str(stf), backend="native")
+        r = run_stf(str(stf.with_suffix(".p4")), str(stf), backend="native", all_ports=True)
     except NativeBuildError as err:
         print("unsupported", stf.stem, err)
         continue
