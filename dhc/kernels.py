@@ -299,6 +299,17 @@ def _remove(st, bk, wide, shift, c, sv):
         st[bk, 0] = (hi << _U32) | lo
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _list_pure(st, m, wide, cmask, lst):
+    """Write the buckets holding exactly one candidate into ``lst``; return how many."""
+    n_list = 0
+    for bk in range(m):
+        cnt = st[bk, 0] & _LOW32 if wide else (st[bk, 0] >> _U32) & cmask
+        lst[n_list] = bk
+        n_list += np.int64(cnt == _U1)
+    return n_list
+
+
 @_jit
 def fill_state(codes, sketch, shift, st, ahead):
     """Bucket records of the peel (see :func:`peel`) from the sketch and the candidates' codes;
@@ -370,11 +381,7 @@ def peel(codes, sketch, row_len, shift, values, recovered, residual, st, lst, ca
     cmask = (_U1 << ushift) - _U1
     if not fill_state(codes, sketch, shift, st, ahead):
         return -1
-    n_list = 0
-    for bk in range(m):
-        cnt = st[bk, 0] & _LOW32 if wide else (st[bk, 0] >> _U32) & cmask
-        lst[n_list] = bk
-        n_list += np.int64(cnt == _U1)
+    n_list = _list_pure(st, m, wide, cmask, lst)
     generations = 0
     while n_list > 0:
         generations += 1
@@ -470,11 +477,7 @@ def peel_sets(codes, sketch, shift, values, recovered, residual, st, lst, cand_o
     cmask = (_U1 << ushift) - _U1
     if not fill_state(codes, sketch, shift, st, ahead):
         return -1
-    n_list = 0
-    for bk in range(m):
-        cnt = st[bk, 0] & _LOW32 if wide else (st[bk, 0] >> _U32) & cmask
-        lst[n_list] = bk
-        n_list += np.int64(cnt == _U1)
+    n_list = _list_pure(st, m, wide, cmask, lst)
     generations = 0
     while n_list > 0:
         # (1) the listed buckets still pure, one candidate each

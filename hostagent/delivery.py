@@ -19,9 +19,10 @@ What an answer is, who is blamed and which packets carry what stays in the trans
 
 from __future__ import annotations
 
+import socket
 import time
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 import numpy as np
 
@@ -202,3 +203,28 @@ class Delivery:
             rto = self.rto
             out.timeout[waiting] = np.minimum(out.timeout[waiting], rto)
             out.deadline[waiting] = np.minimum(out.deadline[waiting], time.monotonic() + rto)
+
+
+_E = TypeVar("_E", bound="DeliveryEndpoint")
+
+
+class DeliveryEndpoint:
+    """What both transports share around the engine: one UDP socket they own and close (also as a
+    context manager), and the engine's current retransmission timeout."""
+
+    _sock: socket.socket
+    delivery: Delivery
+
+    def close(self) -> None:
+        self._sock.close()
+
+    def __enter__(self: _E) -> _E:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @property
+    def rto(self) -> float:
+        """The current retransmission timeout for an item's first transmission."""
+        return self.delivery.rto

@@ -25,7 +25,14 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from dhcwire import header as wire
-from hostagent.delivery import Delivery, DeliveryTimeout, Outstanding, RetryPolicy, Window
+from hostagent.delivery import (
+    Delivery,
+    DeliveryEndpoint,
+    DeliveryTimeout,
+    Outstanding,
+    RetryPolicy,
+    Window,
+)
 from hostagent.frames import encode_frames, frame_length, parse_frames
 from hostagent.liveness import switch_answers_arp
 from hostagent.packet import MAX_EPOCH, MalformedPacket, decode_datagram, encode_datagram
@@ -140,7 +147,7 @@ class _Exchange:
             f"{self.n} chunks outstanding; {t._blame()}. {reset_hint(ep.job_id)}")
 
 
-class ChunkTransport:
+class ChunkTransport(DeliveryEndpoint):
     """Exchanges a sequence of (level, K lanes) chunks for their aggregated RESULTs."""
 
     def __init__(self, endpoint: JobEndpoint, retry: RetryPolicy | None = None,
@@ -171,20 +178,6 @@ class ChunkTransport:
             self.exchange(levels, np.zeros((pad, self.endpoint.lanes), dtype=np.uint32))
             self.stats.padding_chunks += pad
         return pad
-
-    def close(self) -> None:
-        self._sock.close()
-
-    def __enter__(self) -> ChunkTransport:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    @property
-    def rto(self) -> float:
-        """The current retransmission timeout for a chunk's first transmission."""
-        return self.delivery.rto
 
     # ------------------------------------------------------------------ exchange
     def exchange(self, levels: np.ndarray, lanes: np.ndarray,

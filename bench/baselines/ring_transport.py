@@ -29,7 +29,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from hostagent.delivery import Delivery, DeliveryTimeout, Outstanding, RetryPolicy, Window
+from hostagent.delivery import (
+    Delivery,
+    DeliveryEndpoint,
+    DeliveryTimeout,
+    Outstanding,
+    RetryPolicy,
+    Window,
+)
 from hostagent.sockets import open_udp
 
 #: Ring traffic of job j uses UDP port ``ring_port(j)`` on every host (below the DHC worker ports).
@@ -154,7 +161,7 @@ def packets_for(values: np.ndarray) -> list[np.ndarray]:
     return [values[i * VALUES_PER_PACKET:(i + 1) * VALUES_PER_PACKET] for i in range(n)]
 
 
-class RingTransport:
+class RingTransport(DeliveryEndpoint):
     """One UDP socket on ``ring_port(job)``; exchanges step arrays with the two neighbours."""
 
     def __init__(self, cfg: RingConfig, bind_ip: str | None = None):
@@ -174,20 +181,6 @@ class RingTransport:
         self._sock = open_udp(bind_ip or cfg.me.ip, cfg.udp_port)
         self._next_addr = (cfg.next.ip, cfg.udp_port)
         self._prev_addr = (cfg.prev.ip, cfg.udp_port)
-
-    def close(self) -> None:
-        self._sock.close()
-
-    def __enter__(self) -> RingTransport:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    # ------------------------------------------------------------------ timing
-    @property
-    def rto(self) -> float:
-        return self.delivery.rto
 
     # ------------------------------------------------------------------ sockets
     def _sendto(self, data: bytes, addr: tuple[str, int]) -> None:
