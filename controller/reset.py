@@ -12,6 +12,7 @@ no entry), and let the caller rewrite the manifest so agents stamp the new epoch
 from __future__ import annotations
 
 from collections import Counter
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 
 from p4.v1 import p4runtime_pb2
@@ -68,11 +69,8 @@ def reset_job(addrs: dict[str, SwitchAddress], job: int, *, avoid: set[int] = fr
               client: MultiSwitchClient | None = None, timeout: float = 10.0) -> ResetReport:
     """Install a fresh epoch for ``job`` on every addressed switch that holds the job's state
     (never one in ``avoid``)."""
-    own = client is None
-    client = client or MultiSwitchClient(addrs, timeout=timeout)
-    if own:
-        client.__enter__()
-    try:
+    opened = MultiSwitchClient(addrs, timeout=timeout) if client is None else nullcontext(client)
+    with opened as client:  # a client we open is connected here and closed on the way out
         states = client.run(read_state)
         holders = {n: st for n, st in states.items() if job in st.jobs()}
         if not holders:
@@ -82,7 +80,4 @@ def reset_job(addrs: dict[str, SwitchAddress], job: int, *, avoid: set[int] = fr
         new = next_epoch([ep for eps in before.values() for ep in eps], avoid)
         names = sorted(holders)
         client.run(lambda c: c.write(to_updates(c.names, _changes(holders[c.name], job, new))), only=names)
-    finally:
-        if own:
-            client.close()
     return ResetReport(job, new, before)
