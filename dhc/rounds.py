@@ -15,6 +15,7 @@ exponent, and its OR aggregate gives every worker the same power-of-two scale.
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -54,7 +55,7 @@ class ScaleRound:
                                  self.n_workers)
 
 
-class RoundWorker:
+class RoundWorker(ABC):
     """The phase machine of a codec worker (see the module docstring)."""
 
     codec = ""
@@ -106,10 +107,10 @@ class RoundWorker:
             raise ProtocolError("result requested before the last round was fed")
 
     # -- what a codec implements -------------------------------------------------------------
+    @abstractmethod
     def _start(self) -> list[Segment]:
         """Round A."""
-        raise NotImplementedError
 
+    @abstractmethod
     def _handlers(self) -> Mapping[str, Handler]:
         """Phase -> the handler of that round's aggregate."""
-        raise NotImplementedError
