@@ -465,12 +465,7 @@ class _Body:
         if isinstance(e, _Lit) or isinstance(e, ir.Const):
             self.scope.names[str(nm)] = ("val", e)
             return []
-        name = self.fresh("v_" + str(nm))
-        it = irtype(t, f"temporary {nm}")
-        ref = ir.Ref(it, "local", name)
-        ref.ptype = t
-        self.scope.names[str(nm)] = ("val", ref)
-        return [ir.VarDecl(name, it, e)]
+        return [self._temporary(nm, t, e)]
 
     def _s_typed_decl(self, n):
         """A temporary of desugar.py typed like an expression (not evaluated here)."""
@@ -478,12 +473,16 @@ class _Body:
         pre, self._pre = self._pre, []
         _e, t = self.expr(like)
         self._pre = pre
+        return [self._temporary(nm, t, None)]
+
+    def _temporary(self, nm, t: P4Type, init) -> ir.VarDecl:
+        """Declare local ``nm`` of P4 type ``t`` under a fresh IR name (``init`` may be None)."""
         name = self.fresh("v_" + str(nm))
         it = irtype(t, f"temporary {nm}")
         ref = ir.Ref(it, "local", name)
         ref.ptype = t
         self.scope.names[str(nm)] = ("val", ref)
-        return [ir.VarDecl(name, it, None)]
+        return ir.VarDecl(name, it, init)
 
     def _s_const_decl(self, n):
         _ann, tnode, nm, init = n.children
