@@ -55,30 +55,6 @@ class _TopGen(ControlGen):
         super().__init__(prog, "", Tree("control_decl", []))
 
 
-def _look(pk, n: int, err: int) -> int:
-    if pk.pos + n > pk.nbits:
-        raise rtlib.Reject(err)
-    return pk.bits(pk.pos, n)
-
-
-def _lookh(pk, extract, cls):
-    o = cls()
-    save = pk.pos
-    extract(pk, o)
-    pk.pos = save
-    return o
-
-
-def _adv(pk, n: int, err: int) -> None:
-    if pk.pos + n > pk.nbits:
-        raise rtlib.Reject(err)
-    pk.pos += n
-
-
-def _reject_state(L):
-    raise rtlib.Reject(0)
-
-
 class Program:
     """The compiled program: generated namespace plus the metadata P4Info and the runtime need."""
 
@@ -244,8 +220,8 @@ class Program:
             "_Exit": rtlib.Exit, "_Locals": rtlib.Locals, "_Reject": rtlib.Reject, "_Stack": rtlib.Stack,
             "_mk": rtlib.mk,
             "_eq": rtlib.eq, "_fresh": rtlib.fresh, "_OOR": rtlib.IndexOutOfRange,
-            "_pack": pack_bits, "_HASH": ALGORITHMS, "_look": _look, "_lookh": _lookh,
-            "_adv": _adv, "_REJECT": _reject_state, "_ST": self.state, "_C": PacketCtx(),
+            "_pack": pack_bits, "_HASH": ALGORITHMS, "_look": rtlib.look, "_lookh": rtlib.lookh,
+            "_adv": rtlib.adv, "_REJECT": rtlib.reject_state, "_ST": self.state, "_C": PacketCtx(),
             "_rand": lambda lo, hi: random.randint(min(lo, hi), max(lo, hi)),
             "_ERR_HDR_TOO_LONG": self.decls.errors.index("HeaderTooShort"),
             "_ERR_INVALID_ARG": self.decls.errors.index("ParserInvalidArgument"),

@@ -74,6 +74,9 @@ class _Body:
                 e = src.ordered(e, dst)
             items = [self.conv(x, xt, ft) for (x, xt), (_, ft) in zip(e, dst.fields, strict=True)]
             return ir.StructInit(irtype(dst), items)
+        if isinstance(src, ListT) and isinstance(dst, TupleT):
+            items = [self.conv(x, xt, et) for (x, xt), et in zip(e, dst.elems, strict=True)]
+            return ir.TupleInit(irtype(dst), items)
         if isinstance(src, ListT):
             raise Unsupported(f"list expression converted to {dst}")
         return e

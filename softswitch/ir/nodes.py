@@ -52,7 +52,14 @@ class Stack:
     size: int
 
 
-IRType = Bits | Bool | Comp | Pkt | Stack
+@dataclass(frozen=True)
+class Tup:
+    """A tuple value (``tuple<bit<8>, bool>``): declared, assigned and compared whole."""
+
+    elems: tuple
+
+
+IRType = Bits | Bool | Comp | Pkt | Stack | Tup
 
 
 # ------------------------------------------------------------------ expressions
@@ -138,6 +145,13 @@ class Mux(Expr):
 @dataclass
 class StructInit(Expr):
     """``{a, b}`` converted to a struct or header (a header becomes valid)."""
+
+    items: list[Expr]
+
+
+@dataclass
+class TupleInit(Expr):
+    """``{a, b}`` converted to a tuple type."""
 
     items: list[Expr]
 
