@@ -19,7 +19,10 @@ def check(p: ir.Program) -> None:
     """Raise ``Unsupported`` for the first width above 128 bits in ``p``."""
     for t in p.headers:
         for fname, ft in t.fields:
-            _type(irtype(ft), f"field {t.name}.{fname}")
+            it = irtype(ft)
+            if isinstance(it, ir.Bits) and it.width > MAX_WIDTH:
+                raise Unsupported(f"{ft} field {t.name}.{fname}: widths above {MAX_WIDTH} bits")
+            _type(it, f"field {t.name}.{fname}")
     for x in p.externs.values():
         if x.kind == "register" and x.width > MAX_WIDTH:
             raise Unsupported(f"register {x.name}: widths above {MAX_WIDTH} bits")
