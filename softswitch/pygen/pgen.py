@@ -123,8 +123,8 @@ class PyGen:
         keys = "".join(bits(self.x(k.expr), k.expr.t) + ", " for k in t.keys)
         o.append(f"    hit, ai, args = TB_{name}.lookup(({keys}))")
         if self.trace:
-            o.append(f"    _C.trace.append({'table ' + t.name + ' '!r} + ('hit' if hit else 'miss') + ' -> ' + "
-                     f"{t.actions!r}[ai])")
+            o.append(f"    _C.trace.append({'table ' + t.name + ' '!r} + ('hit' if hit else 'miss') "
+                     f"+ ' -> ' + {t.actions!r}[ai])")
         g = StmtGen(self, o, 2)
         for i, (aname, bound) in enumerate(zip(t.actions, t.bound, strict=True)):
             act = self.prog.actions[aname]
