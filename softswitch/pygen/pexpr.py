@@ -110,7 +110,10 @@ class PyExpr:
         return wrap(f"-{x}", e.t)
 
     def _Slice(self, e: ir.Slice) -> str:
-        return f"(({self(e.x)} >> {e.lo}) & {e.t.mask})"
+        x = self(e.x)
+        if e.lo == 0:
+            return x if e.hi + 1 == e.x.t.width and not e.x.t.signed else f"({x} & {e.t.mask})"
+        return f"(({x} >> {e.lo}) & {e.t.mask})"
 
     def _Cast(self, e: ir.Cast) -> str:
         x, st, dt = self(e.x), e.x.t, e.t

@@ -130,7 +130,7 @@ class PyGen:
             act = self.prog.actions[aname]
             o.append(f"    {'if' if i == 0 else 'elif'} ai == {i}:")
             g.call(f"A_{self.cid(act.name)}", act.params, list(bound) + [Raw(ir.Bool(), "*args")],
-                   list(bound), lead="L, ")
+                   list(bound), lead="L")
         o.append("    return hit, ai")
         o.append("")
 

@@ -157,7 +157,7 @@ class StmtGen:
              ret: ir.Expr | None = None, lead: str = "", value: bool = False) -> None:
         """``fn(lead, args)`` with copy-out of scalar out/inout arguments (the callee returns
         them as a tuple, after its value when ``value``: functions) and the value into ``ret``."""
-        call = f"{fn}({lead}{', '.join(self.x(a) for a in args)})"
+        call = f"{fn}({', '.join(([lead] if lead else []) + [self.x(a) for a in args])})"
         so = scalar_outs(params)
         outs = outs + [None] * (len(params) - len(outs))
         if not so:
@@ -176,7 +176,7 @@ class StmtGen:
 
     def _ActionCall(self, s: ir.ActionCall) -> None:
         act = self.g.prog.actions[s.action]
-        self.call(f"A_{self.g.cid(act.name)}", act.params, s.args, s.outs, lead="L, ")
+        self.call(f"A_{self.g.cid(act.name)}", act.params, s.args, s.outs, lead="L")
 
     def _FuncCall(self, s: ir.FuncCall) -> None:
         f = self.g.prog.functions[s.func]
