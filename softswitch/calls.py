@@ -110,7 +110,6 @@ class Calls:
         else:
             obj = Meter(qname, 0, vals[0], direct=True)
         inst = ExternInst(qname, base, pyname, obj, targs, annd)
-        self.prog.ns[pyname] = obj
         self.prog.extern_insts[qname] = inst
         g.scope.declare(local, Sym("extern", t, pyname, False, inst))
 

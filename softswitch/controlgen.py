@@ -131,8 +131,6 @@ class ControlGen(BlockGen):
         args = "".join(f", a_{p.name}" for p in params)
         self.em(f"def {pyfn}(L{args}):")
         self.em.level += 1
-        if self.prog.trace:
-            self.em(f"_C.trace.append('action {name}')")
         self.in_action = info
         n0 = len(self.em.lines)
         try:
@@ -296,29 +294,6 @@ class ControlGen(BlockGen):
         checks.claim_name(self, self.prog.tables, qname, node, "table")
         self.prog.tables[qname] = info
         self.prog.new_table_runtime(info)
-        # the apply function
-        self.em(f"def {pyname}(L):")
-        self.em.level += 1
-        key = "(" + "".join(k.code + ", " for k in keys) + ")"
-        self.em(f"hit, ai, args = TB_{pyname}.lookup({key})")
-        if self.prog.trace:
-            self.em(f"_C.trace.append('table {qname} ' + ('hit' if hit else 'miss') + ' -> ' + "
-                    f"{[a.name for a in actions]!r}[ai])")
-        for i, (a, b) in enumerate(zip(actions, bound, strict=False)):
-            kw = "if" if i == 0 else "elif"
-            self.em(f"{kw} ai == {i}:")
-            self.em.level += 1
-            if a.scalar_outs:
-                targets = []
-                for j in a.scalar_outs:
-                    targets.append(b[j] if j < len(b) else "_")
-                self.em(f"({', '.join(targets)},) = {a.pyfn}(L{''.join(', ' + x for x in b)}, *args)")
-            else:
-                self.em(f"{a.pyfn}(L{''.join(', ' + x for x in b)}, *args)")
-            self.em.level -= 1
-        self.em("return hit, ai")
-        self.em.level -= 1
-        self.em("")
 
     def bind_directional(self, a: ActionInfo, args_node, node) -> list[str]:
         dirp = [p for p in a.params if p.direction]

@@ -88,7 +88,6 @@ class ParserGen(BlockGen):
         qname = self.qualify(local, ann_dict(ann, self.d))
         vs = ValueSet(qname, size, fields)
         pyname = f"VS_{self.prog.pyident(qname)}"
-        self.prog.ns[pyname] = vs
         self.prog.value_sets[qname] = vs
         self.scope.declare(local, Sym("valueset", t, pyname, False, vs))
 
@@ -117,8 +116,6 @@ class ParserGen(BlockGen):
         trans = body[-1]
         self.em(f"def {self.state_fn[sname]}(L):")
         self.em.level += 1
-        if self.prog.trace:
-            self.em(f"_C.trace.append('parser state {sname}')")
         outer = self.scope
         self.scope = type(outer)(outer)
         try:
