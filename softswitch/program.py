@@ -128,7 +128,7 @@ class Program:
             info = self._top.action(node, top_level=True)
             self.gscope.declare(name, Sym("action", BoolT(), info.pyfn, False, info))
 
-    def _pipeline(self) -> dict[str, str]:
+    def _pipeline(self) -> None:
         d = self.decls
         main = d.instances.get("main")
         if main is None:
@@ -141,7 +141,6 @@ class Program:
         args = [a for a in arg_nodes if a is not None]
         if len(args) != 6:
             raise d.err(main, f"V1Switch takes 6 arguments, got {len(args)}")
-        blocks: dict[str, str] = {}
         self.block_params: dict[str, list] = {}
         self.block_names: dict[str, str] = {}
         for role, a in zip(V1_ORDER, args, strict=False):
@@ -156,11 +155,10 @@ class Program:
                 if name not in d.controls:
                     raise d.err(a, f"{name} is not a control")
                 g = ControlGen(self, name, d.controls[name])
-            blocks[role] = g.generate()
+            g.generate()
             self.block_params[role] = g.params
             self.block_names[role] = name
         self._check_signatures()
-        return blocks
 
     def _check_unused(self) -> None:
         """Type-check parsers/controls that are declared but never instantiated (as p4c does);
