@@ -1,4 +1,5 @@
-"""Controls: local declarations, actions, tables and the apply block."""
+"""Checks of controls: local declarations, actions, tables and the apply block (the code is
+generated from the typed IR, ``softswitch/pygen`` and ``softswitch/native``)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from . import checks, checks_v1model, entries
 from .codegen import ActionInfo, BlockGen, KeyInfo, TableInfo, text_of
 from .decls import ann_dict
 from .exprs import DuplicateName, Scope, Sym, is_const
-from .layout import default_code, field_width, init_code
+from .layout import field_width
 from .types import BitT, BoolT, EnumT, IntLitT, NamedT, StackT, StructLikeT
 
 
@@ -17,7 +18,7 @@ class ControlGen(BlockGen):
         super().__init__(prog, name, tree, "control")
 
     def generate(self) -> str:
-        """Emit the control; returns the Python function name running it."""
+        """Check the control; returns the name the checks give its instances' apply calls."""
         ann, nm, tps, params_node, ctor, *rest = self.tree.children
         if ctor is not None and ctor.children[0] is not None and ctor.children[0].children:
             raise self.err(self.tree, "control constructor parameters are not supported")
@@ -25,26 +26,23 @@ class ControlGen(BlockGen):
         self.declare_params(self.params)
         locals_ = rest[:-2]
         body = rest[-1]
-        init_lines: list[str] = []
         for loc in locals_:
             try:
-                self.local(loc, init_lines)
+                self.local(loc)
             except DuplicateName as e:
                 raise self.err(loc, f"duplicate declaration of {e.args[0]}") from None
-        self.emit_apply(body, init_lines)
+        self.block(body)
         return f"C_{self.prog.pyident(self.name)}"
 
-    def local(self, loc: Tree, init_lines: list[str]) -> None:
+    def local(self, loc: Tree) -> None:
         if True:
             k = loc.data
             if k == "var_decl":
                 _a, tnode, nmn, init = loc.children
                 t = self.d.resolve_type(tnode)
                 vname = str(nmn.children[0])
-                c = self.ex_to(init, t) if init is not None else default_code(t, self.prog.err_oob)
-                if isinstance(t, (StructLikeT, StackT)) and init is not None and not c.startswith("_mk("):
-                    c = init_code(t, c, self.prog.err_oob)
-                init_lines.append(f"L.v_{vname} = {c}")
+                if init is not None:
+                    self.ex_to(init, t)
                 self.scope.declare(vname, Sym("var", t, f"L.v_{vname}", True))
             elif k == "const_decl":
                 _a, tnode, nmn, init = loc.children
@@ -62,19 +60,6 @@ class ControlGen(BlockGen):
                 self.table(loc)
             else:
                 raise self.err(loc, f"unsupported control declaration {k}")
-
-    def emit_apply(self, body: Tree, init_lines: list[str]) -> None:
-        fn = f"C_{self.prog.pyident(self.name)}"
-        self.em(f"def {fn}(L):")
-        self.em.level += 1
-        for ln in init_lines:
-            self.em(ln)
-        n0 = len(self.em.lines)
-        self.block(body)
-        if len(self.em.lines) == n0:
-            self.em("pass")
-        self.em.level -= 1
-        self.em("")
 
     def sub_control(self, loc: Tree) -> bool:
         """``MyCtl() inst;`` inside a control: generate that control under this instance's name."""
@@ -128,30 +113,15 @@ class ControlGen(BlockGen):
             writable = bool(p.direction) and p.direction != "in"
             self.scope.declare(p.name, Sym("var", p.type, f"a_{p.name}", writable,
                                            info=p))
-        args = "".join(f", a_{p.name}" for p in params)
-        self.em(f"def {pyfn}(L{args}):")
-        self.em.level += 1
         self.in_action = info
-        n0 = len(self.em.lines)
         try:
             self.block(body)
         finally:
             self.in_action = None
             self.scope = outer
-        if info.scalar_outs:
-            self.em(self.return_code_for(info))
-        elif len(self.em.lines) == n0:
-            self.em("pass")
-        self.em.level -= 1
-        self.em("")
         checks.claim_name(self, self.prog.actions, name, node, "action")
         self.prog.actions[name] = info
         return info
-
-    @staticmethod
-    def return_code_for(info: ActionInfo) -> str:
-        outs = ", ".join(f"a_{info.params[i].name}" for i in info.scalar_outs)
-        return f"return ({outs},)"
 
     def find_action(self, name: str, node) -> ActionInfo:
         if name in self.actions:
