@@ -13,7 +13,7 @@ from lark import Tree
 
 from . import checks_v1model, p4warnings
 from .calls import Calls, ExternInst
-from .codegen import ActionInfo, Emitter, TableInfo
+from .codegen import ActionInfo, TableInfo
 from .controlgen import ControlGen
 from .decls import Decls
 from .desugar import desugar
@@ -73,7 +73,6 @@ class Program:
         self.err_nomatch = d.errors.index("NoMatch")
         self.err_oob = d.errors.index("StackOutOfBounds")
         self.gscope = GlobalScope(d)
-        self.em = Emitter()  # scratch text of the checking classes (see README "Backends")
         self.calls = Calls(self)
         self.externs = self.calls
         self.tables: dict[str, TableInfo] = {}
@@ -164,9 +163,7 @@ class Program:
         """Type-check parsers/controls that are declared but never instantiated (as p4c does);
         their code and tables are discarded."""
         used = self.generated
-        saved = (dict(self.tables), dict(self.actions), dict(self.extern_insts), self.em,
-                 dict(self.value_sets))
-        self.em = Emitter()
+        saved = (dict(self.tables), dict(self.actions), dict(self.extern_insts), dict(self.value_sets))
         self.checking_unused = True
         try:
             for name, tree in self.decls.controls.items():
@@ -176,7 +173,7 @@ class Program:
                 if name not in used:
                     ParserGen(self, f"__unused__.{name}", tree).generate()
         finally:
-            self.tables, self.actions, self.extern_insts, self.em, self.value_sets = saved
+            self.tables, self.actions, self.extern_insts, self.value_sets = saved
             self.checking_unused = False
 
     def _check_signatures(self) -> None:
