@@ -3,6 +3,7 @@ generator): arity, the types of out/inout arguments, copy-out setters of scalar 
 
 from __future__ import annotations
 
+from .layout import default_code
 from .types import BitT, P4Type, same_type
 
 
@@ -22,7 +23,8 @@ def bind_arguments(g, what: str, params, args, scalar_outs, n) -> tuple[list[str
             code, t, setter = g.lvalue(a)
             if not compatible(t, p.type):
                 raise g.err(a, f"argument of type {t} for {p.direction} parameter {p.name}: {p.type}")
-            codes.append(code)
+            # an `out` scalar is a fresh local in p4c's output (BMv2 zero-initialises it)
+            codes.append(default_code(p.type, 0) if p.direction == "out" and i in scalar_outs else code)
             if i in scalar_outs:
                 setters.append(setter)
         else:

@@ -12,7 +12,8 @@ from .decls import ann_dict, is_fixed_width
 from .exprs import Sym, is_const, wrap_code
 from .externs import Counter, DirectCounter, Meter, Register
 from .functions import call_function
-from .layout import field_width, pyfield
+from .inlining import exit_copies_out
+from .layout import default_code, field_width, pyfield
 from .types import (
     BitT,
     BoolT,
@@ -158,7 +159,7 @@ class Calls:
                 if sym.kind == "control":
                     if method != "apply":
                         raise g.err(callee, f"controls have no method {method}")
-                    return self.control_apply(g, sym, args, n)
+                    return self.control_apply(g, sym, args, n, str(base.children[-1]))
                 if sym.kind in ("packet_in", "packet_out"):
                     return self.packet_method(g, sym, method, args, targs, n)
                 if sym.kind == "action":
@@ -208,11 +209,15 @@ class Calls:
         if not outs:
             return pre + [call] + fix
         lines = pre + [f"_r = {call}"]
+        if g.in_action is None:  # p4c copies an action's out/inout arguments back before `exit`
+            backs = [ln for k, setter in enumerate(outs) for ln in setter(f"_e.outs[{k}]")]
+            lines = pre + ["try:", f"    _r = {call}", "except _Exit as _e:"] + \
+                ["    " + b for b in backs] + ["    raise"]
         for k, setter in enumerate(outs):
             lines += setter(f"_r[{k}]")
         return lines + fix
 
-    def control_apply(self, g, sym, args, n) -> list[str]:
+    def control_apply(self, g, sym, args, n, inst: str) -> list[str]:
         """Apply a sub-control: copy-in to a fresh Locals, run, copy scalar out/inout back."""
         sub = sym.info
         if g.kind != "control":
@@ -222,17 +227,23 @@ class Calls:
         var = g.fresh("_L")
         lines = [f"{var} = _Locals()"]
         backs = []
+        by_ref = exit_copies_out(g.tree, inst, args)  # see inlining.py
         for p, a in zip(sub.params, args, strict=False):
             if p.direction in ("out", "inout"):
                 code, t, setter = g.lvalue(a)
                 if not compatible(t, p.type):
                     raise g.err(a, f"argument of type {t} for {p.direction} parameter {p.name}: {p.type}")
+                if p.direction == "out" and not by_ref and not isinstance(p.type, (StructLikeT, StackT)):
+                    code = default_code(p.type, 0)  # a fresh temporary in p4c's output
                 lines.append(f"{var}.p_{p.name} = {code}")
                 if not isinstance(p.type, (StructLikeT, StackT)):
                     backs += setter(f"{var}.p_{p.name}")
             else:
                 lines.append(f"{var}.p_{p.name} = {g.ex_to(a, p.type)}")
         lines.append(f"{sym.code}({var})")
+        if backs and by_ref:  # the callee's writes land at once (p4c's substitution)
+            lines[-1:] = ["try:", f"    {lines[-1]}", "except _Exit:"] + \
+                ["    " + b for b in backs] + ["    raise"]
         return lines + backs + union_fixups(g, sub.params, args)
 
     # ------------------------------------------------------------ headers

@@ -134,16 +134,23 @@ class ControlGen(BlockGen):
         if self.prog.trace:
             self.em(f"_C.trace.append('action {name}')")
         self.in_action = info
+        if info.scalar_outs:  # an `exit` carries the out/inout values to the caller's copy-out
+            self.em("try:")
+            self.em.level += 1
         n0 = len(self.em.lines)
         try:
             self.block(body)
         finally:
             self.in_action = None
             self.scope = outer
-        if info.scalar_outs:
-            self.em(self.return_code_for(info))
-        elif len(self.em.lines) == n0:
+        if len(self.em.lines) == n0:
             self.em("pass")
+        if info.scalar_outs:
+            self.em.level -= 1
+            self.em("except _Exit as _e:")
+            self.em(f"    _e.outs = {self.return_code_for(info)[len('return '):]}")
+            self.em("    raise")
+            self.em(self.return_code_for(info))
         self.em.level -= 1
         self.em("")
         checks.claim_name(self, self.prog.actions, name, node, "action")
@@ -306,13 +313,20 @@ class ControlGen(BlockGen):
                     f"{[a.name for a in actions]!r}[ai])")
         for i, (a, b) in enumerate(zip(actions, bound, strict=False)):
             kw = "if" if i == 0 else "elif"
+            passed = [default_code(a.params[j].type, 0) if a.params[j].direction == "out"
+                      and j in a.scalar_outs else x for j, x in enumerate(b)]  # see binding.py
             self.em(f"{kw} ai == {i}:")
             self.em.level += 1
             if a.scalar_outs:
                 targets = []
                 for j in a.scalar_outs:
                     targets.append(b[j] if j < len(b) else "_")
-                self.em(f"({', '.join(targets)},) = {a.pyfn}(L{''.join(', ' + x for x in b)}, *args)")
+                call = f"{a.pyfn}(L{''.join(', ' + x for x in passed)}, *args)"
+                self.em("try:")  # p4c copies an action's out/inout arguments back before `exit`
+                self.em(f"    ({', '.join(targets)},) = {call}")
+                self.em("except _Exit as _e:")
+                self.em(f"    ({', '.join(targets)},) = _e.outs")
+                self.em("    raise")
             else:
                 self.em(f"{a.pyfn}(L{''.join(', ' + x for x in b)}, *args)")
             self.em.level -= 1

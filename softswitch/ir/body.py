@@ -55,6 +55,7 @@ class _Body:
         self.block_name = block
         self.ret: P4Type | None = None
         self._pre: list[ir.Stmt] = []
+        self.tree = None  # the control's syntax tree (set by Lowering._block)
 
     # ------------------------------------------------------------ helpers
     def const(self, v: int, t: BitT) -> ir.Const:

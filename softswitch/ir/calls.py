@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from lark import Tree
 
+from ..inlining import exit_copies_out
 from ..layout import pyfield
 from ..types import BitT, BoolT, EnumT, HeaderT, ListT, StackT, StructLikeT, StructT, UnionT, VarbitT
 from . import nodes as ir
-from .common import Unsupported, _Lit, _pos, irtype, union_siblings
+from .common import Unsupported, _Lit, _pos, fresh_out, irtype, union_siblings
 
 _CHECKSUMS = (
     "verify_checksum",
@@ -38,7 +39,7 @@ def lower_call_stmt(g, n: Tree) -> list[ir.Stmt]:
             if ent is not None and ent[0] == "extern":
                 return _extern_method(g, g.low.externs[ent[1]], method, args, n)
             if ent is not None and ent[0] == "control":
-                ca = _control_apply(g, ent[1], args)
+                ca = _control_apply(g, ent[1], args, str(base.children[-1]))
                 return [ca] + _union_fixups(ca.args)
             if ent is not None and ent[0] == "packet":
                 return _packet(g, method, args, n)
@@ -88,7 +89,8 @@ def _bind(g, params, args):
     for p, a in zip(params, args, strict=True):
         if p.direction in ("out", "inout"):
             lv = g.lvalue(a)
-            vals.append(lv)
+            scalar = not isinstance(lv.t, (ir.Comp, ir.Stack))
+            vals.append(fresh_out(lv.t) if p.direction == "out" and scalar else lv)
             outs.append(lv)
         else:
             vals.append(g.expr_to(a, p.type))
@@ -96,13 +98,15 @@ def _bind(g, params, args):
     return vals, outs
 
 
-def _control_apply(g, qname: str, args) -> ir.ControlApply:
+def _control_apply(g, qname: str, args, inst: str) -> ir.ControlApply:
     blk = g.low.blocks[qname]
     vals, outs = [], []
+    subst = exit_copies_out(g.tree, inst, args)
     for p, a in zip(blk.params, args, strict=True):
         if p.direction in ("out", "inout"):
             lv = g.lvalue(a)
-            vals.append(lv)
+            scalar = not isinstance(lv.t, (ir.Comp, ir.Stack))
+            vals.append(fresh_out(lv.t) if p.direction == "out" and scalar and not subst else lv)
             outs.append(lv)
         else:
             pt = (
@@ -114,7 +118,7 @@ def _control_apply(g, qname: str, args) -> ir.ControlApply:
             )
             vals.append(g.expr_to(a, pt))
             outs.append(None)
-    return ir.ControlApply(qname, vals, outs)
+    return ir.ControlApply(qname, vals, outs, subst)
 
 
 def _packet(g, method: str, args, n) -> list[ir.Stmt]:

@@ -47,6 +47,12 @@ def irtype(t: P4Type, where: str = "") -> ir.IRType:
     raise Unsupported(f"type {t} {where}".strip())
 
 
+def fresh_out(t: ir.IRType) -> ir.Const:
+    """The value an `out` scalar parameter starts with: p4c makes it a fresh local, a field of
+    BMv2's zero-initialised per-packet metadata."""
+    return ir.Const(t, 0)
+
+
 def _pos(node) -> str:
     meta = getattr(node, "meta", None)
     line = getattr(node, "line", None) or (

@@ -250,6 +250,9 @@ class ControlApply(Stmt):
     control: str
     args: list[Expr]
     outs: list[Expr | None]
+    # p4c substitutes the arguments for the parameters (softswitch/inlining.py): the copy-out
+    # also happens after an `exit` in the callee; otherwise they are temporaries it skips
+    substituted: bool = True
 
 
 @dataclass

@@ -159,17 +159,25 @@ class StmtGen:
 
     # ------------------------------------------------------------ calls
     def call_action(self, act: ir.Action, args: list[ir.Expr], outs: list) -> None:
-        """Call with copy-in/copy-out of scalar out/inout arguments (not copied back on exit)."""
+        """Call with copy-in/copy-out of scalar out/inout arguments.  After an `exit` the copy-out
+        still happens when called from a control or table (p4c's RemoveActionParameters copies
+        out before `exit`), not when called from an action (p4c inlines it, copy-out after)."""
         self.emit("{")
         self.level += 1
         cargs, backs = self._bind(act.params, args, outs)
         frame = "L" if act.control else "NULL"
         self.emit(f"A_{self.g.cid(act.name)}(px, {frame}{''.join(', ' + c for c in cargs)});")
-        self.exit_check()
-        for b in backs:
-            self.emit(b)
+        self._backs_and_exit(backs, self.g.fn_kind != "action")
         self.level -= 1
         self.emit("}")
+
+    def _backs_and_exit(self, backs: list[str], copy_on_exit: bool) -> None:
+        if not copy_on_exit:
+            self.exit_check()
+        for b in backs:
+            self.emit(b)
+        if copy_on_exit:
+            self.exit_check()
 
     def _bind(self, params, args, outs):
         cargs, backs = [], []
@@ -232,9 +240,7 @@ class StmtGen:
                 if out is not None:
                     backs.append(f"{self.x(out)} = _Ls.p_{prm.name};")
         self.emit(f"C_{self.g.cid(b.name)}(px, &_Ls);")
-        self.exit_check()
-        for bk in backs:
-            self.emit(bk)
+        self._backs_and_exit(backs, s.substituted)
         self.level -= 1
         self.emit("}")
 

@@ -1,0 +1,133 @@
+"""Corners where p4c's lowering decides what BMv2 runs, on both backends: copy-out around
+`exit`, the start value of `out` parameters, ... (each test names the p4c pass it follows)."""
+
+from __future__ import annotations
+
+import pytest
+
+from softswitch.backend import from_source
+from softswitch.native.build import compiler
+
+from .helpers import run_words, switch
+
+BACKENDS = ["python", pytest.param("native", marks=pytest.mark.skipif(compiler() is None, reason="no cc"))]
+
+
+EXIT_DECLS = """
+control Sub(inout bit<32> v, out bit<32> o) { apply { v = v + 2; o = 9; exit; } }
+"""
+
+EXIT_LOCALS = """
+    action a(inout bit<32> x, out bit<32> y) { x = x + 1; y = 7; exit; }
+    action outer(inout bit<32> z) { a(z, hdr.d.w5); }
+    table t { actions = { a(hdr.d.w2, hdr.d.w3); } default_action = a(hdr.d.w2, hdr.d.w3); }
+    Sub() sub;
+    Sub() sub2;
+"""
+
+EXIT_INGRESS = """
+        if (hdr.d.w7 == 1) { a(hdr.d.w0, hdr.d.w1); }
+        else if (hdr.d.w7 == 2) { t.apply(); }
+        else if (hdr.d.w7 == 3) { outer(hdr.d.w4); }
+        else if (hdr.d.w7 == 4) { sub.apply(hdr.d.w0, hdr.d.w1); }
+        else if (hdr.d.w7 == 5) { sub2.apply(hdr.d.w2, hdr.d.w2); }
+"""
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_exit_copy_out(backend: str):
+    sw = switch(EXIT_INGRESS, backend=backend, decls=EXIT_DECLS, ilocals=EXIT_LOCALS)
+    w = [10, 20, 30, 40, 50, 60, 70]
+    # p4c RemoveActionParameters (InsertBeforeExits): copy-out before `exit`, direct call or table
+    assert run_words(sw, *w, 1) == [11, 7, 30, 40, 50, 60, 70, 1]
+    assert run_words(sw, *w, 2) == [10, 20, 31, 7, 50, 60, 70, 2]
+    # p4c InlineActions: an action called from an action is inlined with its copy-out after the
+    # body, which `exit` skips; the outer action's own copy-out still happens (unchanged z)
+    assert run_words(sw, *w, 3) == [10, 20, 30, 40, 50, 60, 70, 3]
+    # p4c GeneralInliner: non-aliasing arguments replace the parameters, the writes land
+    assert run_words(sw, *w, 4) == [12, 9, 30, 40, 50, 60, 70, 4]
+    # aliasing arguments: temporaries copied out after the inlined body, skipped by `exit`
+    assert run_words(sw, *w, 5) == [10, 20, 30, 40, 50, 60, 70, 5]
+
+
+OUT_DECLS = """
+bit<32> f(out bit<32> y) { y = y + 3; return 1; }
+control Acc(out bit<32> o) { apply { o = o + 1; } }
+control Two(inout bit<32> v, out bit<32> o) { apply { o = o + 4; v = v + 1; } }
+"""
+
+OUT_LOCALS = """
+    action rd(out bit<32> y) { y = y + 5; }
+    action in_act(out bit<32> y) { rd(y); y = y + 100; }
+    table t { actions = { rd(hdr.d.w3); } default_action = rd(hdr.d.w3); }
+    Acc() acc;
+    Two() two;
+"""
+
+OUT_INGRESS = """
+        rd(hdr.d.w0);
+        hdr.d.w6 = f(hdr.d.w1);
+        t.apply();
+        in_act(hdr.d.w2);
+        acc.apply(hdr.d.w4);
+        two.apply(hdr.d.w5, hdr.d.w5);
+"""
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_out_scalar_starts_fresh(backend: str):
+    sw = switch(OUT_INGRESS, backend=backend, decls=OUT_DECLS, ilocals=OUT_LOCALS)
+    # p4c RemoveActionParameters / InlineFunctions / InlineActions: an `out` parameter is a new
+    # local with no initialiser; BMv2 holds it in zero-initialised metadata ("scalars")
+    got = run_words(sw, 1000, 2000, 3000, 4000, 5000, 6000)
+    assert got[:4] == [5, 3, 105, 5] and got[6] == 1
+    # p4c GeneralInliner: a non-aliasing argument replaces the parameter (the caller's value);
+    # aliasing ones become temporaries (a fresh `o`), copied out in parameter order
+    assert got[4] == 5001
+    assert got[5] == 4
+
+
+VARBIT = """
+#include <core.p4>
+#include <v1model.p4>
+header fix_t { bit<8> la; bit<8> lb; }
+header var_t { varbit<32> opt; }
+header res_t { bit<8> f; bit<8> h; }
+struct headers_t { fix_t fix; var_t a; var_t b; res_t res; }
+struct metadata_t { }
+parser P(packet_in pk, out headers_t hdr, inout metadata_t meta, inout standard_metadata_t sm) {
+    state start {
+        pk.extract(hdr.fix);
+        pk.extract(hdr.a, (bit<32>)hdr.fix.la << 3);
+        pk.extract(hdr.b, (bit<32>)hdr.fix.lb << 3);
+        transition accept;
+    }
+}
+control I(inout headers_t hdr, inout metadata_t meta, inout standard_metadata_t sm) {
+    apply {
+        sm.egress_spec = 1;
+        hdr.res.setValid();
+        hdr.res.f = hdr.a.opt == hdr.b.opt ? 8w1 : 8w0;
+        hdr.res.h = hdr.a != hdr.b ? 8w0 : 8w1;
+    }
+}
+control E(inout headers_t hdr, inout metadata_t meta, inout standard_metadata_t sm) { apply { } }
+control V(inout headers_t hdr, inout metadata_t meta) { apply { } }
+control C(inout headers_t hdr, inout metadata_t meta) { apply { } }
+control D(packet_out pk, in headers_t hdr) { apply { pk.emit(hdr); } }
+V1Switch(P(), V(), I(), E(), C(), D()) main;
+"""
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_varbit_equality_compares_values(backend: str):
+    sw = from_source(VARBIT, "varbit_eq.p4", backend=backend)
+    # BMv2 evaluates `==` on fields with Data::operator== (bm_sim/data.h), which compares the
+    # values only: 8-bit 0x05 equals 16-bit 0x0005; p4c's SimplifyComparisons expands the
+    # header `==` into field comparisons
+    cases = {bytes([1, 2, 5, 0, 5]): b"\x01\x01", bytes([1, 1, 5, 5]): b"\x01\x01",
+             bytes([1, 1, 5, 6]): b"\x00\x00", bytes([2, 1, 0, 1, 1]): b"\x01\x01",
+             bytes([2, 2, 1, 0, 0, 1]): b"\x00\x00"}
+    for frame, res in cases.items():
+        (port, out), = sw.process(0, frame)
+        assert (port, out) == (1, frame + res), frame.hex()
