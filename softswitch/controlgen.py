@@ -306,7 +306,15 @@ class ControlGen(BlockGen):
         # the apply function
         self.em(f"def {pyname}(L):")
         self.em.level += 1
-        key = "(" + "".join(k.code + ", " for k in keys) + ")"
+        codes = [k.code for k in keys]
+        for i, c in enumerate(codes):
+            if ".at(" in c:  # p4c's key temporary is not assigned when the index is out of range
+                self.em("try:")
+                self.em(f"    _k{i} = {c}")
+                self.em("except _OOR:")  # (SimplifyKey, then the run-time index lowering)
+                self.em(f"    _k{i} = 0")
+                codes[i] = f"_k{i}"
+        key = "(" + "".join(c + ", " for c in codes) + ")"
         self.em(f"hit, ai, args = TB_{pyname}.lookup({key})")
         if self.prog.trace:
             self.em(f"_C.trace.append('table {qname} ' + ('hit' if hit else 'miss') + ' -> ' + "

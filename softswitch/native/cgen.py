@@ -241,7 +241,11 @@ class CGen:
         o.append(f"static int T_{tid}(PX *px, L_{self.cid(b.name)} *L, int *hit) {{")
         o.append(f"    u128 k[{max(len(t.keys), 1)}];")
         for i, k in enumerate(t.keys):
-            o.append(f"    k[{i}] = (u128)({self.x(k.expr)});")
+            c = self.x(k.expr)
+            if "px->oob = 1" in c:  # an index out of range: p4c's key temporary stays 0
+                o.append(f"    px->oob = 0; k[{i}] = (u128)({c}); if (px->oob) k[{i}] = 0;")
+            else:
+                o.append(f"    k[{i}] = (u128)({c});")
         o.append("    const u128 *a; int ai;")
         o.append(f"    *hit = ss_lookup(px, {tid}, k, &a, &ai);")
         o.append("    (void)a;")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from softswitch.api import Exact
 from softswitch.backend import from_source
 from softswitch.native.build import compiler
 
@@ -164,3 +165,28 @@ def test_subparser_arguments_as_p4c_inlines_them(backend: str):
     assert run_words(sw, 100, 200, 0, 0, 0, 0, 0, 3)[:2] == [0, 1]
     assert run_words(sw, 100, 200, 0, 0, 0, 0, 0, 4)[:2] == [0, 7]
     assert run_words(sw, 100, 200, 0, 0, 0, 0, 0, 5)[:2] == [101, 0]
+
+
+KEY_LOCALS = """
+    action setw(bit<32> v) { hdr.d.w1 = v; }
+    table t {
+        key = { hdr.s[hdr.d.w0].w2: exact; hdr.d.w3: exact; }
+        actions = { setw; NoAction; }
+        default_action = NoAction;
+    }
+"""
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_stack_index_out_of_range_in_table_key(backend: str):
+    ing = "hdr.s[0].setValid(); hdr.s[1].setValid(); hdr.s[0].w2 = 5; hdr.s[1].w2 = 6; t.apply();"
+    sw = switch(ing, backend=backend, hfields="data_t[2] s;", ilocals=KEY_LOCALS)
+    for key, v in ((0, 77), (6, 66), (5, 55)):
+        sw.table_add("I.t", "I.setw", {"hdr.s[hdr.d.w0].w2": Exact(key), "hdr.d.w3": Exact(9)}, {"v": v})
+    # p4c's SimplifyKey assigns a run-time-indexed key to a temporary before the apply; with the
+    # index out of range that assignment does nothing (run-time index lowering), the temporary
+    # keeps its zero start, and the lookup still runs
+    assert run_words(sw, 1, 0, 0, 9)[:2] == [1, 66]
+    assert run_words(sw, 0, 0, 0, 9)[:2] == [0, 55]
+    assert run_words(sw, 2, 0, 0, 9)[:2] == [2, 77]
+    assert run_words(sw, 0xFFFFFFFF, 0, 0, 9)[:2] == [0xFFFFFFFF, 77]
