@@ -186,7 +186,9 @@ class Calls:
             if sym is None and name in getattr(self.prog, "functions", {}):
                 finfo = self.prog.functions[name]
                 r = call_function(g, finfo, args, n, as_expr)
-                return out_headers_invalid(g, finfo.params, args) + r if isinstance(r, list) else r
+                if not isinstance(r, list):
+                    return r
+                return out_headers_invalid(g, finfo.params, args) + r + union_fixups(g, finfo.params, args)
             if name in g.d.extern_funcs:
                 return self.extern_func(g, name, args, targs, n)
             if sym is None:

@@ -222,10 +222,11 @@ class BlockGen:
     def assign(self, target_node, value_node) -> None:
         code, t, setter = self.lvalue(target_node)
         if self._out_function(value_node):
-            # `tmp = f(x)` of desugar.py: copy-out of f's scalar out/inout arguments, then the value
+            # `tmp = f(x)` of desugar.py: copy-out of f's out/inout arguments, then the value
             lines = self.prog.calls.call_stmt(self, value_node)
-            for ln in lines + setter(self.ec().convert("_r[0]", self.prog.functions[
-                    str(value_node.children[0].children[-1])].ret, t, value_node)):
+            info = self.prog.functions[str(value_node.children[0].children[-1])]
+            r = "_r[0]" if info.scalar_outs else "_r"
+            for ln in lines + setter(self.ec().convert(r, info.ret, t, value_node)):
                 self.em(ln)
             return
         ec = self.ec()
@@ -243,13 +244,15 @@ class BlockGen:
             self.em(ln)
 
     def _out_function(self, node) -> bool:
-        """Is ``node`` a call of a user function with scalar out/inout parameters?"""
+        """Is ``node`` a call of a user function with out/inout parameters (copy-out, union
+        membership after the call)?"""
         if not (isinstance(node, Tree) and node.data == "call" and isinstance(node.children[0], Tree)
                 and node.children[0].data == "ident"):
             return False
         name = str(node.children[0].children[-1])
         info = getattr(self.prog, "functions", {}).get(name)
-        return info is not None and self.scope.lookup(name) is None and bool(info.scalar_outs)
+        return info is not None and self.scope.lookup(name) is None and \
+            any(p.direction in ("out", "inout") for p in info.params)
 
     # ------------------------------------------------------------ statements
     def stmts(self, nodes) -> None:

@@ -95,9 +95,7 @@ def call_function(g, info: FuncInfo, args, n, as_expr: bool):
         if isinstance(info.ret, VoidT):
             raise g.err(n, f"function {info.name} returns void")
         return call, info.ret
-    if not setters:
-        return [call]
-    lines = [f"_r = {call}"]
+    lines = [f"_r = {call}"]  # the value (a tuple with the scalar outs after it when there are any)
     for k, setter in enumerate(setters, 1):
         lines += setter(f"_r[{k}]")
     return lines

@@ -511,13 +511,15 @@ class _Body:
         return out
 
     def _out_call(self, node) -> bool:
-        """Is ``node`` a call of a user function with scalar out/inout parameters?"""
+        """Is ``node`` a call of a user function with out/inout parameters (copy-out, union
+        membership after the call)?"""
         if not (isinstance(node, Tree) and node.data == "call" and isinstance(node.children[0], Tree)
                 and node.children[0].data == "ident"):
             return False
         name = str(node.children[0].children[-1])
         info = self.low.p.functions.get(name)
-        return self.scope.lookup(name) is None and info is not None and bool(info.scalar_outs)
+        return self.scope.lookup(name) is None and info is not None and \
+            any(p.direction in ("out", "inout") for p in info.params)
 
     def _s_call_stmt(self, n):
         return lower_call_stmt(self, n.children[0])
