@@ -13,7 +13,7 @@ from .exprs import Sym, is_const, wrap_code
 from .externs import Counter, DirectCounter, Meter, Register
 from .functions import call_function
 from .inlining import exit_copies_out
-from .layout import default_code, field_width, pyfield
+from .layout import default_code, field_width, fresh_lines, pyfield
 from .types import (
     BitT,
     BoolT,
@@ -433,10 +433,14 @@ class Calls:
 
 
 def out_headers_invalid(g, params, args) -> list[str]:
-    """An ``out`` header parameter starts invalid: p4c passes a fresh local and copies it out
-    (assign_header), so a header the callee does not make valid ends up invalid."""
-    return [f"{g.ex(a)[0]}._v = False" for p, a in zip(params, args, strict=False)
-            if p.direction == "out" and isinstance(p.type, HeaderT)]
+    """An ``out`` header or struct parameter starts fresh: p4c passes a new local and copies it
+    out (assign_header), so a header the callee does not make valid ends up invalid and a scalar
+    field it does not write ends up 0."""
+    out: list[str] = []
+    for p, a in zip(params, args, strict=False):
+        if p.direction == "out" and isinstance(p.type, (HeaderT, StructT, UnionT)):
+            out += fresh_lines(g.ex(a)[0], p.type)
+    return out
 
 
 def union_fixups(g, params, args) -> list[str]:

@@ -8,7 +8,7 @@ from . import checks, checks_v1model, entries
 from .codegen import ActionInfo, BlockGen, KeyInfo, TableInfo, text_of
 from .decls import ann_dict
 from .exprs import DuplicateName, Scope, Sym, is_const
-from .layout import default_code, field_width, init_code
+from .layout import default_code, field_width, fresh_lines, init_code
 from .types import BitT, BoolT, EnumT, IntLitT, NamedT, StackT, StructLikeT
 
 
@@ -323,8 +323,12 @@ class ControlGen(BlockGen):
             kw = "if" if i == 0 else "elif"
             passed = [default_code(a.params[j].type, 0) if a.params[j].direction == "out"
                       and j in a.scalar_outs else x for j, x in enumerate(b)]  # see binding.py
+            fresh = [ln for j, x in enumerate(b) if a.params[j].direction == "out"
+                     for ln in fresh_lines(x, a.params[j].type)]
             self.em(f"{kw} ai == {i}:")
             self.em.level += 1
+            for ln in fresh:
+                self.em(ln)
             if a.scalar_outs:
                 targets = []
                 for j in a.scalar_outs:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import keyword
 
-from .types import BitT, BoolT, EnumT, ErrorT, HeaderT, P4Type, StackT, StructLikeT, VarbitT
+from .types import BitT, BoolT, EnumT, ErrorT, HeaderT, P4Type, StackT, StructLikeT, StructT, UnionT, VarbitT
 
 _RESERVED = {"copy", "_vals", "_inval", "_fields", "_v", "_vbl"}
 
@@ -55,6 +55,24 @@ def default_code(t: P4Type, oob: int) -> str:
     if isinstance(t, StackT):
         return f"_Stack({t.elem.pyname}, {t.size}, {oob})"
     return "0"
+
+
+def fresh_lines(code: str, t: P4Type) -> list[str]:
+    """Python lines that make the header, union or struct at ``code`` what a new local of type
+    ``t`` is in p4c's output: headers invalid, scalar fields 0 (stack members unchanged)."""
+    if isinstance(t, HeaderT):
+        return [f"{code}._v = False"]
+    if isinstance(t, UnionT):
+        return [f"{code}.{pyfield(f)}._v = False" for f, _ in t.fields]
+    if not isinstance(t, StructT):
+        return []
+    out: list[str] = []
+    for f, ft in t.fields:
+        if isinstance(ft, StructLikeT):
+            out += fresh_lines(f"{code}.{pyfield(f)}", ft)
+        elif not isinstance(ft, StackT):  # a stack member keeps its elements (not modelled)
+            out.append(f"{code}.{pyfield(f)} = {default_code(ft, 0)}")
+    return out
 
 
 def init_code(t: P4Type, code: str, oob: int) -> str:

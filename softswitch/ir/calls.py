@@ -9,7 +9,7 @@ from ..inlining import exit_copies_out
 from ..layout import pyfield
 from ..types import BitT, BoolT, EnumT, HeaderT, ListT, StackT, StructLikeT, StructT, UnionT, VarbitT
 from . import nodes as ir
-from .common import Unsupported, _Lit, _pos, fresh_out, irtype, union_siblings
+from .common import Unsupported, _Lit, _pos, fresh_out, fresh_stmts, irtype, union_siblings
 
 _CHECKSUMS = (
     "verify_checksum",
@@ -68,9 +68,13 @@ def lower_call_stmt(g, n: Tree) -> list[ir.Stmt]:
 
 
 def _out_headers(params, vals) -> list[ir.Stmt]:
-    """``out`` header arguments start invalid (calls.out_headers_invalid of the Python generator)."""
-    return [ir.SetValid(v, False) for p, v in zip(params, vals, strict=True)
-            if p.direction == "out" and isinstance(p.type, HeaderT)]
+    """``out`` header and struct arguments start fresh, as p4c's local for the parameter: headers
+    invalid, scalar fields 0 (calls.out_headers_invalid of the Python generator)."""
+    out: list[ir.Stmt] = []
+    for p, v in zip(params, vals, strict=True):
+        if p.direction == "out" and isinstance(p.type, (HeaderT, StructT, UnionT)):
+            out += fresh_stmts(v, p.type)
+    return out
 
 
 def _union_fixups(args) -> list[ir.Stmt]:

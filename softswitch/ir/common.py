@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..layout import pyfield
-from ..types import BitT, BoolT, EnumT, ErrorT, P4Type, StackT, StructLikeT, UnionT, VarbitT
+from ..types import BitT, BoolT, EnumT, ErrorT, HeaderT, P4Type, StackT, StructLikeT, StructT, UnionT, VarbitT
 from . import nodes as ir
 
 
@@ -51,6 +51,25 @@ def fresh_out(t: ir.IRType) -> ir.Const:
     """The value an `out` scalar parameter starts with: p4c makes it a fresh local, a field of
     BMv2's zero-initialised per-packet metadata."""
     return ir.Const(t, 0)
+
+
+def fresh_stmts(e: ir.Expr, t) -> list[ir.Stmt]:
+    """Statements that make the header, union or struct ``e`` what a new local of type ``t`` is
+    in p4c's output: headers invalid, scalar fields 0 (stack members unchanged)."""
+    if isinstance(t, HeaderT):
+        return [ir.SetValid(e, False)]
+    if isinstance(t, UnionT):
+        return [ir.SetValid(ir.Field(ir.Comp(ft), e, pyfield(f)), False) for f, ft in t.fields]
+    if not isinstance(t, StructT):
+        return []
+    out: list[ir.Stmt] = []
+    for f, ft in t.fields:
+        if isinstance(ft, StructLikeT):
+            out += fresh_stmts(ir.Field(ir.Comp(ft), e, pyfield(f)), ft)
+        elif not isinstance(ft, StackT):  # a stack member keeps its elements (not modelled)
+            it = irtype(ft, f"field {f}")
+            out.append(ir.Assign(ir.Field(it, e, pyfield(f)), ir.Const(it, 0)))
+    return out
 
 
 def _pos(node) -> str:
