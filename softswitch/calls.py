@@ -242,6 +242,10 @@ class Calls:
                     backs += setter(f"{var}.p_{p.name}")
             else:
                 lines.append(f"{var}.p_{p.name} = {g.ex_to(a, p.type)}")
+        # p4c's inliner resets an `out` argument (DoResetHeaders): its headers invalid; through
+        # a temporary its scalars start fresh too
+        lines[1:1] = [ln for p, a in zip(sub.params, args, strict=False) if p.direction == "out"
+                      for ln in fresh_lines(g.ex(a)[0], p.type, not by_ref)]
         lines.append(f"{sym.code}({var})")
         if backs and by_ref:  # the callee's writes land at once (p4c's substitution)
             lines[-1:] = ["try:", f"    {lines[-1]}", "except _Exit:"] + \
@@ -438,7 +442,7 @@ def out_headers_invalid(g, params, args) -> list[str]:
     field it does not write ends up 0."""
     out: list[str] = []
     for p, a in zip(params, args, strict=False):
-        if p.direction == "out" and isinstance(p.type, (HeaderT, StructT, UnionT)):
+        if p.direction == "out" and isinstance(p.type, (HeaderT, StructT, UnionT, StackT)):
             out += fresh_lines(g.ex(a)[0], p.type)
     return out
 

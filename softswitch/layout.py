@@ -57,20 +57,21 @@ def default_code(t: P4Type, oob: int) -> str:
     return "0"
 
 
-def fresh_lines(code: str, t: P4Type) -> list[str]:
-    """Python lines that make the header, union or struct at ``code`` what a new local of type
-    ``t`` is in p4c's output: headers invalid, scalar fields 0 (stack members unchanged)."""
+def fresh_lines(code: str, t: P4Type, scalars: bool = True) -> list[str]:
+    """Python lines that make the header, union, stack or struct at ``code`` what a new local of
+    type ``t`` is in p4c's output: headers invalid and (``scalars``) scalar fields 0.  Without
+    ``scalars`` they are p4c's resets of an ``out`` argument (``DoResetHeaders``)."""
     if isinstance(t, HeaderT):
         return [f"{code}._v = False"]
-    if isinstance(t, UnionT):
-        return [f"{code}.{pyfield(f)}._v = False" for f, _ in t.fields]
-    if not isinstance(t, StructT):
+    if isinstance(t, StackT):
+        return [ln for i in range(t.size) for ln in fresh_lines(f"{code}.h[{i}]", t.elem, scalars)]
+    if not isinstance(t, (StructT, UnionT)):
         return []
     out: list[str] = []
     for f, ft in t.fields:
-        if isinstance(ft, StructLikeT):
-            out += fresh_lines(f"{code}.{pyfield(f)}", ft)
-        elif not isinstance(ft, StackT):  # a stack member keeps its elements (not modelled)
+        if isinstance(ft, (StructLikeT, StackT)):
+            out += fresh_lines(f"{code}.{pyfield(f)}", ft, scalars)
+        elif scalars:
             out.append(f"{code}.{pyfield(f)} = {default_code(ft, 0)}")
     return out
 

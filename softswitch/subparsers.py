@@ -23,6 +23,7 @@ from lark import Token, Tree
 
 from .api import P4CompileError
 from .inlining import exit_copies_out
+from .literals import parse_int
 
 Err = Callable[[object, str], P4CompileError]
 
@@ -87,6 +88,9 @@ class SubParsers:
         self.err = err
         self.parsers = {_name(d.children[1]): d for d in tree.children
                         if isinstance(d, Tree) and d.data == "parser_decl"}
+        self.types = {_name(d.children[-1] if d.data == "typedef_decl" else d.children[1]): d
+                      for d in tree.children if isinstance(d, Tree) and d.data in
+                      ("header_decl", "header_union_decl", "struct_decl", "typedef_decl")}
         self.n = 0
 
     def run(self) -> None:
@@ -131,6 +135,35 @@ class SubParsers:
             t = t.children[0]
         return str(t.children[-1]) if isinstance(t, Tree) else str(t)
 
+    def _resets(self, t, target, st: Tree, depth: int = 0) -> list[Tree]:
+        """``target.setInvalid();`` for every header inside ``target`` of type node ``t``."""
+        if depth > 64 or not isinstance(t, Tree):
+            return []
+        if t.data == "stack_type":
+            n = t.children[1]
+            if not (isinstance(n, Tree) and n.data == "int_lit"):
+                return []
+            out = []
+            for i in range(parse_int(str(n.children[0]))[0]):
+                elem = Tree("index", [copy.deepcopy(target), Tree("int_lit", [Token("INTEGER", str(i))])])
+                out += self._resets(t.children[0], elem, st, depth + 1)
+            return out
+        d = self.types.get(str(t.children[-1])) if t.data == "type_name" else None
+        if d is None:
+            return []
+        if d.data == "typedef_decl":
+            return self._resets(d.children[2], target, st, depth + 1)
+        if d.data == "header_decl":
+            call = Tree("call", [Tree("member", [copy.deepcopy(target), _name_tree("setInvalid")]),
+                                 Tree("args", [None])], st.meta)
+            return [Tree("call_stmt", [call], st.meta)]
+        out = []
+        for f in d.children[2:]:
+            if isinstance(f, Tree) and f.data == "field":
+                member = Tree("member", [copy.deepcopy(target), _name_tree(_name(f.children[2]))])
+                out += self._resets(f.children[1], member, st, depth + 1)
+        return out
+
     def _inline(self, st: Tree, k: int, inst: str, sub_name: str, args: list):
         self.n += 1
         prefix = f"__{inst}{self.n}_"
@@ -159,6 +192,10 @@ class SubParsers:
         copy_in, copy_out = [], []
         if not self.substituted.get(inst, True):
             copy_in, copy_out = _temporaries(params, args, values, sub_locals, prefix, st)
+        else:  # p4c's inliner resets an `out` argument it substitutes (DoResetHeaders)
+            copy_in = [r for p, a in zip(params, args, strict=True)
+                       if isinstance(p.children[1], Tree) and str(p.children[1].children[0]) == "out"
+                       for r in self._resets(p.children[2], a, st)]
         rename = {_name(s.children[2]): prefix + _name(s.children[2]) for s in sub_states}
         cont = prefix + "cont"
         rename["accept"] = cont

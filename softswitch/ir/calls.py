@@ -40,7 +40,14 @@ def lower_call_stmt(g, n: Tree) -> list[ir.Stmt]:
                 return _extern_method(g, g.low.externs[ent[1]], method, args, n)
             if ent is not None and ent[0] == "control":
                 ca = _control_apply(g, ent[1], args, str(base.children[-1]))
-                return [ca] + _union_fixups(ca.args)
+                blk = g.low.blocks[ent[1]]
+                # p4c's inliner resets an `out` argument (DoResetHeaders): its headers invalid;
+                # through a temporary its scalars start fresh too
+                pre = [s for p, a in zip(blk.params, ca.args, strict=True)
+                       if p.direction == "out" and isinstance(a.t, (ir.Comp, ir.Stack))
+                       for s in fresh_stmts(a, a.t.t if isinstance(a.t, ir.Comp) else _stack_t(a.t),
+                                            not ca.substituted)]
+                return pre + [ca] + _union_fixups(ca.args)
             if ent is not None and ent[0] == "packet":
                 return _packet(g, method, args, n)
         e, t = g.expr(base)
@@ -67,12 +74,16 @@ def lower_call_stmt(g, n: Tree) -> list[ir.Stmt]:
     return _v1(g, name, args, targs, n)
 
 
+def _stack_t(t: ir.Stack) -> StackT:
+    return StackT(t.elem, t.size)
+
+
 def _out_headers(params, vals) -> list[ir.Stmt]:
     """``out`` header and struct arguments start fresh, as p4c's local for the parameter: headers
     invalid, scalar fields 0 (calls.out_headers_invalid of the Python generator)."""
     out: list[ir.Stmt] = []
     for p, v in zip(params, vals, strict=True):
-        if p.direction == "out" and isinstance(p.type, (HeaderT, StructT, UnionT)):
+        if p.direction == "out" and isinstance(p.type, (HeaderT, StructT, UnionT, StackT)):
             out += fresh_stmts(v, p.type)
     return out
 

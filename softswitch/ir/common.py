@@ -53,20 +53,24 @@ def fresh_out(t: ir.IRType) -> ir.Const:
     return ir.Const(t, 0)
 
 
-def fresh_stmts(e: ir.Expr, t) -> list[ir.Stmt]:
-    """Statements that make the header, union or struct ``e`` what a new local of type ``t`` is
-    in p4c's output: headers invalid, scalar fields 0 (stack members unchanged)."""
+def fresh_stmts(e: ir.Expr, t, scalars: bool = True) -> list[ir.Stmt]:
+    """Statements that make the header, union, stack or struct ``e`` what a new local of type
+    ``t`` is in p4c's output: headers invalid and (``scalars``) scalar fields 0.  Without
+    ``scalars`` they are p4c's resets of an ``out`` argument (``DoResetHeaders``)."""
     if isinstance(t, HeaderT):
         return [ir.SetValid(e, False)]
-    if isinstance(t, UnionT):
-        return [ir.SetValid(ir.Field(ir.Comp(ft), e, pyfield(f)), False) for f, ft in t.fields]
-    if not isinstance(t, StructT):
+    if isinstance(t, StackT):
+        return [s for i in range(t.size) for s in fresh_stmts(
+            ir.StackElem(ir.Comp(t.elem), e, ir.Const(ir.Bits(32), i), "index"), t.elem, scalars)]
+    if not isinstance(t, (StructT, UnionT)):
         return []
     out: list[ir.Stmt] = []
     for f, ft in t.fields:
         if isinstance(ft, StructLikeT):
-            out += fresh_stmts(ir.Field(ir.Comp(ft), e, pyfield(f)), ft)
-        elif not isinstance(ft, StackT):  # a stack member keeps its elements (not modelled)
+            out += fresh_stmts(ir.Field(ir.Comp(ft), e, pyfield(f)), ft, scalars)
+        elif isinstance(ft, StackT):
+            out += fresh_stmts(ir.Field(ir.Stack(ft.elem, ft.size), e, pyfield(f)), ft, scalars)
+        elif scalars:
             it = irtype(ft, f"field {f}")
             out.append(ir.Assign(ir.Field(it, e, pyfield(f)), ir.Const(it, 0)))
     return out
