@@ -4,7 +4,7 @@ generator): arity, the types of out/inout arguments, copy-out setters of scalar 
 from __future__ import annotations
 
 from .layout import default_code
-from .types import BitT, P4Type, same_type
+from .types import BitT, P4Type, StackT, StructLikeT, same_type
 
 
 def compatible(a: P4Type, b: P4Type) -> bool:
@@ -30,3 +30,23 @@ def bind_arguments(g, what: str, params, args, scalar_outs, n) -> tuple[list[str
         else:
             codes.append(g.ex_to(a, p.type))
     return codes, setters
+
+
+def compound_copies(g, params, codes: list[str]) -> tuple[list[str], list[str], list[str]]:
+    """p4c copies header, union, struct and stack arguments of actions and functions too
+    (``RemoveActionParameters``, ``InlineActions``, ``InlineFunctions``): a new local copied in
+    (``in``/``inout``) or fresh (``out``), copied back with BMv2's assignment after the call.
+    Returns (lines before the call, argument codes to pass, copy-out lines)."""
+    pre: list[str] = []
+    passed = list(codes)
+    post: list[str] = []
+    for i, p in enumerate(params[:len(codes)]):
+        if p.direction not in ("in", "inout", "out") or not isinstance(p.type, (StructLikeT, StackT)):
+            continue
+        tmp = g.fresh("_cp")
+        fresh = default_code(p.type, g.prog.err_oob)
+        pre.append(f"{tmp} = {fresh}" if p.direction == "out" else f"{tmp} = _fresh({fresh}, {codes[i]})")
+        passed[i] = tmp
+        if p.direction != "in":
+            post.append(f"{codes[i]}._asg({tmp})")
+    return pre, passed, post

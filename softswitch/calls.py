@@ -7,7 +7,7 @@ from typing import Any
 
 from lark import Tree
 
-from .binding import bind_arguments, compatible
+from .binding import bind_arguments, compatible, compound_copies
 from .decls import ann_dict, is_fixed_width
 from .exprs import Sym, is_const, wrap_code
 from .externs import Counter, DirectCounter, Meter, Register
@@ -186,9 +186,7 @@ class Calls:
             if sym is None and name in getattr(self.prog, "functions", {}):
                 finfo = self.prog.functions[name]
                 r = call_function(g, finfo, args, n, as_expr)
-                if not isinstance(r, list):
-                    return r
-                return out_headers_invalid(g, finfo.params, args) + r + union_fixups(g, finfo.params, args)
+                return r + union_fixups(g, finfo.params, args) if isinstance(r, list) else r
             if name in g.d.extern_funcs:
                 return self.extern_func(g, name, args, targs, n)
             if sym is None:
@@ -205,16 +203,15 @@ class Calls:
         codes, outs = bind_arguments(g, f"action {info.local}", info.params, args, info.scalar_outs, n)
         if g.in_action is None:  # called from an apply block: p4c lists it in P4Info
             self.prog.direct_actions.add(info.name)
+        pre, codes, post = compound_copies(g, info.params, codes)
         call = f"{info.pyfn}(L{''.join(', ' + c for c in codes)})"
         fix = union_fixups(g, info.params, args)
-        pre = out_headers_invalid(g, info.params, args)
-        if not outs:
-            return pre + [call] + fix
-        lines = pre + [f"_r = {call}"]
-        if g.in_action is None:  # p4c copies an action's out/inout arguments back before `exit`
-            backs = [ln for k, setter in enumerate(outs) for ln in setter(f"_e.outs[{k}]")]
-            lines = pre + ["try:", f"    _r = {call}", "except _Exit as _e:"] + \
+        lines = pre + [f"_r = {call}" if outs else call]
+        if g.in_action is None and (outs or post):  # p4c copies out/inout back before `exit`
+            backs = post + [ln for k, setter in enumerate(outs) for ln in setter(f"_e.outs[{k}]")]
+            lines = pre + ["try:", "    " + lines[-1], "except _Exit as _e:"] + \
                 ["    " + b for b in backs] + ["    raise"]
+        lines += post
         for k, setter in enumerate(outs):
             lines += setter(f"_r[{k}]")
         return lines + fix
@@ -231,21 +228,29 @@ class Calls:
         backs = []
         by_ref = exit_copies_out(g.tree, inst, args)  # see inlining.py
         for p, a in zip(sub.params, args, strict=False):
+            compound = isinstance(p.type, (StructLikeT, StackT))
             if p.direction in ("out", "inout"):
                 code, t, setter = g.lvalue(a)
                 if not compatible(t, p.type):
                     raise g.err(a, f"argument of type {t} for {p.direction} parameter {p.name}: {p.type}")
-                if p.direction == "out" and not by_ref and not isinstance(p.type, (StructLikeT, StackT)):
+                if by_ref and p.direction == "out":  # p4c resets it (DoResetHeaders)
+                    lines[1:1] = fresh_lines(code, p.type, False)
+                if not by_ref and compound:  # p4c's temporary (reset when `out`)
+                    fresh = default_code(p.type, g.prog.err_oob)
+                    lines.append(f"{var}.p_{p.name} = " + (fresh if p.direction == "out"
+                                                            else f"_fresh({fresh}, {code})"))
+                    backs.append(f"{code}._asg({var}.p_{p.name})")
+                    continue
+                if p.direction == "out" and not by_ref and not compound:
                     code = default_code(p.type, 0)  # a fresh temporary in p4c's output
                 lines.append(f"{var}.p_{p.name} = {code}")
-                if not isinstance(p.type, (StructLikeT, StackT)):
+                if not compound:
                     backs += setter(f"{var}.p_{p.name}")
+            elif compound and not by_ref and p.direction == "in":
+                code = g.ex_to(a, p.type)
+                lines.append(f"{var}.p_{p.name} = _fresh({default_code(p.type, g.prog.err_oob)}, {code})")
             else:
                 lines.append(f"{var}.p_{p.name} = {g.ex_to(a, p.type)}")
-        # p4c's inliner resets an `out` argument (DoResetHeaders): its headers invalid; through
-        # a temporary its scalars start fresh too
-        lines[1:1] = [ln for p, a in zip(sub.params, args, strict=False) if p.direction == "out"
-                      for ln in fresh_lines(g.ex(a)[0], p.type, not by_ref)]
         lines.append(f"{sym.code}({var})")
         if backs and by_ref:  # the callee's writes land at once (p4c's substitution)
             lines[-1:] = ["try:", f"    {lines[-1]}", "except _Exit:"] + \
@@ -434,17 +439,6 @@ class Calls:
         if g.kind != "control":
             raise g.err(n, f"{name} can only be called in a control")
         return v1_function(self, g, name, args, n, targs)
-
-
-def out_headers_invalid(g, params, args) -> list[str]:
-    """An ``out`` header or struct parameter starts fresh: p4c passes a new local and copies it
-    out (assign_header), so a header the callee does not make valid ends up invalid and a scalar
-    field it does not write ends up 0."""
-    out: list[str] = []
-    for p, a in zip(params, args, strict=False):
-        if p.direction == "out" and isinstance(p.type, (HeaderT, StructT, UnionT, StackT)):
-            out += fresh_lines(g.ex(a)[0], p.type)
-    return out
 
 
 def union_fixups(g, params, args) -> list[str]:

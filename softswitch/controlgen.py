@@ -5,10 +5,11 @@ from __future__ import annotations
 from lark import Tree
 
 from . import checks, checks_v1model, entries
+from .binding import compound_copies
 from .codegen import ActionInfo, BlockGen, KeyInfo, TableInfo, text_of
 from .decls import ann_dict
 from .exprs import DuplicateName, Scope, Sym, is_const
-from .layout import default_code, field_width, fresh_lines, init_code
+from .layout import default_code, field_width, init_code
 from .types import BitT, BoolT, EnumT, IntLitT, NamedT, StackT, StructLikeT
 
 
@@ -320,31 +321,37 @@ class ControlGen(BlockGen):
             self.em(f"_C.trace.append('table {qname} ' + ('hit' if hit else 'miss') + ' -> ' + "
                     f"{[a.name for a in actions]!r}[ai])")
         for i, (a, b) in enumerate(zip(actions, bound, strict=False)):
-            kw = "if" if i == 0 else "elif"
-            passed = [default_code(a.params[j].type, 0) if a.params[j].direction == "out"
-                      and j in a.scalar_outs else x for j, x in enumerate(b)]  # see binding.py
-            fresh = [ln for j, x in enumerate(b) if a.params[j].direction == "out"
-                     for ln in fresh_lines(x, a.params[j].type)]
-            self.em(f"{kw} ai == {i}:")
+            self.em(f"{'if' if i == 0 else 'elif'} ai == {i}:")
             self.em.level += 1
-            for ln in fresh:
-                self.em(ln)
-            if a.scalar_outs:
-                targets = []
-                for j in a.scalar_outs:
-                    targets.append(b[j] if j < len(b) else "_")
-                call = f"{a.pyfn}(L{''.join(', ' + x for x in passed)}, *args)"
-                self.em("try:")  # p4c copies an action's out/inout arguments back before `exit`
-                self.em(f"    ({', '.join(targets)},) = {call}")
-                self.em("except _Exit as _e:")
-                self.em(f"    ({', '.join(targets)},) = _e.outs")
-                self.em("    raise")
-            else:
-                self.em(f"{a.pyfn}(L{''.join(', ' + x for x in b)}, *args)")
+            self._bound_call(a, b)
             self.em.level -= 1
         self.em("return hit, ai")
         self.em.level -= 1
         self.em("")
+
+    def _bound_call(self, a: ActionInfo, b: list[str]) -> None:
+        """One action of a table's apply with its bound directional arguments: p4c's copies of
+        them (binding.py), copied back also when the action exits (``RemoveActionParameters``)."""
+        passed = [default_code(a.params[j].type, 0) if a.params[j].direction == "out"
+                  and j in a.scalar_outs else x for j, x in enumerate(b)]
+        pre, passed, post = compound_copies(self, a.params, passed)
+        targets = [b[j] if j < len(b) else "_" for j in a.scalar_outs]
+        call = f"{a.pyfn}(L{''.join(', ' + x for x in passed)}, *args)"
+        for ln in pre:
+            self.em(ln)
+        if not targets and not post:
+            self.em(call)
+            return
+        self.em("try:")
+        self.em(f"    ({', '.join(targets)},) = {call}" if targets else f"    {call}")
+        self.em("except _Exit as _e:")
+        for ln in post:
+            self.em("    " + ln)
+        if targets:
+            self.em(f"    ({', '.join(targets)},) = _e.outs")
+        self.em("    raise")
+        for ln in post:
+            self.em(ln)
 
     def bind_directional(self, a: ActionInfo, args_node, node) -> list[str]:
         dirp = [p for p in a.params if p.direction]

@@ -41,12 +41,11 @@ def lower_call_stmt(g, n: Tree) -> list[ir.Stmt]:
             if ent is not None and ent[0] == "control":
                 ca = _control_apply(g, ent[1], args, str(base.children[-1]))
                 blk = g.low.blocks[ent[1]]
-                # p4c's inliner resets an `out` argument (DoResetHeaders): its headers invalid;
-                # through a temporary its scalars start fresh too
+                # p4c's inliner resets an `out` argument it substitutes (DoResetHeaders): its
+                # headers invalid (a temporary is reset instead: the backends' copies)
                 pre = [s for p, a in zip(blk.params, ca.args, strict=True)
-                       if p.direction == "out" and isinstance(a.t, (ir.Comp, ir.Stack))
-                       for s in fresh_stmts(a, a.t.t if isinstance(a.t, ir.Comp) else _stack_t(a.t),
-                                            not ca.substituted)]
+                       if ca.substituted and p.direction == "out" and isinstance(a.t, (ir.Comp, ir.Stack))
+                       for s in fresh_stmts(a, a.t.t if isinstance(a.t, ir.Comp) else _stack_t(a.t), False)]
                 return pre + [ca] + _union_fixups(ca.args)
             if ent is not None and ent[0] == "packet":
                 return _packet(g, method, args, n)
@@ -66,26 +65,16 @@ def lower_call_stmt(g, n: Tree) -> list[ir.Stmt]:
     if ent is not None and ent[0] == "action":
         info = ent[1]
         vals, outs = _bind(g, info.params, args)
-        return _out_headers(info.params, vals) + [ir.ActionCall(info.name, vals, outs)] + _union_fixups(outs)
+        return [ir.ActionCall(info.name, vals, outs)] + _union_fixups(outs)
     if name in g.low.functions:
         finfo = g.low.p.functions[name]
         vals, outs = _bind(g, finfo.params, args)
-        return _out_headers(finfo.params, vals) + [ir.FuncCall(name, vals, outs)] + _union_fixups(outs)
+        return [ir.FuncCall(name, vals, outs)] + _union_fixups(outs)
     return _v1(g, name, args, targs, n)
 
 
 def _stack_t(t: ir.Stack) -> StackT:
     return StackT(t.elem, t.size)
-
-
-def _out_headers(params, vals) -> list[ir.Stmt]:
-    """``out`` header and struct arguments start fresh, as p4c's local for the parameter: headers
-    invalid, scalar fields 0 (calls.out_headers_invalid of the Python generator)."""
-    out: list[ir.Stmt] = []
-    for p, v in zip(params, vals, strict=True):
-        if p.direction == "out" and isinstance(p.type, (HeaderT, StructT, UnionT, StackT)):
-            out += fresh_stmts(v, p.type)
-    return out
 
 
 def _union_fixups(args) -> list[ir.Stmt]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 
 from ..ir import nodes as ir
-from ..ir.common import Unsupported, fresh_out, fresh_stmts, irtype
+from ..ir.common import Unsupported, fresh_out, irtype
 from ..layout import pyfield
 from ..types import HeaderT, StructLikeT, VarbitT
 from .ccomp import CompoundFns
@@ -261,9 +261,6 @@ class CGen:
             args += [ir.Ref(p.t, "local", f"_arg{j}") for j, p in enumerate(datap)]
             for j, p in enumerate(datap):
                 o.append(f"        {ctype(p.t)} l__arg{j} = ({ctype(p.t)})a[{j}];")
-            for p, x in zip(dirp, bound, strict=False):
-                if p.direction == "out" and isinstance(x.t, ir.Comp):  # a fresh local in p4c
-                    g.stmts(fresh_stmts(x, x.t.t))
             outs = [x if p.direction in ("out", "inout") else None for p, x in zip(dirp, bound, strict=False)]
             outs += [None] * len(datap)
             g.call_action(act, args, outs)

@@ -180,9 +180,22 @@ class StmtGen:
             self.exit_check()
 
     def _bind(self, params, args, outs):
+        """Arguments of an action or function call: p4c copies every directional one in a new
+        local (``RemoveActionParameters``, ``InlineFunctions``): scalars and compound values
+        alike are passed by pointer to a copy; returns the C arguments and the copy-outs."""
         cargs, backs = [], []
         for prm, a, out in zip(params, args, outs + [None] * (len(params) - len(outs)), strict=False):
-            if isinstance(prm.t, (ir.Comp, ir.Stack)):
+            if isinstance(prm.t, (ir.Comp, ir.Stack)) and prm.direction in ("in", "inout", "out"):
+                tmp = self.fresh("_cc")
+                self.emit(f"{ctype(prm.t)} {tmp}; memset(&{tmp}, 0, sizeof {tmp});")
+                if prm.direction != "out":
+                    self.assign(Raw(prm.t, tmp), a)
+                cargs.append(f"&{tmp}")
+                if prm.direction != "in":
+                    buf: list[str] = []
+                    StmtGen(self.g, buf, 0).assign(out if out is not None else a, Raw(prm.t, tmp))
+                    backs += buf
+            elif isinstance(prm.t, (ir.Comp, ir.Stack)):
                 if isinstance(a, ir.StructInit):
                     tmp = self.fresh("_ca")
                     self.emit(f"T_{prm.t.t.pyname} {tmp};")
@@ -233,7 +246,17 @@ class StmtGen:
         self.emit(f"{fr} _Ls; memset(&_Ls, 0, sizeof _Ls);")
         backs = []
         for prm, a, out in zip(b.params, s.args, s.outs, strict=True):
-            if isinstance(prm.t, (ir.Comp, ir.Stack)):
+            if isinstance(prm.t, (ir.Comp, ir.Stack)) and not s.substituted and prm.direction:
+                tmp = self.fresh("_cc")  # p4c's temporary: copied in (reset when `out`), out after
+                self.emit(f"{ctype(prm.t)} {tmp}; memset(&{tmp}, 0, sizeof {tmp});")
+                if prm.direction != "out":
+                    self.assign(Raw(prm.t, tmp), a)
+                self.emit(f"_Ls.p_{prm.name} = &{tmp};")
+                if prm.direction != "in":
+                    buf: list[str] = []
+                    StmtGen(self.g, buf, 0).assign(out if out is not None else a, Raw(prm.t, tmp))
+                    backs += buf
+            elif isinstance(prm.t, (ir.Comp, ir.Stack)):
                 self.emit(f"_Ls.p_{prm.name} = &{self.x(a)};")
             else:
                 self.emit(f"_Ls.p_{prm.name} = {self.x(a)};")

@@ -306,3 +306,52 @@ def test_out_argument_of_sub_block_is_reset(backend: str):
     assert run_words(sw, 1)[1:4] == [0, 1, 40]
     assert run_words(sw, 2)[1:4] == [1, 0, 40]
     assert run_words(sw, 3)[1:4] == [0, 1, 40]
+
+
+COPY_DECLS = """
+header h32_t { bit<32> x; }
+void fn(inout h32_t a, in h32_t b) { a.x = b.x + 1; a.x = a.x + b.x; }
+control S4(inout h32_t a, inout h32_t b) { apply { a.x = a.x + 1; b.x = b.x + 10; } }
+control S5(inout h32_t a, inout h32_t b) { apply { a.x = 8; exit; } }
+"""
+
+COPY_LOCALS = """
+    action rd(in h32_t x) { hdr.src.x = 5; hdr.d.w2 = x.x; }
+    action two(inout h32_t a, inout h32_t b) { a.x = a.x + 1; b.x = b.x + 10; }
+    action ex(inout h32_t h) { h.x = 8; exit; }
+    action outer() { ex(hdr.src); }
+    table t { actions = { ex(hdr.src); } default_action = ex(hdr.src); }
+    S4() s4;
+    S5() s5;
+"""
+
+COPY_INGRESS = """
+    hdr.src.setValid(); hdr.src.x = 3;
+    if (hdr.d.w0 == 1) { rd(hdr.src); }
+    else if (hdr.d.w0 == 2) { two(hdr.src, hdr.src); }
+    else if (hdr.d.w0 == 3) { ex(hdr.src); }
+    else if (hdr.d.w0 == 4) { outer(); }
+    else if (hdr.d.w0 == 5) { fn(hdr.src, hdr.src); }
+    else if (hdr.d.w0 == 6) { t.apply(); }
+    else if (hdr.d.w0 == 7) { s4.apply(hdr.src, hdr.src); }
+    else if (hdr.d.w0 == 8) { s5.apply(hdr.src, hdr.src); }
+"""
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_compound_arguments_are_copied(backend: str):
+    sw = switch(COPY_INGRESS, backend=backend, decls=COPY_DECLS, hfields="h32_t src;",
+                ilocals=COPY_LOCALS, egress="hdr.d.w1 = hdr.src.x;")
+    # p4c RemoveActionParameters / InlineActions / InlineFunctions copy header arguments in and
+    # out like scalars: an `in` copy does not see later writes, aliasing inout copies are copied
+    # back in parameter order, `exit` copies back unless the action was called from an action
+    assert run_words(sw, 1)[1:3] == [5, 3]
+    assert run_words(sw, 2)[1] == 13
+    assert run_words(sw, 3)[1] == 8
+    assert run_words(sw, 4)[1] == 3
+    assert run_words(sw, 5)[1] == 7
+    assert run_words(sw, 6)[1] == 8
+    # p4c's GeneralInliner with aliasing arguments: temporaries, copied back in parameter order,
+    # not at all after `exit`
+    assert run_words(sw, 7)[1] == 13
+    assert run_words(sw, 8)[1] == 3
