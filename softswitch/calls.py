@@ -12,7 +12,7 @@ from .decls import ann_dict, is_fixed_width
 from .exprs import Sym, is_const, wrap_code
 from .externs import Counter, DirectCounter, Meter, Register
 from .functions import call_function
-from .inlining import exit_copies_out
+from .inlining import substitutes_arguments
 from .layout import default_code, field_width, fresh_lines, pyfield
 from .types import (
     BitT,
@@ -226,7 +226,7 @@ class Calls:
         var = g.fresh("_L")
         lines = [f"{var} = _Locals()"]
         backs = []
-        by_ref = exit_copies_out(g.tree, inst, args)  # see inlining.py
+        by_ref = substitutes_arguments(g.tree, inst, args)  # see inlining.py
         for p, a in zip(sub.params, args, strict=False):
             compound = isinstance(p.type, (StructLikeT, StackT))
             if p.direction in ("out", "inout"):

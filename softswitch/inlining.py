@@ -1,10 +1,11 @@
-"""Whether an ``exit`` inside an applied sub-control still copies its out/inout arguments back.
+"""How p4c's inliner binds the arguments of an applied control or sub-parser.
 
-p4c inlines a control applied with arguments.  When every apply site of the instance passes the
-same arguments and no two arguments overlap in storage, it replaces the callee's parameters by
-the arguments themselves, so the callee's writes land at once and an ``exit`` inside it leaves
-them done.  Otherwise each parameter becomes a temporary copied in before the inlined body and
-out after it, and an ``exit`` skips that copy-out.  Both generators ask ``exit_copies_out``.
+When every apply site of the instance passes the same arguments and no two arguments overlap in
+storage, p4c replaces the callee's parameters by the arguments themselves: the callee's writes
+land at once (an ``exit`` inside it leaves them done) and an ``out`` argument keeps its scalar
+values.  Otherwise each parameter becomes a temporary copied in before the inlined body and out
+after it (an ``exit`` skips that copy-out; an ``out`` one starts fresh).  Both generators and
+the sub-parser inlining ask ``substitutes_arguments``.
 """
 
 from __future__ import annotations
@@ -66,7 +67,7 @@ def apply_sites(control: Tree, instance: str) -> list[list]:
     return sites
 
 
-def exit_copies_out(control: Tree, instance: str, args: list) -> bool:
-    """True when p4c binds the callee's parameters to these arguments by substitution."""
+def substitutes_arguments(control: Tree, instance: str, args: list) -> bool:
+    """True when p4c substitutes these arguments for the callee's parameters."""
     sites = apply_sites(control, instance) or [args]
     return all(s == sites[0] for s in sites) and not aliasing(sites[0])

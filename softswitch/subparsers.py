@@ -8,7 +8,7 @@ that applies them.
 the statements before the call, then a transition into a renamed copy of Sub's states; Sub's
 ``accept`` continues with a new state holding the statements after the call and the original
 transition; ``reject`` stays a reject.  Sub's parameters are replaced by the arguments and its
-locals are renamed into the caller.  As p4c's inliner does (``inlining.exit_copies_out``), the
+locals are renamed into the caller.  As p4c's inliner does (``inlining.substitutes_arguments``), the
 arguments replace the parameters when every apply site of the instance passes the same,
 non-overlapping arguments; otherwise each directional parameter is a new local, copied in
 before the sub-parser's start (``in``/``inout``) and out when its ``accept`` continues.
@@ -22,7 +22,7 @@ from collections.abc import Callable
 from lark import Token, Tree
 
 from .api import P4CompileError
-from .inlining import exit_copies_out
+from .inlining import substitutes_arguments
 from .literals import parse_int
 
 Err = Callable[[object, str], P4CompileError]
@@ -106,7 +106,7 @@ class SubParsers:
                     instances[_name(loc.children[3])] = tname
         if not instances:
             return
-        self.substituted = {i: exit_copies_out(d, i, []) for i in instances}
+        self.substituted = {i: substitutes_arguments(d, i, []) for i in instances}
         locals_ = [c for c in d.children[5:] if not _is_state(c) and not (
             isinstance(c, Tree) and c.data == "instantiation" and _name(c.children[3]) in instances)]
         work = [c for c in d.children[5:] if _is_state(c)]
@@ -188,7 +188,7 @@ class SubParsers:
                 loc.children[-1] = _name_tree(prefix + old)
             if loc.data == "instantiation" and self._type_name(loc.children[1]) in self.parsers:
                 new_insts[prefix + old] = self._type_name(loc.children[1])
-                self.substituted[prefix + old] = exit_copies_out(sub, old, [])
+                self.substituted[prefix + old] = substitutes_arguments(sub, old, [])
         copy_in, copy_out = [], []
         if not self.substituted.get(inst, True):
             copy_in, copy_out = _temporaries(params, args, values, sub_locals, prefix, st)

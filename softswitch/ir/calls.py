@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from lark import Tree
 
-from ..inlining import exit_copies_out
+from ..inlining import substitutes_arguments
 from ..layout import pyfield
 from ..types import BitT, BoolT, EnumT, HeaderT, ListT, StackT, StructLikeT, StructT, UnionT, VarbitT
 from . import nodes as ir
@@ -105,7 +105,7 @@ def _bind(g, params, args):
 def _control_apply(g, qname: str, args, inst: str) -> ir.ControlApply:
     blk = g.low.blocks[qname]
     vals, outs = [], []
-    subst = exit_copies_out(g.tree, inst, args)
+    subst = substitutes_arguments(g.tree, inst, args)
     for p, a in zip(blk.params, args, strict=True):
         if p.direction in ("out", "inout"):
             lv = g.lvalue(a)

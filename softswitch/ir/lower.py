@@ -121,7 +121,7 @@ class Lowering:
                 by_ref = isinstance(ip.t, (ir.Comp, ir.Stack))
                 sc.names[p.name] = ("val", ir.Ref(ip.t, "param", p.name, by_ref))
         g = _Body(self, sc, kind, qname)
-        g.tree = tree  # apply sites of sub-control instances (inlining.exit_copies_out)
+        g.tree = tree  # apply sites of sub-control instances (inlining.substitutes_arguments)
         if kind == "parser":
             self._parser(blk, g, rest)
             return blk
