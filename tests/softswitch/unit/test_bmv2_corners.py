@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from softswitch.api import Exact
+from softswitch.api import Exact, P4CompileError
 from softswitch.backend import from_source
 from softswitch.native.build import compiler
 
@@ -355,3 +355,32 @@ def test_compound_arguments_are_copied(backend: str):
     # not at all after `exit`
     assert run_words(sw, 7)[1] == 13
     assert run_words(sw, 8)[1] == 3
+
+
+SELECT_PARSER = """
+    Kind k = Kind.A;
+    error e = error.NoError;
+    state start { pkt.extract(hdr.eth); pkt.extract(hdr.d);
+        transition select(hdr.d.w0) { 1: setb; 2: sete; default: decide; } }
+    state setb { k = Kind.B; transition decide; }
+    state sete { e = error.PacketTooShort; transition decide; }
+    state decide { transition select(k, e) {
+        (Kind.B, error.NoError): mb; (Kind.A, error.PacketTooShort): me; default: accept; } }
+    state mb { meta.m0 = 11; transition accept; }
+    state me { meta.m0 = 22; transition accept; }
+"""
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_select_on_error_and_enum_values(backend: str):
+    sw = switch("hdr.d.w1 = meta.m0;", backend=backend, decls="enum Kind { A, B, C }",
+                parser=SELECT_PARSER)
+    # P4_16 select keys may be error and enum values (exact matches; p4c's BMv2 back end gives
+    # them their numeric codes)
+    assert [run_words(sw, w)[1] for w in (0, 1, 2)] == [0, 11, 22]
+
+
+def test_select_on_error_with_a_mask_is_rejected():
+    bad = SELECT_PARSER.replace("(Kind.A, error.PacketTooShort)", "(Kind.A, error.PacketTooShort &&& 1)")
+    with pytest.raises(P4CompileError, match="only exact values"):
+        switch("", decls="enum Kind { A, B, C }", parser=bad)
