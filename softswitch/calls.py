@@ -40,6 +40,10 @@ EXTERN_FUNCS = {"mark_to_drop", "hash", "verify_checksum", "update_checksum", "v
                 "resubmit_preserving_field_list", "recirculate_preserving_field_list", "random", "digest",
                 "truncate", "assert", "assume", "log_msg", "verify"}
 
+# extern functions a user function may call too (p4c inlines functions; these touch no packet
+# or pipeline state, so they mean the same wherever the function is called)
+FUNCTION_SAFE = {"random", "hash", "log_msg", "assert", "assume"}
+
 
 @dataclass
 class ExternInst:
@@ -436,7 +440,7 @@ class Calls:
             if not isinstance(t, ErrorT):
                 raise g.err(args[1], f"verify needs an error value, got {t}")
             return [f"if not {cond}: raise _Reject({c})"]
-        if g.kind != "control":
+        if g.kind != "control" and not (g.kind == "function" and name in FUNCTION_SAFE):
             raise g.err(n, f"{name} can only be called in a control")
         return v1_function(self, g, name, args, n, targs)
 

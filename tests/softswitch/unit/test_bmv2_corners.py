@@ -384,3 +384,18 @@ def test_select_on_error_with_a_mask_is_rejected():
     bad = SELECT_PARSER.replace("(Kind.A, error.PacketTooShort)", "(Kind.A, error.PacketTooShort &&& 1)")
     with pytest.raises(P4CompileError, match="only exact values"):
         switch("", decls="enum Kind { A, B, C }", parser=bad)
+
+
+FUNC_DECLS = """
+bit<32> pick(in bit<32> lo) { bit<32> r; random(r, lo, lo); return r; }
+bit<16> ident(in bit<16> v) {
+    bit<16> h; hash(h, HashAlgorithm.identity, 16w0, { v }, 32w65536); log_msg("h={}", {h}); return h; }
+"""
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_extern_functions_inside_a_function(backend: str):
+    sw = switch("hdr.d.w1 = pick(hdr.d.w0); hdr.d.w2 = (bit<32>)ident(hdr.d.w0[15:0]);",
+                backend=backend, decls=FUNC_DECLS)
+    # p4c inlines functions, so a function may call random, hash and log_msg as its caller can
+    assert run_words(sw, 0x12345)[:3] == [0x12345, 0x12345, 0x2345]
