@@ -225,8 +225,14 @@ class BlockGen:
             # `tmp = f(x)` of desugar.py: copy-out of f's out/inout arguments, then the value
             lines = self.prog.calls.call_stmt(self, value_node)
             info = self.prog.functions[str(value_node.children[0].children[-1])]
-            r = "_r[0]" if info.scalar_outs else "_r"
-            for ln in lines + setter(self.ec().convert(r, info.ret, t, value_node)):
+            r = self.ec().convert("_r[0]" if info.scalar_outs else "_r", info.ret, t, value_node)
+            if isinstance(t, (StructLikeT, StackT)):  # BMv2's assignment, as below
+                lines = lines + [f"{code}._asg({r})"] + [
+                    f"if {code}._v: " + "; ".join(f"{c}._v = False" for c in sibs)
+                    for sibs in [union_siblings(self, target_node)] if sibs]
+            else:
+                lines = lines + setter(r)
+            for ln in lines:
                 self.em(ln)
             return
         ec = self.ec()

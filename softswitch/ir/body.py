@@ -501,7 +501,11 @@ class _Body:
             return [ir.AssignSlice(base, hi, lo, rhs)]
         if self._out_call(rhs_node):
             call = lower_call_stmt(self, rhs_node)  # `tmp = f(x)` of desugar.py: copy-out, then the value
-            next(s for s in call if isinstance(s, ir.FuncCall)).ret = self.expr(lhs_node)[0]
+            lhs = self.expr(lhs_node)[0]
+            next(s for s in call if isinstance(s, ir.FuncCall)).ret = lhs
+            sibs = union_siblings(lhs)
+            if sibs:  # a union member assigned a valid header invalidates the other members
+                call.append(ir.If(ir.Valid(ir.Bool(), lhs), [ir.SetValid(x, False) for x in sibs], []))
             return call
         lhs, lt = self.expr(lhs_node)
         out: list[ir.Stmt] = [ir.Assign(lhs, self.expr_to(rhs_node, lt))]

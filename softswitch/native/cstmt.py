@@ -222,7 +222,13 @@ class StmtGen:
         self.level += 1
         cargs, backs = self._bind(f.params, s.args, s.outs)
         call = f"F_{self.g.cid(f.name)}(px{''.join(', ' + c for c in cargs)})"
-        self.emit(f"{call};" if s.ret is None else f"{self.x(s.ret)} = {call};")
+        if s.ret is None:
+            self.emit(f"{call};")
+        elif isinstance(s.ret.t, (ir.Comp, ir.Stack)):  # BMv2's assignment (ccomp.py)
+            self.emit(f"{ctype(s.ret.t)} _fr = {call};")
+            self.assign(s.ret, Raw(s.ret.t, "_fr"))
+        else:
+            self.emit(f"{self.x(s.ret)} = {call};")
         for b in backs:
             self.emit(b)
         self.level -= 1
