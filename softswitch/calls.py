@@ -221,7 +221,8 @@ class Calls:
         return lines + fix
 
     def control_apply(self, g, sym, args, n, inst: str) -> list[str]:
-        """Apply a sub-control: copy-in to a fresh Locals, run, copy scalar out/inout back."""
+        """Apply a sub-control with a fresh Locals: its arguments substituted (compound ones by
+        reference, scalars copied back even after `exit`) or through p4c's temporaries."""
         sub = sym.info
         if g.kind != "control":
             raise g.err(n, "controls can only be applied from controls")

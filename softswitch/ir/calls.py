@@ -40,13 +40,7 @@ def lower_call_stmt(g, n: Tree) -> list[ir.Stmt]:
                 return _extern_method(g, g.low.externs[ent[1]], method, args, n)
             if ent is not None and ent[0] == "control":
                 ca = _control_apply(g, ent[1], args, str(base.children[-1]))
-                blk = g.low.blocks[ent[1]]
-                # p4c's inliner resets an `out` argument it substitutes (DoResetHeaders): its
-                # headers invalid (a temporary is reset instead: the backends' copies)
-                pre = [s for p, a in zip(blk.params, ca.args, strict=True)
-                       if ca.substituted and p.direction == "out" and isinstance(a.t, (ir.Comp, ir.Stack))
-                       for s in fresh_stmts(a, a.t.t if isinstance(a.t, ir.Comp) else _stack_t(a.t), False)]
-                return pre + [ca] + _union_fixups(ca.args)
+                return _reset_out_args(g.low.blocks[ent[1]], ca) + [ca] + _union_fixups(ca.args)
             if ent is not None and ent[0] == "packet":
                 return _packet(g, method, args, n)
         e, t = g.expr(base)
@@ -73,8 +67,18 @@ def lower_call_stmt(g, n: Tree) -> list[ir.Stmt]:
     return _v1(g, name, args, targs, n)
 
 
-def _stack_t(t: ir.Stack) -> StackT:
-    return StackT(t.elem, t.size)
+def _reset_out_args(blk: ir.Block, ca: ir.ControlApply) -> list[ir.Stmt]:
+    """p4c's inliner resets an `out` argument it substitutes (DoResetHeaders): its headers
+    become invalid.  A temporary is reset instead (the backends' copies)."""
+    if not ca.substituted:
+        return []
+    out: list[ir.Stmt] = []
+    for p, a in zip(blk.params, ca.args, strict=True):
+        if p.direction == "out" and isinstance(a.t, ir.Comp):
+            out += fresh_stmts(a, a.t.t, False)
+        elif p.direction == "out" and isinstance(a.t, ir.Stack):
+            out += fresh_stmts(a, StackT(a.t.elem, a.t.size), False)
+    return out
 
 
 def _union_fixups(args) -> list[ir.Stmt]:

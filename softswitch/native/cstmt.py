@@ -179,6 +179,18 @@ class StmtGen:
         if copy_on_exit:
             self.exit_check()
 
+    def _compound_copy(self, prm, a: ir.Expr, out) -> tuple[str, list[str]]:
+        """p4c's local for a header/struct/stack argument: copied in with BMv2's assignment
+        (fresh, i.e. zero and invalid, when ``out``); returns its pointer and the copy-out."""
+        tmp = self.fresh("_cc")
+        self.emit(f"{ctype(prm.t)} {tmp}; memset(&{tmp}, 0, sizeof {tmp});")
+        if prm.direction != "out":
+            self.assign(Raw(prm.t, tmp), a)
+        back: list[str] = []
+        if prm.direction != "in":
+            StmtGen(self.g, back, 0).assign(out if out is not None else a, Raw(prm.t, tmp))
+        return f"&{tmp}", back
+
     def _bind(self, params, args, outs):
         """Arguments of an action or function call: p4c copies every directional one in a new
         local (``RemoveActionParameters``, ``InlineFunctions``): scalars and compound values
@@ -186,15 +198,9 @@ class StmtGen:
         cargs, backs = [], []
         for prm, a, out in zip(params, args, outs + [None] * (len(params) - len(outs)), strict=False):
             if isinstance(prm.t, (ir.Comp, ir.Stack)) and prm.direction in ("in", "inout", "out"):
-                tmp = self.fresh("_cc")
-                self.emit(f"{ctype(prm.t)} {tmp}; memset(&{tmp}, 0, sizeof {tmp});")
-                if prm.direction != "out":
-                    self.assign(Raw(prm.t, tmp), a)
-                cargs.append(f"&{tmp}")
-                if prm.direction != "in":
-                    buf: list[str] = []
-                    StmtGen(self.g, buf, 0).assign(out if out is not None else a, Raw(prm.t, tmp))
-                    backs += buf
+                ptr, back = self._compound_copy(prm, a, out)
+                cargs.append(ptr)
+                backs += back
             elif isinstance(prm.t, (ir.Comp, ir.Stack)):
                 if isinstance(a, ir.StructInit):
                     tmp = self.fresh("_ca")
@@ -253,15 +259,9 @@ class StmtGen:
         backs = []
         for prm, a, out in zip(b.params, s.args, s.outs, strict=True):
             if isinstance(prm.t, (ir.Comp, ir.Stack)) and not s.substituted and prm.direction:
-                tmp = self.fresh("_cc")  # p4c's temporary: copied in (reset when `out`), out after
-                self.emit(f"{ctype(prm.t)} {tmp}; memset(&{tmp}, 0, sizeof {tmp});")
-                if prm.direction != "out":
-                    self.assign(Raw(prm.t, tmp), a)
-                self.emit(f"_Ls.p_{prm.name} = &{tmp};")
-                if prm.direction != "in":
-                    buf: list[str] = []
-                    StmtGen(self.g, buf, 0).assign(out if out is not None else a, Raw(prm.t, tmp))
-                    backs += buf
+                ptr, back = self._compound_copy(prm, a, out)  # p4c's temporary (inlining.py)
+                self.emit(f"_Ls.p_{prm.name} = {ptr};")
+                backs += back
             elif isinstance(prm.t, (ir.Comp, ir.Stack)):
                 self.emit(f"_Ls.p_{prm.name} = &{self.x(a)};")
             else:
