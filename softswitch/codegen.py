@@ -26,6 +26,7 @@ from .types import (
     P4Type,
     StackT,
     StructLikeT,
+    TupleT,
 )
 from .unions import union_siblings
 
@@ -208,6 +209,12 @@ class BlockGen:
             w = hi - lo + 1
             keep = bt.mask ^ (((1 << w) - 1) << lo)
             return bcode, BitT(w), lambda rhs: bset(f"(({bcode} & {keep}) | (({rhs}) << {lo}))")
+        if isinstance(node, Tree) and node.data == "index" and isinstance(self.ex(node.children[0])[1],
+                                                                          TupleT):
+            bcode, bt, bset = self.lvalue(node.children[0])
+            code, t = self.ex(node)  # checks the constant index
+            i = self.ec()._const_of(node.children[1])
+            return code, t, lambda rhs: bset(f"({bcode}[:{i}] + (({rhs}),) + {bcode}[{i + 1}:])")
         if isinstance(node, Tree) and node.data == "member" and \
                 str(node.children[1].children[0]) in ("next", "last") and \
                 isinstance(self.ex(node.children[0])[1], StackT):

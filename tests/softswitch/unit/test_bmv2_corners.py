@@ -7,7 +7,7 @@ import pytest
 
 from softswitch.api import Exact, P4CompileError
 from softswitch.backend import from_source
-from softswitch.native.build import compiler
+from softswitch.native.build import NativeBuildError, compiler
 
 from .helpers import run_words, switch
 
@@ -427,3 +427,16 @@ def test_header_returned_by_function_with_inout_arguments(backend: str):
     assert run_words(sw, 1)[1:5] == [4, 9, 0, 1]
     assert run_words(sw, 2)[1:5] == [77, 50, 1, 1]
     assert run_words(sw, 3)[1:5] == [4, 9, 1, 0]
+
+
+def test_tuple_indexing():
+    ing = """tuple<bit<32>, bit<16>> t = {hdr.d.w0, 16w5};
+             hdr.d.w1 = t[0]; t[1] = 16w9; hdr.d.w2 = (bit<32>)t[1];"""
+    # P4_16 (8.11): a tuple is indexed with compile-time constants; python backend only (the
+    # native one refuses tuple variables by name, and `auto` falls back)
+    assert run_words(switch(ing), 7)[:3] == [7, 7, 9]
+    with pytest.raises(P4CompileError, match="out of range"):
+        switch("tuple<bit<32>, bit<16>> t = {hdr.d.w0, 16w5}; hdr.d.w1 = t[2];")
+    if compiler() is not None:
+        with pytest.raises(NativeBuildError, match="tuple"):
+            switch(ing, backend="native")
