@@ -1,5 +1,8 @@
-"""Corners where p4c's lowering decides what BMv2 runs, on both backends: copy-out around
-`exit`, the start value of `out` parameters, ... (each test names the p4c pass it follows)."""
+"""Corners where p4c's lowering decides what BMv2 runs, on both backends: how arguments are
+passed (copies, substitution, temporaries) and copied back around `exit`, where `out` values
+start, union membership after calls, stack indexes in table keys, varbit `==`, controller
+headers with structs, select on error/enum, extern calls in functions (each test names the p4c
+pass or BMv2 code it follows)."""
 
 from __future__ import annotations
 
