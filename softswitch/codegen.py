@@ -24,6 +24,7 @@ from .types import (
     NamedT,
     P4Type,
     StackT,
+    TupleT,
 )
 
 
@@ -186,6 +187,12 @@ class BlockGen:
             w = hi - lo + 1
             keep = bt.mask ^ (((1 << w) - 1) << lo)
             return bcode, BitT(w), lambda rhs: bset(f"(({bcode} & {keep}) | (({rhs}) << {lo}))")
+        if isinstance(node, Tree) and node.data == "index" and isinstance(self.ex(node.children[0])[1],
+                                                                          TupleT):
+            bcode, bt, bset = self.lvalue(node.children[0])
+            code, t = self.ex(node)  # checks the constant index
+            i = self.ec()._const_of(node.children[1])
+            return code, t, lambda rhs: bset(f"({bcode}[:{i}] + (({rhs}),) + {bcode}[{i + 1}:])")
         if isinstance(node, Tree) and node.data == "member" and \
                 str(node.children[1].children[0]) in ("next", "last") and \
                 isinstance(self.ex(node.children[0])[1], StackT):
@@ -202,21 +209,23 @@ class BlockGen:
         if self._out_function(value_node):
             # `tmp = f(x)` of desugar.py: the call (copy-out of its out/inout arguments), then the value
             self.prog.calls.call_stmt(self, value_node)
-            self.ec().convert("_r[0]", self.prog.functions[str(value_node.children[0].children[-1])].ret, t,
-                              value_node)
+            info = self.prog.functions[str(value_node.children[0].children[-1])]
+            self.ec().convert("_r[0]" if info.scalar_outs else "_r", info.ret, t, value_node)
             return
         ec = self.ec()
         vc, vt = ec.expr(value_node, t)
         ec.convert(vc, vt, t, value_node)
 
     def _out_function(self, node) -> bool:
-        """Is ``node`` a call of a user function with scalar out/inout parameters?"""
+        """Is ``node`` a call of a user function with out/inout parameters (copy-out, union
+        membership after the call)?"""
         if not (isinstance(node, Tree) and node.data == "call" and isinstance(node.children[0], Tree)
                 and node.children[0].data == "ident"):
             return False
         name = str(node.children[0].children[-1])
         info = getattr(self.prog, "functions", {}).get(name)
-        return info is not None and self.scope.lookup(name) is None and bool(info.scalar_outs)
+        return info is not None and self.scope.lookup(name) is None and \
+            any(p.direction in ("out", "inout") for p in info.params)
 
     # ------------------------------------------------------------ statements
     def stmts(self, nodes) -> None:

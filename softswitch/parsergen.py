@@ -9,7 +9,7 @@ from .codegen import BlockGen
 from .decls import ann_dict
 from .exprs import Sym, is_const
 from .externs import ValueSet
-from .types import BitT, BoolT, EnumT, IntLitT, StructLikeT
+from .types import BitT, BoolT, EnumT, ErrorT, IntLitT, P4Type, StructLikeT
 
 
 class ParserGen(BlockGen):
@@ -106,18 +106,21 @@ class ParserGen(BlockGen):
 
     def select(self, sel: Tree) -> None:
         exprs_node, *cases = sel.children
-        kts = []
+        kts: list[tuple[BitT, P4Type | None]] = []  # key type, and the error/enum type of opaque keys
         for e in exprs_node.children:
             if e is None:
                 continue
             _c, t = self.ex(e)
+            opaque = None
             if isinstance(t, BoolT):
                 t = BitT(1)
             if isinstance(t, EnumT) and t.underlying is not None:
                 t = t.underlying
+            if isinstance(t, (ErrorT, EnumT)):  # exact values only (p4c); held as 32-bit codes
+                opaque, t = t, BitT(32)
             if isinstance(t, IntLitT) or not isinstance(t, BitT):
                 raise self.err(exprs_node, f"select key of type {t} is not supported")
-            kts.append(t)
+            kts.append((t, opaque))
         for case in cases:
             ks, nxt = case.children
             items = ks.children if ks.data == "ks_tuple" else [ks]
@@ -132,15 +135,18 @@ class ParserGen(BlockGen):
                 items = items * len(kts)
             if len(items) != len(kts):
                 raise self.err(case, f"select case has {len(items)} values for {len(kts)} keys")
-            matches_all = all([self.ks_check(it, t) for it, t in zip(items, kts, strict=False)])
+            matches_all = all([self.ks_check(it, t, o) for it, (t, o) in zip(items, kts, strict=False)])
             self.target(str(nxt.children[0]), case)
             if matches_all:  # a default: later cases are never reached
                 break
 
-    def ks_check(self, it: Tree, t: BitT) -> bool:
+    def ks_check(self, it: Tree, t: BitT, opaque: P4Type | None) -> bool:
         """Check one keyset item; True when it matches every key value."""
+        if opaque is not None and it.data in ("ks_mask", "ks_range"):
+            raise self.err(it, f"select on a value of type {opaque}: only exact values and default")
+
         def const(node) -> int:
-            c = self.ex_to(node, t)
+            c = self.ex_to(node, opaque or t)
             if not is_const(c):
                 raise self.err(node, "select case values must be compile-time constants")
             return int(c) & t.mask
