@@ -216,6 +216,9 @@ class _Body:
 
     def _e_index(self, n):
         e, t = self.expr(n.children[0])
+        if isinstance(t, TupleT):  # a compile-time constant index (the front end checked the range)
+            i = self._const_int(n.children[1])
+            return ir.TupleElem(irtype(t.elems[i]), e, i), t.elems[i]
         i, _it = self.expr(n.children[1])
         if isinstance(i, _Lit):
             i = self.const(i.value, BitT(32))

@@ -150,6 +150,14 @@ class StructInit(Expr):
 
 
 @dataclass
+class TupleElem(Expr):
+    """``t[i]`` of a tuple, ``i`` a compile-time constant (P4_16 8.11)."""
+
+    base: Expr
+    index: int
+
+
+@dataclass
 class TupleInit(Expr):
     """``{a, b}`` converted to a tuple type."""
 

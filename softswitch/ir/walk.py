@@ -29,4 +29,9 @@ def dynamic_elems(s: ir.Stmt) -> list[ir.StackElem]:
     return out
 
 
-__all__ = ["dynamic_elems"]
+def has_dynamic_index(e: ir.Expr) -> bool:
+    """Does evaluating ``e`` index a header stack at a run-time index?"""
+    return bool(dynamic_elems(ir.If(e, [], [])))
+
+
+__all__ = ["dynamic_elems", "has_dynamic_index"]

@@ -134,6 +134,9 @@ class PyExpr:
         valid = ", True" if isinstance(t, HeaderT) else ""
         return f"_mk({t.pyname}, ({items}){valid})"
 
+    def _TupleElem(self, e: ir.TupleElem) -> str:
+        return f"{self(e.base)}[{e.index}]"
+
     def _TupleInit(self, e: ir.TupleInit) -> str:
         return f"({''.join(self(x) + ', ' for x in e.items)})"
 

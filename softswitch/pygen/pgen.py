@@ -14,6 +14,8 @@ import re
 
 from ..decls import is_fixed_width
 from ..ir import nodes as ir
+from ..ir.common import fresh_out
+from ..ir.walk import has_dynamic_index
 from ..layout import class_source, emit_source, extract_source
 from ..types import HeaderT, StructT
 from .pexpr import PyExpr, Raw, bits, default
@@ -109,10 +111,22 @@ class PyGen:
         self.pk = next((f"L.p_{q.name}" for q in blk.params if isinstance(q.t, ir.Pkt)), "None") \
             if blk is not None else "None"
         self.outs = [f"a_{a.params[i].name}" for i in scalar_outs(a.params)]
+        head = f"def A_{self.cid(a.name)}(L{''.join(', a_' + q.name for q in a.params)}):"
         pre = [f"_C.trace.append({'action ' + a.name!r})"] if self.trace else []
-        post = [self.return_code(None)] if self.outs else []
-        self._body(f"def A_{self.cid(a.name)}(L{''.join(', a_' + q.name for q in a.params)}):", a.body,
-                   pre, post)
+        if not self.outs:
+            self._body(head, a.body, pre)
+            return
+        # an `exit` hands the out/inout values to the caller's copy-out (pstmt.StmtGen.call)
+        o = self.out
+        o.append(head)
+        o += ["    " + ln for ln in pre]
+        o.append("    try:")
+        n = len(o)
+        StmtGen(self, o, 2).stmts(a.body)
+        if len(o) == n:
+            o.append("        pass")
+        o += ["    except _Exit as _e:", f"        _e.outs = ({''.join(x + ', ' for x in self.outs)})",
+              "        raise", "    " + self.return_code(None), ""]
         self.outs = []
 
     def _table(self, t: ir.Table) -> None:
@@ -120,17 +134,27 @@ class PyGen:
         o = self.out
         name = self.cid(t.name)
         o.append(f"def T_{name}(L):")
-        keys = "".join(bits(self.x(k.expr), k.expr.t) + ", " for k in t.keys)
-        o.append(f"    hit, ai, args = TB_{name}.lookup(({keys}))")
+        keys = []
+        for i, k in enumerate(t.keys):
+            code = bits(self.x(k.expr), k.expr.t)
+            if has_dynamic_index(k.expr):  # out of range: p4c's key temporary stays 0
+                o += ["    try:", f"        _k{i} = {code}", "    except _OOR:", f"        _k{i} = 0"]
+                code = f"_k{i}"
+            keys.append(code + ", ")
+        o.append(f"    hit, ai, args = TB_{name}.lookup(({''.join(keys)}))")
         if self.trace:
             o.append(f"    _C.trace.append({'table ' + t.name + ' '!r} + ('hit' if hit else 'miss') "
                      f"+ ' -> ' + {t.actions!r}[ai])")
         g = StmtGen(self, o, 2)
         for i, (aname, bound) in enumerate(zip(t.actions, t.bound, strict=True)):
             act = self.prog.actions[aname]
+            dirp = [p for p in act.params if p.direction]
             o.append(f"    {'if' if i == 0 else 'elif'} ai == {i}:")
-            g.call(f"A_{self.cid(act.name)}", act.params, list(bound) + [Raw(ir.Bool(), "*args")],
-                   list(bound), lead="L")
+            args = [fresh_out(x.t) if p.direction == "out" and not isinstance(x.t, (ir.Comp, ir.Stack))
+                    else x for p, x in zip(dirp, bound, strict=False)]  # an `out` scalar starts fresh
+            outs = [x if p.direction in ("out", "inout") else None for p, x in zip(dirp, bound, strict=False)]
+            g.call(f"A_{self.cid(act.name)}", act.params, args + [Raw(ir.Bool(), "*args")], outs, lead="L",
+                   copy_on_exit=True)
         o.append("    return hit, ai")
         o.append("")
 

@@ -79,6 +79,9 @@ class StmtGen:
         """``lhs = rhs`` for any lvalue: compound in place, a slice by its bits."""
         if isinstance(lhs, ir.Slice):
             self._AssignSlice(ir.AssignSlice(lhs.x, lhs.hi, lhs.lo, Raw(lhs.t, rhs_code)))
+        elif isinstance(lhs, ir.TupleElem):  # Python tuples are immutable: a new one
+            b, i = self.x(lhs.base), lhs.index
+            self.assign(lhs.base, f"({b}[:{i}] + ({rhs_code},) + {b}[{i + 1}:])")
         elif isinstance(lhs.t, (ir.Comp, ir.Stack)):  # in place: BMv2's assign_header & co.
             self.emit(f"{self.x(lhs)}._asg({rhs_code})")
         else:
@@ -153,30 +156,73 @@ class StmtGen:
             self.emit(f"{h}._v = False")
 
     # ------------------------------------------------------------ calls
+    def _compound_copy(self, prm: ir.Param, a: ir.Expr, out) -> tuple[str, list[str]]:
+        """p4c's local for a header/struct/stack argument: a fresh value, assigned from the
+        argument (BMv2's assignment) unless ``out``; returns its name and the copy-out lines."""
+        tmp = self.g.fresh("_cc")
+        self.emit(f"{tmp} = {default(prm.t, self.g.err_oob)}")
+        if prm.direction != "out":
+            self.emit(f"{tmp}._asg({self.x(a)})")
+        back: list[str] = []
+        if prm.direction != "in":
+            StmtGen(self.g, back, 0).assign(out if out is not None else a, tmp)
+        return tmp, back
+
     def call(self, fn: str, params: list[ir.Param], args: list[ir.Expr], outs: list,
-             ret: ir.Expr | None = None, lead: str = "", value: bool = False) -> None:
-        """``fn(lead, args)`` with copy-out of scalar out/inout arguments (the callee returns
-        them as a tuple, after its value when ``value``: functions) and the value into ``ret``."""
-        call = f"{fn}({', '.join(([lead] if lead else []) + [self.x(a) for a in args])})"
-        so = scalar_outs(params)
+             ret: ir.Expr | None = None, lead: str = "", value: bool = False,
+             copy_on_exit: bool = False) -> None:
+        """``fn(lead, args)`` as p4c lowers a call: every directional argument is a copy (compound
+        ones in a fresh local, scalar out/inout ones returned by the callee as a tuple, after its
+        value when ``value``: functions), copied back after the call, and also when it exits if
+        ``copy_on_exit`` (an action called from a control or table: ``RemoveActionParameters``;
+        the callee hands its outs over in ``_Exit.outs``)."""
         outs = outs + [None] * (len(params) - len(outs))
-        if not so:
-            if ret is None:
-                self.emit(call)
+        cargs: list[str] = []
+        compound: dict[int, list[str]] = {}
+        for i, (prm, a) in enumerate(zip(params, args, strict=False)):
+            if isinstance(prm.t, (ir.Comp, ir.Stack)) and prm.direction in ("in", "inout", "out"):
+                tmp, compound[i] = self._compound_copy(prm, a, outs[i])
+                cargs.append(tmp)
             else:
-                self.assign(ret, call)
-            return
-        r = self.g.fresh("_r")
-        self.emit(f"{r} = {call}")
+                cargs.append(self.x(a))
+        call = f"{fn}({', '.join(([lead] if lead else []) + cargs)})"
+        so = scalar_outs(params)
+
+        def backs(src: str, first: int) -> list[str]:
+            lines: list[str] = []
+            g, k = StmtGen(self.g, lines, 0), first
+            for i in range(len(params)):
+                if i in so:
+                    g.assign(outs[i] if outs[i] is not None else args[i], f"{src}[{k}]")
+                    k += 1
+                lines += compound.get(i, [])
+            return lines
+
+        r = self.g.fresh("_r") if so or ret is not None else None
+        line = f"{r} = {call}" if r is not None else call
+        if copy_on_exit and (so or compound):
+            self._try_exit([line], backs("_e.outs", 0))
+        else:
+            self.emit(line)
         if ret is not None:
-            self.assign(ret, f"{r}[0]")
-        for k, i in enumerate(so, int(value)):
-            target = outs[i] if outs[i] is not None else args[i]
-            self.assign(target, f"{r}[{k}]")
+            self.assign(ret, f"{r}[0]" if so else r)
+        for ln in backs(r or "", int(value)):
+            self.emit(ln)
+
+    def _try_exit(self, body: list[str], on_exit: list[str]) -> None:
+        """``body``; when it exits, ``on_exit`` first, then the exit goes on."""
+        self.emit("try:")
+        for ln in body:
+            self.emit("    " + ln)
+        self.emit("except _Exit as _e:")
+        for ln in on_exit:
+            self.emit("    " + ln)
+        self.emit("    raise")
 
     def _ActionCall(self, s: ir.ActionCall) -> None:
         act = self.g.prog.actions[s.action]
-        self.call(f"A_{self.g.cid(act.name)}", act.params, s.args, s.outs, lead="L")
+        self.call(f"A_{self.g.cid(act.name)}", act.params, s.args, s.outs, lead="L",
+                  copy_on_exit=self.g.fn_kind != "action")
 
     def _FuncCall(self, s: ir.FuncCall) -> None:
         f = self.g.prog.functions[s.func]
@@ -187,15 +233,28 @@ class StmtGen:
         self.emit(f"{s.hit_var} = {call}[0]" if s.hit_var else call)
 
     def _ControlApply(self, s: ir.ControlApply) -> None:
+        """A sub-control: its arguments substituted (compound ones by reference, scalar copy-out
+        also after an ``exit``) or through p4c's temporaries (``inlining.py``)."""
         b = self.g.prog.blocks[s.control]
         v = self.g.fresh("_L")
         self.emit(f"{v} = _Locals()")
-        for prm, a in zip(b.params, s.args, strict=True):
+        backs: list[str] = []
+        for prm, a, out in zip(b.params, s.args, s.outs, strict=True):
+            if isinstance(prm.t, (ir.Comp, ir.Stack)) and not s.substituted and prm.direction:
+                tmp, back = self._compound_copy(prm, a, out)
+                self.emit(f"{v}.p_{prm.name} = {tmp}")
+                backs += back
+                continue
             self.emit(f"{v}.p_{prm.name} = {self.x(a)}")
-        self.emit(f"C_{self.g.cid(b.name)}({v})")
-        for prm, out in zip(b.params, s.outs, strict=True):
             if out is not None and not isinstance(prm.t, (ir.Comp, ir.Stack)):
-                self.assign(out, f"{v}.p_{prm.name}")
+                StmtGen(self.g, backs, 0).assign(out, f"{v}.p_{prm.name}")
+        call = f"C_{self.g.cid(b.name)}({v})"
+        if s.substituted and backs:
+            self._try_exit([call], backs)
+        else:
+            self.emit(call)
+        for ln in backs:
+            self.emit(ln)
 
     # ------------------------------------------------------------ parser / deparser
     def _Extract(self, s: ir.Extract) -> None:
