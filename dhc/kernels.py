@@ -15,10 +15,9 @@ instead of compiling again.
 from __future__ import annotations
 
 import numpy as np
-from llvmlite import ir
-from numba import njit, types
-from numba.core import cgutils
-from numba.extending import intrinsic
+from numba import njit
+
+from .intrinsics import ctz, nonzero64, popcount, prefetch
 
 _U1 = np.uint64(1)
 _U5 = np.uint64(5)
@@ -31,67 +30,6 @@ _M2 = np.uint64(0x94D049BB133111EB)
 _LOW32 = np.uint64(0xFFFFFFFF)
 
 _jit = njit(cache=True, nogil=True, boundscheck=False)
-
-
-@intrinsic
-def prefetch(typingctx, arr, idx):
-    """Ask the CPU to bring ``arr[idx]`` (row ``idx`` of a 2-D array) into the caches
-    (``llvm.prefetch``, read, high locality): a large peel is bound by cache misses whose
-    addresses are known a few items in advance.  Only a hint: any index is safe."""
-    if not isinstance(arr, types.Array) or not isinstance(idx, types.Integer):
-        return None
-
-    def codegen(context, builder, signature, args):
-        aryty, idxty = signature.args
-        ary = context.make_array(aryty)(context, builder, args[0])
-        inds = [context.cast(builder, args[1], idxty, types.intp)]
-        inds += [context.get_constant(types.intp, 0)] * (aryty.ndim - 1)
-        ptr = cgutils.get_item_pointer2(context, builder, ary.data,
-                                        cgutils.unpack_tuple(builder, ary.shape, aryty.ndim),
-                                        cgutils.unpack_tuple(builder, ary.strides, aryty.ndim),
-                                        aryty.layout, inds)
-        i8p = ir.IntType(8).as_pointer()
-        i32 = ir.IntType(32)
-        fn = cgutils.get_or_insert_function(
-            builder.module, ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32]),
-            "llvm.prefetch.p0")
-        builder.call(fn, [builder.bitcast(ptr, i8p), i32(0), i32(3), i32(1)])
-        return context.get_dummy_value()
-
-    return types.void(arr, idx), codegen
-
-
-@intrinsic
-def ctz(typingctx, x):
-    """Index of the lowest set bit of a non-zero uint64 (``llvm.cttz``: one instruction,
-    where a binary search branches on random bits)."""
-    if not isinstance(x, types.Integer):
-        return None
-
-    def codegen(context, builder, signature, args):
-        val = context.cast(builder, args[0], signature.args[0], types.uint64)
-        i64 = ir.IntType(64)
-        fn = cgutils.get_or_insert_function(
-            builder.module, ir.FunctionType(i64, [i64, ir.IntType(1)]), "llvm.cttz.i64")
-        return builder.call(fn, [val, ir.Constant(ir.IntType(1), 1)])
-
-    return types.uint64(x), codegen
-
-
-@intrinsic
-def popcount(typingctx, x):
-    """Set bits of a uint64 (``llvm.ctpop``)."""
-    if not isinstance(x, types.Integer):
-        return None
-
-    def codegen(context, builder, signature, args):
-        val = context.cast(builder, args[0], signature.args[0], types.uint64)
-        i64 = ir.IntType(64)
-        fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(i64, [i64]),
-                                            "llvm.ctpop.i64")
-        return builder.call(fn, [val])
-
-    return types.uint64(x), codegen
 
 
 @_jit
@@ -109,20 +47,33 @@ def mix(idx, salt):
 # --- encoder: support listing -------------------------------------------------------------------
 
 @_jit
-def list_bits(words, w0, w1, u, nz, vals, offset):
-    """Positions of the set bits of ``words[w0:w1]`` into ``nz[offset:]`` (ascending) and the
-    integer-view values of ``u`` there into ``vals``."""
-    o = offset
+def scan_support(u, mask, w0, w1, words, nz, vals, o):
+    """One pass over ``u[64*w0 : 64*w1]`` (the integer view of x): bitmap word w of
+    ``u & mask != 0`` (``mask`` clears the sign bit, so -0.0 is a zero as in ``x != 0``) into
+    ``words[w]`` (0 past the end of u), and the positions of its set bits and the values there
+    into ``nz[o:]`` and ``vals[o:]``, while the values are still in the L1 cache.  Stops before
+    a word whose bits might not fit ``nz`` or ``vals``; returns (the next word, the next free
+    slot)."""
+    full = u.size // 64
+    cap = min(nz.size, vals.size) - 64
     for w in range(w0, w1):
-        t = words[w]
+        if o > cap:
+            return w, o
         base = w * 64
+        if w < full:
+            t = nonzero64(u, base, mask)
+        else:                                   # the tail word, and padding past u
+            t = np.uint64(0)
+            for j in range(min(64, max(0, u.size - base))):
+                t |= np.uint64((u[base + j] & mask) != 0) << np.uint64(j)
+        words[w] = t
         while t:
             p = base + np.int64(ctz(t))
             nz[o] = p
             vals[o] = u[p]
             o += 1
             t &= t - _U1
-    return o
+    return w1, o
 
 
 # --- decoder: union of the element index -----------------------------------------------------

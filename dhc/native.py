@@ -16,21 +16,61 @@ from .hashing import SketchHash
 from .peeling import PeelResult
 
 
-def _half(x: np.ndarray, u: np.ndarray, words: np.ndarray, w0: int, w1: int) -> int:
-    """Bitmap of ``x[64*w0 : 64*w1] != 0`` into ``words[w0:w1]``; returns its set bits.
-    numpy's ``!=`` and ``packbits`` are SIMD code that the compiled loop did not beat."""
-    packed = np.packbits(x[64 * w0: 64 * w1] != 0, bitorder="little")
-    dest = words[w0:w1].view(np.uint8)
-    dest[: packed.size] = packed
-    dest[packed.size:] = 0
-    return int(np.bitwise_count(words[w0:w1]).sum(dtype=np.int64)) if hasattr(
-        np, "bitwise_count") else kernels.union_count(words[w0:w1])
+class _Scratch(threading.local):
+    """Per-thread scratch arrays of the kernels (the peel, the support lists of the scan), kept
+    between calls: a fresh large array costs a page fault per page on first touch, which
+    measured more than the peel."""
+
+    def __init__(self) -> None:
+        self.arrays: dict[str, np.ndarray] = {}
+
+    def get(self, name: str, n: int, dtype: np.dtype | type, keep: bool = False) -> np.ndarray:
+        """At least n items of ``name`` (``keep``: the whole array, else its first n)."""
+        arr = self.arrays.get(name)
+        if arr is None or arr.size < n or arr.dtype != dtype:
+            arr = np.empty(max(n, 1024), dtype)
+            self.arrays[name] = arr
+        return arr if keep else arr[:n]
+
+    def grow(self, name: str, n: int, used: int) -> np.ndarray:
+        """``name`` with room for n items, its first ``used`` items kept."""
+        old = self.arrays[name]
+        arr = np.empty(max(n, old.size), old.dtype)
+        arr[:used] = old[:used]
+        self.arrays[name] = arr
+        return arr
+
+
+_scratch = _Scratch()
+
+
+#: the sign bit cleared, per item size: ``x != 0`` holds for every bit pattern but +-0.0
+_NONZERO_MASK = {2: np.uint16(0x7FFF), 4: np.uint32(0x7FFFFFFF),
+                 8: np.uint64(0x7FFFFFFFFFFFFFFF)}
+
+
+def _scan_part(u: np.ndarray, w0: int, w1: int, words: np.ndarray,
+               slot: int) -> tuple[np.ndarray, np.ndarray]:
+    """``kernels.scan_support`` over words w0..w1 into this thread's scratch lists (grown
+    when the support outgrows them); returns copies (the pool thread's scratch may be reused
+    by another caller as soon as this returns)."""
+    mask = _NONZERO_MASK[u.itemsize]
+    names = (f"scan_nz{slot}", f"scan_vals{slot}_{u.itemsize}")
+    nz = _scratch.get(names[0], 0, np.int64, keep=True)
+    vals = _scratch.get(names[1], 0, u.dtype, keep=True)
+    w, o = w0, 0
+    while True:
+        w, o = kernels.scan_support(u, mask, w, w1, words, nz, vals, o)
+        if w == w1:
+            return nz[:o].copy(), vals[:o].copy()
+        room = 2 * max(nz.size, vals.size)
+        nz, vals = _scratch.grow(names[0], room, o), _scratch.grow(names[1], room, o)
 
 
 def scan(x: np.ndarray, block: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(packed ``x != 0`` bitmap as bytes, covering whole blocks and whole 64-bit words;
-    sorted nonzero positions int64; x at those positions).  Two halves on two threads for
-    large tensors."""
+    sorted nonzero positions int64; x at those positions), in one compiled pass over x
+    (two halves on two threads for large tensors)."""
     x = np.ascontiguousarray(x)
     u = x.view({2: np.uint16, 4: np.uint32, 8: np.uint64}[x.itemsize])
     n_blocks = -(-x.size // block)
@@ -38,18 +78,12 @@ def scan(x: np.ndarray, block: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]
     words = np.empty(n_words, dtype=np.uint64)
     h = parallel.split_point(x.size, 64)
     if h is None:
-        total = _half(x, u, words, 0, n_words)
-        nz = np.empty(total, np.int64)
-        vals = np.empty(total, u.dtype)
-        kernels.list_bits(words, 0, n_words, u, nz, vals, 0)
+        nz, vals = _scan_part(u, 0, n_words, words, 0)
     else:
         hw = h // 64
-        ca, cb = parallel.both(lambda: _half(x, u, words, 0, hw),
-                               lambda: _half(x, u, words, hw, n_words))
-        nz = np.empty(ca + cb, np.int64)
-        vals = np.empty(ca + cb, u.dtype)
-        parallel.both(lambda: kernels.list_bits(words, 0, hw, u, nz, vals, 0),
-                      lambda: kernels.list_bits(words, hw, n_words, u, nz, vals, ca))
+        (na, va), (nb, vb) = parallel.both(lambda: _scan_part(u, 0, hw, words, 0),
+                                           lambda: _scan_part(u, hw, n_words, words, 1))
+        nz, vals = np.concatenate([na, nb]), np.concatenate([va, vb])
     return words.view(np.uint8), nz, vals.view(x.dtype)
 
 
@@ -125,26 +159,8 @@ def check_lanes(idx: np.ndarray, q: np.ndarray, hasher: SketchHash, keys: np.nda
     return (out[: 2 + hasher.checks] & np.uint64(0xFFFFFFFF)).astype(np.uint32)
 
 
-class _Scratch(threading.local):
-    """Per-thread scratch arrays of the peeling kernel, kept between calls: a fresh large
-    array costs a page fault per page on first touch, which measured more than the peel."""
-
-    def __init__(self) -> None:
-        self.arrays: dict[str, np.ndarray] = {}
-
-    def get(self, name: str, n: int, dtype: np.dtype | type) -> np.ndarray:
-        arr = self.arrays.get(name)
-        if arr is None or arr.size < n or arr.dtype != dtype:
-            arr = np.empty(max(n, 1024), dtype)
-            self.arrays[name] = arr
-        return arr[:n]
-
-
-_scratch = _Scratch()
-
-
 def release_scratch() -> None:
-    """Drop this thread's peeling scratch arrays (about 40 bytes per union element)."""
+    """Drop this thread's scratch arrays (the peel's: about 40 bytes per union element)."""
     _scratch.arrays.clear()
 
 
