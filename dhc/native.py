@@ -10,7 +10,7 @@ import threading
 
 import numpy as np
 
-from . import index, kernels, parallel
+from . import index, kernels, parallel, peel_kernels
 from .errors import DecodeError, OverflowRisk
 from .hashing import SketchHash
 from .peeling import PeelResult
@@ -130,6 +130,7 @@ def hash_union(hasher: SketchHash, cand: np.ndarray) -> tuple[np.ndarray, np.nda
 
 
 _ALL = np.empty(0, np.int64)    # "own elements are the whole union"
+_NO_VALUES = np.empty(0, np.uint64)     # the peel's narrow layout: values inside the records
 
 
 def sketch(codes: np.ndarray, own: np.ndarray | None, q: np.ndarray, m: int) -> np.ndarray:
@@ -179,9 +180,9 @@ def prefetch_distance(m: int) -> int:
 
 
 def peel(codes: np.ndarray, sketch_lanes: np.ndarray, row_len: int) -> PeelResult:
-    """``peeling.peel_rows`` as a worklist (identical result): ``kernels.peel_sets``, or the
-    reference-ordered ``kernels.peel`` when the sketch is inconsistent in a way that makes the
-    order inside a generation matter (a lane changed in flight)."""
+    """``peeling.peel_rows`` as a worklist (identical result): ``peel_kernels.peel_sets``, or
+    the reference-ordered ``peel_kernels.peel`` when the sketch is inconsistent so that the
+    order inside a generation matters (a lane changed in flight)."""
     k, rows = codes.shape
     m = sketch_lanes.size
     sketch_lanes = np.ascontiguousarray(sketch_lanes, np.uint32)
@@ -192,20 +193,24 @@ def peel(codes: np.ndarray, sketch_lanes: np.ndarray, row_len: int) -> PeelResul
     cand = _scratch.get("cand", k, np.int64)
     val = _scratch.get("val", k, np.int64)
     crow = _scratch.get("crow", k * rows, codes.dtype).reshape(k, rows)
-    # 8-byte bucket records: positions in the high bits, counts in the rest (retried with
-    # 16-byte records in the rare case that a count does not fit, e.g. m forced far below k)
+    # 8-byte bucket records: the count and the positions in the low half (retried with a
+    # separate value array in the rare case that a count does not fit, e.g. m forced far
+    # below k)
     shift = 32 - max(1, (k - 1).bit_length())
     it = -1
     for wide in ((False, True) if shift >= 2 else (True,)):
-        st = _scratch.get("st", m * (2 if wide else 1), np.uint64).reshape(m, -1)
-        it = kernels.peel_sets(codes, sketch_lanes, shift, values, recovered, residual, st,
-                               _scratch.get("lst", m, np.int32), cand, val, crow, ahead)
+        st = _scratch.get("st", m, np.uint64)
+        stv = _scratch.get("stv", m, np.uint64) if wide else _NO_VALUES
+        bits = 32 if wide else shift
+        unordered, ordered = ((peel_kernels.peel_sets_wide, peel_kernels.peel_wide) if wide
+                              else (peel_kernels.peel_sets, peel_kernels.peel))
+        it = unordered(codes, sketch_lanes, bits, values, recovered, residual, st, stv,
+                       _scratch.get("lst", m, np.int32), cand, val, crow, ahead)
         if it == -2:
             values[:] = 0
             recovered[:] = False
-            it = kernels.peel(codes, sketch_lanes, row_len, shift, values, recovered, residual,
-                              st, _scratch.get("lst", max(m, rows * k), np.int32), cand, val,
-                              crow, ahead)
+            it = ordered(codes, sketch_lanes, bits, values, recovered, residual, st, stv,
+                         _scratch.get("lst", max(m, rows * k), np.int32), cand, val, crow, ahead)
         if it >= 0:
             break
     return PeelResult(values, recovered, residual, int(it))

@@ -28,7 +28,7 @@ from .helpers import exact_quantized_sum, sparse_tensors
 
 pytestmark = pytest.mark.skipif("numba" not in backend.available(), reason="numba missing")
 native = backend.native      # None without numba (then every test here is skipped)
-kernels = native.kernels if native is not None else None
+peel_kernels = native.peel_kernels if native is not None else None
 
 
 def run_both(xs: list[np.ndarray], tamper_round: int | None = None, **params: object) -> dict:
@@ -158,12 +158,13 @@ def test_wrapping_sketch_lanes_are_identical() -> None:
 @pytest.mark.parametrize("prefetch", [False, True])
 @pytest.mark.parametrize(("k", "ratio", "corrupt"), [(1, 3.0, False), (3000, 0.8, False),
                                                      (3000, 1.25, True), (40000, 1.22, False),
-                                                     (70000, 0.01, False)])
+                                                     (70000, 0.01, False),
+                                                     (70000, 0.01, True)])
 def test_peeling_kernel_equals_the_reference(k: int, ratio: float, corrupt: bool,
                                              prefetch: bool, monkeypatch) -> None:
     """Values, recovered flags (the stuck set is the 2-core), residual and generation count,
     for random values, a stalled sketch, a corrupted one and counts too big for the 8-byte
-    bucket record (ratio 0.01: the 16-byte fallback); with and without software prefetching
+    bucket record (ratio 0.01: the wide layout, values apart); with and without software prefetching
     (normally on only for large sketches)."""
     monkeypatch.setattr(native, "PREFETCH_BUCKETS", 1 if prefetch else 1 << 40)
     rng = np.random.default_rng(k)
@@ -239,10 +240,11 @@ def test_unordered_peel_reports_when_the_order_matters() -> None:
             codes = native.hash_union(h, cand)[0]
             k, m = codes.shape[0], h.m
             shift = 32 - max(1, (k - 1).bit_length())
-            it = kernels.peel_sets(codes, lanes, shift, np.zeros(k, np.int64), np.zeros(k, bool),
-                                   np.empty(m, np.int64), np.empty((m, 1), np.uint64),
-                                   np.empty(m, np.int32), np.empty(k, np.int64),
-                                   np.empty(k, np.int64), np.empty_like(codes), 0)
+            it = peel_kernels.peel_sets(codes, lanes, shift, np.zeros(k, np.int64),
+                                        np.zeros(k, bool), np.empty(m, np.int64),
+                                        np.empty(m, np.uint64), np.empty(0, np.uint64),
+                                        np.empty(m, np.int32), np.empty(k, np.int64),
+                                        np.empty(k, np.int64), np.empty_like(codes), 0)
             outcomes.append((flips, it))
     assert all(it >= 0 for flips, it in outcomes if flips == 0)
     assert any(it == -2 for flips, it in outcomes if flips == 1)
