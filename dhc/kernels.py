@@ -88,6 +88,57 @@ def union_count(agg):
 
 
 @_jit
+def element_index_summary(agg, words_per_block):
+    """(set bits of the lanes, whether every block of ``words_per_block`` lanes has one):
+    what ``index.check_element_index`` checks and the union's size, in one pass."""
+    total = 0
+    every = True
+    for blk in range(agg.size // words_per_block):
+        bits = 0
+        for i in range(blk * words_per_block, (blk + 1) * words_per_block):
+            bits += np.int64(popcount(agg[i]))
+        every &= bits != 0
+        total += bits
+    return total, every
+
+
+@_jit
+def lanes_cover(mine, agg):
+    """Whether every bit of ``mine`` is set in ``agg`` (lanes of equal length)."""
+    missing = np.uint64(0)
+    for i in range(mine.size):
+        missing |= np.uint64(mine[i]) & ~np.uint64(agg[i])
+    return missing == 0
+
+
+@_jit
+def list_lane_bits(lanes, out):
+    """Positions of the set bits of uint32 ``lanes`` (bit j of lane w is 32*w + j), ascending,
+    into ``out``."""
+    o = 0
+    for w in range(lanes.size):
+        t = np.uint64(lanes[w])
+        while t:
+            out[o] = w * 32 + np.int64(ctz(t))
+            o += 1
+            t &= t - _U1
+    return o
+
+
+@_jit
+def quantize(values, scale, out):
+    """``out = rint(values * scale)`` (int64; ``scale`` a power of two, so the product is
+    ``ldexp``'s, exact unless it underflows, and rounded as numpy rounds it: half to even);
+    returns the largest |out|."""
+    peak = np.int64(0)
+    for i in range(values.size):
+        q = np.int64(np.rint(np.float64(values[i]) * scale))
+        out[i] = q
+        peak = max(peak, abs(q))
+    return peak
+
+
+@_jit
 def union_list(agg, mine, active_ids, words_per_block, shift, out, own):
     """Sorted global indices of the set bits of the aggregated level-1 lanes (lane i belongs
     to block ``active_ids[i // words_per_block]``) into ``out``, and, when ``mine`` (this

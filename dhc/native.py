@@ -11,6 +11,7 @@ import threading
 import numpy as np
 
 from . import index, kernels, parallel, peel_kernels
+from . import quantize as qz
 from .errors import DecodeError, OverflowRisk
 from .hashing import SketchHash
 from .peeling import PeelResult
@@ -93,10 +94,12 @@ def candidates(active_ids: np.ndarray, agg: np.ndarray, block: int, d: int,
     """``index.candidates`` (same checks, same errors), listing in one compiled pass; with
     ``mine`` (this worker's ``n_mine`` element bits, lanes aligned with ``agg``) also the
     positions of this worker's elements in the union (else None)."""
-    index.check_element_index(active_ids, agg, block)
     words = block // 32
+    total, every_block = kernels.element_index_summary(agg, words)
+    if agg.size != active_ids.size * words or not every_block:
+        index.check_element_index(active_ids, agg, block)      # raises the reference's error
     ids = np.ascontiguousarray(active_ids, dtype=np.int64)
-    out = np.empty(kernels.union_count(agg), np.int64)
+    out = np.empty(total, np.int64)
     # one spare slot: the listing writes a rank before knowing whether the bit is ours
     own = np.empty(n_mine + 1 if mine is not None else 1, np.int64)
     kernels.union_list(agg, mine if mine is not None else _NO_LANES, ids, words,
@@ -108,6 +111,37 @@ def candidates(active_ids: np.ndarray, agg: np.ndarray, block: int, d: int,
 
 
 _NO_LANES = np.empty(0, np.uint32)
+
+
+def check_elements_covered(ix: index.LocalIndex, mine: np.ndarray, agg: np.ndarray) -> None:
+    """``ix.check_elements_covered`` (same error), checked in one compiled pass."""
+    if mine.size != agg.size or not kernels.lanes_cover(mine, agg):
+        ix.check_elements_covered(mine, agg)
+
+
+def active_blocks(ix: index.LocalIndex, agg: np.ndarray) -> np.ndarray:
+    """``ix.active_blocks(agg)`` (same result, same errors): the checks and the listing of the
+    set bits compiled; any failed check is reported by the reference."""
+    n = ix.n_blocks
+    ours = ix.block_lanes()
+    if (agg.size != ours.size or (n % 32 and int(agg[-1]) >> (n % 32))
+            or not kernels.lanes_cover(ours, agg)):
+        return ix.active_blocks(agg)                    # raises the reference's error
+    out = np.empty(kernels.union_count(agg), np.int64)
+    kernels.list_lane_bits(agg, out)
+    return out
+
+
+def quantize(values: np.ndarray, scale_exp: int, n_workers: int) -> np.ndarray:
+    """``quantize.quantize`` (same values, same OverflowRisk) in one compiled pass (float16
+    values, which the kernels do not take, go to the reference)."""
+    if values.dtype == np.float16:
+        return qz.quantize(values, scale_exp, n_workers)
+    out = np.empty(values.size, np.int64)
+    peak = kernels.quantize(values, float(np.ldexp(1.0, scale_exp)), out)
+    if peak > qz.INT32_MAX // n_workers:
+        return qz.quantize(values, scale_exp, n_workers)   # raises the reference's error
+    return out
 
 
 def hash_union(hasher: SketchHash, cand: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -17,9 +17,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from dhc import backend, parallel
-from dhc.errors import CodecError, InputError
+from dhc import quantize as qz
+from dhc.errors import CodecError, InputError, OverflowRisk
 from dhc.hashing import SketchHash
 from dhc.hgsketch import HGSketchWorker
+from dhc.index import LocalIndex
 from dhc.peeling import peel_rows
 from dhc.protocol import aggregate_round
 from dhc.synthetic import synthetic_job
@@ -383,3 +385,41 @@ def test_compiled_dense_write_equals_dequantize(threads: int) -> None:
                 assert np.array_equal(got.view(np.uint32), ref.view(np.uint32))
     finally:
         parallel.set_threads(before)
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+def test_compiled_quantize_rounds_half_to_even_like_the_reference(dtype) -> None:
+    """Ties, subnormal products, signs and the OverflowRisk message, against
+    ``quantize.quantize``."""
+    halves = np.array([0.5, 1.5, 2.5, -0.5, -1.5, -2.5, 0.0, -0.0, 3.25, 1e-30], np.float64)
+    for scale_exp in (0, 1, -3, 20):
+        values = (halves * 2.0 ** -scale_exp).astype(dtype)
+        assert np.array_equal(native.quantize(values, scale_exp, 4),
+                              qz.quantize(values, scale_exp, 4))
+    big = np.array([1.0, -3.0], dtype)
+    with pytest.raises(OverflowRisk) as ref:
+        qz.quantize(big, 30, 4)
+    with pytest.raises(OverflowRisk) as got:
+        native.quantize(big, 30, 4)
+    assert str(got.value) == str(ref.value)
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+@pytest.mark.parametrize("d", [1, 63, 64, 65, 200, 4099, 70_001])
+def test_compiled_scan_equals_the_reference(dtype, d: int) -> None:
+    """The one-pass scan (vector compare of 64 items, tail word, padding to whole blocks)
+    against numpy's ``x != 0``: the bitmap, the support and the value bits, with -0.0 (a
+    zero), NaN and subnormals (nonzeros), at densities that outgrow the scan's first lists."""
+    rng = np.random.default_rng(d)
+    for density in (0.0, 0.05, 1.0):
+        x = np.where(rng.random(d) < density, rng.standard_normal(d), 0.0).astype(dtype)
+        x[rng.integers(d)] = -0.0
+        if d > 10:
+            x[3], x[7] = np.nan, np.finfo(dtype).smallest_subnormal
+        for block in (32, 256):
+            ref = LocalIndex(x, block)
+            got = LocalIndex(x, block, native.scan)
+            assert np.array_equal(got.nz, ref.nz)
+            assert np.array_equal(got.values.view(np.uint8), ref.values.view(np.uint8))
+            assert np.array_equal(got.block_words, ref.block_words)
+            assert np.array_equal(got.block_lanes(), ref.block_lanes())
