@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import subprocess
 import sys
 import tempfile
@@ -25,6 +26,8 @@ from pathlib import Path
 import numpy as np
 
 REPO = Path(__file__).resolve().parent.parent
+#: seconds one reply may take (the first includes compiling a previous version's kernels)
+REPLY_TIMEOUT = 600.0
 
 #: the child: loads the inputs, then per line of stdin runs one allreduce with worker 0 timed
 _CHILD = r"""
@@ -61,6 +64,7 @@ class _Child:
 
     name: str
     proc: subprocess.Popen
+    stderr: Path                 # a file, not a pipe: a chatty child cannot block on it
 
     def request(self) -> dict:
         assert self.proc.stdin is not None and self.proc.stdout is not None
@@ -70,9 +74,15 @@ class _Child:
 
     def _reply(self) -> dict:
         assert self.proc.stdout is not None
+        ready, _, _ = select.select([self.proc.stdout], [], [], REPLY_TIMEOUT)
+        if not ready:
+            self.proc.kill()
+            raise CompareError(f"the {self.name} version's process did not answer within "
+                               f"{REPLY_TIMEOUT:.0f} s")
         line = self.proc.stdout.readline()
         if not line:
-            err = self.proc.stderr.read() if self.proc.stderr is not None else ""
+            self.proc.wait()
+            err = self.stderr.read_text(errors="replace")
             raise CompareError(f"the {self.name} version's process ended: {err.strip()[-500:]}")
         return json.loads(line)
 
@@ -102,10 +112,12 @@ def export_revision(rev: str, dest: Path) -> Path:
 
 def _spawn(name: str, path: Path, data: Path, threads: int) -> _Child:
     env = dict(os.environ, PYTHONPATH=str(path))
-    proc = subprocess.Popen([sys.executable, "-c", _CHILD, str(data), str(threads)],
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env=env, cwd=str(path))
-    child = _Child(name, proc)
+    stderr = data.with_name(f"{name}.stderr")
+    with stderr.open("w") as err:
+        proc = subprocess.Popen([sys.executable, "-c", _CHILD, str(data), str(threads)],
+                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err,
+                                text=True, env=env, cwd=str(path))
+    child = _Child(name, proc, stderr)
     child._reply()                         # inputs loaded, kernels compiled or loaded, warm
     return child
 
