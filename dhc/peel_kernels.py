@@ -71,6 +71,14 @@ def _fill(codes, sketch, shift, st, stv, ahead, wide):
             stv[bk] = sketch[bk]
         else:
             st[bk] = np.uint64(sketch[bk]) << _U32
+    if wide or k < (1 << shift):                # no count can reach 2**shift: no check
+        for j in range(rows):
+            for c in range(k):
+                if ahead:
+                    prefetch(st, codes[min(c + ahead, k - 1), j] >> 1)
+                bk = codes[c, j] >> 1
+                st[bk] = (st[bk] + _U1) ^ (np.uint64(c) << ushift)
+        return True
     over = np.uint64(0)
     for j in range(rows):
         for c in range(k):
@@ -80,7 +88,7 @@ def _fill(codes, sketch, shift, st, stv, ahead, wide):
             w = (st[bk] + _U1) ^ (np.uint64(c) << ushift)
             st[bk] = w
             over |= np.uint64((w & cmask) == 0)      # the count field wrapped to 0
-    return wide or over == 0
+    return over == 0
 
 
 @_inline
@@ -93,13 +101,17 @@ def _list_pure(st, m, cmask, lst):
     return n_list
 
 
+#: the position bits of a ``cand_of`` entry (``peel_sets`` keeps the pure bucket's row above)
+_POS = 0xFFFFFFFFFFFF
+
+
 @_inline
 def _gather(codes, cand_of, p, crow, ahead):
     """``crow[i] = codes[cand_of[i]]`` for i < p (one pass of independent loads)."""
     for i in range(p):
         if ahead:
-            prefetch(codes, cand_of[min(i + ahead, p - 1)])
-        c = cand_of[i]
+            prefetch(codes, cand_of[min(i + ahead, p - 1)] & _POS)
+        c = cand_of[i] & _POS
         for j in range(codes.shape[1]):
             crow[i, j] = codes[c, j]
 
@@ -233,6 +245,7 @@ def _make_peel_sets(wide: bool):
         if not _fill(codes, sketch, shift, st, stv, ahead, wide):
             return -1
         n_list = _list_pure(st, m, cmask, lst)
+        row_len = m // rows
         generations = 0
         while n_list > 0:
             # (1) the listed buckets still pure, one candidate each (a candidate may be listed
@@ -243,7 +256,10 @@ def _make_peel_sets(wide: bool):
                     prefetch(st, lst[min(t + ahead, n_list - 1)])
                 bk = lst[t]
                 w = st[bk]
-                cand_of[p] = np.int64((w >> ushift) & pmask)
+                row = np.int64(0)                     # the pure bucket's row
+                for j in range(1, rows):
+                    row += np.int64(bk >= j * row_len)
+                cand_of[p] = np.int64((w >> ushift) & pmask) | (row << 48)
                 val_of[p] = (_value(st, stv, bk, wide) << 32) | bk
                 p += np.int64((w & cmask) == _U1)
             generations += np.int64(p > 0)
@@ -255,12 +271,14 @@ def _make_peel_sets(wide: bool):
                     i2 = min(i + ahead, p - 1)
                     for j in range(rows):
                         prefetch(st, crow[i2, j] >> 1)
-                    prefetch(values, cand_of[i2])
+                    prefetch(values, cand_of[i2] & _POS)
                 pure = val_of[i] & 0xFFFFFFFF
                 if (st[pure] & cmask) != _U1:
                     continue                              # taken out at an earlier listing
-                c = cand_of[i]
-                v = _signed_value(crow, i, val_of[i] >> 32, pure)
+                c = cand_of[i] & _POS
+                neg = np.int64(crow[i, cand_of[i] >> 48] & 1)  # its sign in the pure bucket
+                a = val_of[i] >> 32
+                v = (a ^ -neg) + neg
                 values[c] = v
                 recovered[c] = True
                 cx = np.uint64(c) << ushift
