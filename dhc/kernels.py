@@ -93,6 +93,12 @@ def element_index_summary(agg, words_per_block):
     what ``index.check_element_index`` checks and the union's size, in one pass."""
     total = 0
     every = True
+    if words_per_block == 1:                    # the default b = 32: a flat loop vectorises
+        empty = 0
+        for i in range(agg.size):
+            total += np.int64(popcount(agg[i]))
+            empty |= np.int64(agg[i] == 0)
+        return total, empty == 0
     for blk in range(agg.size // words_per_block):
         bits = 0
         for i in range(blk * words_per_block, (blk + 1) * words_per_block):
