@@ -202,9 +202,11 @@ class HGSketchWorker(RoundWorker):
         t0 = time.perf_counter()
         nat = self._native
         index = LocalIndex(self._x, self.params.block_size, nat.scan if nat is not None else None)
+        exponent = (nat.max_exponent if nat is not None else qz.finite_max_exponent)(
+            index.values)
         st = self.round_state = RoundState(index, index.values,
-                                     ScaleRound.of(index.values, self.fingerprint(),
-                                                   self.n_workers))
+                                           ScaleRound(self.fingerprint(), exponent,
+                                                      self.n_workers))
         segs = [st.scale.segment(), Segment(Level.BLOCK_INDEX, index.block_lanes())]
         if self.params.fuse_rounds:
             # SUM of the workers' nonzero counts: an upper bound of the union that sizes the

@@ -132,6 +132,18 @@ def list_lane_bits(lanes, out):
 
 
 @_jit
+def max_magnitude(values):
+    """(largest |value| as float64, whether every value is finite)."""
+    peak = 0.0
+    finite = True
+    for i in range(values.size):
+        a = abs(np.float64(values[i]))
+        finite &= a < np.inf                    # False for inf and NaN
+        peak = max(peak, a)
+    return peak, finite
+
+
+@_jit
 def quantize(values, scale, out):
     """``out = rint(values * scale)`` (int64; ``scale`` a power of two, so the product is
     ``ldexp``'s, exact unless it underflows, and rounded as numpy rounds it: half to even);

@@ -423,3 +423,23 @@ def test_compiled_scan_equals_the_reference(dtype, d: int) -> None:
             assert np.array_equal(got.values.view(np.uint8), ref.values.view(np.uint8))
             assert np.array_equal(got.block_words, ref.block_words)
             assert np.array_equal(got.block_lanes(), ref.block_lanes())
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+def test_compiled_max_exponent_equals_the_reference(dtype) -> None:
+    """Round A's exponent: zeros, subnormals, powers of two and their neighbours, the largest
+    finite value (OverflowRisk) and NaN/Inf (InputError naming the value), same messages."""
+    info = np.finfo(dtype)
+    cases = [np.zeros(5), np.array([info.smallest_subnormal, -0.0]), np.array([1.0, -2.0]),
+             np.array([np.nextafter(dtype(2), dtype(0)), 0.5]), np.array([info.max, 1.0]),
+             np.array([1.0, np.nan]), np.array([-np.inf, 3.0]), np.zeros(0)]
+    for values in cases:
+        values = values.astype(dtype)
+        try:
+            want = qz.finite_max_exponent(values)
+        except CodecError as exc:
+            with pytest.raises(type(exc)) as got:
+                native.max_exponent(values)
+            assert str(got.value) == str(exc)
+        else:
+            assert native.max_exponent(values) == want
