@@ -414,8 +414,8 @@ class Calls:
             if not isinstance(t, ErrorT):
                 raise g.err(args[1], f"verify needs an error value, got {t}")
             return [f"if not {cond}: raise _Reject({c})"]
-        if g.kind != "control":
-            raise g.err(n, f"{name} can only be called in a control")
+        if g.kind not in ("control", "function"):  # p4c inlines a function into its caller
+            raise g.err(n, f"{name} can only be called in a control or a function")
         return v1_function(self, g, name, args, n, targs)
 
 

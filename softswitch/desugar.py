@@ -28,6 +28,7 @@ from lark import Token, Tree
 from .api import P4CompileError
 from .codegen import text_of
 from .literals import parse_int
+from .selects import rewrite_select
 from .subparsers import inline_subparsers, instantiate_direct_applies, specialize_constructors
 
 #: expression kinds whose value never changes, so they need no saving before a call
@@ -179,11 +180,20 @@ class Desugar:
             if isinstance(loc, Tree) and loc.data == "table_decl":
                 new_locs += self._table_keys(loc)
         d.children[5:5] = new_locs
+        moved: list = []
         for loc in locs:
             if isinstance(loc, Tree) and loc.data == "action_decl":
                 self.block(loc.children[3])
             elif isinstance(loc, Tree) and loc.data == "var_decl":
-                loc.children[3] = self.pure(loc.children[3])
+                init = loc.children[3]
+                if init is not None and (moved or self.effects(init)):
+                    # p4c runs control-level initialisers at the start of apply, in order: from
+                    # the first one with side effects on, they become assignments there
+                    moved.append(_mk("assign_stmt", [self.ident(_name(loc.children[2]), init), init], init))
+                    loc.children[3] = None
+                else:
+                    loc.children[3] = self.pure(init)
+        d.children[-1].children[0:0] = moved
         self.block(d.children[-1])
 
     def _table_keys(self, table: Tree) -> list:
@@ -266,6 +276,7 @@ class Desugar:
                 sel = trans.children[0]
                 pre: list = []
                 sel.children[0].children = self.ordered(sel.children[0].children, pre)
+                rewrite_select(sel, self.err)
                 new += pre
             st.children[3:] = new + [trans]
 
