@@ -29,6 +29,7 @@ from .api import P4CompileError
 from .codegen import text_of
 from .literals import parse_int
 from .selects import rewrite_select
+from .specialize import specialize
 from .subparsers import inline_subparsers, instantiate_direct_applies, specialize_constructors
 
 #: expression kinds whose value never changes, so they need no saving before a call
@@ -590,4 +591,5 @@ def desugar(tree: Tree, err: Err) -> None:
     instantiate_direct_applies(tree)
     specialize_constructors(tree)
     inline_subparsers(tree, err)
+    specialize(tree, err)
     Desugar(tree, err).run()
