@@ -290,6 +290,8 @@ class ControlGen(BlockGen):
                 _c, _p, ks, ar, _ea = ent.children
                 a, args = self.action_call(info, ar, in_entry=True)
                 const_entries.append((entries.keyset_values(self, info, ks), a, args, prio))
+            entries.warn_shadowed(self, info, [(e.children[2], ce[0]) for e, ce in
+                                               zip(entries_node, const_entries, strict=True)])
         info.const_entries = const_entries
         self.tables[local] = info
         self.scope.declare(local, Sym("table", NamedT("__table__"), pyname, False, info))

@@ -129,8 +129,18 @@ class Decls:
         self.functions: dict[str, Tree] = {}
         self.header_order: list[StructLikeT] = []
         self.field_annotations: dict[tuple[str, str], dict[str, list]] = {}
+        #: warnings found while checking ((line of the preprocessed text, kind, text) -> node);
+        #: p4warnings.py formats them with the others
+        self.found_warnings: dict[tuple[int, int, str, str], object] = {}
 
     # ---------------------------------------------------------------- errors
+    def warn(self, node, kind: str, text: str) -> None:
+        """Record a p4c warning at ``node`` (once per position and text)."""
+        meta = getattr(node, "meta", None)
+        if meta is None or meta.empty:
+            return
+        self.found_warnings.setdefault((meta.line, meta.column, kind, text), node)
+
     def err(self, node, msg: str) -> P4CompileError:
         line, col = 0, 0
         if isinstance(node, Token):
@@ -362,6 +372,8 @@ class Decls:
                 continue
             ann, dirn, t, nm, _default = p.children
             direction = str(dirn.children[0]) if dirn is not None else ""
+            if any(q.name == self._name(nm) for q in out):
+                raise self.err(p, f"duplicate parameter name {self._name(nm)}")
             out.append(Param(self._name(nm), direction, self.resolve_type(t, tvars), p,
                              ann_dict(ann, self)))
         return out

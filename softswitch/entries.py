@@ -161,3 +161,58 @@ def priorities(gen, info, ents: list[Tree], is_const: bool, rule: PriorityRule) 
         if cur < 0:
             raise gen.err(info.node, f"table {info.local}: overflow in priority computation")
     return out
+
+
+def _mask_val(v: MatchValue, width: int) -> tuple[int, int]:
+    """(mask, value) of a keyset component: a key k matches iff k & mask == value."""
+    full = (1 << width) - 1
+    if isinstance(v, Ternary):
+        return v.mask, v.value & v.mask
+    if isinstance(v, Lpm):
+        m = full ^ ((1 << (width - v.prefix_len)) - 1)
+        return m, v.value & m
+    if isinstance(v, Optional):
+        return (0, 0) if v.value is None else (full, v.value)
+    if isinstance(v, Exact):
+        return full, v.value
+    return full, -1  # a range: compared by its bounds only
+
+
+def _same(a: MatchValue, b: MatchValue, width: int) -> bool:
+    if isinstance(a, Range) or isinstance(b, Range):
+        return a == b
+    return _mask_val(a, width) == _mask_val(b, width)
+
+
+def _covers(a: MatchValue, b: MatchValue, width: int) -> bool:
+    """Does ternary/optional component ``a`` match every key that ``b`` matches?"""
+    (ma, va), (mb, vb) = _mask_val(a, width), _mask_val(b, width)
+    return ma & mb == ma and va == vb & ma
+
+
+def warn_shadowed(gen, info, rows: list[tuple[Tree, list[MatchValue]]]) -> None:
+    """p4c's CheckTableEntries: an entry with the keys of an earlier one ("Duplicate entry
+    keys"), or one whose ternary/optional keys an earlier entry covers, can never be hit.
+    p4c warns (the earlier entry wins, as it does here)."""
+    seen: list[tuple[Tree, list[MatchValue]]] = []
+    for ks, vals in rows:
+        for pks, pvals in seen:
+            dup, covered = True, True
+            for k, a, b in zip(info.keys, pvals, vals, strict=True):
+                if _same(a, b, k.width):
+                    continue
+                dup = False
+                if k.match_kind in ("ternary", "optional") and _covers(a, b, k.width):
+                    continue
+                covered = False
+                break
+            where = f"line {gen.d.lines.where(pks.meta.line)[1]}" if not pks.meta.empty else "earlier"
+            if dup:
+                gen.d.warn(ks, "table-keys", f"table {info.local}: duplicate entry keys "
+                                             f"(same keys as the entry at {where})")
+                break
+            if covered:
+                gen.d.warn(ks, "table-keys", f"table {info.local}: ternary entry covered by "
+                                             f"the previous entry at {where}")
+                break
+        seen.append((ks, vals))

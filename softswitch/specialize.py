@@ -61,6 +61,10 @@ class Specializer:
         out: list = []
         for d in self.tree.children:
             if isinstance(d, Tree) and d.data == "function_decl" and d.children[3] is not None:
+                tvs = [name_of(c) for c in d.children[3].children if isinstance(c, Tree)]
+                dup = next((t for i, t in enumerate(tvs) if t in tvs[:i]), None)
+                if dup is not None:
+                    raise self.err(d.children[3], f"duplicate type parameter {dup}")
                 self.generics[name_of(d.children[2])] = d
                 continue
             out += self.top(d)
