@@ -246,6 +246,38 @@ CASES: dict[str, tuple[str, str, dict[str, str]]] = {
         "slice|range|bound|index|width",
         {"apply": "        meta.m16 = (bit<16>)meta.m8[8:0]; /*ERR*/"},
     ),
+    "duplicate_parameter": (
+        "two parameters of one function with the same name",
+        "duplicate parameter name a",
+        {"top": "bit<8> pick(in bit<8> a, in bit<8> a) { /*ERR*/\n    return a;\n}\n",
+         "apply": "        meta.m8 = pick(8w1, 8w2);"},
+    ),
+    "duplicate_type_parameter": (
+        "a generic function with the type parameter T twice",
+        "duplicate type parameter T",
+        {"top": "T first<T, T>(in T a) { /*ERR*/\n    return a;\n}\n",
+         "apply": "        meta.m8 = first(meta.m8);"},
+    ),
+    "generic_type_not_inferable": (
+        "no argument decides the type argument T of a generic function",
+        "cannot infer type argument T",
+        {"top": "T zero<T>() {\n    return 0;\n}\n",
+         "apply": "        meta.m8 = zero(); /*ERR*/"},
+    ),
+    "tuple_index_out_of_range": (
+        "index 2 of a tuple of two elements",
+        "out of range",
+        {"apply": "        tuple<bit<8>, bit<16>> t = { 8w1, 16w2 };\n"
+                   "        meta.m8 = t[2]; /*ERR*/"},
+    ),
+    "error_select_mask": (
+        "a mask on an error value in a select label",
+        "error.X labels|error",
+        {"parser": "    state start {\n        packet.extract(hdr.ethernet);\n"
+                    "        transition select(error.NoError) {\n"
+                    "            error.NoError: accept;\n"
+                    "            1 &&& 1: reject; /*ERR*/\n        }\n    }"},
+    ),
 }
 
 
