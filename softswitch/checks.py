@@ -69,3 +69,13 @@ def _text(node) -> str:
         return "".join(_text(c) + ("." if isinstance(c, Tree) and node.data == "member" else "")
                        for c in node.children if c is not None).rstrip(".")
     return str(node)
+
+
+def no_void_variables(ctx, tree: Tree) -> None:
+    """A variable or constant cannot have type ``void`` (p4c: it has no values)."""
+    for d in ("var_decl", "const_decl"):
+        for node in tree.find_data(d):
+            t = node.children[1]
+            if isinstance(t, Tree) and t.data == "t_void":
+                raise ctx.err(node, f"{node.children[2].children[0]}: cannot declare a "
+                                    "variable of type void")

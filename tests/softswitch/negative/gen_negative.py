@@ -278,6 +278,16 @@ CASES: dict[str, tuple[str, str, dict[str, str]]] = {
                     "            error.NoError: accept;\n"
                     "            1 &&& 1: reject; /*ERR*/\n        }\n    }"},
     ),
+    "void_variable": (
+        "a local variable of type void",
+        "type void",
+        {"apply": "        void v; /*ERR*/"},
+    ),
+    "digest_receiver_bool": (
+        "digest's receiver is bit<32>; a bool is not converted",
+        "bool|bit<32>",
+        {"apply": "        digest<metadata_t>(true, meta); /*ERR*/"},
+    ),
 }
 
 
