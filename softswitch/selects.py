@@ -6,9 +6,10 @@ them, and both generators turn a ``bool`` key into ``bit<1>``).
 
 A key ``e`` matched by the labels ``error.A``, ``error.B`` (in any case) becomes the keys
 ``(bit<1>) (e == error.A)``, ``(bit<1>) (e == error.B)``; a case labelled ``error.A`` there
-matches ``(1w1, _)``, a ``default``/``_`` label ``(_, _)``.  At most one of the new keys is true, so the first case that
-matched before is the first that matches after.  Error values can only be matched exactly
-(P4_16: ``error`` supports only ``==`` and ``!=``), so a mask or range on them is an error.
+matches ``(1w1, _)``, a ``default``/``_`` label ``(_, _)``.  At most one of the new keys is
+true, so the first case that matched before is the first that matches after.  Error values
+can only be matched exactly (P4_16: ``error`` supports only ``==`` and ``!=``), so a mask or
+range on them is an error.
 The key expression is repeated once per label; it is free of side effects by then (desugar.py
 hoists calls out of select keys first).
 """
@@ -25,7 +26,7 @@ from .api import P4CompileError
 Err = Callable[[object, str], P4CompileError]
 
 
-def _items(ks: Tree, nkeys: int) -> list[Tree] | None:
+def _items(ks: Tree) -> list[Tree] | None:
     """The per-key labels of one case, or None for a case that matches everything."""
     if ks.data == "ks_default":
         return None
@@ -47,7 +48,7 @@ def rewrite_select(sel: Tree, err: Err) -> None:
             ks.children[0] = _bit1("1w1" if v.data == "true_lit" else "1w0", v)
     keys = list(sel.children[0].children)
     cases = [c for c in sel.children[1:] if isinstance(c, Tree)]
-    rows = [_items(c.children[0], len(keys)) for c in cases]
+    rows = [_items(c.children[0]) for c in cases]
     if not any(r is not None and any(_error_label(i) for i in r) for r in rows):
         return
     new_keys: list = []

@@ -104,7 +104,8 @@ def test_select_on_error_other_rows():
 INVALID = [
     ("generic_type_not_inferable", dict(decls="T zero<T>() { return 0; }", ingress="hdr.d.w2 = zero();"),
      "hdr.d.w2 = zero();", "cannot infer type argument T of zero"),
-    ("generic_conflicting_types", dict(decls="void f<T>(in T a, in T b) { }", ingress="f(hdr.d.w0, meta.m8);"),
+    ("generic_conflicting_types", dict(decls="void f<T>(in T a, in T b) { }",
+                                       ingress="f(hdr.d.w0, meta.m8);"),
      "f(hdr.d.w0, meta.m8);", "cannot be both bit<32> and bit<8>"),
     ("generic_wrong_type_argument_count", dict(decls="T id<T>(in T x) { return x; }",
                                                ingress="hdr.d.w2 = id<bit<32>, bit<8>>(1);"),
