@@ -9,7 +9,7 @@ from .codegen import ActionInfo, BlockGen, KeyInfo, TableInfo, text_of
 from .decls import ann_dict
 from .exprs import DuplicateName, Scope, Sym, is_const
 from .layout import default_code, field_width, init_code
-from .types import BitT, BoolT, EnumT, IntLitT, NamedT, StackT, StructLikeT
+from .types import BitT, BoolT, EnumT, ErrorT, IntLitT, NamedT, StackT, StructLikeT
 
 
 class ControlGen(BlockGen):
@@ -205,6 +205,8 @@ class ControlGen(BlockGen):
                             code = f"({code} & {t.mask})"
                     elif isinstance(t, EnumT) and t.underlying is not None:
                         w = t.underlying.width
+                    elif isinstance(t, (EnumT, ErrorT)):
+                        w = 32  # their codes, as the IR holds them
                     elif isinstance(t, (NamedT, IntLitT, StructLikeT, StackT)):
                         raise self.err(k, f"table key of type {t}: keys must be bit<W>, int<W>, bool, "
                                           "an enum or error")

@@ -24,7 +24,7 @@ from lark import Tree
 from .api import Exact, Lpm, MatchValue, Optional, Range, Ternary
 from .decls import ann_dict
 from .exprs import is_const
-from .types import BitT, BoolT
+from .types import BitT, BoolT, EnumT, ErrorT
 
 PRIORITY_KINDS = frozenset({"ternary", "range", "optional"})
 #: const entries with @priority: internal priority = BMV2_TOP - BMv2 priority (smaller wins there)
@@ -55,6 +55,10 @@ def _const(gen, node, t: BitT) -> int:
         if c not in ("True", "False"):
             raise gen.err(node, "table entry keys must be compile-time constants")
         return int(c == "True")
+    if isinstance(et, ErrorT) or isinstance(et, EnumT) and et.underlying is None:
+        if not is_const(c):  # error.X / E.A: their codes (the key holds the code)
+            raise gen.err(node, "table entry keys must be compile-time constants")
+        return int(c)
     c = gen.ex_to(node, t)
     if not is_const(c):
         raise gen.err(node, "table entry keys must be compile-time constants")

@@ -79,6 +79,15 @@ VALID = [
      dict(decls="bit<32> r() { bit<32> x; random(x, 5, 5); return x; }\n"
                 "void h(out bit<32> o, in bit<32> v) { hash(o, HashAlgorithm.identity, 32w1, {v}, 32w0); }",
           ingress="hdr.d.w2 = r(); h(hdr.d.w3, hdr.d.w1);"), [5, 7, 5, 8]),
+    ("error_and_enum_table_keys",
+     dict(decls="enum Color { RED, GREEN }", mfields="error err; Color c;",
+          ilocals="action put(bit<32> v) { hdr.d.w2 = hdr.d.w2 + v; }\n"
+                  "table te { key = { meta.err: exact; } actions = { put; }\n"
+                  "  const entries = { error.NoError: put(1); error.NoMatch: put(2); } }\n"
+                  "table tc { key = { meta.c: exact; } actions = { put; }\n"
+                  "  const entries = { Color.GREEN: put(10); } }",
+          ingress="meta.err = error.NoMatch; meta.c = Color.GREEN; te.apply(); tc.apply();"),
+     [5, 7, 12, 0]),
     ("control_initialisers_with_side_effects",
      dict(decls="bit<32> inc(inout bit<32> x) { x = x + 1; return x; }",
           ilocals="bit<32> a = inc(hdr.d.w0); bit<32> b = hdr.d.w0; bit<32> c = inc(hdr.d.w0) + a;",
@@ -95,7 +104,7 @@ def test_valid_program_runs(name, kw, want, backend):
 
 def test_select_on_error_other_rows():
     for backend in ("python", "native"):
-        sw = switch(backend=backend, **VALID[8][1])
+        sw = switch(backend=backend, **next(v[1] for v in VALID if v[0] == "select_on_error"))
         assert run_words(sw, 3, 7)[:3] == [3, 7, 2]
         assert run_words(sw, 3, 8)[:3] == [3, 8, 1]
 
