@@ -12,7 +12,7 @@ from .decls import ann_dict, is_fixed_width
 from .exprs import Sym, is_const, wrap_code
 from .externs import Counter, DirectCounter, Meter, Register
 from .functions import call_function
-from .layout import field_width, pyfield
+from .layout import SIZE_METHODS, pyfield, size_in_bits
 from .types import (
     BitT,
     BoolT,
@@ -241,9 +241,9 @@ class Calls:
             raise g.err(n, f"{method}() takes no arguments")
         if method == "isValid":
             return f"{code}._v", BoolT()
-        if method in ("minSizeInBits", "minSizeInBytes"):  # compile-time sizes (varbit fields count 0)
-            bits = sum(field_width(ft) for _f, ft in t.fields)
-            return str(bits if method == "minSizeInBits" else bits // 8), IntLitT()
+        if method in SIZE_METHODS:  # compile-time sizes
+            maximum, unit = SIZE_METHODS[method]
+            return str(size_in_bits(t, maximum) // unit), IntLitT()
         if method == "setValid":
             # p4c compiles setValid() to BMv2's add_header: an invalid header is reset to 0 first
             g.lvalue(base)

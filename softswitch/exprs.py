@@ -402,6 +402,8 @@ class ExprCompiler:
                 if not isinstance(t, BitT):
                     raise self.err(n, f"operator ++ needs bit<W>/int<W> operands with a known width, got {t}")
             rt = BitT(at.width + bt.width, at.signed)
+            if is_const(ac) and is_const(bc):  # folded, so it can initialise a constant
+                return str(wrap_value((int(ac) & at.mask) << bt.width | int(bc) & bt.mask, rt)), rt
             bm = f"({bc} & {bt.mask})" if bt.signed else bc
             am = f"({ac} & {at.mask})" if at.signed else ac
             code = f"(({am} << {bt.width}) | {bm})"

@@ -88,6 +88,11 @@ VALID = [
                   "  const entries = { Color.GREEN: put(10); } }",
           ingress="meta.err = error.NoMatch; meta.c = Color.GREEN; te.apply(); tc.apply();"),
      [5, 7, 12, 0]),
+    ("header_sizes_and_folded_concatenation",
+     dict(decls="header vb_t { bit<8> a; varbit<16> v; }\nconst bit<16> C = 8w1 ++ 8w2;", hfields="vb_t vb;",
+          ingress="hdr.d.w2 = (bit<32>) hdr.vb.maxSizeInBits() + (bit<32>) hdr.vb.minSizeInBytes()"
+                  " + (bit<32>) hdr.d.maxSizeInBytes(); hdr.d.w3 = (bit<32>) C;"),
+     [5, 7, 24 + 1 + 32, 258]),
     ("control_initialisers_with_side_effects",
      dict(decls="bit<32> inc(inout bit<32> x) { x = x + 1; return x; }",
           ilocals="bit<32> a = inc(hdr.d.w0); bit<32> b = hdr.d.w0; bit<32> c = inc(hdr.d.w0) + a;",
