@@ -214,7 +214,7 @@ class ControlGen(BlockGen):
                         w = field_width(t)
                     kd = ann_dict(kann, self.d)
                     kname = kd["name"][0] if kd.get("name") else text_of(kexpr)
-                    keys.append(KeyInfo(kname, kind, w, code, kd))
+                    keys.append(KeyInfo(kname, kind, w, code, kd, t))
                     key_nodes.append(k)
             elif p.data == "tp_actions":
                 for ar in p.children[1:]:

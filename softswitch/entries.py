@@ -49,8 +49,23 @@ def keyset_values(gen, info, ks: Tree) -> list[MatchValue]:
     return [_one_value(gen, it, k) for it, k in zip(items, info.keys, strict=True)]
 
 
-def _const(gen, node, t: BitT) -> int:
+def _kind(t) -> str:
+    """What a key of type ``t`` can be matched with: bool, error, an enum or a number."""
+    if isinstance(t, BoolT):
+        return "bool"
+    if isinstance(t, ErrorT):
+        return "error"
+    if isinstance(t, EnumT) and t.underlying is None:
+        return f"enum {t.name}"
+    return "number"
+
+
+def _const(gen, node, t: BitT, key=None) -> int:
     c, et = gen.ex(node, t)
+    ktype = getattr(key, "type", None)
+    if ktype is not None and _kind(ktype) != _kind(et) and not (
+            isinstance(et, EnumT) and et.underlying is not None and _kind(ktype) == "number"):
+        raise gen.err(node, f"key {key.name}: a value of type {et} cannot match a key of type {ktype}")
     if isinstance(et, BoolT):  # a bool key: true/false match as 1/0 (p4c's BMv2 back end)
         if c not in ("True", "False"):
             raise gen.err(node, "table entry keys must be compile-time constants")
@@ -74,7 +89,7 @@ def _one_value(gen, it: Tree, k) -> MatchValue:
         return {"lpm": Lpm(0, 0), "ternary": Ternary(0, 0), "optional": Optional(None),
                 "range": Range(0, t.mask)}[kind]
     if it.data == "ks_mask":
-        v, m = _const(gen, it.children[0], t), _const(gen, it.children[1], t)
+        v, m = _const(gen, it.children[0], t, k), _const(gen, it.children[1], t)
         if kind == "lpm":
             plen = bin(m).count("1")
             if m != ((1 << plen) - 1) << (w - plen):
@@ -86,11 +101,11 @@ def _one_value(gen, it: Tree, k) -> MatchValue:
     if it.data == "ks_range":
         if kind != "range":
             raise gen.err(it, f"key {k.name}: a range (..) is not allowed for a key of match kind {kind}")
-        lo, hi = _const(gen, it.children[0], t), _const(gen, it.children[1], t)
+        lo, hi = _const(gen, it.children[0], t, k), _const(gen, it.children[1], t, k)
         if lo > hi:
             raise gen.err(it, f"key {k.name}: range {lo} .. {hi} is empty")
         return Range(lo, hi)
-    v = _const(gen, it.children[0], t)
+    v = _const(gen, it.children[0], t, k)
     return {"exact": Exact(v), "lpm": Lpm(v, w), "ternary": Ternary(v, t.mask),
             "optional": Optional(v), "range": Range(v, v)}[kind]
 
