@@ -463,9 +463,14 @@ class ExprCompiler:
                 raise self.err(n, f"operator {op} is not supported on signed values")
             if is_const(bc) and int(bc) == 0:
                 raise self.err(n, "division by zero")
-            if is_const(bc):
-                return f"({ac} {_ARITH[op]} {bc})", t
-            return f"(({ac} {_ARITH[op]} {bc}) if {bc} else 0)", t  # runtime x/0: 0 (undefined in P4)
+            if is_const(ac) and is_const(bc):
+                return str(eval(f"{ac} {_ARITH[op]} {bc}")), t
+            if is_const(bc) and int(bc) & (int(bc) - 1) == 0:
+                return f"({ac} {_ARITH[op]} {bc})", t  # p4c's strength reduction: a shift or a mask
+            # p4c's mid end (CompileTimeOperations) rejects every / and % left after constant
+            # folding and strength reduction: BMv2 has no division
+            raise self.err(n, f"{op}: could not evaluate at compilation time (only constants, or a "
+                              "division by a power of two, can be computed)")
         if op == "|+|":
             if t.signed:
                 lo, hi = -(1 << (t.width - 1)), (1 << (t.width - 1)) - 1

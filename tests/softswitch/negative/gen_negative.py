@@ -288,6 +288,16 @@ CASES: dict[str, tuple[str, str, dict[str, str]]] = {
         "bool|bit<32>",
         {"apply": "        digest<metadata_t>(true, meta); /*ERR*/"},
     ),
+    "division_at_run_time": (
+        "a division p4c's mid end cannot fold or strength-reduce (BMv2 has no division)",
+        "could not evaluate at compilation time",
+        {"apply": "        meta.m8 = meta.m8 / 8w3; /*ERR*/"},
+    ),
+    "modulo_by_a_field": (
+        "x % y with y a field (p4c: could not evaluate at compilation time)",
+        "could not evaluate at compilation time",
+        {"apply": "        meta.m16 = meta.m16 % meta.m16; /*ERR*/"},
+    ),
 }
 
 

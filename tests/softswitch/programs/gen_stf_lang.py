@@ -44,7 +44,7 @@ def side_effects_out(a: int, b: int) -> bytes:
     w = (w * 3) & m
     w &= 0xFE
     w >>= 1
-    w %= 50
+    w %= 32
     r11 = a                           # bump(r11 = 0, a) returns a, copied out then assigned
     r12 = (2 * (b + 3)) & m          # q is read after bump wrote it
     r13 = ((b + 1) + (a + 7) + (b + 1)) & m
