@@ -199,7 +199,8 @@ class Calls:
             raise g.err(n, f"action {info.local} can only be called from a control")
         if g.in_action is not None and g.in_action is info:
             raise g.err(n, "recursive action call")
-        codes, outs = bind_arguments(g, f"action {info.local}", info.params, args, info.scalar_outs, n)
+        codes, outs = bind_arguments(g, f"action {info.local}", info.params, args, info.scalar_outs, n,
+                                     constant_data=True)
         if g.in_action is None:  # called from an apply block: p4c lists it in P4Info
             self.prog.direct_actions.add(info.name)
         call = f"{info.pyfn}(L{''.join(', ' + c for c in codes)})"
