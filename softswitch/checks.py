@@ -72,10 +72,12 @@ def _text(node) -> str:
 
 
 def no_void_variables(ctx, tree: Tree) -> None:
-    """A variable or constant cannot have type ``void`` (p4c: it has no values)."""
+    """A variable or constant cannot have type ``void`` (p4c: it has no values), and a variable
+    cannot have type ``string`` (strings are compile-time only: extern arguments)."""
     for d in ("var_decl", "const_decl"):
         for node in tree.find_data(d):
             t = node.children[1]
-            if isinstance(t, Tree) and t.data == "t_void":
+            kind = t.data[2:] if isinstance(t, Tree) and t.data in ("t_void", "t_string") else None
+            if kind == "void" or kind == "string" and d == "var_decl":
                 raise ctx.err(node, f"{node.children[2].children[0]}: cannot declare a "
-                                    "variable of type void")
+                                    f"variable of type {kind}")

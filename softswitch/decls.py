@@ -374,9 +374,16 @@ class Decls:
             direction = str(dirn.children[0]) if dirn is not None else ""
             if any(q.name == self._name(nm) for q in out):
                 raise self.err(p, f"duplicate parameter name {self._name(nm)}")
-            out.append(Param(self._name(nm), direction, self.resolve_type(t, tvars), p,
+            ptype = self.resolve_type(t, tvars)
+            if direction and self._is_extern(ptype):
+                raise self.err(p, f"{self._name(nm)}: extern values cannot be passed in/out/inout")
+            out.append(Param(self._name(nm), direction, ptype, p,
                              ann_dict(ann, self)))
         return out
+
+    def _is_extern(self, t: P4Type) -> bool:
+        name = t.base if isinstance(t, SpecializedT) else getattr(t, "name", None)
+        return isinstance(t, (SpecializedT, NamedT)) and name in self.externs
 
     @staticmethod
     def type_param_names(node: Tree | None) -> list[str]:

@@ -430,6 +430,7 @@ class ExprCompiler:
             if is_const(bc):
                 s = int(bc)
                 if s >= at.width:
+                    self.d.warn(n, "overflow", f"{op}: shifting value with {at.width} bits by {s}")
                     return ("0" if op == "<<" or not at.signed else f"(-1 if {ac} < 0 else 0)"), at
                 if op == "<<":
                     return wrap_code(f"{ac} << {s}", at), at

@@ -306,6 +306,16 @@ CASES: dict[str, tuple[str, str, dict[str, str]]] = {
                   "        standard_metadata.egress_spec = port;\n    }",
          "apply": "        set_port(standard_metadata.ingress_port); /*ERR*/"},
     ),
+    "extern_inout_parameter": (
+        "a function parameter of an extern type with a direction",
+        "extern values cannot be passed",
+        {"top": "void bump(inout counter<bit<32>> c) { /*ERR*/\n}\n"},
+    ),
+    "string_variable": (
+        "a local variable of type string (strings are compile-time only)",
+        "type string",
+        {"apply": "        string s = \"x\"; /*ERR*/"},
+    ),
 }
 
 

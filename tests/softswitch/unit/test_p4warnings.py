@@ -41,13 +41,15 @@ def test_literal_that_does_not_fit_warns_and_is_truncated_on_both_backends():
                "          const entries = { 0x105: put(1); } }")
     for backend in ("python", "native"):
         sw = switch("t.apply(); meta.m8 = 257; hdr.d.w3 = (bit<32>) meta.m8; int<4> s = 8;"
-                    "hdr.d.w4 = (bit<32>) (bit<4>) s;", ilocals=ilocals, backend=backend)
+                    "hdr.d.w4 = (bit<32>) (bit<4>) s; hdr.d.w5 = hdr.d.w5 << 8w40;",
+                    ilocals=ilocals, backend=backend)
         ws = sw.prog.warnings
-        assert len(ws) == 3, ws
+        assert len(ws) == 4, ws
         assert "[--Wwarn=mismatch]" in ws[0] and "0x105: value does not fit in 8 bits" in ws[0]
         assert "257: value does not fit in 8 bits" in ws[1]
         assert "[--Wwarn=overflow]" in ws[2] and "8: signed value does not fit in 4 bits" in ws[2]
-        assert run_words(sw, 5)[2:5] == [1, 1, 8]
+        assert "<<: shifting value with 32 bits by 40" in ws[3]
+        assert run_words(sw, 5, 0, 0, 0, 0, 9)[2:6] == [1, 1, 8, 0]
 
 
 def test_duplicate_and_covered_const_entries_warn_and_the_first_wins():
