@@ -409,6 +409,10 @@ class Decls:
             else:
                 fp = m.children[1]
                 sig = self._sig(fp.children[0], fp.children[1], fp.children[2], fp.children[3], tps)
+                if any(len(o.params) == len(sig.params) for o in ext.methods.get(sig.name, [])):
+                    # p4c overloads methods by their number of parameters only
+                    raise self.err(m, f"extern {name}: duplicate method {sig.name} with "
+                                      f"{len(sig.params)} parameters")
                 ext.methods.setdefault(sig.name, []).append(sig)
 
     def _d_extern_func_decl(self, d: Tree) -> None:

@@ -316,6 +316,12 @@ CASES: dict[str, tuple[str, str, dict[str, str]]] = {
         "type string",
         {"apply": "        string s = \"x\"; /*ERR*/"},
     ),
+    "duplicate_extern_method": (
+        "an extern with two methods of one name and one number of parameters",
+        "duplicate method",
+        {"top": "extern Box {\n    Box();\n    void put(in bit<8> v);\n"
+                "    void put(in bit<16> v); /*ERR*/\n}\n"},
+    ),
 }
 
 

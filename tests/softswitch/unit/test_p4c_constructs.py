@@ -93,6 +93,9 @@ VALID = [
           ingress="hdr.d.w2 = (bit<32>) hdr.vb.maxSizeInBits() + (bit<32>) hdr.vb.minSizeInBytes()"
                   " + (bit<32>) hdr.d.maxSizeInBytes(); hdr.d.w3 = (bit<32>) C;"),
      [5, 7, 24 + 1 + 32, 258]),
+    ("unused_control_with_constructor_parameters",
+     dict(decls="control Unused(inout bit<32> x)(bit<8> k) { apply { x = (bit<32>) k; } }",
+          ingress="hdr.d.w2 = 1;"), [5, 7, 1, 0]),
     ("control_initialisers_with_side_effects",
      dict(decls="bit<32> inc(inout bit<32> x) { x = x + 1; return x; }",
           ilocals="bit<32> a = inc(hdr.d.w0); bit<32> b = hdr.d.w0; bit<32> c = inc(hdr.d.w0) + a;",
