@@ -37,6 +37,9 @@ VALID = [
      dict(decls="T id<T>(in T x) { return x; }\nT twice<T>(in T x) { return id(x) + id<T>(x); }",
           ingress="hdr.d.w2 = twice(hdr.d.w1); hdr.d.w3 = (bit<32>) twice(meta.m16);"),
      [5, 7, 14, 0]),
+    ("type_parameter_names_end_with_their_declaration",
+     dict(decls="extern void ext_f<T>(in T x);\nT id<T>(in T x) { return x; }",
+          ingress="bit<32> T = 3; hdr.d.w2 = id(T);"), [5, 7, 3, 0]),
     ("struct_constants",
      dict(decls="struct pair_t { bit<32> x; bit<32> y; }\nstruct two_t { pair_t p; bool b; }\n"
                 "const pair_t KP = { 3, 4 };\nconst pair_t KN = { y = 10, x = 20 };\n"
