@@ -49,15 +49,17 @@ def unique_properties(gen, table: str, props: list) -> None:
         seen.add(name)
 
 
-def same_directional_args(gen, action, default_args: list, listed_args: list, node) -> None:
-    """``default_action = a(x, ...)`` must bind ``a``'s directional parameters to the same
-    expressions as the table's ``actions`` list does (p4c: argument does not match)."""
+def same_directional_args(gen, action, default_args: list, listed_args: list, node,
+                          what: str = "default action") -> None:
+    """``default_action = a(x, ...)`` (and an entry's action) must bind ``a``'s directional
+    parameters to the same expressions as the table's ``actions`` list does (p4c's
+    validateActionInitializer: argument does not match)."""
     if not listed_args or len(default_args) != len(listed_args) + len(action.data_params):
         return  # the default names only the action data (the actions list binds the rest)
     from_list = [_text(a) for a in listed_args]
     given = [_text(a) for a in default_args[:len(from_list)]]
     if given != from_list:
-        raise gen.err(node, f"default action {action.local}: directional arguments "
+        raise gen.err(node, f"{what} {action.local}: directional arguments "
                             f"({', '.join(given)}) do not "
                             f"match the table's actions list ({', '.join(from_list)})")
 

@@ -291,6 +291,9 @@ class ControlGen(BlockGen):
             for ent, prio in zip(entries_node, prios, strict=True):
                 _c, _p, ks, ar, _ea = ent.children
                 a, args = self.action_call(info, ar, in_entry=True)
+                given = [x for x in (ar.children[2].children if ar.children[2] is not None else [])
+                         if x is not None]
+                checks.same_directional_args(self, a, given, listed.get(a.name, []), ar, "entry action")
                 const_entries.append((entries.keyset_values(self, info, ks), a, args, prio))
             entries.warn_shadowed(self, info, [(e.children[2], ce[0]) for e, ce in
                                                zip(entries_node, const_entries, strict=True)])
