@@ -82,6 +82,11 @@ VALID = [
      dict(decls="bit<32> r() { bit<32> x; random(x, 5, 5); return x; }\n"
                 "void h(out bit<32> o, in bit<32> v) { hash(o, HashAlgorithm.identity, 32w1, {v}, 32w0); }",
           ingress="hdr.d.w2 = r(); h(hdr.d.w3, hdr.d.w1);"), [5, 7, 5, 8]),
+    ("parser_initialisers_with_side_effects",
+     dict(decls="bit<32> inc(inout bit<32> x) { x = x + 1; return x; }",
+          parser="bit<32> a = inc(meta.m0);\nbit<32> b = meta.m0;\n" + PARSE_D
+                 + "state parse_d { pkt.extract(hdr.d); meta.m1 = a + b; transition accept; }",
+          ingress="hdr.d.w2 = meta.m0; hdr.d.w3 = meta.m1;"), [5, 7, 1, 2]),
     ("error_and_enum_table_keys",
      dict(decls="enum Color { RED, GREEN }", mfields="error err; Color c;",
           ilocals="action put(bit<32> v) { hdr.d.w2 = hdr.d.w2 + v; }\n"
