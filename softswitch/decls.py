@@ -12,7 +12,7 @@ from lark import Token, Tree
 
 from . import checks
 from .api import P4CompileError
-from .exprs import ExprCompiler, GlobalScope
+from .exprs import ExprCompiler, GlobalScope, warn_unfit
 from .frontend import LineMap
 from .literals import parse_int
 from .types import (
@@ -332,7 +332,9 @@ class Decls:
             mname = self._name(m.children[0])
             checks.unique_members(self, m, f"enum {name}", [mname], e.members)
             e.members.append(mname)
-            e.values[mname] = self.const_int(m.children[1]) & under.mask
+            value = self.const_int(m.children[1])
+            warn_unfit(self, value, under, m.children[1])
+            e.values[mname] = value & under.mask
         self._declare_type(name, e, d)
 
     def _d_error_decl(self, d: Tree) -> None:

@@ -117,6 +117,17 @@ _ARITH = {"+": "+", "-": "-", "*": "*", "/": "//", "%": "%"}
 MAX_CONST_BITS = 4096
 
 
+def warn_unfit(decls, v: int, t: BitT, node) -> None:
+    """p4c keeps a literal that does not fit its type, truncated, with a warning."""
+    lit = str(node.children[0]) if isinstance(node, Tree) and node.data == "int_lit" else str(v)
+    if t.signed and not -(1 << (t.width - 1)) <= v < 1 << (t.width - 1):
+        decls.warn(node, "overflow", f"{lit}: signed value does not fit in {t.width} bits")
+    elif not t.signed and v < 0:
+        decls.warn(node, "mismatch", f"{lit}: negative value with unsigned type")
+    elif not t.signed and v > t.mask:
+        decls.warn(node, "mismatch", f"{lit}: value does not fit in {t.width} bits")
+
+
 class ExprCompiler:
     """Compiles expressions in one scope; ``gen`` (the code generator) handles calls with effects."""
 
@@ -134,7 +145,7 @@ class ExprCompiler:
         if same_type(src, dst):
             return code
         if isinstance(src, IntLitT) and isinstance(dst, BitT):
-            self._fits(int(code), dst, node)
+            warn_unfit(self.d, int(code), dst, node)
             return str(wrap_value(int(code), dst))
         if isinstance(src, IntLitT) and isinstance(dst, IntLitT):
             return code
@@ -150,16 +161,6 @@ class ExprCompiler:
         if isinstance(src, EnumT) and src.underlying is not None and same_type(src.underlying, dst):
             return code  # the spec's one other implicit cast: serializable enum -> its underlying type
         raise self.err(node, f"type mismatch: cannot use {src} where {dst} is expected (cast needed)")
-
-    def _fits(self, v: int, t: BitT, node) -> None:
-        """p4c keeps a literal that does not fit its type, truncated, with a warning."""
-        lit = str(node.children[0]) if isinstance(node, Tree) and node.data == "int_lit" else str(v)
-        if t.signed and not -(1 << (t.width - 1)) <= v < 1 << (t.width - 1):
-            self.d.warn(node, "overflow", f"{lit}: signed value does not fit in {t.width} bits")
-        elif not t.signed and v < 0:
-            self.d.warn(node, "mismatch", f"{lit}: negative value with unsigned type")
-        elif not t.signed and v > t.mask:
-            self.d.warn(node, "mismatch", f"{lit}: value does not fit in {t.width} bits")
 
     def list_to_struct(self, code: str, src: ListT, dst: StructLikeT, node) -> str:
         if len(src.elems) != len(dst.fields):

@@ -66,3 +66,9 @@ def test_duplicate_and_covered_const_entries_warn_and_the_first_wins():
         assert "[--Wwarn=table-keys]" in ws[0] and "table t: duplicate entry keys" in ws[0]
         assert "table u: ternary entry covered" in ws[1]
         assert run_words(sw, 5)[2:4] == [10, 1]
+
+
+def test_serializable_enum_member_that_does_not_fit_warns_and_is_truncated():
+    sw = switch("hdr.d.w2 = (bit<32>) E.A;", decls="enum bit<8> E { A = 300, B = 0x1F }")
+    assert len(sw.prog.warnings) == 1 and "300: value does not fit in 8 bits" in sw.prog.warnings[0]
+    assert run_words(sw, 1)[2] == 300 & 0xFF
