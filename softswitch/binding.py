@@ -6,7 +6,8 @@ from __future__ import annotations
 from lark import Tree
 
 from .exprs import is_const
-from .types import BitT, P4Type, same_type
+from .layout import default_code
+from .types import BitT, P4Type, StackT, StructLikeT, same_type
 
 
 def compatible(a: P4Type, b: P4Type) -> bool:
@@ -48,7 +49,8 @@ def bind_arguments(g, what: str, params, args, scalar_outs, n,
             code, t, setter = g.lvalue(a)
             if not compatible(t, p.type):
                 raise g.err(a, f"argument of type {t} for {p.direction} parameter {p.name}: {p.type}")
-            codes.append(code)
+            # an `out` scalar is a fresh local in p4c's output (BMv2 zero-initialises it)
+            codes.append(default_code(p.type, 0) if p.direction == "out" and i in scalar_outs else code)
             if i in scalar_outs:
                 setters.append(setter)
         else:
@@ -57,3 +59,23 @@ def bind_arguments(g, what: str, params, args, scalar_outs, n,
                 raise g.err(a, f"argument for the directionless parameter {p.name} of {what} must be "
                                "a compile-time constant")
     return codes, setters
+
+
+def compound_copies(g, params, codes: list[str]) -> tuple[list[str], list[str], list[str]]:
+    """p4c copies header, union, struct and stack arguments of actions and functions too
+    (``RemoveActionParameters``, ``InlineActions``, ``InlineFunctions``): a new local copied in
+    (``in``/``inout``) or fresh (``out``), copied back with BMv2's assignment after the call.
+    Returns (lines before the call, argument codes to pass, copy-out lines)."""
+    pre: list[str] = []
+    passed = list(codes)
+    post: list[str] = []
+    for i, p in enumerate(params[:len(codes)]):
+        if p.direction not in ("in", "inout", "out") or not isinstance(p.type, (StructLikeT, StackT)):
+            continue
+        tmp = g.fresh("_cp")
+        fresh = default_code(p.type, g.prog.err_oob)
+        pre.append(f"{tmp} = {fresh}" if p.direction == "out" else f"{tmp} = _fresh({fresh}, {codes[i]})")
+        passed[i] = tmp
+        if p.direction != "in":
+            post.append(f"{codes[i]}._asg({tmp})")
+    return pre, passed, post

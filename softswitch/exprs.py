@@ -296,6 +296,11 @@ class ExprCompiler:
 
     def _e_index(self, n):
         code, t = self.expr(n.children[0])
+        if isinstance(t, TupleT):  # P4_16 8.11: a tuple indexed by a compile-time constant
+            i = self._const_of(n.children[1])
+            if not 0 <= i < len(t.elems):
+                raise self.err(n, f"index {i} out of range for {t}")
+            return f"{code}[{i}]", t.elems[i]
         if not isinstance(t, StackT):
             raise self.err(n, f"cannot index a value of type {t}")
         icode, it = self.expr(n.children[1])

@@ -76,8 +76,8 @@ def rewrite_select(sel: Tree, err: Err) -> None:
             if item.data == "ks_default":
                 nr += [_mk("ks_default", [], item) for _ in labels]
             elif name is None:
-                raise err(item, "a select key of type error can only be matched by error.X labels "
-                                "or default")
+                raise err(item, "a select key of type error takes only exact values (error.X "
+                                "labels) or default")
             else:
                 nr += [_mk("ks_value", [_bit1("1w1", item)], item) if lab == name
                        else _mk("ks_default", [], item) for lab in labels]

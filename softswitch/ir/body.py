@@ -55,6 +55,7 @@ class _Body:
         self.block_name = block
         self.ret: P4Type | None = None
         self._pre: list[ir.Stmt] = []
+        self.tree = None  # the control's syntax tree (set by Lowering._block)
 
     # ------------------------------------------------------------ helpers
     def const(self, v: int, t: BitT) -> ir.Const:
@@ -500,7 +501,11 @@ class _Body:
             return [ir.AssignSlice(base, hi, lo, rhs)]
         if self._out_call(rhs_node):
             call = lower_call_stmt(self, rhs_node)  # `tmp = f(x)` of desugar.py: copy-out, then the value
-            next(s for s in call if isinstance(s, ir.FuncCall)).ret = self.expr(lhs_node)[0]
+            lhs = self.expr(lhs_node)[0]
+            next(s for s in call if isinstance(s, ir.FuncCall)).ret = lhs
+            sibs = union_siblings(lhs)
+            if sibs:  # a union member assigned a valid header invalidates the other members
+                call.append(ir.If(ir.Valid(ir.Bool(), lhs), [ir.SetValid(x, False) for x in sibs], []))
             return call
         lhs, lt = self.expr(lhs_node)
         out: list[ir.Stmt] = [ir.Assign(lhs, self.expr_to(rhs_node, lt))]
@@ -510,13 +515,15 @@ class _Body:
         return out
 
     def _out_call(self, node) -> bool:
-        """Is ``node`` a call of a user function with scalar out/inout parameters?"""
+        """Is ``node`` a call of a user function with out/inout parameters (copy-out, union
+        membership after the call)?"""
         if not (isinstance(node, Tree) and node.data == "call" and isinstance(node.children[0], Tree)
                 and node.children[0].data == "ident"):
             return False
         name = str(node.children[0].children[-1])
         info = self.low.p.functions.get(name)
-        return self.scope.lookup(name) is None and info is not None and bool(info.scalar_outs)
+        return self.scope.lookup(name) is None and info is not None and \
+            any(p.direction in ("out", "inout") for p in info.params)
 
     def _s_call_stmt(self, n):
         return lower_call_stmt(self, n.children[0])
