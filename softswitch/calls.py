@@ -13,7 +13,7 @@ from .exprs import Sym, is_const, wrap_code
 from .externs import Counter, DirectCounter, Meter, Register
 from .functions import call_function
 from .inlining import substitutes_arguments
-from .layout import default_code, field_width, fresh_lines, pyfield
+from .layout import SIZE_METHODS, default_code, fresh_lines, pyfield, size_in_bits
 from .types import (
     BitT,
     BoolT,
@@ -203,7 +203,8 @@ class Calls:
             raise g.err(n, f"action {info.local} can only be called from a control")
         if g.in_action is not None and g.in_action is info:
             raise g.err(n, "recursive action call")
-        codes, outs = bind_arguments(g, f"action {info.local}", info.params, args, info.scalar_outs, n)
+        codes, outs = bind_arguments(g, f"action {info.local}", info.params, args, info.scalar_outs, n,
+                                     constant_data=True)
         if g.in_action is None:  # called from an apply block: p4c lists it in P4Info
             self.prog.direct_actions.add(info.name)
         pre, codes, post = compound_copies(g, info.params, codes)
@@ -267,9 +268,9 @@ class Calls:
             raise g.err(n, f"{method}() takes no arguments")
         if method == "isValid":
             return f"{code}._v", BoolT()
-        if method in ("minSizeInBits", "minSizeInBytes"):  # compile-time sizes (varbit fields count 0)
-            bits = sum(field_width(ft) for _f, ft in t.fields)
-            return str(bits if method == "minSizeInBits" else bits // 8), IntLitT()
+        if method in SIZE_METHODS:  # compile-time sizes
+            maximum, unit = SIZE_METHODS[method]
+            return str(size_in_bits(t, maximum) // unit), IntLitT()
         if method == "setValid":
             # p4c compiles setValid() to BMv2's add_header: an invalid header is reset to 0 first
             g.lvalue(base)

@@ -51,6 +51,7 @@ class KeyInfo:
     width: int
     code: str
     annotations: dict[str, list] = field(default_factory=dict)
+    type: P4Type | None = None  # the key expression's type (entries must match it)
 
 
 @dataclass

@@ -10,7 +10,7 @@ from .codegen import ActionInfo, BlockGen, KeyInfo, TableInfo, text_of
 from .decls import ann_dict
 from .exprs import DuplicateName, Scope, Sym, is_const
 from .layout import field_width
-from .types import BitT, BoolT, EnumT, IntLitT, NamedT, StackT, StructLikeT
+from .types import BitT, BoolT, EnumT, ErrorT, IntLitT, NamedT, StackT, StructLikeT
 
 
 class ControlGen(BlockGen):
@@ -173,6 +173,8 @@ class ControlGen(BlockGen):
                             code = f"({code} & {t.mask})"
                     elif isinstance(t, EnumT) and t.underlying is not None:
                         w = t.underlying.width
+                    elif isinstance(t, (EnumT, ErrorT)):
+                        w = 32  # their codes, as the IR holds them
                     elif isinstance(t, (NamedT, IntLitT, StructLikeT, StackT)):
                         raise self.err(k, f"table key of type {t}: keys must be bit<W>, int<W>, bool, "
                                           "an enum or error")
@@ -180,7 +182,7 @@ class ControlGen(BlockGen):
                         w = field_width(t)
                     kd = ann_dict(kann, self.d)
                     kname = kd["name"][0] if kd.get("name") else text_of(kexpr)
-                    keys.append(KeyInfo(kname, kind, w, code, kd))
+                    keys.append(KeyInfo(kname, kind, w, code, kd, t))
                     key_nodes.append(k)
             elif p.data == "tp_actions":
                 for ar in p.children[1:]:
@@ -257,7 +259,12 @@ class ControlGen(BlockGen):
             for ent, prio in zip(entries_node, prios, strict=True):
                 _c, _p, ks, ar, _ea = ent.children
                 a, args = self.action_call(info, ar, in_entry=True)
+                given = [x for x in (ar.children[2].children if ar.children[2] is not None else [])
+                         if x is not None]
+                checks.same_directional_args(self, a, given, listed.get(a.name, []), ar, "entry action")
                 const_entries.append((entries.keyset_values(self, info, ks), a, args, prio))
+            entries.warn_shadowed(self, info, [(e.children[2], ce[0]) for e, ce in
+                                               zip(entries_node, const_entries, strict=True)])
         info.const_entries = const_entries
         self.tables[local] = info
         self.scope.declare(local, Sym("table", NamedT("__table__"), pyname, False, info))

@@ -47,6 +47,18 @@ def field_width(t: P4Type) -> int:
     raise TypeError(t)
 
 
+def size_in_bits(t: StructLikeT, maximum: bool) -> int:
+    """``minSizeInBits()`` (varbit fields count 0) or ``maxSizeInBits()`` (their maximum) of a
+    header: compile-time constants (P4_16 1.2.4)."""
+    return sum(ft.max_width if maximum and isinstance(ft, VarbitT) else
+               size_in_bits(ft, maximum) if isinstance(ft, StructLikeT) else field_width(ft)
+               for _f, ft in t.fields)
+
+
+SIZE_METHODS = {"minSizeInBits": (False, 1), "minSizeInBytes": (False, 8),
+                "maxSizeInBits": (True, 1), "maxSizeInBytes": (True, 8)}
+
+
 def default_code(t: P4Type, oob: int) -> str:
     if isinstance(t, BoolT):
         return "False"

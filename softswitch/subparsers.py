@@ -298,11 +298,18 @@ def specialize_constructors(tree: Tree) -> None:
             type_node = loc.children[1]
             loc.children[1] = Tree("type_name", [Token("TYPE_IDENTIFIER", new)], type_node.meta)
             loc.children[2] = None
+    # a block with constructor parameters that no block instantiates is dropped unless the
+    # package instance (main) names it: p4c accepts an unused declaration
+    top = {str(t) for d in tree.children if isinstance(d, Tree) and d.data == "instantiation"
+           for t in d.scan_values(lambda v: isinstance(v, Token) and v.type == "TYPE_IDENTIFIER")}
     out = []
     for d in tree.children:
         block = isinstance(d, Tree) and d.data in ("control_decl", "parser_decl")
         name = _name(d.children[1]) if block else ""
-        out += copies.get(name, [d]) if name in decls else [d]
+        if name in decls:
+            out += copies.get(name) or ([d] if name in top else [])
+        else:
+            out.append(d)
     tree.children = out
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from lark import Token, Tree
 
-from ..layout import field_width, pyfield
+from ..layout import SIZE_METHODS, pyfield, size_in_bits
 from ..literals import parse_int
 from ..types import (
     BitT,
@@ -251,10 +251,10 @@ class _Body:
                 if isinstance(t, UnionT):
                     return union_valid(e), BoolT()
                 return ir.Valid(ir.Bool(), e), BoolT()
-            if method in ("minSizeInBits", "minSizeInBytes"):
+            if method in SIZE_METHODS:
                 _e, t = self.expr(base)
-                bits = sum(field_width(ft) for _f, ft in t.fields)
-                return _Lit(bits if method == "minSizeInBits" else bits // 8), IntLitT()
+                maximum, unit = SIZE_METHODS[method]
+                return _Lit(size_in_bits(t, maximum) // unit), IntLitT()
             if isinstance(base, Tree) and base.data == "ident":
                 ent = self.scope.lookup(str(base.children[-1]))
                 if ent is not None and ent[0] == "extern" and method == "read":
