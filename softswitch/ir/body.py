@@ -75,9 +75,6 @@ class _Body:
                 e = src.ordered(e, dst)
             items = [self.conv(x, xt, ft) for (x, xt), (_, ft) in zip(e, dst.fields, strict=True)]
             return ir.StructInit(irtype(dst), items)
-        if isinstance(src, ListT) and isinstance(dst, TupleT):
-            items = [self.conv(x, xt, et) for (x, xt), et in zip(e, dst.elems, strict=True)]
-            return ir.TupleInit(irtype(dst), items)
         if isinstance(src, ListT):
             raise Unsupported(f"list expression converted to {dst}")
         return e
@@ -216,9 +213,6 @@ class _Body:
 
     def _e_index(self, n):
         e, t = self.expr(n.children[0])
-        if isinstance(t, TupleT):  # a compile-time constant index (the front end checked the range)
-            i = self._const_int(n.children[1])
-            return ir.TupleElem(irtype(t.elems[i]), e, i), t.elems[i]
         i, _it = self.expr(n.children[1])
         if isinstance(i, _Lit):
             i = self.const(i.value, BitT(32))

@@ -17,7 +17,6 @@ from ..types import (
     StackT,
     StructLikeT,
     StructT,
-    TupleT,
     UnionT,
     VarbitT,
 )
@@ -48,8 +47,6 @@ def irtype(t: P4Type, where: str = "") -> ir.IRType:
         return ir.Pkt(t.name)
     if isinstance(t, VarbitT):
         return ir.Bits(t.max_width)  # the value; its current length is the header's _vbl
-    if isinstance(t, TupleT):
-        return ir.Tup(tuple(irtype(e, f"{where} (tuple element)") for e in t.elems))
     if isinstance(t, StackT):
         irtype(t.elem, f"{where} (stack element)")
         return ir.Stack(t.elem, t.size)

@@ -52,14 +52,7 @@ class Stack:
     size: int
 
 
-@dataclass(frozen=True)
-class Tup:
-    """A tuple value (``tuple<bit<8>, bool>``): declared, assigned and compared whole."""
-
-    elems: tuple
-
-
-IRType = Bits | Bool | Comp | Pkt | Stack | Tup
+IRType = Bits | Bool | Comp | Pkt | Stack
 
 
 # ------------------------------------------------------------------ expressions
@@ -145,21 +138,6 @@ class Mux(Expr):
 @dataclass
 class StructInit(Expr):
     """``{a, b}`` converted to a struct or header (a header becomes valid)."""
-
-    items: list[Expr]
-
-
-@dataclass
-class TupleElem(Expr):
-    """``t[i]`` of a tuple, ``i`` a compile-time constant (P4_16 8.11)."""
-
-    base: Expr
-    index: int
-
-
-@dataclass
-class TupleInit(Expr):
-    """``{a, b}`` converted to a tuple type."""
 
     items: list[Expr]
 

@@ -1,4 +1,4 @@
-"""What the native backend builds: the typed IR without values wider than 128 bits or tuples.
+"""What the native backend builds: the typed IR without values wider than 128 bits.
 
 The IR itself has no width limit (the python backend runs any width); C values are at most
 ``unsigned __int128``, so a program with a wider field, register or value is refused here,
@@ -35,8 +35,6 @@ def check(p: ir.Program) -> None:
 
 
 def _type(t, where: str) -> None:
-    if isinstance(t, ir.Tup):
-        raise Unsupported(f"tuple value {where}")
     if isinstance(t, ir.Bits) and t.width > MAX_WIDTH:
         raise Unsupported(f"bit<{t.width}> {where}: widths above {MAX_WIDTH} bits")
 
@@ -45,7 +43,7 @@ def _walk(x, where: str) -> None:
     if isinstance(x, (list, tuple)):
         for y in x:
             _walk(y, where)
-    elif isinstance(x, (ir.Bits, ir.Bool, ir.Comp, ir.Pkt, ir.Stack, ir.Tup)):
+    elif isinstance(x, (ir.Bits, ir.Bool, ir.Comp, ir.Pkt, ir.Stack)):
         _type(x, where)
     elif dataclasses.is_dataclass(x) and not isinstance(x, type):
         for f in dataclasses.fields(x):

@@ -44,8 +44,6 @@ def default(t, oob: int) -> str:
         return f"{t.t.pyname}()"
     if isinstance(t, ir.Stack):
         return f"_Stack({t.elem.pyname}, {t.size}, {oob})"
-    if isinstance(t, ir.Tup):
-        return f"({''.join(default(e, oob) + ', ' for e in t.elems)})"
     return "0"
 
 
@@ -133,12 +131,6 @@ class PyExpr:
         items = "".join(self(x) + ", " for x in e.items)
         valid = ", True" if isinstance(t, HeaderT) else ""
         return f"_mk({t.pyname}, ({items}){valid})"
-
-    def _TupleElem(self, e: ir.TupleElem) -> str:
-        return f"{self(e.base)}[{e.index}]"
-
-    def _TupleInit(self, e: ir.TupleInit) -> str:
-        return f"({''.join(self(x) + ', ' for x in e.items)})"
 
     def _RegRead(self, e: ir.RegRead) -> str:
         return f"{self.g.obj(e.inst)}.read({self(e.index)})"

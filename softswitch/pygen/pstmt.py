@@ -79,9 +79,6 @@ class StmtGen:
         """``lhs = rhs`` for any lvalue: compound in place, a slice by its bits."""
         if isinstance(lhs, ir.Slice):
             self._AssignSlice(ir.AssignSlice(lhs.x, lhs.hi, lhs.lo, Raw(lhs.t, rhs_code)))
-        elif isinstance(lhs, ir.TupleElem):  # Python tuples are immutable: a new one
-            b, i = self.x(lhs.base), lhs.index
-            self.assign(lhs.base, f"({b}[:{i}] + ({rhs_code},) + {b}[{i + 1}:])")
         elif isinstance(lhs.t, (ir.Comp, ir.Stack)):  # in place: BMv2's assign_header & co.
             self.emit(f"{self.x(lhs)}._asg({rhs_code})")
         else:
