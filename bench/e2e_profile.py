@@ -12,7 +12,9 @@ of the same tensors.  Per timed AllReduce (all workers' clocks are the same mach
 * ``launch_skew_seconds``: last worker's start minus the first's;
 * scheduler accounting (``/proc/<pid>/task/*/schedstat``) over the AllReduce: CPU seconds of
   the workers and of the software switch, and the seconds they were runnable but waiting for a
-  CPU (``runqueue_wait``);
+  CPU (``runqueue_wait``); the workers' CPU split into user and system time (``getrusage``) and
+  the share spent inside the network rounds (``workers_transport_cpu_seconds``: framing, system
+  calls and the kernel's packet work charged to them; the rest is the codec);
 * ``cpu_bound_seconds``: (workers' + switch's CPU seconds) / the machine's cores, the least wall
   time these processes need even if nothing else ran and they never waited for each other;
 * ``wire_seconds``: the bytes of the busiest link direction at the link rate.
@@ -105,6 +107,10 @@ def summarize(per_host: dict[str, list[dict]], rate_bps: int, frame_bytes: dict[
         "rounds": rounds,
         "workers_cpu_seconds": cpu,
         "workers_runqueue_wait_seconds": sum(r["runqueue_wait_seconds"] for r in runs),
+        "workers_user_cpu_seconds": sum(r.get("user_seconds", 0.0) for r in runs),
+        "workers_system_cpu_seconds": sum(r.get("system_seconds", 0.0) for r in runs),
+        "workers_transport_cpu_seconds": sum(x.get("cpu_seconds", 0.0) for r in runs
+                                             for x in r["rounds"]),
         "switch_cpu_seconds": switch_cpu,
         "switch_runqueue_wait_seconds": statistics.median(
             r["switch_runqueue_wait_seconds"] for r in runs),

@@ -185,15 +185,16 @@ class Delivery:
         return max(stop, out.sent)
 
     def complete(self, out: Outstanding, items: np.ndarray) -> int:
-        """Items (distinct, not yet done) got their answer: stop their timers, sample the RTT of
-        those sent once, open the window.  Returns how many."""
+        """Items (distinct, not yet done) got their answer: stop their timers, take one RTT sample
+        from those sent once (the longest), open the window.  Returns how many."""
         k = int(items.size)
         if k == 0:
             return 0
         now = time.monotonic()
         out.done[items] = True
-        for i in items[out.tries[items] == 0].tolist():
-            self._rtt.sample(now - out.first_sent[i])
+        once = items[out.tries[items] == 0]
+        if once.size:       # one sample per batch of answers, as TCP takes one per ACK: the
+            self._rtt.sample(now - float(out.first_sent[once].min()))   # oldest, conservative
         out.deadline[items] = np.inf
         out.n_done += k
         self.window.grow(k)
