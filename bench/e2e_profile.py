@@ -42,6 +42,7 @@ from topologies.workload import collect
 
 ROOT = Path(__file__).resolve().parents[1]
 MODES = ("dhc", "sketch_ring")
+HOST_IO = ("native", "python")
 #: Ethernet + IPv4 + UDP headers of one datagram
 HEADER_BYTES = 14 + 20 + 8
 
@@ -58,6 +59,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--target", choices=["auto", "softswitch", "bmv2"], default="auto")
     parser.add_argument("--deadline", type=float, default=240.0, help="seconds allowed per mode")
     parser.add_argument("--plot-dir", type=Path, help="write e2e_profile.png here")
+    parser.add_argument("--host-io", default="",
+                        help="comma-separated DHC_HOST_IO values to compare side by side, each "
+                             "mode once per value (native: sendmmsg/recvmmsg, python: one call "
+                             "per datagram); rows are then named mode:io.  Default: the "
+                             "environment's choice, rows named by mode")
     parser.add_argument("--switch-nice", type=int, default=0,
                         help="renice every thread of the software switches to this value first "
                              "(negative: the switch gets a CPU before the hosts, as dedicated "
@@ -75,9 +81,15 @@ def _check(args: argparse.Namespace) -> list[str]:
     if args.repeat < 1 or args.warmup < 0 or args.dim < 1 or not 0 < args.density <= 1:
         raise SystemExit("dhc-bench e2e-profile: --repeat >= 1, --warmup >= 0, --dim >= 1 and "
                          "--density in (0, 1] please")
+    if any(io not in HOST_IO for io in _host_io(args)):
+        raise SystemExit(f"dhc-bench e2e-profile: --host-io: choose from {', '.join(HOST_IO)}")
     if os.geteuid() != 0:
         raise SystemExit("dhc-bench e2e-profile: needs root (Mininet creates network namespaces)")
     return modes
+
+
+def _host_io(args: argparse.Namespace) -> list[str]:
+    return [v.strip() for v in args.host_io.split(",") if v.strip()]
 
 
 def summarize(per_host: dict[str, list[dict]], rate_bps: int, frame_bytes: dict[str, int],
@@ -120,7 +132,8 @@ def summarize(per_host: dict[str, list[dict]], rate_bps: int, frame_bytes: dict[
 
 
 def _profile_mode(handle, manifest: Path, workers: list[str], mode: str, args,
-                  switch_pid: int | None) -> list[dict]:
+                  switch_pid: int | None, host_io: str | None = None) -> list[dict]:
+    env = dict(os.environ, DHC_HOST_IO=host_io) if host_io else None
     procs = {}
     for rank, name in enumerate(workers):
         cmd = [sys.executable, "-m", "bench.e2e_profile_worker", "--manifest", str(manifest),
@@ -128,7 +141,7 @@ def _profile_mode(handle, manifest: Path, workers: list[str], mode: str, args,
                "--density", str(args.density), "--seed", str(args.seed),
                "--repeat", str(args.warmup + args.repeat)]
         cmd += ["--switch-pid", str(switch_pid)] if switch_pid else []
-        procs[name] = handle.host(name).popen(cmd, stdout=-1, stderr=-1, cwd=str(ROOT))
+        procs[name] = handle.host(name).popen(cmd, stdout=-1, stderr=-1, cwd=str(ROOT), env=env)
     outcomes = collect(procs, 0, args.deadline)
     bad = {o.host: o.stderr[-400:] or f"exit {o.returncode}" for o in outcomes
            if o.returncode != 0 or "allreduces" not in o.summary}
@@ -180,9 +193,12 @@ def run(args: argparse.Namespace) -> dict:
         pid = _switch_pid(handle)
         if args.switch_nice:
             renice_switches(handle, args.switch_nice)
+        ios = _host_io(args)
         for mode in modes:
-            allreduces = _profile_mode(handle, manifest, list(job.workers), mode, args, pid)
-            out[mode] = {"allreduces": allreduces}
+            for io in ios or [None]:
+                allreduces = _profile_mode(handle, manifest, list(job.workers), mode, args, pid,
+                                           io)
+                out[f"{mode}:{io}" if io else mode] = {"allreduces": allreduces}
     for mode, rec in out.items():
         rows = [summarize(a, rate, _bytes(a), cores) for a in rec.pop("allreduces")]
         mid = sorted(rows, key=lambda r: r["seconds"])[(len(rows) - 1) // 2]
@@ -191,6 +207,7 @@ def run(args: argparse.Namespace) -> dict:
         "topology": topo.name, "bandwidth": args.bw, "workers": len(job.workers),
         "dim": args.dim, "density": args.density, "repeat": args.repeat, "warmup": args.warmup,
         "cores": cores, "load_average": list(os.getloadavg()), "switch_nice": args.switch_nice,
+        "host_io": _host_io(args) or os.environ.get("DHC_HOST_IO", "default"),
         "total_seconds": time.perf_counter() - t0,
         "row": "the AllReduce with the median seconds of --repeat; every run's seconds kept"}}
     if args.plot_dir:
