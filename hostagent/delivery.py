@@ -1,7 +1,8 @@
 """One reliable-delivery engine for every transport of the project.
 
 A transport hands the engine an exchange of ``n`` numbered items (chunks to the switch, packets
-to a ring neighbour) and a ``Link`` that puts item ``i`` on the wire and takes in answers.  The
+to a ring neighbour) and a ``Link`` that puts a batch of items on the wire (every item the
+window allows in one pass, every expired one in one retransmission pass) and takes in answers.  The
 engine owns what makes the exchange reliable and polite, the same way for every transport:
 
 * the **outstanding set**: per item its tries, first send time, timeout and deadline;
