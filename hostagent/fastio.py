@@ -80,15 +80,19 @@ def _lib():
 
 def native_selected() -> bool:
     """Whether the transports use this module: ``DHC_HOST_IO`` (``native``/``python``), by
-    default native when a C compiler is there to build it."""
+    default native when it can be built and loaded (a C compiler, a writable cache)."""
     mode = os.environ.get(ENV, "").strip().lower()
     if mode == "python":
         return False
     if mode not in ("", "native"):
         raise HostIOError(f"{ENV} must be 'native' or 'python', got {mode!r}")
-    if mode == "" and shutil.which(os.environ.get("CC") or "cc") is None:
+    if mode == "native":
+        _lib()       # build errors surface here, when the transport is made
+        return True
+    try:             # the default: native if it builds and loads, else the reference path
+        _lib()
+    except (HostIOError, OSError):
         return False
-    _lib()           # build errors surface here, when the transport is made
     return True
 
 

@@ -96,6 +96,20 @@ def test_a_bad_host_io_setting_is_named(monkeypatch) -> None:
         fastio.native_selected()
 
 
+def test_without_a_compiler_native_is_an_error_and_the_default_is_python(monkeypatch, tmp_path) -> None:
+    monkeypatch.setenv("CC", str(tmp_path / "no-such-cc"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))        # nothing built there yet
+    fastio._lib.cache_clear()
+    try:
+        monkeypatch.setenv(fastio.ENV, "native")
+        with pytest.raises(fastio.HostIOError, match="needs a C compiler"):
+            fastio.native_selected()
+        monkeypatch.delenv(fastio.ENV)
+        assert fastio.native_selected() is False
+    finally:
+        fastio._lib.cache_clear()
+
+
 class EchoSwitch(threading.Thread):
     """A one-worker aggregator: every DATA comes back as its RESULT; it records what it got."""
 
