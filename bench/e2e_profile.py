@@ -1,6 +1,6 @@
 """``dhc-bench e2e-profile``: where the time of one DHC and one sketch_ring AllReduce goes.
 
-    sudo .venv/bin/dhc-bench e2e-profile --json [--bw 100mbit] [--repeat 6]
+    sudo .venv/bin/dhc-bench e2e-profile --json [--bw 100mbit] [--repeat 6] [--host-io python,native]
 
 One deployed network (as ``dhc-bench e2e``: single.yaml, links shaped with tbf), then for each
 mode one ``bench.e2e_profile_worker`` process per host running ``--warmup + --repeat`` AllReduces
@@ -21,6 +21,10 @@ of the same tensors.  Per timed AllReduce (all workers' clocks are the same mach
 
 A mode whose ``cpu_bound_seconds`` is close to its ``seconds`` and whose processes spend more
 time waiting for a CPU than running is limited by the machine, not by the links.
+
+``--host-io python,native`` profiles every mode once per host I/O path (``DHC_HOST_IO`` of the
+workers: one ``sendto``/``recvfrom`` per datagram, or ``hostagent.fastio``'s batched
+``sendmmsg``/``recvmmsg``), in one network, rows named ``mode:io``.
 """
 
 from __future__ import annotations
