@@ -152,6 +152,7 @@ class Receiver:
         self.lens = np.zeros(RECV_ROWS, dtype=np.uint32)
         self.ips = np.zeros(RECV_ROWS, dtype=np.uint32)
         self.ports = np.zeros(RECV_ROWS, dtype=np.uint16)
+        self._names: dict[tuple[int, int], tuple[str, int]] = {}   # a job has few peers
         self._p = (_FFI.from_buffer("uint8_t[]", self.buf),
                    _FFI.from_buffer("uint32_t[]", self.lens),
                    _FFI.from_buffer("uint32_t[]", self.ips),
@@ -172,8 +173,14 @@ class Receiver:
 
     def address(self, k: int) -> tuple[str, int]:
         """Row ``k``'s source as ``recvfrom`` gives it."""
-        return (socket.inet_ntoa(int(self.ips[k]).to_bytes(4, sys.byteorder)),
-                socket.ntohs(int(self.ports[k])))
+        key = (int(self.ips[k]), int(self.ports[k]))
+        name = self._names.get(key)
+        if name is None:
+            if len(self._names) > 4096:       # many senders (a scan?): keep the cache small
+                self._names.clear()
+            name = self._names[key] = (socket.inet_ntoa(key[0].to_bytes(4, sys.byteorder)),
+                                       socket.ntohs(key[1]))
+        return name
 
 
 def ip_key(ip: str) -> int:
