@@ -26,6 +26,8 @@ from dhc.hashing import SketchHash
 from dhc.peeling import peel_rows
 from dhc.protocol import aggregate_round
 
+from . import codec_compare
+
 LHC_FACTOR = 1.23
 
 
@@ -51,6 +53,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--flat-density", type=float, default=0.01)
     parser.add_argument("--backends", default=",".join(backend.available()),
                         help="codec backends compared side by side (numba, numpy)")
+    parser.add_argument("--baseline", default="",
+                        help="a previous version (git revision, or a directory holding its dhc "
+                             "and dhcwire) timed side by side with this one on the goal cases")
     parser.add_argument("--seed", type=int, default=0)
 
 
@@ -261,6 +266,10 @@ def backend_goals(args: argparse.Namespace, rng: np.random.Generator) -> dict:
         xs = random_sparse(rng, int(n), int(float(d)), float(density))
         cases.append({"d": int(float(d)), "density": float(density), "workers": int(n),
                       "arms": side_by_side(xs, backends, [1, 2], args.repeats)})
+        if args.baseline:
+            cases[-1]["vs_baseline"] = {
+                f"{t}_threads": codec_compare.compare(xs, args.baseline, args.repeats, t)
+                for t in (1, 2)}
     flat = []
     for d in _ints(args.flat_dims):
         xs = random_sparse(rng, 1, d, args.flat_density)

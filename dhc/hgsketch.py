@@ -202,9 +202,11 @@ class HGSketchWorker(RoundWorker):
         t0 = time.perf_counter()
         nat = self._native
         index = LocalIndex(self._x, self.params.block_size, nat.scan if nat is not None else None)
+        exponent = (nat.max_exponent if nat is not None else qz.finite_max_exponent)(
+            index.values)
         st = self.round_state = RoundState(index, index.values,
-                                     ScaleRound.of(index.values, self.fingerprint(),
-                                                   self.n_workers))
+                                           ScaleRound(self.fingerprint(), exponent,
+                                                      self.n_workers))
         segs = [st.scale.segment(), Segment(Level.BLOCK_INDEX, index.block_lanes())]
         if self.params.fuse_rounds:
             # SUM of the workers' nonzero counts: an upper bound of the union that sizes the
@@ -231,7 +233,9 @@ class HGSketchWorker(RoundWorker):
         st = self._state()
         self._scale_exp = st.scale.scale_exponent(agg[0])
         ix = st.index
-        st.active_ids = ix.active_blocks(agg[1])
+        nat = self._native
+        st.active_ids = nat.active_blocks(ix, agg[1]) if nat is not None else ix.active_blocks(
+            agg[1])
         # every aggregated block is one of ours: the union may be exactly our support
         st.blocks_mine = bool(np.array_equal(agg[1], ix.block_lanes()))
         self.stats.active_blocks = int(st.active_ids.size)
@@ -239,7 +243,8 @@ class HGSketchWorker(RoundWorker):
         self.stats.decode_seconds += t1 - t0
         if st.active_ids.size == 0:
             return self._finish(np.zeros(0, np.int64), np.zeros(0, np.int64))
-        st.q = qz.quantize(st.values, self._scale_exp, self.n_workers)
+        st.q = (nat.quantize if nat is not None else qz.quantize)(st.values, self._scale_exp,
+                                                                   self.n_workers)
         segs = [Segment(Level.ELEMENT_INDEX, ix.element_lanes(st.active_ids))]
         if self.params.fuse_rounds:
             bound = min(int(agg[2][0]), st.active_ids.size * ix.block, self.d)
@@ -301,7 +306,10 @@ class HGSketchWorker(RoundWorker):
         ix = st.index
         assert st.active_ids is not None
         mine = self._sent[0].lanes
-        ix.check_elements_covered(mine, agg)
+        if nat is not None:
+            nat.check_elements_covered(ix, mine, agg)
+        else:
+            ix.check_elements_covered(mine, agg)
         if st.blocks_mine and np.array_equal(mine, agg):
             cand, own = ix.nz, None
         elif nat is not None:

@@ -15,10 +15,9 @@ instead of compiling again.
 from __future__ import annotations
 
 import numpy as np
-from llvmlite import ir
-from numba import njit, types
-from numba.core import cgutils
-from numba.extending import intrinsic
+from numba import njit
+
+from .intrinsics import ctz, nonzero64, popcount
 
 _U1 = np.uint64(1)
 _U5 = np.uint64(5)
@@ -31,67 +30,6 @@ _M2 = np.uint64(0x94D049BB133111EB)
 _LOW32 = np.uint64(0xFFFFFFFF)
 
 _jit = njit(cache=True, nogil=True, boundscheck=False)
-
-
-@intrinsic
-def prefetch(typingctx, arr, idx):
-    """Ask the CPU to bring ``arr[idx]`` (row ``idx`` of a 2-D array) into the caches
-    (``llvm.prefetch``, read, high locality): a large peel is bound by cache misses whose
-    addresses are known a few items in advance.  Only a hint: any index is safe."""
-    if not isinstance(arr, types.Array) or not isinstance(idx, types.Integer):
-        return None
-
-    def codegen(context, builder, signature, args):
-        aryty, idxty = signature.args
-        ary = context.make_array(aryty)(context, builder, args[0])
-        inds = [context.cast(builder, args[1], idxty, types.intp)]
-        inds += [context.get_constant(types.intp, 0)] * (aryty.ndim - 1)
-        ptr = cgutils.get_item_pointer2(context, builder, ary.data,
-                                        cgutils.unpack_tuple(builder, ary.shape, aryty.ndim),
-                                        cgutils.unpack_tuple(builder, ary.strides, aryty.ndim),
-                                        aryty.layout, inds)
-        i8p = ir.IntType(8).as_pointer()
-        i32 = ir.IntType(32)
-        fn = cgutils.get_or_insert_function(
-            builder.module, ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32]),
-            "llvm.prefetch.p0")
-        builder.call(fn, [builder.bitcast(ptr, i8p), i32(0), i32(3), i32(1)])
-        return context.get_dummy_value()
-
-    return types.void(arr, idx), codegen
-
-
-@intrinsic
-def ctz(typingctx, x):
-    """Index of the lowest set bit of a non-zero uint64 (``llvm.cttz``: one instruction,
-    where a binary search branches on random bits)."""
-    if not isinstance(x, types.Integer):
-        return None
-
-    def codegen(context, builder, signature, args):
-        val = context.cast(builder, args[0], signature.args[0], types.uint64)
-        i64 = ir.IntType(64)
-        fn = cgutils.get_or_insert_function(
-            builder.module, ir.FunctionType(i64, [i64, ir.IntType(1)]), "llvm.cttz.i64")
-        return builder.call(fn, [val, ir.Constant(ir.IntType(1), 1)])
-
-    return types.uint64(x), codegen
-
-
-@intrinsic
-def popcount(typingctx, x):
-    """Set bits of a uint64 (``llvm.ctpop``)."""
-    if not isinstance(x, types.Integer):
-        return None
-
-    def codegen(context, builder, signature, args):
-        val = context.cast(builder, args[0], signature.args[0], types.uint64)
-        i64 = ir.IntType(64)
-        fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(i64, [i64]),
-                                            "llvm.ctpop.i64")
-        return builder.call(fn, [val])
-
-    return types.uint64(x), codegen
 
 
 @_jit
@@ -109,20 +47,33 @@ def mix(idx, salt):
 # --- encoder: support listing -------------------------------------------------------------------
 
 @_jit
-def list_bits(words, w0, w1, u, nz, vals, offset):
-    """Positions of the set bits of ``words[w0:w1]`` into ``nz[offset:]`` (ascending) and the
-    integer-view values of ``u`` there into ``vals``."""
-    o = offset
+def scan_support(u, mask, w0, w1, words, nz, vals, o):
+    """One pass over ``u[64*w0 : 64*w1]`` (the integer view of x): bitmap word w of
+    ``u & mask != 0`` (``mask`` clears the sign bit, so -0.0 is a zero as in ``x != 0``) into
+    ``words[w]`` (0 past the end of u), and the positions of its set bits and the values there
+    into ``nz[o:]`` and ``vals[o:]``, while the values are still in the L1 cache.  Stops before
+    a word whose bits might not fit ``nz`` or ``vals``; returns (the next word, the next free
+    slot)."""
+    full = u.size // 64
+    cap = min(nz.size, vals.size) - 64
     for w in range(w0, w1):
-        t = words[w]
+        if o > cap:
+            return w, o
         base = w * 64
+        if w < full:
+            t = nonzero64(u, base, mask)
+        else:                                   # the tail word, and padding past u
+            t = np.uint64(0)
+            for j in range(min(64, max(0, u.size - base))):
+                t |= np.uint64((u[base + j] & mask) != 0) << np.uint64(j)
+        words[w] = t
         while t:
             p = base + np.int64(ctz(t))
             nz[o] = p
             vals[o] = u[p]
             o += 1
             t &= t - _U1
-    return o
+    return w1, o
 
 
 # --- decoder: union of the element index -----------------------------------------------------
@@ -134,6 +85,75 @@ def union_count(agg):
     for i in range(agg.size):
         total += np.int64(popcount(agg[i]))
     return total
+
+
+@_jit
+def element_index_summary(agg, words_per_block):
+    """(set bits of the lanes, whether every block of ``words_per_block`` lanes has one):
+    what ``index.check_element_index`` checks and the union's size, in one pass."""
+    total = 0
+    every = True
+    if words_per_block == 1:                    # the default b = 32: a flat loop vectorises
+        empty = 0
+        for i in range(agg.size):
+            total += np.int64(popcount(agg[i]))
+            empty |= np.int64(agg[i] == 0)
+        return total, empty == 0
+    for blk in range(agg.size // words_per_block):
+        bits = 0
+        for i in range(blk * words_per_block, (blk + 1) * words_per_block):
+            bits += np.int64(popcount(agg[i]))
+        every &= bits != 0
+        total += bits
+    return total, every
+
+
+@_jit
+def lanes_cover(mine, agg):
+    """Whether every bit of ``mine`` is set in ``agg`` (lanes of equal length)."""
+    missing = np.uint64(0)
+    for i in range(mine.size):
+        missing |= np.uint64(mine[i]) & ~np.uint64(agg[i])
+    return missing == 0
+
+
+@_jit
+def list_lane_bits(lanes, out):
+    """Positions of the set bits of uint32 ``lanes`` (bit j of lane w is 32*w + j), ascending,
+    into ``out``."""
+    o = 0
+    for w in range(lanes.size):
+        t = np.uint64(lanes[w])
+        while t:
+            out[o] = w * 32 + np.int64(ctz(t))
+            o += 1
+            t &= t - _U1
+    return o
+
+
+@_jit
+def max_magnitude(values):
+    """(largest |value| as float64, whether every value is finite)."""
+    peak = 0.0
+    finite = True
+    for i in range(values.size):
+        a = abs(np.float64(values[i]))
+        finite &= a < np.inf                    # False for inf and NaN
+        peak = max(peak, a)
+    return peak, finite
+
+
+@_jit
+def quantize(values, scale, out):
+    """``out = rint(values * scale)`` (int64; ``scale`` a power of two, so the product is
+    ``ldexp``'s, exact unless it underflows, and rounded as numpy rounds it: half to even);
+    returns the largest |out|."""
+    peak = np.int64(0)
+    for i in range(values.size):
+        q = np.int64(np.rint(np.float64(values[i]) * scale))
+        out[i] = q
+        peak = max(peak, abs(q))
+    return peak
 
 
 @_jit
@@ -282,259 +302,3 @@ def write_dense(dest, lo, idx, values, scale):
         dest[i] = 0
     for j in range(idx.size):
         dest[idx[j] - lo] = np.float32(np.float64(values[j]) * scale)
-
-
-# --- decoder: peeling ------------------------------------------------------------------------
-
-@njit(cache=True, nogil=True, inline="always")
-def _remove(st, bk, wide, shift, c, sv):
-    """Take candidate ``c`` (value times its sign here: ``sv``) out of bucket ``bk``."""
-    if wide:
-        st[bk, 0] = (st[bk, 0] - _U1) ^ (np.uint64(c) << _U32)
-        st[bk, 1] = np.uint64((np.int64(st[bk, 1]) - sv) & 0xFFFFFFFF)
-    else:
-        w = st[bk, 0]
-        hi = ((w >> _U32) - _U1) ^ (np.uint64(c) << shift)
-        lo = np.uint64((np.int64(w) - sv) & 0xFFFFFFFF)
-        st[bk, 0] = (hi << _U32) | lo
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _list_pure(st, m, wide, cmask, lst):
-    """Write the buckets holding exactly one candidate into ``lst``; return how many."""
-    n_list = 0
-    for bk in range(m):
-        cnt = st[bk, 0] & _LOW32 if wide else (st[bk, 0] >> _U32) & cmask
-        lst[n_list] = bk
-        n_list += np.int64(cnt == _U1)
-    return n_list
-
-
-@_jit
-def fill_state(codes, sketch, shift, st, ahead):
-    """Bucket records of the peel (see :func:`peel`) from the sketch and the candidates' codes;
-    False if a count does not fit ``shift`` bits (narrow layout only).  Row by row: the
-    buckets of one row are one contiguous third of ``st``, which stays in the caches while
-    the candidates stream by (the fields are sums and xors, so the order does not matter)."""
-    k, rows = codes.shape
-    m = sketch.size
-    if st.shape[1] == 2:
-        for bk in range(m):
-            st[bk, 0] = 0
-            st[bk, 1] = sketch[bk]
-        for j in range(rows):
-            for c in range(k):
-                if ahead:
-                    prefetch(st, codes[min(c + ahead, k - 1), j] >> 1)
-                bk = codes[c, j] >> 1
-                st[bk, 0] = (st[bk, 0] + _U1) ^ (np.uint64(c) << _U32)
-        return True
-    ushift = np.uint64(shift)
-    for bk in range(m):
-        st[bk, 0] = np.uint64(sketch[bk])
-    one = _U1 << _U32
-    full = ((_U1 << ushift) - _U1) << _U32
-    over = np.uint64(0)
-    for j in range(rows):
-        for c in range(k):
-            if ahead:
-                prefetch(st, codes[min(c + ahead, k - 1), j] >> 1)
-            bk = codes[c, j] >> 1
-            w = (st[bk, 0] + one) ^ ((np.uint64(c) << ushift) << _U32)
-            st[bk, 0] = w
-            over |= np.uint64((w & full) == 0)      # the count field wrapped to 0
-    return over == 0
-
-
-@_jit
-def peel(codes, sketch, row_len, shift, values, recovered, residual, st, lst, cand_of, val_of,
-         crow, ahead):
-    """Worklist peeling of ``sketch`` (uint32 lanes); returns the number of generations.
-
-    Per bucket one record: count, xor of its candidates' positions (the position when the
-    count is 1) and value mod 2**32.  ``st`` is m x 1 uint64 (``value | (count | xor << shift)
-    << 32``, positions in the 32 - shift high bits) or m x 2 (``count | xor << 32``, value):
-    the random accesses of a large peel are cache misses, so 8 bytes per bucket instead of 16
-    pays.  Returns -1 (nothing decoded) if a count does not fit ``shift`` bits: call again
-    with the m x 2 layout.  Generation 1 is every pure bucket in ascending
-    order.  A generation (1) reads the candidate and value of each listed bucket and keeps the
-    last listing of each candidate, (2) subtracts every kept candidate from its buckets,
-    writing the touched buckets candidate-major into ``lst``, (3) keeps in ``lst`` the touched
-    buckets that are now pure: the next generation.  That is exactly the order of
-    ``dhc.peeling``'s vectorised iterations, so the candidates, the bucket each is read from,
-    the values, the residual and the generation count are identical.  The work is
-    O(k * rows + m) in all, whatever the number of generations.  Splitting a generation into
-    passes keeps each pass's random accesses independent of each other, so the CPU overlaps
-    their cache misses, and signs and purity are applied without branches (a mispredicted
-    branch on a random sign discards the loads in flight).
-
-    ``st``, ``lst`` (max(m, rows * k) int32), ``cand_of``, ``val_of`` (k int64) and ``crow``
-    (k x rows, like ``codes``) are scratch, kept small: the whole working set of a peel of
-    10**5 elements then stays in the caches.  Beyond that every pass knows the addresses of
-    its random accesses ``ahead`` items in advance (the listed buckets, the recovered
-    candidates' codes and buckets) and prefetches them, so the misses of a large peel
-    overlap instead of stalling one by one (``ahead`` = 0: no prefetching)."""
-    k, rows = codes.shape
-    m = sketch.size
-    wide = st.shape[1] == 2
-    ushift = np.uint64(shift)
-    cmask = (_U1 << ushift) - _U1
-    if not fill_state(codes, sketch, shift, st, ahead):
-        return -1
-    n_list = _list_pure(st, m, wide, cmask, lst)
-    generations = 0
-    while n_list > 0:
-        generations += 1
-        # (1) read every listed bucket (all still pure: nothing changed since the listing)
-        # and keep the last listing of each candidate (as numpy's ``mark[pos] = order``):
-        # walk the list backwards keeping first sightings; entry q is then candidate
-        # p - 1 - q of the reference's order
-        p = 0
-        for t in range(n_list - 1, -1, -1):
-            if ahead:
-                prefetch(st, lst[max(t - ahead, 0)])
-            bk = lst[t]
-            w = st[bk, 0]
-            c = np.int64(w >> _U32) if wide else np.int64(w >> (_U32 + ushift))
-            if recovered[c]:
-                continue                              # listed again later in this generation
-            recovered[c] = True
-            cand_of[p] = c
-            a = st[bk, 1] if wide else w
-            # value mod 2**32 read as int32, and the pure bucket (no division for its row:
-            # phase 2 finds it among the candidate's buckets)
-            val_of[p] = (np.int64(np.int32(a & _LOW32)) << 32) | bk
-            p += 1
-        # (2) gather the recovered candidates' codes, then subtract them from their buckets,
-        # listing the touched buckets candidate-major in the reference's order (each
-        # candidate touches exactly ``rows`` buckets, so its place in the list is known)
-        for i in range(p):
-            if ahead:
-                prefetch(codes, cand_of[min(i + ahead, p - 1)])
-            c = cand_of[i]
-            for j in range(rows):
-                crow[i, j] = codes[c, j]
-        for i in range(p):
-            if ahead:
-                i2 = min(i + ahead, p - 1)
-                for j in range(rows):
-                    prefetch(st, crow[i2, j] >> 1)
-                prefetch(values, cand_of[i2])
-            c = cand_of[i]
-            a = val_of[i] >> 32
-            pure = val_of[i] & 0xFFFFFFFF
-            neg = np.int64(0)
-            for j in range(rows):                     # the sign in the pure bucket
-                code = np.int64(crow[i, j])
-                neg |= (code & 1) & -np.int64((code >> 1) == pure)
-            v = (a ^ -neg) + neg                      # negated where its sign is -1
-            values[c] = v
-            at = (p - 1 - i) * rows
-            for j in range(rows):
-                code = crow[i, j]
-                bj = code >> 1
-                sneg = code & 1
-                _remove(st, bj, wide, ushift, c, (v ^ -sneg) + sneg)
-                lst[at + j] = bj
-        n = p * rows
-        # (3) the touched buckets that are pure now (branch-free compaction)
-        n_list = 0
-        for t in range(n):
-            if ahead:
-                prefetch(st, lst[min(t + ahead, n - 1)])
-            bj = lst[t]
-            cnt = st[bj, 0] & _LOW32 if wide else (st[bj, 0] >> _U32) & cmask
-            lst[n_list] = bj
-            n_list += np.int64(cnt == _U1)
-    for bk in range(m):
-        col = st[bk, 1] if wide else st[bk, 0]
-        residual[bk] = np.int64(np.int32(col & _LOW32))
-    return generations
-
-
-
-@_jit
-def peel_sets(codes, sketch, shift, values, recovered, residual, st, lst, cand_of, val_of, crow,
-              ahead):
-    """:func:`peel` without the reference's order inside a generation; returns the number of
-    generations, -1 as :func:`peel`, or -2 when the order could matter (then run
-    :func:`peel`).
-
-    The passes are those of :func:`peel`, except that pass 2 lists a touched bucket at the
-    moment its count drops to 1, so pass 3 disappears.  Counts only fall, so each bucket is
-    listed at most once in all (``lst`` needs m entries), and no bucket changes during pass 1:
-    a listed bucket whose count is not 1 there lost its candidate later in the generation
-    that listed it, and is skipped.  So every generation recovers exactly the reference's set
-    of candidates.  Only a candidate that is pure in two buckets of one generation may be read
-    from another bucket than in the reference.  On a consistent sketch both readings agree;
-    if they do not, the bucket not read keeps a non-zero value with a count of 0 to the end,
-    which the last pass detects (-2).  So whenever this returns >= 0, values, flags, residual
-    and generation count are the reference's."""
-    k, rows = codes.shape
-    m = sketch.size
-    wide = st.shape[1] == 2
-    ushift = np.uint64(shift)
-    cmask = (_U1 << ushift) - _U1
-    if not fill_state(codes, sketch, shift, st, ahead):
-        return -1
-    n_list = _list_pure(st, m, wide, cmask, lst)
-    generations = 0
-    while n_list > 0:
-        # (1) the listed buckets still pure, one candidate each
-        p = 0
-        for t in range(n_list):
-            if ahead:
-                prefetch(st, lst[min(t + ahead, n_list - 1)])
-            bk = lst[t]
-            w = st[bk, 0]
-            cnt = w & _LOW32 if wide else (w >> _U32) & cmask
-            c = np.int64(w >> _U32) if wide else np.int64(w >> (_U32 + ushift))
-            if cnt != _U1 or recovered[c]:
-                continue
-            recovered[c] = True
-            cand_of[p] = c
-            a = st[bk, 1] if wide else w
-            val_of[p] = (np.int64(np.int32(a & _LOW32)) << 32) | bk
-            p += 1
-        generations += np.int64(p > 0)
-        # (2) gather their codes, subtract them, list the buckets that become pure
-        for i in range(p):
-            if ahead:
-                prefetch(codes, cand_of[min(i + ahead, p - 1)])
-            c = cand_of[i]
-            for j in range(rows):
-                crow[i, j] = codes[c, j]
-        n_list = 0
-        for i in range(p):
-            if ahead:
-                i2 = min(i + ahead, p - 1)
-                for j in range(rows):
-                    prefetch(st, crow[i2, j] >> 1)
-                prefetch(values, cand_of[i2])
-            c = cand_of[i]
-            a = val_of[i] >> 32
-            pure = val_of[i] & 0xFFFFFFFF
-            neg = np.int64(0)
-            for j in range(rows):
-                code = np.int64(crow[i, j])
-                neg |= (code & 1) & -np.int64((code >> 1) == pure)
-            v = (a ^ -neg) + neg
-            values[c] = v
-            for j in range(rows):
-                code = crow[i, j]
-                bj = code >> 1
-                sneg = code & 1
-                _remove(st, bj, wide, ushift, c, (v ^ -sneg) + sneg)
-                cnt = st[bj, 0] & _LOW32 if wide else (st[bj, 0] >> _U32) & cmask
-                lst[n_list] = bj
-                n_list += np.int64(cnt == _U1)
-    clash = False
-    for bk in range(m):
-        w = st[bk, 0]
-        col = st[bk, 1] if wide else w
-        r = np.int64(np.int32(col & _LOW32))
-        residual[bk] = r
-        cnt = w & _LOW32 if wide else (w >> _U32) & cmask
-        clash |= (cnt == 0) & (r != 0)
-    return -2 if clash else generations
-

@@ -53,6 +53,8 @@ class PeelResult:
     @property
     def stuck(self) -> np.ndarray:
         """Candidate positions peeling could not recover (the 2-core)."""
+        if self.recovered.all():                # the usual case: one pass, no temporaries
+            return np.zeros(0, np.int64)
         return np.flatnonzero(~self.recovered)
 
 

@@ -7,12 +7,13 @@ from typing import Any
 
 from lark import Tree
 
-from .binding import bind_arguments, compatible
+from .binding import bind_arguments, compatible, compound_copies
 from .decls import ann_dict, is_fixed_width
 from .exprs import Sym, is_const, wrap_code
 from .externs import Counter, DirectCounter, Meter, Register
 from .functions import call_function
-from .layout import field_width, pyfield
+from .inlining import substitutes_arguments
+from .layout import SIZE_METHODS, default_code, fresh_lines, pyfield, size_in_bits
 from .types import (
     BitT,
     BoolT,
@@ -38,6 +39,10 @@ EXTERN_FUNCS = {"mark_to_drop", "hash", "verify_checksum", "update_checksum", "v
                 "recirculate",
                 "resubmit_preserving_field_list", "recirculate_preserving_field_list", "random", "digest",
                 "truncate", "assert", "assume", "log_msg", "verify"}
+
+# extern functions a user function may call too (p4c inlines functions; these touch no packet
+# or pipeline state, so they mean the same wherever the function is called)
+FUNCTION_SAFE = {"random", "hash", "log_msg", "assert", "assume"}
 
 
 @dataclass
@@ -158,7 +163,7 @@ class Calls:
                 if sym.kind == "control":
                     if method != "apply":
                         raise g.err(callee, f"controls have no method {method}")
-                    return self.control_apply(g, sym, args, n)
+                    return self.control_apply(g, sym, args, n, str(base.children[-1]))
                 if sym.kind in ("packet_in", "packet_out"):
                     return self.packet_method(g, sym, method, args, targs, n)
                 if sym.kind == "action":
@@ -185,7 +190,7 @@ class Calls:
             if sym is None and name in getattr(self.prog, "functions", {}):
                 finfo = self.prog.functions[name]
                 r = call_function(g, finfo, args, n, as_expr)
-                return out_headers_invalid(g, finfo.params, args) + r if isinstance(r, list) else r
+                return r + union_fixups(g, finfo.params, args) if isinstance(r, list) else r
             if name in g.d.extern_funcs:
                 return self.extern_func(g, name, args, targs, n)
             if sym is None:
@@ -199,21 +204,26 @@ class Calls:
             raise g.err(n, f"action {info.local} can only be called from a control")
         if g.in_action is not None and g.in_action is info:
             raise g.err(n, "recursive action call")
-        codes, outs = bind_arguments(g, f"action {info.local}", info.params, args, info.scalar_outs, n)
+        codes, outs = bind_arguments(g, f"action {info.local}", info.params, args, info.scalar_outs, n,
+                                     constant_data=True)
         if g.in_action is None:  # called from an apply block: p4c lists it in P4Info
             self.prog.direct_actions.add(info.name)
+        pre, codes, post = compound_copies(g, info.params, codes)
         call = f"{info.pyfn}(L{''.join(', ' + c for c in codes)})"
         fix = union_fixups(g, info.params, args)
-        pre = out_headers_invalid(g, info.params, args)
-        if not outs:
-            return pre + [call] + fix
-        lines = pre + [f"_r = {call}"]
+        lines = pre + [f"_r = {call}" if outs else call]
+        if g.in_action is None and (outs or post):  # p4c copies out/inout back before `exit`
+            backs = post + [ln for k, setter in enumerate(outs) for ln in setter(f"_e.outs[{k}]")]
+            lines = pre + ["try:", "    " + lines[-1], "except _Exit as _e:"] + \
+                ["    " + b for b in backs] + ["    raise"]
+        lines += post
         for k, setter in enumerate(outs):
             lines += setter(f"_r[{k}]")
         return lines + fix
 
-    def control_apply(self, g, sym, args, n) -> list[str]:
-        """Apply a sub-control: copy-in to a fresh Locals, run, copy scalar out/inout back."""
+    def control_apply(self, g, sym, args, n, inst: str) -> list[str]:
+        """Apply a sub-control with a fresh Locals: its arguments substituted (compound ones by
+        reference, scalars copied back even after `exit`) or through p4c's temporaries."""
         sub = sym.info
         if g.kind != "control":
             raise g.err(n, "controls can only be applied from controls")
@@ -222,17 +232,35 @@ class Calls:
         var = g.fresh("_L")
         lines = [f"{var} = _Locals()"]
         backs = []
+        by_ref = substitutes_arguments(g.tree, inst, args)  # see inlining.py
         for p, a in zip(sub.params, args, strict=False):
+            compound = isinstance(p.type, (StructLikeT, StackT))
             if p.direction in ("out", "inout"):
                 code, t, setter = g.lvalue(a)
                 if not compatible(t, p.type):
                     raise g.err(a, f"argument of type {t} for {p.direction} parameter {p.name}: {p.type}")
+                if by_ref and p.direction == "out":  # p4c resets it (DoResetHeaders)
+                    lines[1:1] = fresh_lines(code, p.type, False)
+                if not by_ref and compound:  # p4c's temporary (reset when `out`)
+                    fresh = default_code(p.type, g.prog.err_oob)
+                    lines.append(f"{var}.p_{p.name} = " + (fresh if p.direction == "out"
+                                                            else f"_fresh({fresh}, {code})"))
+                    backs.append(f"{code}._asg({var}.p_{p.name})")
+                    continue
+                if p.direction == "out" and not by_ref and not compound:
+                    code = default_code(p.type, 0)  # a fresh temporary in p4c's output
                 lines.append(f"{var}.p_{p.name} = {code}")
-                if not isinstance(p.type, (StructLikeT, StackT)):
+                if not compound:
                     backs += setter(f"{var}.p_{p.name}")
+            elif compound and not by_ref and p.direction == "in":
+                code = g.ex_to(a, p.type)
+                lines.append(f"{var}.p_{p.name} = _fresh({default_code(p.type, g.prog.err_oob)}, {code})")
             else:
                 lines.append(f"{var}.p_{p.name} = {g.ex_to(a, p.type)}")
         lines.append(f"{sym.code}({var})")
+        if backs and by_ref:  # the callee's writes land at once (p4c's substitution)
+            lines[-1:] = ["try:", f"    {lines[-1]}", "except _Exit:"] + \
+                ["    " + b for b in backs] + ["    raise"]
         return lines + backs + union_fixups(g, sub.params, args)
 
     # ------------------------------------------------------------ headers
@@ -241,9 +269,9 @@ class Calls:
             raise g.err(n, f"{method}() takes no arguments")
         if method == "isValid":
             return f"{code}._v", BoolT()
-        if method in ("minSizeInBits", "minSizeInBytes"):  # compile-time sizes (varbit fields count 0)
-            bits = sum(field_width(ft) for _f, ft in t.fields)
-            return str(bits if method == "minSizeInBits" else bits // 8), IntLitT()
+        if method in SIZE_METHODS:  # compile-time sizes
+            maximum, unit = SIZE_METHODS[method]
+            return str(size_in_bits(t, maximum) // unit), IntLitT()
         if method == "setValid":
             # p4c compiles setValid() to BMv2's add_header: an invalid header is reset to 0 first
             g.lvalue(base)
@@ -414,16 +442,9 @@ class Calls:
             if not isinstance(t, ErrorT):
                 raise g.err(args[1], f"verify needs an error value, got {t}")
             return [f"if not {cond}: raise _Reject({c})"]
-        if g.kind != "control":
+        if g.kind != "control" and not (g.kind == "function" and name in FUNCTION_SAFE):
             raise g.err(n, f"{name} can only be called in a control")
         return v1_function(self, g, name, args, n, targs)
-
-
-def out_headers_invalid(g, params, args) -> list[str]:
-    """An ``out`` header parameter starts invalid: p4c passes a fresh local and copies it out
-    (assign_header), so a header the callee does not make valid ends up invalid."""
-    return [f"{g.ex(a)[0]}._v = False" for p, a in zip(params, args, strict=False)
-            if p.direction == "out" and isinstance(p.type, HeaderT)]
 
 
 def union_fixups(g, params, args) -> list[str]:

@@ -49,15 +49,17 @@ def unique_properties(gen, table: str, props: list) -> None:
         seen.add(name)
 
 
-def same_directional_args(gen, action, default_args: list, listed_args: list, node) -> None:
-    """``default_action = a(x, ...)`` must bind ``a``'s directional parameters to the same
-    expressions as the table's ``actions`` list does (p4c: argument does not match)."""
+def same_directional_args(gen, action, default_args: list, listed_args: list, node,
+                          what: str = "default action") -> None:
+    """``default_action = a(x, ...)`` (and an entry's action) must bind ``a``'s directional
+    parameters to the same expressions as the table's ``actions`` list does (p4c's
+    validateActionInitializer: argument does not match)."""
     if not listed_args or len(default_args) != len(listed_args) + len(action.data_params):
         return  # the default names only the action data (the actions list binds the rest)
     from_list = [_text(a) for a in listed_args]
     given = [_text(a) for a in default_args[:len(from_list)]]
     if given != from_list:
-        raise gen.err(node, f"default action {action.local}: directional arguments "
+        raise gen.err(node, f"{what} {action.local}: directional arguments "
                             f"({', '.join(given)}) do not "
                             f"match the table's actions list ({', '.join(from_list)})")
 
@@ -69,3 +71,15 @@ def _text(node) -> str:
         return "".join(_text(c) + ("." if isinstance(c, Tree) and node.data == "member" else "")
                        for c in node.children if c is not None).rstrip(".")
     return str(node)
+
+
+def no_void_variables(ctx, tree: Tree) -> None:
+    """A variable or constant cannot have type ``void`` (p4c: it has no values), and a variable
+    cannot have type ``string`` (strings are compile-time only: extern arguments)."""
+    for d in ("var_decl", "const_decl"):
+        for node in tree.find_data(d):
+            t = node.children[1]
+            kind = t.data[2:] if isinstance(t, Tree) and t.data in ("t_void", "t_string") else None
+            if kind == "void" or kind == "string" and d == "var_decl":
+                raise ctx.err(node, f"{node.children[2].children[0]}: cannot declare a "
+                                    f"variable of type {kind}")

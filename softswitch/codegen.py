@@ -26,6 +26,7 @@ from .types import (
     P4Type,
     StackT,
     StructLikeT,
+    TupleT,
 )
 from .unions import union_siblings
 
@@ -53,6 +54,7 @@ class KeyInfo:
     width: int
     code: str
     annotations: dict[str, list] = field(default_factory=dict)
+    type: P4Type | None = None  # the key expression's type (entries must match it)
 
 
 @dataclass
@@ -208,6 +210,12 @@ class BlockGen:
             w = hi - lo + 1
             keep = bt.mask ^ (((1 << w) - 1) << lo)
             return bcode, BitT(w), lambda rhs: bset(f"(({bcode} & {keep}) | (({rhs}) << {lo}))")
+        if isinstance(node, Tree) and node.data == "index" and isinstance(self.ex(node.children[0])[1],
+                                                                          TupleT):
+            bcode, bt, bset = self.lvalue(node.children[0])
+            code, t = self.ex(node)  # checks the constant index
+            i = self.ec()._const_of(node.children[1])
+            return code, t, lambda rhs: bset(f"({bcode}[:{i}] + (({rhs}),) + {bcode}[{i + 1}:])")
         if isinstance(node, Tree) and node.data == "member" and \
                 str(node.children[1].children[0]) in ("next", "last") and \
                 isinstance(self.ex(node.children[0])[1], StackT):
@@ -222,10 +230,17 @@ class BlockGen:
     def assign(self, target_node, value_node) -> None:
         code, t, setter = self.lvalue(target_node)
         if self._out_function(value_node):
-            # `tmp = f(x)` of desugar.py: copy-out of f's scalar out/inout arguments, then the value
+            # `tmp = f(x)` of desugar.py: copy-out of f's out/inout arguments, then the value
             lines = self.prog.calls.call_stmt(self, value_node)
-            for ln in lines + setter(self.ec().convert("_r[0]", self.prog.functions[
-                    str(value_node.children[0].children[-1])].ret, t, value_node)):
+            info = self.prog.functions[str(value_node.children[0].children[-1])]
+            r = self.ec().convert("_r[0]" if info.scalar_outs else "_r", info.ret, t, value_node)
+            if isinstance(t, (StructLikeT, StackT)):  # BMv2's assignment, as below
+                lines = lines + [f"{code}._asg({r})"] + [
+                    f"if {code}._v: " + "; ".join(f"{c}._v = False" for c in sibs)
+                    for sibs in [union_siblings(self, target_node)] if sibs]
+            else:
+                lines = lines + setter(r)
+            for ln in lines:
                 self.em(ln)
             return
         ec = self.ec()
@@ -243,13 +258,15 @@ class BlockGen:
             self.em(ln)
 
     def _out_function(self, node) -> bool:
-        """Is ``node`` a call of a user function with scalar out/inout parameters?"""
+        """Is ``node`` a call of a user function with out/inout parameters (copy-out, union
+        membership after the call)?"""
         if not (isinstance(node, Tree) and node.data == "call" and isinstance(node.children[0], Tree)
                 and node.children[0].data == "ident"):
             return False
         name = str(node.children[0].children[-1])
         info = getattr(self.prog, "functions", {}).get(name)
-        return info is not None and self.scope.lookup(name) is None and bool(info.scalar_outs)
+        return info is not None and self.scope.lookup(name) is None and \
+            any(p.direction in ("out", "inout") for p in info.params)
 
     # ------------------------------------------------------------ statements
     def stmts(self, nodes) -> None:

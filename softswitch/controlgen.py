@@ -5,11 +5,12 @@ from __future__ import annotations
 from lark import Tree
 
 from . import checks, checks_v1model, entries
+from .binding import compound_copies
 from .codegen import ActionInfo, BlockGen, KeyInfo, TableInfo, text_of
 from .decls import ann_dict
 from .exprs import DuplicateName, Scope, Sym, is_const
 from .layout import default_code, field_width, init_code
-from .types import BitT, BoolT, EnumT, IntLitT, NamedT, StackT, StructLikeT
+from .types import BitT, BoolT, EnumT, ErrorT, IntLitT, NamedT, StackT, StructLikeT
 
 
 class ControlGen(BlockGen):
@@ -134,16 +135,23 @@ class ControlGen(BlockGen):
         if self.prog.trace:
             self.em(f"_C.trace.append('action {name}')")
         self.in_action = info
+        if info.scalar_outs:  # an `exit` carries the out/inout values to the caller's copy-out
+            self.em("try:")
+            self.em.level += 1
         n0 = len(self.em.lines)
         try:
             self.block(body)
         finally:
             self.in_action = None
             self.scope = outer
-        if info.scalar_outs:
-            self.em(self.return_code_for(info))
-        elif len(self.em.lines) == n0:
+        if len(self.em.lines) == n0:
             self.em("pass")
+        if info.scalar_outs:
+            self.em.level -= 1
+            self.em("except _Exit as _e:")
+            self.em(f"    _e.outs = {self.return_code_for(info)[len('return '):]}")
+            self.em("    raise")
+            self.em(self.return_code_for(info))
         self.em.level -= 1
         self.em("")
         checks.claim_name(self, self.prog.actions, name, node, "action")
@@ -205,6 +213,8 @@ class ControlGen(BlockGen):
                             code = f"({code} & {t.mask})"
                     elif isinstance(t, EnumT) and t.underlying is not None:
                         w = t.underlying.width
+                    elif isinstance(t, (EnumT, ErrorT)):
+                        w = 32  # their codes, as the IR holds them
                     elif isinstance(t, (NamedT, IntLitT, StructLikeT, StackT)):
                         raise self.err(k, f"table key of type {t}: keys must be bit<W>, int<W>, bool, "
                                           "an enum or error")
@@ -212,7 +222,7 @@ class ControlGen(BlockGen):
                         w = field_width(t)
                     kd = ann_dict(kann, self.d)
                     kname = kd["name"][0] if kd.get("name") else text_of(kexpr)
-                    keys.append(KeyInfo(kname, kind, w, code, kd))
+                    keys.append(KeyInfo(kname, kind, w, code, kd, t))
                     key_nodes.append(k)
             elif p.data == "tp_actions":
                 for ar in p.children[1:]:
@@ -289,7 +299,12 @@ class ControlGen(BlockGen):
             for ent, prio in zip(entries_node, prios, strict=True):
                 _c, _p, ks, ar, _ea = ent.children
                 a, args = self.action_call(info, ar, in_entry=True)
+                given = [x for x in (ar.children[2].children if ar.children[2] is not None else [])
+                         if x is not None]
+                checks.same_directional_args(self, a, given, listed.get(a.name, []), ar, "entry action")
                 const_entries.append((entries.keyset_values(self, info, ks), a, args, prio))
+            entries.warn_shadowed(self, info, [(e.children[2], ce[0]) for e, ce in
+                                               zip(entries_node, const_entries, strict=True)])
         info.const_entries = const_entries
         self.tables[local] = info
         self.scope.declare(local, Sym("table", NamedT("__table__"), pyname, False, info))
@@ -299,26 +314,51 @@ class ControlGen(BlockGen):
         # the apply function
         self.em(f"def {pyname}(L):")
         self.em.level += 1
-        key = "(" + "".join(k.code + ", " for k in keys) + ")"
+        codes = [k.code for k in keys]
+        for i, c in enumerate(codes):
+            if ".at(" in c:  # p4c's key temporary is not assigned when the index is out of range
+                self.em("try:")
+                self.em(f"    _k{i} = {c}")
+                self.em("except _OOR:")  # (SimplifyKey, then the run-time index lowering)
+                self.em(f"    _k{i} = 0")
+                codes[i] = f"_k{i}"
+        key = "(" + "".join(c + ", " for c in codes) + ")"
         self.em(f"hit, ai, args = TB_{pyname}.lookup({key})")
         if self.prog.trace:
             self.em(f"_C.trace.append('table {qname} ' + ('hit' if hit else 'miss') + ' -> ' + "
                     f"{[a.name for a in actions]!r}[ai])")
         for i, (a, b) in enumerate(zip(actions, bound, strict=False)):
-            kw = "if" if i == 0 else "elif"
-            self.em(f"{kw} ai == {i}:")
+            self.em(f"{'if' if i == 0 else 'elif'} ai == {i}:")
             self.em.level += 1
-            if a.scalar_outs:
-                targets = []
-                for j in a.scalar_outs:
-                    targets.append(b[j] if j < len(b) else "_")
-                self.em(f"({', '.join(targets)},) = {a.pyfn}(L{''.join(', ' + x for x in b)}, *args)")
-            else:
-                self.em(f"{a.pyfn}(L{''.join(', ' + x for x in b)}, *args)")
+            self._bound_call(a, b)
             self.em.level -= 1
         self.em("return hit, ai")
         self.em.level -= 1
         self.em("")
+
+    def _bound_call(self, a: ActionInfo, b: list[str]) -> None:
+        """One action of a table's apply with its bound directional arguments: p4c's copies of
+        them (binding.py), copied back also when the action exits (``RemoveActionParameters``)."""
+        passed = [default_code(a.params[j].type, 0) if a.params[j].direction == "out"
+                  and j in a.scalar_outs else x for j, x in enumerate(b)]
+        pre, passed, post = compound_copies(self, a.params, passed)
+        targets = [b[j] if j < len(b) else "_" for j in a.scalar_outs]
+        call = f"{a.pyfn}(L{''.join(', ' + x for x in passed)}, *args)"
+        for ln in pre:
+            self.em(ln)
+        if not targets and not post:
+            self.em(call)
+            return
+        self.em("try:")
+        self.em(f"    ({', '.join(targets)},) = {call}" if targets else f"    {call}")
+        self.em("except _Exit as _e:")
+        for ln in post:
+            self.em("    " + ln)
+        if targets:
+            self.em(f"    ({', '.join(targets)},) = _e.outs")
+        self.em("    raise")
+        for ln in post:
+            self.em(ln)
 
     def bind_directional(self, a: ActionInfo, args_node, node) -> list[str]:
         dirp = [p for p in a.params if p.direction]

@@ -12,7 +12,7 @@ from lark import Token, Tree
 
 from . import checks
 from .api import P4CompileError
-from .exprs import ExprCompiler, GlobalScope
+from .exprs import ExprCompiler, GlobalScope, warn_unfit
 from .frontend import LineMap
 from .literals import parse_int
 from .types import (
@@ -129,8 +129,18 @@ class Decls:
         self.functions: dict[str, Tree] = {}
         self.header_order: list[StructLikeT] = []
         self.field_annotations: dict[tuple[str, str], dict[str, list]] = {}
+        #: warnings found while checking ((line of the preprocessed text, kind, text) -> node);
+        #: p4warnings.py formats them with the others
+        self.found_warnings: dict[tuple[int, int, str, str], object] = {}
 
     # ---------------------------------------------------------------- errors
+    def warn(self, node, kind: str, text: str) -> None:
+        """Record a p4c warning at ``node`` (once per position and text)."""
+        meta = getattr(node, "meta", None)
+        if meta is None or meta.empty:
+            return
+        self.found_warnings.setdefault((meta.line, meta.column, kind, text), node)
+
     def err(self, node, msg: str) -> P4CompileError:
         line, col = 0, 0
         if isinstance(node, Token):
@@ -322,7 +332,9 @@ class Decls:
             mname = self._name(m.children[0])
             checks.unique_members(self, m, f"enum {name}", [mname], e.members)
             e.members.append(mname)
-            e.values[mname] = self.const_int(m.children[1]) & under.mask
+            value = self.const_int(m.children[1])
+            warn_unfit(self, value, under, m.children[1])
+            e.values[mname] = value & under.mask
         self._declare_type(name, e, d)
 
     def _d_error_decl(self, d: Tree) -> None:
@@ -362,9 +374,18 @@ class Decls:
                 continue
             ann, dirn, t, nm, _default = p.children
             direction = str(dirn.children[0]) if dirn is not None else ""
-            out.append(Param(self._name(nm), direction, self.resolve_type(t, tvars), p,
+            if any(q.name == self._name(nm) for q in out):
+                raise self.err(p, f"duplicate parameter name {self._name(nm)}")
+            ptype = self.resolve_type(t, tvars)
+            if direction and self._is_extern(ptype):
+                raise self.err(p, f"{self._name(nm)}: extern values cannot be passed in/out/inout")
+            out.append(Param(self._name(nm), direction, ptype, p,
                              ann_dict(ann, self)))
         return out
+
+    def _is_extern(self, t: P4Type) -> bool:
+        name = t.base if isinstance(t, SpecializedT) else getattr(t, "name", None)
+        return isinstance(t, (SpecializedT, NamedT)) and name in self.externs
 
     @staticmethod
     def type_param_names(node: Tree | None) -> list[str]:
@@ -390,6 +411,10 @@ class Decls:
             else:
                 fp = m.children[1]
                 sig = self._sig(fp.children[0], fp.children[1], fp.children[2], fp.children[3], tps)
+                if any(len(o.params) == len(sig.params) for o in ext.methods.get(sig.name, [])):
+                    # p4c overloads methods by their number of parameters only
+                    raise self.err(m, f"extern {name}: duplicate method {sig.name} with "
+                                      f"{len(sig.params)} parameters")
                 ext.methods.setdefault(sig.name, []).append(sig)
 
     def _d_extern_func_decl(self, d: Tree) -> None:

@@ -10,7 +10,8 @@ so that both generators (python and IR -> C) see only plain statements:
 - a call of a function with ``out``/``inout`` parameters inside an expression is hoisted into
   a temporary before the statement, left to right, with the operands evaluated before it
   saved first and ``&&``/``||``/``?:`` short-circuits kept (p4c's SideEffectOrdering); so is
-  ``t.apply().hit``/``.miss`` of a table.
+  ``t.apply().hit``/``.miss`` of a table; control/parser variable initialisers with effects
+  move to the start of ``apply``/the start state; then specialize.py and selects.py run.
 
 Temporaries are ``var_decl`` nodes with the callee's declared type, ``hoist_decl`` nodes (a
 local whose type is the type of its initial value) for saved operands, or ``typed_decl`` nodes
@@ -28,6 +29,8 @@ from lark import Token, Tree
 from .api import P4CompileError
 from .codegen import text_of
 from .literals import parse_int
+from .selects import rewrite_select
+from .specialize import specialize
 from .subparsers import inline_subparsers, instantiate_direct_applies, specialize_constructors
 
 #: expression kinds whose value never changes, so they need no saving before a call
@@ -182,9 +185,23 @@ class Desugar:
         for loc in locs:
             if isinstance(loc, Tree) and loc.data == "action_decl":
                 self.block(loc.children[3])
-            elif isinstance(loc, Tree) and loc.data == "var_decl":
-                loc.children[3] = self.pure(loc.children[3])
+        moved = self._moved_initialisers([c for c in locs if isinstance(c, Tree) and c.data == "var_decl"])
+        d.children[-1].children[0:0] = moved
         self.block(d.children[-1])
+
+    def _moved_initialisers(self, var_decls: list[Tree]) -> list:
+        """p4c runs the initialisers of control- and parser-level variables at the start of
+        ``apply`` / the start state, in order: from the first one with side effects on, they
+        become assignments there (the others stay initialisers, checked to be pure)."""
+        moved: list = []
+        for loc in var_decls:
+            init = loc.children[3]
+            if init is not None and (moved or self.effects(init)):
+                moved.append(_mk("assign_stmt", [self.ident(_name(loc.children[2]), init), init], init))
+                loc.children[3] = None
+            else:
+                loc.children[3] = self.pure(init)
+        return moved
 
     def _table_keys(self, table: Tree) -> list:
         """Key expressions with side effects become control variables assigned before every apply
@@ -254,6 +271,10 @@ class Desugar:
     def _parser(self, d: Tree) -> None:
         self._objects(d.children[3])
         self._locals(d.children[5:])
+        kids = [c for c in d.children[5:] if isinstance(c, Tree)]
+        moved = self._moved_initialisers([c for c in kids if c.data == "var_decl"])
+        for st in (c for c in kids if c.data == "parser_state" and _name(c.children[2]) == "start"):
+            st.children[3:3] = moved
         for st in d.children[5:]:
             if not (isinstance(st, Tree) and st.data == "parser_state"):
                 continue
@@ -266,6 +287,7 @@ class Desugar:
                 sel = trans.children[0]
                 pre: list = []
                 sel.children[0].children = self.ordered(sel.children[0].children, pre)
+                rewrite_select(sel, self.err)
                 new += pre
             st.children[3:] = new + [trans]
 
@@ -579,4 +601,5 @@ def desugar(tree: Tree, err: Err) -> None:
     instantiate_direct_applies(tree)
     specialize_constructors(tree)
     inline_subparsers(tree, err)
+    specialize(tree, err)
     Desugar(tree, err).run()

@@ -24,7 +24,7 @@ from lark import Tree
 from .api import Exact, Lpm, MatchValue, Optional, Range, Ternary
 from .decls import ann_dict
 from .exprs import is_const
-from .types import BitT, BoolT
+from .types import BitT, BoolT, EnumT, ErrorT
 
 PRIORITY_KINDS = frozenset({"ternary", "range", "optional"})
 #: const entries with @priority: internal priority = BMV2_TOP - BMv2 priority (smaller wins there)
@@ -49,12 +49,31 @@ def keyset_values(gen, info, ks: Tree) -> list[MatchValue]:
     return [_one_value(gen, it, k) for it, k in zip(items, info.keys, strict=True)]
 
 
-def _const(gen, node, t: BitT) -> int:
+def _kind(t) -> str:
+    """What a key of type ``t`` can be matched with: bool, error, an enum or a number."""
+    if isinstance(t, BoolT):
+        return "bool"
+    if isinstance(t, ErrorT):
+        return "error"
+    if isinstance(t, EnumT) and t.underlying is None:
+        return f"enum {t.name}"
+    return "number"
+
+
+def _const(gen, node, t: BitT, key=None) -> int:
     c, et = gen.ex(node, t)
+    ktype = getattr(key, "type", None)
+    if ktype is not None and _kind(ktype) != _kind(et) and not (
+            isinstance(et, EnumT) and et.underlying is not None and _kind(ktype) == "number"):
+        raise gen.err(node, f"key {key.name}: a value of type {et} cannot match a key of type {ktype}")
     if isinstance(et, BoolT):  # a bool key: true/false match as 1/0 (p4c's BMv2 back end)
         if c not in ("True", "False"):
             raise gen.err(node, "table entry keys must be compile-time constants")
         return int(c == "True")
+    if isinstance(et, ErrorT) or isinstance(et, EnumT) and et.underlying is None:
+        if not is_const(c):  # error.X / E.A: their codes (the key holds the code)
+            raise gen.err(node, "table entry keys must be compile-time constants")
+        return int(c)
     c = gen.ex_to(node, t)
     if not is_const(c):
         raise gen.err(node, "table entry keys must be compile-time constants")
@@ -70,7 +89,7 @@ def _one_value(gen, it: Tree, k) -> MatchValue:
         return {"lpm": Lpm(0, 0), "ternary": Ternary(0, 0), "optional": Optional(None),
                 "range": Range(0, t.mask)}[kind]
     if it.data == "ks_mask":
-        v, m = _const(gen, it.children[0], t), _const(gen, it.children[1], t)
+        v, m = _const(gen, it.children[0], t, k), _const(gen, it.children[1], t)
         if kind == "lpm":
             plen = bin(m).count("1")
             if m != ((1 << plen) - 1) << (w - plen):
@@ -82,11 +101,11 @@ def _one_value(gen, it: Tree, k) -> MatchValue:
     if it.data == "ks_range":
         if kind != "range":
             raise gen.err(it, f"key {k.name}: a range (..) is not allowed for a key of match kind {kind}")
-        lo, hi = _const(gen, it.children[0], t), _const(gen, it.children[1], t)
+        lo, hi = _const(gen, it.children[0], t, k), _const(gen, it.children[1], t, k)
         if lo > hi:
             raise gen.err(it, f"key {k.name}: range {lo} .. {hi} is empty")
         return Range(lo, hi)
-    v = _const(gen, it.children[0], t)
+    v = _const(gen, it.children[0], t, k)
     return {"exact": Exact(v), "lpm": Lpm(v, w), "ternary": Ternary(v, t.mask),
             "optional": Optional(v), "range": Range(v, v)}[kind]
 
@@ -161,3 +180,58 @@ def priorities(gen, info, ents: list[Tree], is_const: bool, rule: PriorityRule) 
         if cur < 0:
             raise gen.err(info.node, f"table {info.local}: overflow in priority computation")
     return out
+
+
+def _mask_val(v: MatchValue, width: int) -> tuple[int, int]:
+    """(mask, value) of a keyset component: a key k matches iff k & mask == value."""
+    full = (1 << width) - 1
+    if isinstance(v, Ternary):
+        return v.mask, v.value & v.mask
+    if isinstance(v, Lpm):
+        m = full ^ ((1 << (width - v.prefix_len)) - 1)
+        return m, v.value & m
+    if isinstance(v, Optional):
+        return (0, 0) if v.value is None else (full, v.value)
+    if isinstance(v, Exact):
+        return full, v.value
+    return full, -1  # a range: compared by its bounds only
+
+
+def _same(a: MatchValue, b: MatchValue, width: int) -> bool:
+    if isinstance(a, Range) or isinstance(b, Range):
+        return a == b
+    return _mask_val(a, width) == _mask_val(b, width)
+
+
+def _covers(a: MatchValue, b: MatchValue, width: int) -> bool:
+    """Does ternary/optional component ``a`` match every key that ``b`` matches?"""
+    (ma, va), (mb, vb) = _mask_val(a, width), _mask_val(b, width)
+    return ma & mb == ma and va == vb & ma
+
+
+def warn_shadowed(gen, info, rows: list[tuple[Tree, list[MatchValue]]]) -> None:
+    """p4c's CheckTableEntries: an entry with the keys of an earlier one ("Duplicate entry
+    keys"), or one whose ternary/optional keys an earlier entry covers, can never be hit.
+    p4c warns (the earlier entry wins, as it does here)."""
+    seen: list[tuple[Tree, list[MatchValue]]] = []
+    for ks, vals in rows:
+        for pks, pvals in seen:
+            dup, covered = True, True
+            for k, a, b in zip(info.keys, pvals, vals, strict=True):
+                if _same(a, b, k.width):
+                    continue
+                dup = False
+                if k.match_kind in ("ternary", "optional") and _covers(a, b, k.width):
+                    continue
+                covered = False
+                break
+            where = f"line {gen.d.lines.where(pks.meta.line)[1]}" if not pks.meta.empty else "earlier"
+            if dup:
+                gen.d.warn(ks, "table-keys", f"table {info.local}: duplicate entry keys "
+                                             f"(same keys as the entry at {where})")
+                break
+            if covered:
+                gen.d.warn(ks, "table-keys", f"table {info.local}: ternary entry covered by "
+                                             f"the previous entry at {where}")
+                break
+        seen.append((ks, vals))

@@ -117,6 +117,17 @@ _ARITH = {"+": "+", "-": "-", "*": "*", "/": "//", "%": "%"}
 MAX_CONST_BITS = 4096
 
 
+def warn_unfit(decls, v: int, t: BitT, node) -> None:
+    """p4c keeps a literal that does not fit its type, truncated, with a warning."""
+    lit = str(node.children[0]) if isinstance(node, Tree) and node.data == "int_lit" else str(v)
+    if t.signed and not -(1 << (t.width - 1)) <= v < 1 << (t.width - 1):
+        decls.warn(node, "overflow", f"{lit}: signed value does not fit in {t.width} bits")
+    elif not t.signed and v < 0:
+        decls.warn(node, "mismatch", f"{lit}: negative value with unsigned type")
+    elif not t.signed and v > t.mask:
+        decls.warn(node, "mismatch", f"{lit}: value does not fit in {t.width} bits")
+
+
 class ExprCompiler:
     """Compiles expressions in one scope; ``gen`` (the code generator) handles calls with effects."""
 
@@ -134,6 +145,7 @@ class ExprCompiler:
         if same_type(src, dst):
             return code
         if isinstance(src, IntLitT) and isinstance(dst, BitT):
+            warn_unfit(self.d, int(code), dst, node)
             return str(wrap_value(int(code), dst))
         if isinstance(src, IntLitT) and isinstance(dst, IntLitT):
             return code
@@ -284,6 +296,11 @@ class ExprCompiler:
 
     def _e_index(self, n):
         code, t = self.expr(n.children[0])
+        if isinstance(t, TupleT):  # P4_16 8.11: a tuple indexed by a compile-time constant
+            i = self._const_of(n.children[1])
+            if not 0 <= i < len(t.elems):
+                raise self.err(n, f"index {i} out of range for {t}")
+            return f"{code}[{i}]", t.elems[i]
         if not isinstance(t, StackT):
             raise self.err(n, f"cannot index a value of type {t}")
         icode, it = self.expr(n.children[1])
@@ -391,6 +408,8 @@ class ExprCompiler:
                 if not isinstance(t, BitT):
                     raise self.err(n, f"operator ++ needs bit<W>/int<W> operands with a known width, got {t}")
             rt = BitT(at.width + bt.width, at.signed)
+            if is_const(ac) and is_const(bc):  # folded, so it can initialise a constant
+                return str(wrap_value((int(ac) & at.mask) << bt.width | int(bc) & bt.mask, rt)), rt
             bm = f"({bc} & {bt.mask})" if bt.signed else bc
             am = f"({ac} & {at.mask})" if at.signed else ac
             code = f"(({am} << {bt.width}) | {bm})"
@@ -417,6 +436,7 @@ class ExprCompiler:
             if is_const(bc):
                 s = int(bc)
                 if s >= at.width:
+                    self.d.warn(n, "overflow", f"{op}: shifting value with {at.width} bits by {s}")
                     return ("0" if op == "<<" or not at.signed else f"(-1 if {ac} < 0 else 0)"), at
                 if op == "<<":
                     return wrap_code(f"{ac} << {s}", at), at
@@ -450,9 +470,14 @@ class ExprCompiler:
                 raise self.err(n, f"operator {op} is not supported on signed values")
             if is_const(bc) and int(bc) == 0:
                 raise self.err(n, "division by zero")
-            if is_const(bc):
-                return f"({ac} {_ARITH[op]} {bc})", t
-            return f"(({ac} {_ARITH[op]} {bc}) if {bc} else 0)", t  # runtime x/0: 0 (undefined in P4)
+            if is_const(ac) and is_const(bc):
+                return str(eval(f"{ac} {_ARITH[op]} {bc}")), t
+            if is_const(bc) and int(bc) & (int(bc) - 1) == 0:
+                return f"({ac} {_ARITH[op]} {bc})", t  # p4c's strength reduction: a shift or a mask
+            # p4c's mid end (CompileTimeOperations) rejects every / and % left after constant
+            # folding and strength reduction: BMv2 has no division
+            raise self.err(n, f"{op}: could not evaluate at compilation time (only constants, or a "
+                              "division by a power of two, can be computed)")
         if op == "|+|":
             if t.signed:
                 lo, hi = -(1 << (t.width - 1)), (1 << (t.width - 1)) - 1

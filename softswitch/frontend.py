@@ -26,6 +26,7 @@ _GRAMMAR = Path(__file__).with_name("grammar.lark")
 _PARSER: lark.Lark | None = None
 
 _TYPE_TOKENS = {"bit", "int", "varbit", "bool", "error", "string", "tuple", "_", "<", ">", ",", "void"}
+_RET_END = {">", "bool", "void", "error", "bit", "int", "string"}
 _DECL_KW = {"header", "struct", "header_union", "parser", "control", "package"}
 
 
@@ -259,6 +260,15 @@ def _retype(tokens: list[Token]) -> list[Token]:
             names = scan_generic(i + 1 if v == "extern" else i)
             if names:
                 scopes.append((names, depth, True))
+        if depth == 0 and t.type == "IDENTIFIER" and i and i + 1 < n and tokens[i + 1] == "<" and (
+                tokens[i - 1].type == "IDENTIFIER" or prev_s in _RET_END):
+            # a generic function ``R f<T, U>(...) {...}``: T, U are types up to its closing brace
+            # (p4c's grammar: the return type may already be one of them)
+            names, end = grab_params(i + 1)
+            if names and end + 1 < n and str(tokens[end + 1]) == "(" and _has_body(tokens, end + 1):
+                scopes.append((names, depth, False))
+                if out and str(out[-1]) in names:
+                    out[-1] = Token.new_borrow_pos("TYPE_IDENTIFIER", str(out[-1]), out[-1])
         if t.type == "IDENTIFIER" and is_type(v):
             t = Token.new_borrow_pos("TYPE_IDENTIFIER", v, t)
         elif t.type == "IDENTIFIER":
@@ -332,6 +342,18 @@ def _retype(tokens: list[Token]) -> list[Token]:
         res.append(t)
         j += 1
     return res
+
+
+def _has_body(tokens: list[Token], open_paren: int) -> bool:
+    """Is the parameter list opening at ``open_paren`` followed by a body ``{`` (a function
+    declaration, not an extern prototype)?"""
+    d = 0
+    for k in range(open_paren, len(tokens)):
+        v = str(tokens[k])
+        d += (v == "(") - (v == ")")
+        if d == 0:
+            return k + 1 < len(tokens) and str(tokens[k + 1]) == "{"
+    return False
 
 
 def _entry_priorities(tokens: list[Token]) -> list[Token]:

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 from lark import Tree
 
-from .binding import bind_arguments
+from .binding import bind_arguments, compound_copies
 from .codegen import BlockGen
 from .decls import Param, ann_dict
 from .exprs import Scope, Sym
@@ -88,6 +88,9 @@ class FuncGen(BlockGen):
 def call_function(g, info: FuncInfo, args, n, as_expr: bool):
     """Code for a call of a user function: (code, type) in expressions, lines in statements."""
     codes, setters = bind_arguments(g, f"function {info.name}", info.params, args, info.scalar_outs, n)
+    pre, post = [], []
+    if not as_expr:  # in an expression no argument is out/inout (desugar.py hoists those calls)
+        pre, codes, post = compound_copies(g, info.params, codes)
     call = f"{info.pyfn}({', '.join(codes)})"
     if as_expr:
         if setters:
@@ -95,9 +98,7 @@ def call_function(g, info: FuncInfo, args, n, as_expr: bool):
         if isinstance(info.ret, VoidT):
             raise g.err(n, f"function {info.name} returns void")
         return call, info.ret
-    if not setters:
-        return [call]
-    lines = [f"_r = {call}"]
+    lines = pre + [f"_r = {call}"] + post  # the value (then the scalar outs, when any)
     for k, setter in enumerate(setters, 1):
         lines += setter(f"_r[{k}]")
     return lines

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import keyword
 
-from .types import BitT, BoolT, EnumT, ErrorT, HeaderT, P4Type, StackT, StructLikeT, VarbitT
+from .types import BitT, BoolT, EnumT, ErrorT, HeaderT, P4Type, StackT, StructLikeT, StructT, UnionT, VarbitT
 
 _RESERVED = {"copy", "_vals", "_inval", "_fields", "_v", "_vbl"}
 
@@ -47,6 +47,18 @@ def field_width(t: P4Type) -> int:
     raise TypeError(t)
 
 
+def size_in_bits(t: StructLikeT, maximum: bool) -> int:
+    """``minSizeInBits()`` (varbit fields count 0) or ``maxSizeInBits()`` (their maximum) of a
+    header: compile-time constants (P4_16 1.2.4)."""
+    return sum(ft.max_width if maximum and isinstance(ft, VarbitT) else
+               size_in_bits(ft, maximum) if isinstance(ft, StructLikeT) else field_width(ft)
+               for _f, ft in t.fields)
+
+
+SIZE_METHODS = {"minSizeInBits": (False, 1), "minSizeInBytes": (False, 8),
+                "maxSizeInBits": (True, 1), "maxSizeInBytes": (True, 8)}
+
+
 def default_code(t: P4Type, oob: int) -> str:
     if isinstance(t, BoolT):
         return "False"
@@ -55,6 +67,25 @@ def default_code(t: P4Type, oob: int) -> str:
     if isinstance(t, StackT):
         return f"_Stack({t.elem.pyname}, {t.size}, {oob})"
     return "0"
+
+
+def fresh_lines(code: str, t: P4Type, scalars: bool = True) -> list[str]:
+    """Python lines that make the header, union, stack or struct at ``code`` what a new local of
+    type ``t`` is in p4c's output: headers invalid and (``scalars``) scalar fields 0.  Without
+    ``scalars`` they are p4c's resets of an ``out`` argument (``DoResetHeaders``)."""
+    if isinstance(t, HeaderT):
+        return [f"{code}._v = False"]
+    if isinstance(t, StackT):
+        return [ln for i in range(t.size) for ln in fresh_lines(f"{code}.h[{i}]", t.elem, scalars)]
+    if not isinstance(t, (StructT, UnionT)):
+        return []
+    out: list[str] = []
+    for f, ft in t.fields:
+        if isinstance(ft, (StructLikeT, StackT)):
+            out += fresh_lines(f"{code}.{pyfield(f)}", ft, scalars)
+        elif scalars:
+            out.append(f"{code}.{pyfield(f)} = {default_code(ft, 0)}")
+    return out
 
 
 def init_code(t: P4Type, code: str, oob: int) -> str:

@@ -102,6 +102,18 @@ def _width(t) -> int:
     return 0
 
 
+def _flat_fields(t, path: tuple[str, ...] = ()) -> list[tuple[str, Any]]:
+    """Fields of a controller header with struct-typed fields flattened, named ``s.f`` in
+    layout order (p4c's control-plane FlattenHeader: its ``@name`` of each flattened field)."""
+    out: list[tuple[str, Any]] = []
+    for fname, ft in t.fields:
+        if isinstance(ft, StructT):
+            out += _flat_fields(ft, path + (fname,))
+        else:
+            out.append((".".join(path + (fname,)), ft))
+    return out
+
+
 def build_p4info(prog) -> Any:
     pb = p4info_pb2()
     info = pb.P4Info()
@@ -200,7 +212,7 @@ def build_p4info(prog) -> Any:
             cname = h.annotations["controller_header"][0]
             cm = info.controller_packet_metadata.add()
             _preamble(cm.preamble, ids.get("controller_header", cname), cname, cname, h.annotations)
-            for k, (fname, ft) in enumerate(h.fields, 1):
+            for k, (fname, ft) in enumerate(_flat_fields(h), 1):
                 md = cm.metadata.add()
                 md.id = k
                 md.name = fname

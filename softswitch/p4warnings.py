@@ -3,7 +3,11 @@
 - ``[--Wwarn=unused]`` on every top-level constant without ``@noWarn("unused")``: p4c folds a
   constant into each use and then reports the declaration itself as unused;
 - ``[--Wwarn=mismatch]`` "size N specified for table with constant entries": the table's
-  ``size`` is ignored, its entries are all it will ever hold.
+  ``size`` is ignored, its entries are all it will ever hold;
+- the warnings the checks found on the way (``Decls.warn``): a literal that does not fit its
+  type (``[--Wwarn=mismatch]``/``[--Wwarn=overflow]``; p4c truncates it, and so does the
+  softswitch), duplicate const entries and ternary entries covered by an earlier one
+  (``[--Wwarn=table-keys]``, p4c's CheckTableEntries).
 
 Nothing is reported inside the system headers.  Each warning is
 ``file:line:col: [--Wwarn=kind] warning: text``; the program still loads.
@@ -40,6 +44,8 @@ def collect(tree: Tree, decls) -> list[str]:
                     if isinstance(size, Tree) else str(size)
                 msg = f"size {text} specified for table with constant entries"
                 out.append(_at(decls, p, "mismatch", msg))
+    for (_line, _col, kind, text), node in decls.found_warnings.items():
+        out.append(_at(decls, node, kind, text))
     # as p4c, nothing is reported about its own system headers (core.p4, v1model.p4)
     return [w for _line, w in sorted(out, key=lambda x: x[0]) if w]
 

@@ -7,7 +7,7 @@ from lark import Tree
 from .codegen import BlockGen
 from .exprs import Sym, is_const
 from .layout import default_code, init_code
-from .types import BitT, BoolT, EnumT, IntLitT, StackT, StructLikeT
+from .types import BitT, BoolT, EnumT, ErrorT, IntLitT, P4Type, StackT, StructLikeT
 
 
 class ParserGen(BlockGen):
@@ -136,6 +136,7 @@ class ParserGen(BlockGen):
 
     def select(self, sel: Tree) -> None:
         exprs_node, *cases = sel.children
+        self.opaque_keys: dict[str, P4Type] = {}
         keys = [self.ex(e) for e in exprs_node.children if e is not None]
         kvars = []
         for i, (c, t) in enumerate(keys):
@@ -144,6 +145,9 @@ class ParserGen(BlockGen):
                 t = BitT(1)
             if isinstance(t, EnumT) and t.underlying is not None:
                 t = t.underlying
+            if isinstance(t, (ErrorT, EnumT)):  # exact values only (p4c); held as 32-bit codes
+                self.opaque_keys[f"k{i}"] = t
+                t = BitT(32)
             if isinstance(t, IntLitT) or not isinstance(t, BitT):
                 raise self.err(exprs_node, f"select key of type {t} is not supported")
             v = f"k{i}"
@@ -178,8 +182,12 @@ class ParserGen(BlockGen):
             self.em(f"raise _Reject({self.prog.err_nomatch})")
 
     def ks_cond(self, it: Tree, v: str, t: BitT) -> list[str]:
+        opaque = self.opaque_keys.get(v)
+        if opaque is not None and it.data in ("ks_mask", "ks_range"):
+            raise self.err(it, f"select on a value of type {opaque}: only exact values and default")
+
         def const(node) -> int:
-            c = self.ex_to(node, t)
+            c = self.ex_to(node, opaque or t)
             if not is_const(c):
                 raise self.err(node, "select case values must be compile-time constants")
             return int(c) & t.mask

@@ -9,7 +9,7 @@ from typing import Any
 
 from lark import Tree
 
-from . import checks_v1model, p4warnings, rtlib
+from . import checks, checks_v1model, p4warnings, rtlib
 from .calls import Calls, ExternInst
 from .codegen import ActionInfo, Emitter, TableInfo
 from .controlgen import ControlGen
@@ -87,6 +87,7 @@ class Program:
         ExprCompiler._list_items = {}  # list-expression items of this compilation only
         self.decls = Decls(parsed.lines)
         desugar(parsed.tree, self.decls.err)
+        checks.no_void_variables(self.decls, parsed.tree)
         self.decls.collect(parsed.tree)
         d = self.decls
         for e in ("NoError", "PacketTooShort", "NoMatch", "StackOutOfBounds", "HeaderTooShort",

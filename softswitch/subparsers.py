@@ -8,8 +8,10 @@ that applies them.
 the statements before the call, then a transition into a renamed copy of Sub's states; Sub's
 ``accept`` continues with a new state holding the statements after the call and the original
 transition; ``reject`` stays a reject.  Sub's parameters are replaced by the arguments and its
-locals are renamed into the caller.  Arguments are bound by reference (p4c copies in and out;
-the two differ only when an argument aliases another one).
+locals are renamed into the caller.  As p4c's inliner does (``inlining.substitutes_arguments``), the
+arguments replace the parameters when every apply site of the instance passes the same,
+non-overlapping arguments; otherwise each directional parameter is a new local, copied in
+before the sub-parser's start (``in``/``inout``) and out when its ``accept`` continues.
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ from collections.abc import Callable
 from lark import Token, Tree
 
 from .api import P4CompileError
+from .inlining import substitutes_arguments
+from .literals import parse_int
 
 Err = Callable[[object, str], P4CompileError]
 
@@ -84,6 +88,9 @@ class SubParsers:
         self.err = err
         self.parsers = {_name(d.children[1]): d for d in tree.children
                         if isinstance(d, Tree) and d.data == "parser_decl"}
+        self.types = {_name(d.children[-1] if d.data == "typedef_decl" else d.children[1]): d
+                      for d in tree.children if isinstance(d, Tree) and d.data in
+                      ("header_decl", "header_union_decl", "struct_decl", "typedef_decl")}
         self.n = 0
 
     def run(self) -> None:
@@ -99,6 +106,7 @@ class SubParsers:
                     instances[_name(loc.children[3])] = tname
         if not instances:
             return
+        self.substituted = {i: substitutes_arguments(d, i, []) for i in instances}
         locals_ = [c for c in d.children[5:] if not _is_state(c) and not (
             isinstance(c, Tree) and c.data == "instantiation" and _name(c.children[3]) in instances)]
         work = [c for c in d.children[5:] if _is_state(c)]
@@ -127,6 +135,35 @@ class SubParsers:
             t = t.children[0]
         return str(t.children[-1]) if isinstance(t, Tree) else str(t)
 
+    def _resets(self, t, target, st: Tree, depth: int = 0) -> list[Tree]:
+        """``target.setInvalid();`` for every header inside ``target`` of type node ``t``."""
+        if depth > 64 or not isinstance(t, Tree):
+            return []
+        if t.data == "stack_type":
+            n = t.children[1]
+            if not (isinstance(n, Tree) and n.data == "int_lit"):
+                return []
+            out = []
+            for i in range(parse_int(str(n.children[0]))[0]):
+                elem = Tree("index", [copy.deepcopy(target), Tree("int_lit", [Token("INTEGER", str(i))])])
+                out += self._resets(t.children[0], elem, st, depth + 1)
+            return out
+        d = self.types.get(str(t.children[-1])) if t.data == "type_name" else None
+        if d is None:
+            return []
+        if d.data == "typedef_decl":
+            return self._resets(d.children[2], target, st, depth + 1)
+        if d.data == "header_decl":
+            call = Tree("call", [Tree("member", [copy.deepcopy(target), _name_tree("setInvalid")]),
+                                 Tree("args", [None])], st.meta)
+            return [Tree("call_stmt", [call], st.meta)]
+        out = []
+        for f in d.children[2:]:
+            if isinstance(f, Tree) and f.data == "field":
+                member = Tree("member", [copy.deepcopy(target), _name_tree(_name(f.children[2]))])
+                out += self._resets(f.children[1], member, st, depth + 1)
+        return out
+
     def _inline(self, st: Tree, k: int, inst: str, sub_name: str, args: list):
         self.n += 1
         prefix = f"__{inst}{self.n}_"
@@ -151,6 +188,14 @@ class SubParsers:
                 loc.children[-1] = _name_tree(prefix + old)
             if loc.data == "instantiation" and self._type_name(loc.children[1]) in self.parsers:
                 new_insts[prefix + old] = self._type_name(loc.children[1])
+                self.substituted[prefix + old] = substitutes_arguments(sub, old, [])
+        copy_in, copy_out = [], []
+        if not self.substituted.get(inst, True):
+            copy_in, copy_out = _temporaries(params, args, values, sub_locals, prefix, st)
+        else:  # p4c's inliner resets an `out` argument it substitutes (DoResetHeaders)
+            copy_in = [r for p, a in zip(params, args, strict=True)
+                       if isinstance(p.children[1], Tree) and str(p.children[1].children[0]) == "out"
+                       for r in self._resets(p.children[2], a, st)]
         rename = {_name(s.children[2]): prefix + _name(s.children[2]) for s in sub_states}
         cont = prefix + "cont"
         rename["accept"] = cont
@@ -159,11 +204,32 @@ class SubParsers:
             _retarget(s, rename)
             s.children[2] = _name_tree(rename[_name(s.children[2])])
         body, trans = st.children[3:-1], st.children[-1]
-        head = Tree("parser_state", st.children[:3] + body[:k] + [
+        head = Tree("parser_state", st.children[:3] + body[:k] + copy_in + [
             Tree("trans_direct", [_name_tree(prefix + "start")], st.meta)], st.meta)
-        tail = Tree("parser_state", [None, Token("KW_STATE", "state"), _name_tree(cont)] + body[k + 1:]
-                    + [trans], st.meta)
+        tail = Tree("parser_state", [None, Token("KW_STATE", "state"), _name_tree(cont)] + copy_out
+                    + body[k + 1:] + [trans], st.meta)
         return [head] + sub_states + [tail], sub_locals, new_insts
+
+
+def _temporaries(params, args, values, sub_locals, prefix, st):
+    """p4c's temporaries for a sub-parser's directional parameters: a new local per parameter
+    (an ``out`` one starts fresh: headers invalid), ``in``/``inout`` copied in before the call,
+    ``out``/``inout`` copied back, in parameter order, when the sub-parser accepts."""
+    copy_in, copy_out = [], []
+    for p, a in zip(params, args, strict=True):
+        direction = str(p.children[1].children[0]) if isinstance(p.children[1], Tree) else ""
+        if not direction:
+            continue
+        tmp = prefix + "arg_" + _name(p.children[3])
+        sub_locals.append(Tree("var_decl", [None, copy.deepcopy(p.children[2]), _name_tree(tmp), None],
+                               p.meta))
+        ref = Tree("ident", [Token("IDENTIFIER", tmp)])
+        values[_name(p.children[3])] = ref
+        if direction in ("in", "inout"):
+            copy_in.append(Tree("assign_stmt", [copy.deepcopy(ref), copy.deepcopy(a)], st.meta))
+        if direction in ("out", "inout"):
+            copy_out.append(Tree("assign_stmt", [copy.deepcopy(a), copy.deepcopy(ref)], st.meta))
+    return copy_in, copy_out
 
 
 def instantiate_direct_applies(tree: Tree) -> None:
@@ -232,11 +298,18 @@ def specialize_constructors(tree: Tree) -> None:
             type_node = loc.children[1]
             loc.children[1] = Tree("type_name", [Token("TYPE_IDENTIFIER", new)], type_node.meta)
             loc.children[2] = None
+    # a block with constructor parameters that no block instantiates is dropped unless the
+    # package instance (main) names it: p4c accepts an unused declaration
+    top = {str(t) for d in tree.children if isinstance(d, Tree) and d.data == "instantiation"
+           for t in d.scan_values(lambda v: isinstance(v, Token) and v.type == "TYPE_IDENTIFIER")}
     out = []
     for d in tree.children:
         block = isinstance(d, Tree) and d.data in ("control_decl", "parser_decl")
         name = _name(d.children[1]) if block else ""
-        out += copies.get(name, [d]) if name in decls else [d]
+        if name in decls:
+            out += copies.get(name) or ([d] if name in top else [])
+        else:
+            out.append(d)
     tree.children = out
 
 

@@ -147,6 +147,7 @@ def v1_function(calls, g, name: str, args, n, targs=None) -> list[str]:
             raise g.err(args[0], f"random result must be bit<W>, got {t}")
         return setter(f"_rand({g.ex_to(args[1], t)}, {g.ex_to(args[2], t)})")
     if name == "digest":
+        _u32(g, args[0])  # the receiver: in bit<32> (p4c checks it; BMv2 ignores its value)
         code, t = g.ex(args[1])
         if targs is not None and len(targs.children) == 1:
             want = g.d.resolve_type(targs.children[0])

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from lark import Token, Tree
 
-from ..layout import field_width, pyfield
+from ..layout import SIZE_METHODS, pyfield, size_in_bits
 from ..literals import parse_int
 from ..types import (
     BitT,
@@ -55,6 +55,7 @@ class _Body:
         self.block_name = block
         self.ret: P4Type | None = None
         self._pre: list[ir.Stmt] = []
+        self.tree = None  # the control's syntax tree (set by Lowering._block)
 
     # ------------------------------------------------------------ helpers
     def const(self, v: int, t: BitT) -> ir.Const:
@@ -244,10 +245,10 @@ class _Body:
                 if isinstance(t, UnionT):
                     return union_valid(e), BoolT()
                 return ir.Valid(ir.Bool(), e), BoolT()
-            if method in ("minSizeInBits", "minSizeInBytes"):
+            if method in SIZE_METHODS:
                 _e, t = self.expr(base)
-                bits = sum(field_width(ft) for _f, ft in t.fields)
-                return _Lit(bits if method == "minSizeInBits" else bits // 8), IntLitT()
+                maximum, unit = SIZE_METHODS[method]
+                return _Lit(size_in_bits(t, maximum) // unit), IntLitT()
             if isinstance(base, Tree) and base.data == "ident":
                 ent = self.scope.lookup(str(base.children[-1]))
                 if ent is not None and ent[0] == "extern" and method == "read":
@@ -500,7 +501,11 @@ class _Body:
             return [ir.AssignSlice(base, hi, lo, rhs)]
         if self._out_call(rhs_node):
             call = lower_call_stmt(self, rhs_node)  # `tmp = f(x)` of desugar.py: copy-out, then the value
-            next(s for s in call if isinstance(s, ir.FuncCall)).ret = self.expr(lhs_node)[0]
+            lhs = self.expr(lhs_node)[0]
+            next(s for s in call if isinstance(s, ir.FuncCall)).ret = lhs
+            sibs = union_siblings(lhs)
+            if sibs:  # a union member assigned a valid header invalidates the other members
+                call.append(ir.If(ir.Valid(ir.Bool(), lhs), [ir.SetValid(x, False) for x in sibs], []))
             return call
         lhs, lt = self.expr(lhs_node)
         out: list[ir.Stmt] = [ir.Assign(lhs, self.expr_to(rhs_node, lt))]
@@ -510,13 +515,15 @@ class _Body:
         return out
 
     def _out_call(self, node) -> bool:
-        """Is ``node`` a call of a user function with scalar out/inout parameters?"""
+        """Is ``node`` a call of a user function with out/inout parameters (copy-out, union
+        membership after the call)?"""
         if not (isinstance(node, Tree) and node.data == "call" and isinstance(node.children[0], Tree)
                 and node.children[0].data == "ident"):
             return False
         name = str(node.children[0].children[-1])
         info = self.low.p.functions.get(name)
-        return self.scope.lookup(name) is None and info is not None and bool(info.scalar_outs)
+        return self.scope.lookup(name) is None and info is not None and \
+            any(p.direction in ("out", "inout") for p in info.params)
 
     def _s_call_stmt(self, n):
         return lower_call_stmt(self, n.children[0])

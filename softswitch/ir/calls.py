@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from lark import Tree
 
+from ..inlining import substitutes_arguments
 from ..layout import pyfield
 from ..types import BitT, BoolT, EnumT, HeaderT, ListT, StackT, StructLikeT, StructT, UnionT, VarbitT
 from . import nodes as ir
-from .common import Unsupported, _Lit, _pos, irtype, union_siblings
+from .common import Unsupported, _Lit, _pos, fresh_out, fresh_stmts, irtype, union_siblings
 
 _CHECKSUMS = (
     "verify_checksum",
@@ -38,8 +39,8 @@ def lower_call_stmt(g, n: Tree) -> list[ir.Stmt]:
             if ent is not None and ent[0] == "extern":
                 return _extern_method(g, g.low.externs[ent[1]], method, args, n)
             if ent is not None and ent[0] == "control":
-                ca = _control_apply(g, ent[1], args)
-                return [ca] + _union_fixups(ca.args)
+                ca = _control_apply(g, ent[1], args, str(base.children[-1]))
+                return _reset_out_args(g.low.blocks[ent[1]], ca) + [ca] + _union_fixups(ca.args)
             if ent is not None and ent[0] == "packet":
                 return _packet(g, method, args, n)
         e, t = g.expr(base)
@@ -58,18 +59,26 @@ def lower_call_stmt(g, n: Tree) -> list[ir.Stmt]:
     if ent is not None and ent[0] == "action":
         info = ent[1]
         vals, outs = _bind(g, info.params, args)
-        return _out_headers(info.params, vals) + [ir.ActionCall(info.name, vals, outs)] + _union_fixups(outs)
+        return [ir.ActionCall(info.name, vals, outs)] + _union_fixups(outs)
     if name in g.low.functions:
         finfo = g.low.p.functions[name]
         vals, outs = _bind(g, finfo.params, args)
-        return _out_headers(finfo.params, vals) + [ir.FuncCall(name, vals, outs)] + _union_fixups(outs)
+        return [ir.FuncCall(name, vals, outs)] + _union_fixups(outs)
     return _v1(g, name, args, targs, n)
 
 
-def _out_headers(params, vals) -> list[ir.Stmt]:
-    """``out`` header arguments start invalid (calls.out_headers_invalid of the Python generator)."""
-    return [ir.SetValid(v, False) for p, v in zip(params, vals, strict=True)
-            if p.direction == "out" and isinstance(p.type, HeaderT)]
+def _reset_out_args(blk: ir.Block, ca: ir.ControlApply) -> list[ir.Stmt]:
+    """p4c's inliner resets an `out` argument it substitutes (DoResetHeaders): its headers
+    become invalid.  A temporary is reset instead (the backends' copies)."""
+    if not ca.substituted:
+        return []
+    out: list[ir.Stmt] = []
+    for p, a in zip(blk.params, ca.args, strict=True):
+        if p.direction == "out" and isinstance(a.t, ir.Comp):
+            out += fresh_stmts(a, a.t.t, False)
+        elif p.direction == "out" and isinstance(a.t, ir.Stack):
+            out += fresh_stmts(a, StackT(a.t.elem, a.t.size), False)
+    return out
 
 
 def _union_fixups(args) -> list[ir.Stmt]:
@@ -88,7 +97,8 @@ def _bind(g, params, args):
     for p, a in zip(params, args, strict=True):
         if p.direction in ("out", "inout"):
             lv = g.lvalue(a)
-            vals.append(lv)
+            scalar = not isinstance(lv.t, (ir.Comp, ir.Stack))
+            vals.append(fresh_out(lv.t) if p.direction == "out" and scalar else lv)
             outs.append(lv)
         else:
             vals.append(g.expr_to(a, p.type))
@@ -96,13 +106,15 @@ def _bind(g, params, args):
     return vals, outs
 
 
-def _control_apply(g, qname: str, args) -> ir.ControlApply:
+def _control_apply(g, qname: str, args, inst: str) -> ir.ControlApply:
     blk = g.low.blocks[qname]
     vals, outs = [], []
+    subst = substitutes_arguments(g.tree, inst, args)
     for p, a in zip(blk.params, args, strict=True):
         if p.direction in ("out", "inout"):
             lv = g.lvalue(a)
-            vals.append(lv)
+            scalar = not isinstance(lv.t, (ir.Comp, ir.Stack))
+            vals.append(fresh_out(lv.t) if p.direction == "out" and scalar and not subst else lv)
             outs.append(lv)
         else:
             pt = (
@@ -114,7 +126,7 @@ def _control_apply(g, qname: str, args) -> ir.ControlApply:
             )
             vals.append(g.expr_to(a, pt))
             outs.append(None)
-    return ir.ControlApply(qname, vals, outs)
+    return ir.ControlApply(qname, vals, outs, subst)
 
 
 def _packet(g, method: str, args, n) -> list[ir.Stmt]:

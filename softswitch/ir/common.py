@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..layout import pyfield
-from ..types import BitT, BoolT, EnumT, ErrorT, P4Type, StackT, StructLikeT, UnionT, VarbitT
+from ..types import BitT, BoolT, EnumT, ErrorT, HeaderT, P4Type, StackT, StructLikeT, StructT, UnionT, VarbitT
 from . import nodes as ir
 
 
@@ -45,6 +45,35 @@ def irtype(t: P4Type, where: str = "") -> ir.IRType:
             irtype(ft, f"field {t.name}.{fname}")
         return ir.Comp(t)
     raise Unsupported(f"type {t} {where}".strip())
+
+
+def fresh_out(t: ir.IRType) -> ir.Const:
+    """The value an `out` scalar parameter starts with: p4c makes it a fresh local, a field of
+    BMv2's zero-initialised per-packet metadata."""
+    return ir.Const(t, 0)
+
+
+def fresh_stmts(e: ir.Expr, t, scalars: bool = True) -> list[ir.Stmt]:
+    """Statements that make the header, union, stack or struct ``e`` what a new local of type
+    ``t`` is in p4c's output: headers invalid and (``scalars``) scalar fields 0.  Without
+    ``scalars`` they are p4c's resets of an ``out`` argument (``DoResetHeaders``)."""
+    if isinstance(t, HeaderT):
+        return [ir.SetValid(e, False)]
+    if isinstance(t, StackT):
+        return [s for i in range(t.size) for s in fresh_stmts(
+            ir.StackElem(ir.Comp(t.elem), e, ir.Const(ir.Bits(32), i), "index"), t.elem, scalars)]
+    if not isinstance(t, (StructT, UnionT)):
+        return []
+    out: list[ir.Stmt] = []
+    for f, ft in t.fields:
+        if isinstance(ft, StructLikeT):
+            out += fresh_stmts(ir.Field(ir.Comp(ft), e, pyfield(f)), ft, scalars)
+        elif isinstance(ft, StackT):
+            out += fresh_stmts(ir.Field(ir.Stack(ft.elem, ft.size), e, pyfield(f)), ft, scalars)
+        elif scalars:
+            it = irtype(ft, f"field {f}")
+            out.append(ir.Assign(ir.Field(it, e, pyfield(f)), ir.Const(it, 0)))
+    return out
 
 
 def _pos(node) -> str:

@@ -15,6 +15,8 @@ from ..layout import pyfield
 from ..types import (
     BitT,
     BoolT,
+    EnumT,
+    ErrorT,
     NamedT,
     StructLikeT,
 )
@@ -121,6 +123,7 @@ class Lowering:
                 by_ref = isinstance(ip.t, (ir.Comp, ir.Stack))
                 sc.names[p.name] = ("val", ir.Ref(ip.t, "param", p.name, by_ref))
         g = _Body(self, sc, kind, qname)
+        g.tree = tree  # apply sites of sub-control instances (inlining.substitutes_arguments)
         if kind == "parser":
             self._parser(blk, g, rest)
             return blk
@@ -235,7 +238,7 @@ class Lowering:
 
     def _select(self, g: _Body, st: ir.State, sel) -> None:
         exprs_node, *cases = sel.children
-        ktypes = []
+        ktypes, ftypes = [], []
         for e in exprs_node.children:
             if e is None:
                 continue
@@ -245,6 +248,7 @@ class Lowering:
             x = g.to_bits(x, t)
             st.keys.append(x)
             ktypes.append(x.t)
+            ftypes.append(t)
         for case in cases:
             ks, nxt = case.children
             items = ks.children if ks.data == "ks_tuple" else [ks]
@@ -256,15 +260,15 @@ class Lowering:
             if len(items) == 1 and len(ktypes) > 1 and items[0].data == "ks_default":
                 items = items * len(ktypes)
             conds = []
-            for it, kt in zip(items, ktypes, strict=True):
-                conds.append(self._ks(g, it, kt))
+            for it, kt, ft in zip(items, ktypes, ftypes, strict=True):
+                conds.append(self._ks(g, it, kt, ft))
             st.cases.append(ir.SelectCase(conds, str(nxt.children[0])))
             if all(c is None for c in conds):
                 st.nomatch = False
                 break
 
-    def _ks(self, g: _Body, it, kt: ir.Bits):
-        bt = BitT(kt.width, kt.signed)
+    def _ks(self, g: _Body, it, kt: ir.Bits, ft):
+        bt = ft if isinstance(ft, (ErrorT, EnumT)) else BitT(kt.width, kt.signed)  # error/enum codes
 
         def const(node) -> int:
             e = g.expr_to(node, bt)

@@ -227,8 +227,11 @@ class SetValid(Stmt):
 @dataclass
 class ActionCall(Stmt):
     action: str
-    args: list[Expr]          # directional then data arguments, in parameter order
-    outs: list[Expr | None]   # lvalue per parameter for out/inout scalars, None otherwise
+    args: list[Expr]          # directional then data arguments, in parameter order (an `out`
+    #                           scalar's is its fresh start value, see ir.common.fresh_out)
+    outs: list[Expr | None]   # copy-out target per out/inout parameter, None otherwise; p4c
+    #                           copies every directional argument of actions and functions, so a
+    #                           backend passes copies (compound ones included) and copies back
 
 
 @dataclass
@@ -250,6 +253,9 @@ class ControlApply(Stmt):
     control: str
     args: list[Expr]
     outs: list[Expr | None]
+    # p4c substitutes the arguments for the parameters (softswitch/inlining.py): the copy-out
+    # also happens after an `exit` in the callee; otherwise they are temporaries it skips
+    substituted: bool = True
 
 
 @dataclass

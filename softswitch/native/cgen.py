@@ -3,8 +3,8 @@ function, plus the entry points the hand-written runtime (rt_head.h / rt_tail.c)
 
 Calling convention: a control or parser instance has a frame struct ``L_<block>`` (compound
 parameters by pointer, scalar parameters and block variables by value); actions receive their
-control's frame, out/inout scalars by pointer to a copy (copy-in/copy-out, skipped on exit as
-the Python backend does); ``px->exit`` propagates ``exit`` through calls.
+control's frame, out/inout scalars by pointer to a copy (copy-in/copy-out; what an ``exit``
+skips is p4c's, see ``StmtGen.call_action``); ``px->exit`` propagates ``exit`` through calls.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 
 from ..ir import nodes as ir
-from ..ir.common import Unsupported, irtype
+from ..ir.common import Unsupported, fresh_out, irtype
 from ..layout import pyfield
 from ..types import HeaderT, StructLikeT, VarbitT
 from .ccomp import CompoundFns
@@ -241,7 +241,11 @@ class CGen:
         o.append(f"static int T_{tid}(PX *px, L_{self.cid(b.name)} *L, int *hit) {{")
         o.append(f"    u128 k[{max(len(t.keys), 1)}];")
         for i, k in enumerate(t.keys):
-            o.append(f"    k[{i}] = (u128)({self.x(k.expr)});")
+            c = self.x(k.expr)
+            if "px->oob = 1" in c:  # an index out of range: p4c's key temporary stays 0
+                o.append(f"    px->oob = 0; k[{i}] = (u128)({c}); if (px->oob) k[{i}] = 0;")
+            else:
+                o.append(f"    k[{i}] = (u128)({c});")
         o.append("    const u128 *a; int ai;")
         o.append(f"    *hit = ss_lookup(px, {tid}, k, &a, &ai);")
         o.append("    (void)a;")
@@ -252,7 +256,9 @@ class CGen:
             dirp = [p for p in act.params if p.direction]
             datap = [p for p in act.params if not p.direction]
             o.append(f"    case {i}: {{")
-            args = list(bound) + [ir.Ref(p.t, "local", f"_arg{j}") for j, p in enumerate(datap)]
+            args = [fresh_out(x.t) if p.direction == "out" and not isinstance(x.t, (ir.Comp, ir.Stack))
+                    else x for p, x in zip(dirp, bound, strict=False)]
+            args += [ir.Ref(p.t, "local", f"_arg{j}") for j, p in enumerate(datap)]
             for j, p in enumerate(datap):
                 o.append(f"        {ctype(p.t)} l__arg{j} = ({ctype(p.t)})a[{j}];")
             outs = [x if p.direction in ("out", "inout") else None for p, x in zip(dirp, bound, strict=False)]

@@ -159,22 +159,49 @@ class StmtGen:
 
     # ------------------------------------------------------------ calls
     def call_action(self, act: ir.Action, args: list[ir.Expr], outs: list) -> None:
-        """Call with copy-in/copy-out of scalar out/inout arguments (not copied back on exit)."""
+        """Call with copy-in/copy-out of scalar out/inout arguments.  After an `exit` the copy-out
+        still happens when called from a control or table (p4c's RemoveActionParameters copies
+        out before `exit`), not when called from an action (p4c inlines it, copy-out after)."""
         self.emit("{")
         self.level += 1
         cargs, backs = self._bind(act.params, args, outs)
         frame = "L" if act.control else "NULL"
         self.emit(f"A_{self.g.cid(act.name)}(px, {frame}{''.join(', ' + c for c in cargs)});")
-        self.exit_check()
-        for b in backs:
-            self.emit(b)
+        self._backs_and_exit(backs, self.g.fn_kind != "action")
         self.level -= 1
         self.emit("}")
 
+    def _backs_and_exit(self, backs: list[str], copy_on_exit: bool) -> None:
+        if not copy_on_exit:
+            self.exit_check()
+        for b in backs:
+            self.emit(b)
+        if copy_on_exit:
+            self.exit_check()
+
+    def _compound_copy(self, prm, a: ir.Expr, out) -> tuple[str, list[str]]:
+        """p4c's local for a header/struct/stack argument: copied in with BMv2's assignment
+        (fresh, i.e. zero and invalid, when ``out``); returns its pointer and the copy-out."""
+        tmp = self.fresh("_cc")
+        self.emit(f"{ctype(prm.t)} {tmp}; memset(&{tmp}, 0, sizeof {tmp});")
+        if prm.direction != "out":
+            self.assign(Raw(prm.t, tmp), a)
+        back: list[str] = []
+        if prm.direction != "in":
+            StmtGen(self.g, back, 0).assign(out if out is not None else a, Raw(prm.t, tmp))
+        return f"&{tmp}", back
+
     def _bind(self, params, args, outs):
+        """Arguments of an action or function call: p4c copies every directional one in a new
+        local (``RemoveActionParameters``, ``InlineFunctions``): scalars and compound values
+        alike are passed by pointer to a copy; returns the C arguments and the copy-outs."""
         cargs, backs = [], []
         for prm, a, out in zip(params, args, outs + [None] * (len(params) - len(outs)), strict=False):
-            if isinstance(prm.t, (ir.Comp, ir.Stack)):
+            if isinstance(prm.t, (ir.Comp, ir.Stack)) and prm.direction in ("in", "inout", "out"):
+                ptr, back = self._compound_copy(prm, a, out)
+                cargs.append(ptr)
+                backs += back
+            elif isinstance(prm.t, (ir.Comp, ir.Stack)):
                 if isinstance(a, ir.StructInit):
                     tmp = self.fresh("_ca")
                     self.emit(f"T_{prm.t.t.pyname} {tmp};")
@@ -201,7 +228,13 @@ class StmtGen:
         self.level += 1
         cargs, backs = self._bind(f.params, s.args, s.outs)
         call = f"F_{self.g.cid(f.name)}(px{''.join(', ' + c for c in cargs)})"
-        self.emit(f"{call};" if s.ret is None else f"{self.x(s.ret)} = {call};")
+        if s.ret is None:
+            self.emit(f"{call};")
+        elif isinstance(s.ret.t, (ir.Comp, ir.Stack)):  # BMv2's assignment (ccomp.py)
+            self.emit(f"{ctype(s.ret.t)} _fr = {call};")
+            self.assign(s.ret, Raw(s.ret.t, "_fr"))
+        else:
+            self.emit(f"{self.x(s.ret)} = {call};")
         for b in backs:
             self.emit(b)
         self.level -= 1
@@ -225,16 +258,18 @@ class StmtGen:
         self.emit(f"{fr} _Ls; memset(&_Ls, 0, sizeof _Ls);")
         backs = []
         for prm, a, out in zip(b.params, s.args, s.outs, strict=True):
-            if isinstance(prm.t, (ir.Comp, ir.Stack)):
+            if isinstance(prm.t, (ir.Comp, ir.Stack)) and not s.substituted and prm.direction:
+                ptr, back = self._compound_copy(prm, a, out)  # p4c's temporary (inlining.py)
+                self.emit(f"_Ls.p_{prm.name} = {ptr};")
+                backs += back
+            elif isinstance(prm.t, (ir.Comp, ir.Stack)):
                 self.emit(f"_Ls.p_{prm.name} = &{self.x(a)};")
             else:
                 self.emit(f"_Ls.p_{prm.name} = {self.x(a)};")
                 if out is not None:
                     backs.append(f"{self.x(out)} = _Ls.p_{prm.name};")
         self.emit(f"C_{self.g.cid(b.name)}(px, &_Ls);")
-        self.exit_check()
-        for bk in backs:
-            self.emit(bk)
+        self._backs_and_exit(backs, s.substituted)
         self.level -= 1
         self.emit("}")
 

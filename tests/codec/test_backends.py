@@ -17,9 +17,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from dhc import backend, parallel
-from dhc.errors import CodecError, InputError
+from dhc import quantize as qz
+from dhc.errors import CodecError, InputError, OverflowRisk
 from dhc.hashing import SketchHash
 from dhc.hgsketch import HGSketchWorker
+from dhc.index import LocalIndex
 from dhc.peeling import peel_rows
 from dhc.protocol import aggregate_round
 from dhc.synthetic import synthetic_job
@@ -28,7 +30,7 @@ from .helpers import exact_quantized_sum, sparse_tensors
 
 pytestmark = pytest.mark.skipif("numba" not in backend.available(), reason="numba missing")
 native = backend.native      # None without numba (then every test here is skipped)
-kernels = native.kernels if native is not None else None
+peel_kernels = native.peel_kernels if native is not None else None
 
 
 def run_both(xs: list[np.ndarray], tamper_round: int | None = None, **params: object) -> dict:
@@ -158,12 +160,13 @@ def test_wrapping_sketch_lanes_are_identical() -> None:
 @pytest.mark.parametrize("prefetch", [False, True])
 @pytest.mark.parametrize(("k", "ratio", "corrupt"), [(1, 3.0, False), (3000, 0.8, False),
                                                      (3000, 1.25, True), (40000, 1.22, False),
-                                                     (70000, 0.01, False)])
+                                                     (70000, 0.01, False),
+                                                     (70000, 0.01, True)])
 def test_peeling_kernel_equals_the_reference(k: int, ratio: float, corrupt: bool,
                                              prefetch: bool, monkeypatch) -> None:
     """Values, recovered flags (the stuck set is the 2-core), residual and generation count,
     for random values, a stalled sketch, a corrupted one and counts too big for the 8-byte
-    bucket record (ratio 0.01: the 16-byte fallback); with and without software prefetching
+    bucket record (ratio 0.01: the wide layout, values apart); with and without software prefetching
     (normally on only for large sketches)."""
     monkeypatch.setattr(native, "PREFETCH_BUCKETS", 1 if prefetch else 1 << 40)
     rng = np.random.default_rng(k)
@@ -239,10 +242,11 @@ def test_unordered_peel_reports_when_the_order_matters() -> None:
             codes = native.hash_union(h, cand)[0]
             k, m = codes.shape[0], h.m
             shift = 32 - max(1, (k - 1).bit_length())
-            it = kernels.peel_sets(codes, lanes, shift, np.zeros(k, np.int64), np.zeros(k, bool),
-                                   np.empty(m, np.int64), np.empty((m, 1), np.uint64),
-                                   np.empty(m, np.int32), np.empty(k, np.int64),
-                                   np.empty(k, np.int64), np.empty_like(codes), 0)
+            it = peel_kernels.peel_sets(codes, lanes, shift, np.zeros(k, np.int64),
+                                        np.zeros(k, bool), np.empty(m, np.int64),
+                                        np.empty(m, np.uint64), np.empty(0, np.uint64),
+                                        np.empty(m, np.int32), np.empty(k, np.int64),
+                                        np.empty(k, np.int64), np.empty_like(codes), 0)
             outcomes.append((flips, it))
     assert all(it >= 0 for flips, it in outcomes if flips == 0)
     assert any(it == -2 for flips, it in outcomes if flips == 1)
@@ -381,3 +385,61 @@ def test_compiled_dense_write_equals_dequantize(threads: int) -> None:
                 assert np.array_equal(got.view(np.uint32), ref.view(np.uint32))
     finally:
         parallel.set_threads(before)
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+def test_compiled_quantize_rounds_half_to_even_like_the_reference(dtype) -> None:
+    """Ties, subnormal products, signs and the OverflowRisk message, against
+    ``quantize.quantize``."""
+    halves = np.array([0.5, 1.5, 2.5, -0.5, -1.5, -2.5, 0.0, -0.0, 3.25, 1e-30], np.float64)
+    for scale_exp in (0, 1, -3, 20):
+        values = (halves * 2.0 ** -scale_exp).astype(dtype)
+        assert np.array_equal(native.quantize(values, scale_exp, 4),
+                              qz.quantize(values, scale_exp, 4))
+    big = np.array([1.0, -3.0], dtype)
+    with pytest.raises(OverflowRisk) as ref:
+        qz.quantize(big, 30, 4)
+    with pytest.raises(OverflowRisk) as got:
+        native.quantize(big, 30, 4)
+    assert str(got.value) == str(ref.value)
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+@pytest.mark.parametrize("d", [1, 63, 64, 65, 200, 4099, 70_001])
+def test_compiled_scan_equals_the_reference(dtype, d: int) -> None:
+    """The one-pass scan (vector compare of 64 items, tail word, padding to whole blocks)
+    against numpy's ``x != 0``: the bitmap, the support and the value bits, with -0.0 (a
+    zero), NaN and subnormals (nonzeros), at densities that outgrow the scan's first lists."""
+    rng = np.random.default_rng(d)
+    for density in (0.0, 0.05, 1.0):
+        x = np.where(rng.random(d) < density, rng.standard_normal(d), 0.0).astype(dtype)
+        x[rng.integers(d)] = -0.0
+        if d > 10:
+            x[3], x[7] = np.nan, np.finfo(dtype).smallest_subnormal
+        for block in (32, 256):
+            ref = LocalIndex(x, block)
+            got = LocalIndex(x, block, native.scan)
+            assert np.array_equal(got.nz, ref.nz)
+            assert np.array_equal(got.values.view(np.uint8), ref.values.view(np.uint8))
+            assert np.array_equal(got.block_words, ref.block_words)
+            assert np.array_equal(got.block_lanes(), ref.block_lanes())
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+def test_compiled_max_exponent_equals_the_reference(dtype) -> None:
+    """Round A's exponent: zeros, subnormals, powers of two and their neighbours, the largest
+    finite value (OverflowRisk) and NaN/Inf (InputError naming the value), same messages."""
+    info = np.finfo(dtype)
+    cases = [np.zeros(5), np.array([info.smallest_subnormal, -0.0]), np.array([1.0, -2.0]),
+             np.array([np.nextafter(dtype(2), dtype(0)), 0.5]), np.array([info.max, 1.0]),
+             np.array([1.0, np.nan]), np.array([-np.inf, 3.0]), np.zeros(0)]
+    for values in cases:
+        values = values.astype(dtype)
+        try:
+            want = qz.finite_max_exponent(values)
+        except CodecError as exc:
+            with pytest.raises(type(exc)) as got:
+                native.max_exponent(values)
+            assert str(got.value) == str(exc)
+        else:
+            assert native.max_exponent(values) == want

@@ -7,8 +7,10 @@ import json
 import math
 
 import numpy as np
+import pytest
 
 from bench import codec as bench_codec
+from bench import codec_compare
 from dhc import simulate_allreduce
 
 
@@ -76,3 +78,21 @@ def test_bench_compares_backends_side_by_side() -> None:
     assert [r["union_nnz"] for r in flat] == [100, 400]
     assert out["goals"]["decode_per_union_element_flat_within_1.5x"]["unions"] == [100, 400]
     assert all(set(r["peel_ns_per_element"]) == {"numba", "numpy"} for r in flat)
+
+
+def test_bench_compares_with_a_previous_version_side_by_side() -> None:
+    """``--baseline`` times a previous checkout in a child process taking turns with this one
+    (here the previous version is this checkout's directory: both load the cached kernels),
+    on the same inputs, and reports both, their ratios and the load."""
+    xs = bench_codec.random_sparse(np.random.default_rng(1), 2, 20_000, 0.02)
+    out = codec_compare.compare(xs, str(codec_compare.REPO), repeats=3, threads=1)
+    json.dumps(out)
+    assert out["turns"] == 3 and out["union_nnz"] > 0
+    for name in ("current", "previous"):
+        assert 0 < out[name]["encode_decode_ms"] <= out[name]["encode_decode_ms_median"]
+    assert out["ratio_best"] > 0 and out["ratio_median_per_turn"] > 0
+
+
+def test_bench_names_a_bad_baseline() -> None:
+    with pytest.raises(codec_compare.CompareError, match="no-such-revision"):
+        codec_compare.compare([np.ones(64, np.float32)], "no-such-revision", 1, 1)

@@ -246,6 +246,82 @@ CASES: dict[str, tuple[str, str, dict[str, str]]] = {
         "slice|range|bound|index|width",
         {"apply": "        meta.m16 = (bit<16>)meta.m8[8:0]; /*ERR*/"},
     ),
+    "duplicate_parameter": (
+        "two parameters of one function with the same name",
+        "duplicate parameter name a",
+        {"top": "bit<8> pick(in bit<8> a, in bit<8> a) { /*ERR*/\n    return a;\n}\n",
+         "apply": "        meta.m8 = pick(8w1, 8w2);"},
+    ),
+    "duplicate_type_parameter": (
+        "a generic function with the type parameter T twice",
+        "duplicate type parameter T",
+        {"top": "T first<T, T>(in T a) { /*ERR*/\n    return a;\n}\n",
+         "apply": "        meta.m8 = first(meta.m8);"},
+    ),
+    "generic_type_not_inferable": (
+        "no argument decides the type argument T of a generic function",
+        "cannot infer type argument T",
+        {"top": "T zero<T>() {\n    return 0;\n}\n",
+         "apply": "        meta.m8 = zero(); /*ERR*/"},
+    ),
+    "tuple_index_out_of_range": (
+        "index 2 of a tuple of two elements",
+        "out of range",
+        {"apply": "        tuple<bit<8>, bit<16>> t = { 8w1, 16w2 };\n"
+                   "        meta.m8 = t[2]; /*ERR*/"},
+    ),
+    "error_select_mask": (
+        "a mask on an error value in a select label",
+        "error.X labels|error",
+        {"parser": "    state start {\n        packet.extract(hdr.ethernet);\n"
+                    "        transition select(error.NoError) {\n"
+                    "            error.NoError: accept;\n"
+                    "            1 &&& 1: reject; /*ERR*/\n        }\n    }"},
+    ),
+    "void_variable": (
+        "a local variable of type void",
+        "type void",
+        {"apply": "        void v; /*ERR*/"},
+    ),
+    "digest_receiver_bool": (
+        "digest's receiver is bit<32>; a bool is not converted",
+        "bool|bit<32>",
+        {"apply": "        digest<metadata_t>(true, meta); /*ERR*/"},
+    ),
+    "division_at_run_time": (
+        "a division p4c's mid end cannot fold or strength-reduce (BMv2 has no division)",
+        "could not evaluate at compilation time",
+        {"apply": "        meta.m8 = meta.m8 / 8w3; /*ERR*/"},
+    ),
+    "modulo_by_a_field": (
+        "x % y with y a field (p4c: could not evaluate at compilation time)",
+        "could not evaluate at compilation time",
+        {"apply": "        meta.m16 = meta.m16 % meta.m16; /*ERR*/"},
+    ),
+    "action_data_not_constant": (
+        "a direct action call passing a field for a directionless parameter (p4c: must be a "
+        "compile-time constant)",
+        "compile-time constant",
+        {"decls": "    action set_port(bit<9> port) {\n"
+                  "        standard_metadata.egress_spec = port;\n    }",
+         "apply": "        set_port(standard_metadata.ingress_port); /*ERR*/"},
+    ),
+    "extern_inout_parameter": (
+        "a function parameter of an extern type with a direction",
+        "extern values cannot be passed",
+        {"top": "void bump(inout counter<bit<32>> c) { /*ERR*/\n}\n"},
+    ),
+    "string_variable": (
+        "a local variable of type string (strings are compile-time only)",
+        "type string",
+        {"apply": "        string s = \"x\"; /*ERR*/"},
+    ),
+    "duplicate_extern_method": (
+        "an extern with two methods of one name and one number of parameters",
+        "duplicate method",
+        {"top": "extern Box {\n    Box();\n    void put(in bit<8> v);\n"
+                "    void put(in bit<16> v); /*ERR*/\n}\n"},
+    ),
 }
 
 

@@ -163,6 +163,21 @@ CASES: dict[str, tuple[str, str, dict[str, str]]] = {
         "push_front by a negative count", "negative|push_front",
         {"top": "\nheader item_t {\n    bit<8> v;\n}\n",
          "apply": "        item_t[2] s;\n        s.push_front(-1); /*ERR*/"}),
+    "entry_bool_for_bit_key": (
+        "a bool entry value for a bit<16> key (p4c: cannot unify bool and bit<16>)", "bool|type",
+        table(ET_EXACT, "            true : set_port(9w1); /*ERR*/")),
+    "entry_number_for_bool_key": (
+        "an integer entry value for a bool key", "int|bool|type",
+        table("            hdr.ethernet.isValid(): exact;", "            1 : set_port(9w1); /*ERR*/")),
+    "entry_other_directional_binding": (
+        "an entry binding an inout parameter to another field than the actions list does",
+        "directional|match",
+        {"decls": "    action bump(inout bit<8> x, bit<8> by) {\n        x = x + by;\n    }\n"
+                  "    table t {\n        key = { hdr.ethernet.etherType: exact; }\n"
+                  "        actions = { bump(meta.m8); }\n"
+                  "        const entries = {\n"
+                  "            16w1 : bump(meta.m16[7:0], 8w2); /*ERR*/\n        }\n    }",
+         "apply": "        t.apply();"}),
 }
 
 

@@ -104,7 +104,7 @@ control MyIngress(inout headers_t hdr, inout metadata_t meta,
         w *= 3;
         w &= 0xfe;
         w >>= 1;
-        w %= 50;
+        w %= 32;
         hdr.o.r10 = w;
         hdr.o.r11 = bump(hdr.o.r11, hdr.i.a);   // copy-out, then the assignment
         bit<8> q = hdr.i.b;

@@ -86,8 +86,8 @@ class Gen:
             op = self.r.choice(["<", ">", "<=", ">=", "==", "!="])
             return f"(({self.expr(u, d)} {op} {self.expr(u, d)}) ? {self.expr(t, d)} : {self.expr(t, d)})"
         if k == "div" and not s:
-            # a divisor with a field in it: never a compile-time 0 (rejected), often 0 at run time
-            return f"({self.expr(t, d)} {self.r.choice(['/', '%'])} ({self.field(t)} & {self.lit(t)}))"
+            # p4c's BMv2 back end divides only by constants it can strength-reduce: powers of two
+            return f"({self.expr(t, d)} {self.r.choice(['/', '%'])} {w}w{1 << self.r.randrange(0, w)})"
         u = self.ty()
         return self.conv(self.expr(u, d), u, t)
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from softswitch import Switch
 
-from .helpers import switch
+from .helpers import run_words, switch
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -33,3 +33,42 @@ def test_folded_constant_and_size_of_const_table_warn_as_p4c():
     assert len(ws) == 2, ws
     assert "[--Wwarn=unused]" in ws[0] and "FOLDED" in ws[0]
     assert "[--Wwarn=mismatch]" in ws[1] and "size 16 specified for table with constant entries" in ws[1]
+
+
+def test_literal_that_does_not_fit_warns_and_is_truncated_on_both_backends():
+    ilocals = ("action put(bit<32> v) { hdr.d.w2 = v; }\n"
+               "table t { key = { hdr.d.w0[7:0]: exact; } actions = { put; }\n"
+               "          const entries = { 0x105: put(1); } }")
+    for backend in ("python", "native"):
+        sw = switch("t.apply(); meta.m8 = 257; hdr.d.w3 = (bit<32>) meta.m8; int<4> s = 8;"
+                    "hdr.d.w4 = (bit<32>) (bit<4>) s; hdr.d.w5 = hdr.d.w5 << 8w40;",
+                    ilocals=ilocals, backend=backend)
+        ws = sw.prog.warnings
+        assert len(ws) == 4, ws
+        assert "[--Wwarn=mismatch]" in ws[0] and "0x105: value does not fit in 8 bits" in ws[0]
+        assert "257: value does not fit in 8 bits" in ws[1]
+        assert "[--Wwarn=overflow]" in ws[2] and "8: signed value does not fit in 4 bits" in ws[2]
+        assert "<<: shifting value with 32 bits by 40" in ws[3]
+        assert run_words(sw, 5, 0, 0, 0, 0, 9)[2:6] == [1, 1, 8, 0]
+
+
+def test_duplicate_and_covered_const_entries_warn_and_the_first_wins():
+    ilocals = ("action put(bit<32> v) { hdr.d.w2 = v; }\n"
+               "table t { key = { hdr.d.w0: exact; } actions = { put; }\n"
+               "          const entries = { 5: put(1); 0x5: put(2); } }\n"
+               "table u { key = { hdr.d.w1: ternary; hdr.d.w0: exact; } actions = { put; }\n"
+               "  const entries = { (7 &&& 0xF, 5): put(10); (0x17, 5): put(20); (_, 5): put(30); } }")
+    for backend in ("python", "native"):
+        sw = switch("t.apply(); hdr.d.w3 = hdr.d.w2; hdr.d.w1 = 0x17; u.apply();", ilocals=ilocals,
+                    backend=backend)
+        ws = sw.prog.warnings
+        assert len(ws) == 2, ws
+        assert "[--Wwarn=table-keys]" in ws[0] and "table t: duplicate entry keys" in ws[0]
+        assert "table u: ternary entry covered" in ws[1]
+        assert run_words(sw, 5)[2:4] == [10, 1]
+
+
+def test_serializable_enum_member_that_does_not_fit_warns_and_is_truncated():
+    sw = switch("hdr.d.w2 = (bit<32>) E.A;", decls="enum bit<8> E { A = 300, B = 0x1F }")
+    assert len(sw.prog.warnings) == 1 and "300: value does not fit in 8 bits" in sw.prog.warnings[0]
+    assert run_words(sw, 1)[2] == 300 & 0xFF

@@ -1,0 +1,290 @@
+"""Rewrites of p4c's front end that need declared types, done on the syntax tree before both
+generators (python and IR -> C), so neither has to know these constructs:
+
+- tuple types become structs ``tuple_N { T0 f0; T1 f1; ... }`` (p4c's EliminateTuples), and an
+  index ``t[i]`` of a tuple (``i`` a literal) the field ``t.fi``;
+- constants of struct, header or tuple type are folded into their uses (p4c's constant
+  folding): ``P.x`` becomes the initialiser of field ``x`` (cast to its type), a whole ``P``
+  the initialiser cast to ``P``'s type; the declaration goes away;
+- generic functions are specialised per call (p4c's SpecializeGenericFunctions): the type
+  arguments given (``f<bit<8>>(x)``) or inferred from the arguments' declared types; each
+  distinct set of type arguments gets one copy ``f<bit<8>>`` declared before the first
+  declaration that calls it, with the type parameters substituted; the generic declaration
+  itself goes away (p4c checks an unused generic function no further either).
+
+Names are tracked by scope (parameters, locals, constants in the order they are declared), so
+a local that shadows a constant is left alone.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+
+from lark import Token, Tree
+
+from .api import P4CompileError
+from .literals import parse_int
+from .treetypes import Bind, TypeIndex, name_of, type_text
+
+Err = Callable[[object, str], P4CompileError]
+Env = dict[str, Bind]
+
+_NAMED = {"var_decl": (2, 1), "const_decl": (2, 1), "param": (3, 2), "instantiation": (3, 1)}
+_SHADOW = {"action_decl": 1, "table_decl": 1, "value_set_decl": 3}
+
+
+def _mk(data: str, children: list, like) -> Tree:
+    return Tree(data, children, like.meta if isinstance(like, Tree) else None)
+
+
+def _ident(name: str, like) -> Tree:
+    return _mk("ident", [Token("IDENTIFIER", name)], like)
+
+
+class Specializer:
+    """One pass over a whole program (see the module docstring)."""
+
+    def __init__(self, tree: Tree, err: Err):
+        self.tree = tree
+        self.err = err
+        self.types = TypeIndex()
+        self.genv: Env = {}
+        self.generics: dict[str, Tree] = {}
+        self.specs: dict[tuple[str, tuple[str, ...]], str] = {}
+        self.pending: list[Tree] = []
+        self.tuples: dict[str, str] = {}
+        self.declared = {name_of(d.children[1]) for d in tree.children if isinstance(d, Tree)
+                         and d.data in ("struct_decl", "header_decl", "header_union_decl")}
+
+    def run(self) -> None:
+        out: list = []
+        for d in self.tree.children:
+            if isinstance(d, Tree) and d.data == "function_decl" and d.children[3] is not None:
+                tvs = [name_of(c) for c in d.children[3].children if isinstance(c, Tree)]
+                dup = next((t for i, t in enumerate(tvs) if t in tvs[:i]), None)
+                if dup is not None:
+                    raise self.err(d.children[3], f"duplicate type parameter {dup}")
+                self.generics[name_of(d.children[2])] = d
+                continue
+            out += self.top(d)
+        self.tree.children = out
+
+    def top(self, d) -> list:
+        """A top-level declaration, preceded by the tuple structs and specialisations it needs."""
+        if not isinstance(d, Tree):
+            return [d]
+        saved, self.pending = self.pending, []
+        d = self.walk(d, self.genv)
+        before: list = []
+        for p in self.pending:
+            before += p if isinstance(p, list) else self.top(p)
+        self.pending = saved
+        keep = self.declare(d, self.genv)
+        self.types.add_decl(d)
+        return before + ([d] if keep else [])
+
+    # ------------------------------------------------------------ scopes
+    def declare(self, c, env: Env) -> bool:
+        """Record what ``c`` declares in ``env``; False when ``c`` is a folded constant."""
+        if not isinstance(c, Tree):
+            return True
+        if c.data in _NAMED:
+            ni, ti = _NAMED[c.data]
+            t = c.children[ti]
+            value = None
+            if c.data == "const_decl" and self._compound(t):
+                value = c.children[3]
+            env[name_of(c.children[ni])] = Bind(t, value)
+            return value is None
+        if c.data in ("params", "ctor_params"):
+            for p in (c.children if c.data == "params" else c.children[0].children):
+                if isinstance(p, Tree):
+                    self.declare(p, env)
+        elif c.data in _SHADOW:
+            env[name_of(c.children[_SHADOW[c.data]])] = Bind(None)
+        elif c.data == "function_decl":
+            env[name_of(c.children[2])] = Bind(None)
+        return True
+
+    def _compound(self, t) -> bool:
+        return self.types.struct_fields(t) is not None
+
+    def walk(self, node, env: Env):
+        if not isinstance(node, Tree):
+            return node
+        if node.data == "tuple_type":
+            return self.tuple_struct(node)
+        local = dict(env)
+        kids: list = []
+        for c in node.children:
+            c = self.walk(c, local)
+            if node.data != "params" and not self.declare(c, local):
+                continue
+            kids.append(c)
+        node.children = kids
+        return self.rewrite(node, env)
+
+    # ------------------------------------------------------------ expressions
+    def rewrite(self, e: Tree, env: Env):
+        d = e.data
+        if d == "index" and isinstance(e.children[1], Tree) and e.children[1].data == "int_lit":
+            t = self.types.resolve(self._type(e.children[0], env))
+            if isinstance(t, Tree) and t.data == "type_name" and str(t.children[-1]) in self.tuples.values():
+                i = parse_int(str(e.children[1].children[0]))[0]
+                n = len(self.types.fields[str(t.children[-1])])
+                if i >= n:
+                    raise self.err(e.children[1], f"index {i} out of range for a tuple of {n} elements")
+                e = _mk("member", [e.children[0], Tree("name", [Token("IDENTIFIER", f"f{i}")])], e)
+                d = "member"
+        if d in ("ident", "member"):
+            folded = self.fold(e, env)
+            if folded is not None:
+                return self.as_expr(*folded, e)
+        if d in ("call", "tcall"):
+            return self.generic_call(e, env)
+        return e
+
+    def _type(self, e, env: Env):
+        return self.types.type_of(e, env)
+
+    def fold(self, e, env: Env) -> tuple[Tree, Tree] | None:
+        """(type, initialiser) of an expression that is a folded constant or a part of one."""
+        if e.data == "ident":
+            b = env.get(str(e.children[-1]))
+            return (b.type, b.value) if b is not None and b.value is not None else None
+        if e.data == "cast" and isinstance(e.children[1], Tree) \
+                and e.children[1].data in ("list_expr", "struct_expr") and self._compound(e.children[0]):
+            return e.children[0], e.children[1]
+        if e.data != "member" or not isinstance(e.children[0], Tree):
+            return None
+        base = self.fold(e.children[0], env)
+        if base is None:
+            return None
+        fields = self.types.struct_fields(base[0]) or []
+        init = base[1]
+        while isinstance(init, Tree) and init.data == "cast":
+            init = init.children[1]
+        member = name_of(e.children[1])
+        for i, (fname, ftype) in enumerate(fields):
+            if fname != member:
+                continue
+            if isinstance(init, Tree) and init.data == "struct_expr":
+                for kv in init.children:
+                    if str(kv.children[0]) == member:
+                        return ftype, kv.children[1]
+            elif isinstance(init, Tree) and init.data == "list_expr":
+                items = [x for x in init.children[0].children if x is not None]
+                if i < len(items):
+                    return ftype, items[i]
+            return None
+        return None
+
+    def as_expr(self, t: Tree, init: Tree, like: Tree) -> Tree:
+        """A folded value as an expression of type ``t`` (reported at ``like``)."""
+        v = copy.deepcopy(init)
+        rt = self.types.resolve(t)
+        if isinstance(v, Tree) and v.data in ("list_expr", "struct_expr") \
+                or isinstance(rt, Tree) and rt.data in ("t_bit", "t_int") and not (
+                    isinstance(v, Tree) and v.data == "cast"):
+            v = _mk("cast", [copy.deepcopy(t), v], like)
+        return v
+
+    # ------------------------------------------------------------ tuples
+    def tuple_struct(self, t: Tree) -> Tree:
+        elems = [self.walk(a, self.genv) for a in t.children[0].children]
+        key = ", ".join(type_text(a) for a in elems)
+        if key not in self.tuples:
+            n = len(self.tuples)
+            while f"tuple_{n}" in self.declared:
+                n += 1
+            name = f"tuple_{n}"
+            self.declared.add(name)
+            self.tuples[key] = name
+            fields = [_mk("field", [None, copy.deepcopy(a), Tree("name", [Token("IDENTIFIER", f"f{i}")])], t)
+                      for i, a in enumerate(elems)]
+            decl = _mk("struct_decl", [None, Tree("name", [Token("TYPE_IDENTIFIER", name)])] + fields, t)
+            self.types.add_decl(decl)
+            self.pending.append([decl])
+        return _mk("type_name", [Token("TYPE_IDENTIFIER", self.tuples[key])], t)
+
+    # ------------------------------------------------------------ generic functions
+    def generic_call(self, e: Tree, env: Env) -> Tree:
+        f = e.children[0]
+        if not (isinstance(f, Tree) and f.data == "ident"):
+            return e
+        name = str(f.children[-1])
+        decl = self.generics.get(name)
+        if decl is None or name in env and env[name].type is not None:
+            return e
+        tvars = [name_of(c) for c in decl.children[3].children if isinstance(c, Tree)]
+        binding: dict[str, Tree] = {}
+        if e.data == "tcall":
+            given = next(c for c in e.children if isinstance(c, Tree) and c.data == "type_args").children
+            if len(given) != len(tvars):
+                raise self.err(e, f"{name} has {len(tvars)} type parameters, {len(given)} given")
+            for tv, ta in zip(tvars, given, strict=True):
+                if ta.data != "t_dontcare":
+                    binding[tv] = ta
+        params = [p for p in (decl.children[4].children if decl.children[4] is not None else [])
+                  if p is not None]
+        args = [a for a in (e.children[-1].children if e.children[-1] is not None else []) if a is not None]
+        for i, a in enumerate(args):
+            p = self._param_for(a, i, params)
+            if p is None or a.data == "dontcare_arg":
+                continue
+            value = a.children[1] if a.data == "named_arg" else a
+            self.unify(p.children[2], self._type(value, env), set(tvars), binding, a)
+        missing = [tv for tv in tvars if tv not in binding]
+        if missing:
+            raise self.err(e, f"cannot infer type argument {missing[0]} of {name}; give it "
+                              f"explicitly ({name}<...>(...))")
+        targs = tuple(type_text(binding[tv]) for tv in tvars)
+        spec = self.specs.get((name, targs))
+        if spec is None:
+            spec = f"{name}<{', '.join(targs)}>"
+            self.specs[(name, targs)] = spec
+            self.types.functions[spec] = self.pending_copy(decl, spec, binding)
+        return _mk("call", [_ident(spec, f), e.children[-1]], e)
+
+    @staticmethod
+    def _param_for(a: Tree, i: int, params: list[Tree]) -> Tree | None:
+        if a.data == "named_arg":
+            return next((p for p in params if name_of(p.children[3]) == str(a.children[0])), None)
+        return params[i] if i < len(params) else None
+
+    def unify(self, pt, at, tvars: set[str], binding: dict[str, Tree], where) -> None:
+        """Bind the type variables in parameter type ``pt`` to the parts of argument type ``at``."""
+        if at is None or not isinstance(pt, Tree):
+            return
+        if pt.data == "type_name" and str(pt.children[-1]) in tvars:
+            tv = str(pt.children[-1])
+            if tv in binding and type_text(binding[tv]) != type_text(at):
+                raise self.err(where, f"type variable {tv} cannot be both {type_text(binding[tv])} "
+                                      f"and {type_text(at)}")
+            binding[tv] = at
+            return
+        at = self.types.resolve(at) if at.data == "type_name" and pt.data != "type_name" else at
+        if isinstance(at, Tree) and at.data == pt.data and pt.data in ("stack_type", "tuple_type",
+                                                                       "specialized_type"):
+            pk = pt.children[-1].children if pt.data != "stack_type" else pt.children[:1]
+            ak = at.children[-1].children if at.data != "stack_type" else at.children[:1]
+            for p, a in zip(pk, ak, strict=False):
+                self.unify(p, a, tvars, binding, where)
+
+    def pending_copy(self, decl: Tree, spec: str, binding: dict[str, Tree]) -> Tree:
+        """The specialised copy of ``decl``: queued to be declared before the current one."""
+        new = copy.deepcopy(decl)
+        for node in list(new.iter_subtrees()):
+            for i, c in enumerate(node.children):
+                if isinstance(c, Tree) and c.data == "type_name" and str(c.children[-1]) in binding:
+                    node.children[i] = copy.deepcopy(binding[str(c.children[-1])])
+        new.children[2] = Tree("name", [Token("IDENTIFIER", spec)])
+        new.children[3] = None
+        self.pending.append(new)
+        return new
+
+
+def specialize(tree: Tree, err: Err) -> None:
+    """Rewrite ``tree`` in place (see the module docstring)."""
+    Specializer(tree, err).run()

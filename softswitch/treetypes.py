@@ -1,0 +1,164 @@
+"""Types of names and expressions on the syntax tree, as type trees, before type checking.
+
+The rewrites of ``specialize.py`` need to know, e.g., that ``t`` in ``t[0]`` is a tuple or which
+type argument a generic call infers from its arguments.  That is decided here from declared
+types alone (parameters, variables, constants, fields, casts, literals with a width, function
+return types); an expression whose type needs the full type checker gives ``None`` and the
+rewrite that needed it reports that it cannot infer the type.  Type trees are grammar nodes
+(``t_bit``, ``type_name``, ``stack_type`` ...), so a rewrite can put them back into the program.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from lark import Token, Tree
+
+from .literals import parse_int
+
+_BOOL_OPS = {"lt", "gt", "land", "lor", "lnot"}
+_SAME_AS_LEFT = {"bor", "bxor", "band", "shl", "shr", "bnot", "neg", "pos"}
+
+
+def name_of(node) -> str:
+    return str(node.children[0]) if isinstance(node, Tree) else str(node)
+
+
+def type_text(t) -> str:
+    """Canonical text of a type tree (a specialisation's key and part of its name)."""
+    if not isinstance(t, Tree):
+        return str(t)
+    d, k = t.data, t.children
+    simple = {"t_bool": "bool", "t_error": "error", "t_string": "string", "t_void": "void",
+              "t_match_kind": "match_kind", "t_bit1": "bit", "t_int_inf": "int", "t_dontcare": "_"}
+    if d in simple:
+        return simple[d]
+    if d in ("t_bit", "t_int", "t_varbit"):
+        return f"{d[2:]}<{_expr_text(k[0])}>"
+    if d == "type_name":
+        return str(k[-1])
+    if d == "specialized_type":
+        return f"{type_text(k[0])}<{', '.join(type_text(a) for a in k[-1].children)}>"
+    if d == "stack_type":
+        return f"{type_text(k[0])}[{_expr_text(k[1])}]"
+    if d == "tuple_type":
+        return f"tuple<{', '.join(type_text(a) for a in k[0].children)}>"
+    return d
+
+
+def _expr_text(e) -> str:
+    if isinstance(e, Token):
+        return str(e)
+    return "".join(_expr_text(c) for c in e.children if c is not None) if isinstance(e, Tree) else str(e)
+
+
+def bit_type(width: int, signed: bool = False) -> Tree:
+    return Tree("t_int" if signed else "t_bit", [Token("INTEGER", str(width))])
+
+
+@dataclass
+class Bind:
+    """A name in scope: its declared type tree (None: not a value, e.g. a table) and, for a
+    constant folded by ``specialize.py``, its initialiser."""
+
+    type: Tree | None
+    value: Tree | None = None
+
+
+@dataclass
+class TypeIndex:
+    """The program's named types: struct-like fields and typedefs, by name."""
+
+    fields: dict[str, list[tuple[str, Tree]]] = field(default_factory=dict)
+    typedefs: dict[str, Tree] = field(default_factory=dict)
+    functions: dict[str, Tree] = field(default_factory=dict)
+
+    def add_decl(self, d: Tree) -> None:
+        if d.data in ("struct_decl", "header_decl", "header_union_decl"):
+            self.fields[name_of(d.children[1])] = [
+                (name_of(f.children[2]), f.children[1]) for f in d.children[2:] if isinstance(f, Tree)]
+        elif d.data == "typedef_decl":
+            self.typedefs[name_of(d.children[2])] = d.children[1]
+        elif d.data == "function_decl":
+            self.functions[name_of(d.children[2])] = d
+
+    def resolve(self, t):
+        """Follow typedefs to the type tree they name."""
+        seen = 0
+        while isinstance(t, Tree) and t.data == "type_name" and str(t.children[-1]) in self.typedefs \
+                and seen < 64:
+            t, seen = self.typedefs[str(t.children[-1])], seen + 1
+        return t
+
+    def struct_fields(self, t) -> list[tuple[str, Tree]] | None:
+        t = self.resolve(t)
+        if isinstance(t, Tree) and t.data == "type_name":
+            return self.fields.get(str(t.children[-1]))
+        return None
+
+    def type_of(self, e, env: dict[str, Bind]) -> Tree | None:
+        """The type tree of expression ``e`` in scope ``env``, or None when not evident."""
+        if not isinstance(e, Tree):
+            return None
+        d, k = e.data, e.children
+        if d == "ident":
+            b = env.get(str(k[-1]))
+            return b.type if b is not None else None
+        if d == "member":
+            return self._member(k[0], name_of(k[1]), env)
+        if d == "index":
+            base = self.resolve(self.type_of(k[0], env))
+            return base.children[0] if isinstance(base, Tree) and base.data == "stack_type" else None
+        if d == "slice":
+            if not (_lit(k[1]) and _lit(k[2])):
+                return None
+            hi, lo = parse_int(str(k[1].children[0]))[0], parse_int(str(k[2].children[0]))[0]
+            return bit_type(hi - lo + 1) if hi >= lo else None
+        if d == "cast":
+            return k[0]
+        if d == "int_lit":
+            width = parse_int(str(k[0]))[1]
+            return bit_type(width.width, width.signed) if width is not None else None
+        if d in ("true_lit", "false_lit") or d in _BOOL_OPS:
+            return Tree("t_bool", [])
+        if d == "error_member":
+            return Tree("t_error", [])
+        if d == "type_member":
+            return k[0]
+        if d == "binop":
+            if str(k[1]) in ("==", "!=", "<=", ">="):
+                return Tree("t_bool", [])
+            return self.type_of(k[0], env) or self.type_of(k[2], env)
+        if d in _SAME_AS_LEFT:
+            return self.type_of(k[0], env) or (self.type_of(k[1], env) if d not in ("shl", "shr")
+                                                 and len(k) > 1 else None)
+        if d == "ternary":
+            return self.type_of(k[1], env) or self.type_of(k[2], env)
+        if d == "call":
+            return self._call(k[0], env)
+        return None
+
+    def _member(self, base, member: str, env) -> Tree | None:
+        t = self.resolve(self.type_of(base, env))
+        if isinstance(t, Tree) and t.data == "stack_type":
+            if member in ("next", "last"):
+                return t.children[0]
+            return bit_type(32) if member == "lastIndex" else None
+        for fname, ft in self.struct_fields(t) or []:
+            if fname == member:
+                return ft
+        return None
+
+    def _call(self, f, env) -> Tree | None:
+        if isinstance(f, Tree) and f.data == "member" and name_of(f.children[1]) == "isValid":
+            return Tree("t_bool", [])
+        if isinstance(f, Tree) and f.data == "ident" and str(f.children[-1]) not in env:
+            fn = self.functions.get(str(f.children[-1]))
+            if fn is not None and fn.children[3] is None:
+                return fn.children[1]
+        return None
+
+
+def _lit(e) -> bool:
+    return isinstance(e, Tree) and e.data == "int_lit"
+
