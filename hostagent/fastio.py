@@ -110,7 +110,7 @@ class Destination:
 
     @classmethod
     def of(cls, addr: tuple[str, int]) -> Destination:
-        ip = ip_key(addr[0])
+        ip = ip_key(socket.gethostbyname(addr[0]))     # a name resolves as sendto would
         return cls(ip, socket.htons(addr[1]))
 
 

@@ -48,6 +48,7 @@ def test_frame_sender_puts_the_rows_on_the_wire_as_sendto_would() -> None:
     frames = rng.integers(0, 256, (200, 300), dtype=np.uint8)
     lens = rng.integers(1, 301, 200).astype(np.uint32)
     order = np.array([5, 0, 7, *range(10, 150), 199], dtype=np.int64)    # > one batch of 64
+    assert fastio.Destination.of(("localhost", 9)) == fastio.Destination.of(("127.0.0.1", 9))
     for rows_lens in (None, lens):
         sender = fastio.FrameSender(a, frames, fastio.Destination.of(b.getsockname()), rows_lens)
         assert sender.send(order) == {}
