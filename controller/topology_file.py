@@ -37,7 +37,7 @@ from controller.topology import (
     Switch,
     Topology,
 )
-from dhcwire.header import SLOT_SET_BIT
+from dhcwire.header import ETHERNET_MTU, SLOT_SET_BIT, ip_packet_bytes
 from dhcwire.lanes import DEFAULT_LANES
 
 _MAC = re.compile(r"^[0-9a-fA-F]{2}(:[0-9a-fA-F]{2}){5}$")
@@ -297,8 +297,12 @@ def _parse_jobs(c: _Checker, doc: dict, hosts: dict, switches: dict) -> list[Job
                 ok = False
         size = c.integer(m, "bytes_per_iteration", path, 1, None)
         window = c.integer(m, "window", path, 1, SLOT_SET_BIT - 1, DEFAULT_WINDOW)
-        lanes = c.integer(m, "lanes", path, 1, 255, DEFAULT_LANES)
-        if lanes not in SUPPORTED_LANES:
+        lanes = c.integer(m, "lanes", path, 1, None, DEFAULT_LANES)
+        if ip_packet_bytes(lanes) > ETHERNET_MTU:
+            c.fail(f"{path}.lanes", f"{lanes} lanes per packet make {ip_packet_bytes(lanes)}-byte "
+                   f"IPv4 packets, over the {ETHERNET_MTU}-byte Ethernet MTU")
+            ok = False
+        elif lanes not in SUPPORTED_LANES:
             c.fail(f"{path}.lanes", f"{lanes} lanes per packet: the P4 program supports "
                    f"{', '.join(map(str, SUPPORTED_LANES))} (DHC_LANES in p4src/include/define.p4)")
             ok = False

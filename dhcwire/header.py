@@ -19,9 +19,10 @@ from dhcwire.lanes import DEFAULT_LANES, LANE_BYTES, LEVEL_OPS, Level, Op
 
 __all__ = [
     "DEFAULT_LANES", "DHC_HEADER_BYTES", "DHC_HEADER_FIELDS", "DHC_UDP_PORT", "DHC_VERSION",
-    "LANE_BYTES", "LEVEL_OPS", "MAX_EPOCH", "SLOT_SET_BIT", "WORKER_PORT_BASE", "WORKER_PORT_SPAN",
-    "HeaderField", "Level", "Op", "PacketType", "pack_header", "slot_for_chunk", "unpack_header",
-    "worker_port",
+    "ETHERNET_MTU", "IPV4_UDP_BYTES", "LANE_BYTES", "LEVEL_OPS", "MAX_EPOCH", "MAX_LANES",
+    "SLOT_SET_BIT", "WORKER_PORT_BASE", "WORKER_PORT_SPAN",
+    "HeaderField", "Level", "Op", "PacketType", "check_lanes", "ip_packet_bytes", "lanes_from_wire",
+    "lanes_on_wire", "max_lanes_in_mtu", "pack_header", "slot_for_chunk", "unpack_header", "worker_port",
 ]
 
 #: UDP destination port on which switches recognise DHC traffic ("DH").
@@ -90,6 +91,45 @@ def slot_for_chunk(chunk: int, window: int) -> int:
         raise ValueError(f"window must be in 1..{SLOT_SET_BIT - 1}, got {window}")
     shadow = (chunk // window) % 2
     return (chunk % window) | (SLOT_SET_BIT if shadow else 0)
+
+
+#: ``dhc_h.num_lanes`` is 8 bits wide; K = MAX_LANES travels as 0 (the P4 program does the same).
+MAX_LANES: int = 256
+#: Bytes of the IPv4 (no options) and UDP headers in front of ``dhc_h``.
+IPV4_UDP_BYTES: int = 20 + 8
+#: Largest IPv4 packet an Ethernet link carries unfragmented; DHC packets are never fragmented.
+ETHERNET_MTU: int = 1500
+
+
+def ip_packet_bytes(lanes: int) -> int:
+    """Bytes of the IPv4 packet (IPv4 + UDP + ``dhc_h`` + lanes) that carries ``lanes`` lanes."""
+    return IPV4_UDP_BYTES + DHC_HEADER_BYTES + LANE_BYTES * lanes
+
+
+def check_lanes(lanes: int) -> None:
+    """Refuse a lane count a DHC packet cannot carry: over the MTU, or beyond ``num_lanes``."""
+    size = ip_packet_bytes(lanes)
+    if size > ETHERNET_MTU:
+        raise ValueError(f"{lanes} lanes per packet make {size}-byte IPv4 packets, over the "
+                         f"{ETHERNET_MTU}-byte Ethernet MTU (at most {max_lanes_in_mtu()} lanes fit)")
+    if not 1 <= lanes <= MAX_LANES:
+        raise ValueError(f"{lanes} lanes per packet: dhc_h.num_lanes carries 1..{MAX_LANES}")
+
+
+def max_lanes_in_mtu() -> int:
+    """The most lanes one unfragmented DHC packet can hold."""
+    return (ETHERNET_MTU - IPV4_UDP_BYTES - DHC_HEADER_BYTES) // LANE_BYTES
+
+
+def lanes_on_wire(lanes: int) -> int:
+    """The ``num_lanes`` value for ``lanes`` lanes: K itself, and 0 for K = 256 (8-bit field)."""
+    check_lanes(lanes)
+    return lanes % MAX_LANES
+
+
+def lanes_from_wire(num_lanes: int) -> int:
+    """The lane count a ``num_lanes`` value announces (inverse of :func:`lanes_on_wire`)."""
+    return num_lanes if num_lanes else MAX_LANES
 
 
 def pack_header(**values: int) -> bytes:

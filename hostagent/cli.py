@@ -32,6 +32,16 @@ from hostagent.summary import finish
 from hostagent.transport import JobEndpoint, RetryPolicy, TransportTimeout, reset_hint
 
 
+def _lanes(text: str) -> int:
+    """``--lanes``: an integer a DHC packet can carry (within the MTU and ``num_lanes``)."""
+    try:
+        k = int(text)
+        wire.check_lanes(k)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+    return k
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="dhc-agent", description=__doc__.splitlines()[0])
     who = p.add_argument_group("job endpoint (or --manifest/--host)")
@@ -42,7 +52,7 @@ def build_parser() -> argparse.ArgumentParser:
     who.add_argument("--switch", help="first aggregator's job address")
     who.add_argument("--workers", type=int, help="number of workers in the job")
     who.add_argument("--window", type=int, default=64, help="slots per job (W)")
-    who.add_argument("--lanes", type=int, default=wire.DEFAULT_LANES, help="lanes per packet (K)")
+    who.add_argument("--lanes", type=_lanes, default=wire.DEFAULT_LANES, help="lanes per packet (K)")
     who.add_argument("--bind", default="0.0.0.0", help="local address to bind")
     who.add_argument("--epoch", type=int, default=None,
                      help="session epoch of the job (default: the manifest's, else 0)")

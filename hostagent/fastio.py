@@ -29,7 +29,7 @@ from cffi import FFI
 
 SOURCE = Path(__file__).with_name("fastio.c")
 CFLAGS = ["-O2", "-shared", "-fPIC", "-std=gnu11", "-Wall"]
-#: bytes per receive row: every datagram of either transport fits (DHC <= 56 + 4 * 128 B,
+#: bytes per receive row: every datagram of either transport fits (DHC <= 56 + 4 * 256 B,
 #: the ring <= 1400 B); a longer one is reported with its full length and treated as malformed
 ROW_BYTES = 2048
 #: datagrams one drain takes in before the transport handles them

@@ -81,7 +81,7 @@ def encode_frames(pkt_type: int, levels: np.ndarray, job_id: int, child_id: int,
     n, k = lanes.shape
     rows = np.zeros((n, HEADER_BYTES + wire.LANE_BYTES * k), dtype=np.uint8)
     fields = {"version": wire.DHC_VERSION, "pkt_type": pkt_type, "level": levels,
-              "job_id": job_id, "child_id": child_id, "flags": flags, "num_lanes": k,
+              "job_id": job_id, "child_id": child_id, "flags": flags, "num_lanes": wire.lanes_on_wire(k),
               "epoch": epoch, "chunk": chunks, "slot": slots}
     for name, value in fields.items():
         _write(rows, SPANS[name], np.asarray(value, dtype=np.uint64))
@@ -98,7 +98,7 @@ class ParsedBatch:
     job_id: np.ndarray
     epoch: np.ndarray
     chunk: np.ndarray
-    num_lanes: np.ndarray
+    num_lanes: np.ndarray   # lanes announced (num_lanes 0 read as 256, dhcwire.header.lanes_from_wire)
     lanes: np.ndarray     # (n, K) uint32
 
 
@@ -109,6 +109,7 @@ def parse_frames(rows: np.ndarray, lanes: int) -> ParsedBatch:
            for name in ("version", "pkt_type", "job_id", "epoch", "chunk", "num_lanes")}
     body = rows[:, HEADER_BYTES:HEADER_BYTES + wire.LANE_BYTES * lanes]
     values = body.reshape(len(rows), lanes, wire.LANE_BYTES).copy().view(">u4")
+    get["num_lanes"] = np.where(get["num_lanes"] == 0, wire.MAX_LANES, get["num_lanes"])
     return ParsedBatch(lanes=values.reshape(len(rows), lanes).astype(np.uint32), **get)
 
 

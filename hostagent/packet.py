@@ -24,7 +24,8 @@ class DHC(Packet):
     name = "DHC"
     fields_desc = [BitField(f.name, wire.DHC_VERSION if f.name == "version" else 0, f.bits)
                    for f in wire.DHC_HEADER_FIELDS] + [
-        FieldListField("lanes", [], XIntField("lane", 0), count_from=lambda pkt: pkt.num_lanes),
+        FieldListField("lanes", [], XIntField("lane", 0),
+                       count_from=lambda pkt: wire.lanes_from_wire(pkt.num_lanes)),
     ]
 
     def extract_padding(self, s: bytes) -> tuple[bytes, bytes]:
@@ -64,7 +65,7 @@ def encode_datagram(pkt_type: int, level: int, job_id: int, child_id: int, chunk
     if lanes.dtype != np.uint32 or lanes.ndim != 1:
         raise ValueError(f"lanes must be a 1-D uint32 array, got {lanes.dtype} {lanes.shape}")
     header = wire.pack_header(pkt_type=pkt_type, level=level, job_id=job_id, child_id=child_id,
-                              flags=flags, num_lanes=len(lanes), epoch=epoch, chunk=chunk,
+                              flags=flags, num_lanes=wire.lanes_on_wire(len(lanes)), epoch=epoch, chunk=chunk,
                               slot=slot)
     return header + lanes.astype(">u4").tobytes()
 
@@ -78,7 +79,7 @@ def decode_datagram(payload: bytes, expected_lanes: int | None = None) -> Datagr
         raise MalformedPacket(f"bad version {h['version']} (expected {wire.DHC_VERSION})")
     if h["pkt_type"] not in set(wire.PacketType):
         raise MalformedPacket(f"unknown packet type {h['pkt_type']}")
-    n = h["num_lanes"]
+    n = wire.lanes_from_wire(h["num_lanes"])
     if expected_lanes is not None and n != expected_lanes:
         raise MalformedPacket(f"wrong lane count {n} (expected {expected_lanes})")
     body = payload[wire.DHC_HEADER_BYTES:]

@@ -10,12 +10,13 @@
 
 /* ---- compile-time knobs ------------------------------------------------ */
 
-/* Lanes (32-bit words) per packet: 1, 2, 4, 8, 16, 32, 64 or 128.  Each lane is one
+/* Lanes (32-bit words) per packet: 1, 2, 4, 8, 16, 32, 64, 128 or 256.  Each lane is one
  * register = one stateful ALU on Tofino (4 per stage); the lane registers can
  * only sit in stages 6..9 of the dependency chain (p4src/README.md, "Tofino
  * rules"), so p4c's Tofino backend (which defines __TARGET_TOFINO__) gets 16
  * by default.  Hosts put the switch's K in dhc_h.num_lanes (topology:
- * jobs[].lanes). */
+ * jobs[].lanes); that field has 8 bits, so K = 256 travels as 0.  256 lanes
+ * make a 1,080 B frame with every header, under the 1,500 B Ethernet MTU. */
 #ifndef DHC_LANES
 #if defined(__TARGET_TOFINO__)
 #define DHC_LANES 16
@@ -58,6 +59,18 @@
     X(87) X(88) X(89) X(90) X(91) X(92) X(93) X(94) X(95) X(96) X(97) X(98) X(99) X(100) X(101) \
     X(102) X(103) X(104) X(105) X(106) X(107) X(108) X(109) X(110) X(111) X(112) X(113) X(114) \
     X(115) X(116) X(117) X(118) X(119) X(120) X(121) X(122) X(123) X(124) X(125) X(126) X(127)
+#define DHC_LANES_256(X) DHC_LANES_128(X) X(128) X(129) X(130) X(131) X(132) X(133) X(134) \
+    X(135) X(136) X(137) X(138) X(139) X(140) X(141) X(142) X(143) X(144) X(145) X(146) \
+    X(147) X(148) X(149) X(150) X(151) X(152) X(153) X(154) X(155) X(156) X(157) X(158) \
+    X(159) X(160) X(161) X(162) X(163) X(164) X(165) X(166) X(167) X(168) X(169) X(170) \
+    X(171) X(172) X(173) X(174) X(175) X(176) X(177) X(178) X(179) X(180) X(181) X(182) \
+    X(183) X(184) X(185) X(186) X(187) X(188) X(189) X(190) X(191) X(192) X(193) X(194) \
+    X(195) X(196) X(197) X(198) X(199) X(200) X(201) X(202) X(203) X(204) X(205) X(206) \
+    X(207) X(208) X(209) X(210) X(211) X(212) X(213) X(214) X(215) X(216) X(217) X(218) \
+    X(219) X(220) X(221) X(222) X(223) X(224) X(225) X(226) X(227) X(228) X(229) X(230) \
+    X(231) X(232) X(233) X(234) X(235) X(236) X(237) X(238) X(239) X(240) X(241) X(242) \
+    X(243) X(244) X(245) X(246) X(247) X(248) X(249) X(250) X(251) X(252) X(253) X(254) \
+    X(255)
 
 #if DHC_LANES == 1
 #define DHC_FOR_EACH_LANE(X) DHC_LANES_1(X)
@@ -75,8 +88,17 @@
 #define DHC_FOR_EACH_LANE(X) DHC_LANES_64(X)
 #elif DHC_LANES == 128
 #define DHC_FOR_EACH_LANE(X) DHC_LANES_128(X)
+#elif DHC_LANES == 256
+#define DHC_FOR_EACH_LANE(X) DHC_LANES_256(X)
 #else
-#error "DHC_LANES must be 1, 2, 4, 8, 16, 32, 64 or 128"
+#error "DHC_LANES must be 1, 2, 4, 8, 16, 32, 64, 128 or 256"
+#endif
+
+/* dhc_h.num_lanes is 8 bits wide: K = 256 is sent as 0 (dhcwire.header.lanes_on_wire). */
+#if DHC_LANES == 256
+#define DHC_LANES_ON_WIRE 0
+#else
+#define DHC_LANES_ON_WIRE DHC_LANES
 #endif
 
 #if (DHC_POOL_SIZE % 2) != 0
@@ -96,7 +118,7 @@
 @noWarn("unused") const bit<4> DHC_VERSION = 1;               /* wire.DHC_VERSION */
 @noWarn("unused") const bit<4> DHC_TYPE_DATA = 1;             /* wire.PacketType.DATA */
 @noWarn("unused") const bit<4> DHC_TYPE_RESULT = 2;           /* wire.PacketType.RESULT */
-@noWarn("unused") const bit<8> DHC_NUM_LANES = DHC_LANES;     /* dhc_h.num_lanes must equal this */
+@noWarn("unused") const bit<8> DHC_NUM_LANES = DHC_LANES_ON_WIRE; /* dhc_h.num_lanes must equal this */
 @noWarn("unused") const bit<8> DHC_OP_SUM = 0;                /* wire.Op.SUM */
 @noWarn("unused") const bit<8> DHC_OP_OR = 1;                 /* wire.Op.OR */
 @noWarn("unused") const bit<8> DHC_TTL = 64;                  /* TTL of packets the switch originates */
