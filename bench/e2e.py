@@ -30,6 +30,7 @@ and JIT compilation are not charged to any mode (as in training, where every ste
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import sys
 import tempfile
@@ -39,6 +40,7 @@ from pathlib import Path
 import numpy as np
 
 from controller.placement import place
+from controller.topology import SUPPORTED_LANES, Topology
 from controller.topology_file import load
 from dhc.codec import simulate_allreduce
 from dhc.synthetic import synthetic_job
@@ -71,6 +73,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="comma-separated link rates, one network each (default "
                              "100mbit,1gbit); an empty value keeps the topology file's "
                              "bandwidth_gbps per link")
+    parser.add_argument("--lanes", default="",
+                        help="comma-separated lanes per packet (K), one network each with every "
+                             "job built for it, side by side with the bandwidths (default: the "
+                             "topology's jobs[].lanes)")
     parser.add_argument("--warmup", type=int, default=1,
                         help="untimed AllReduces each worker process runs first (process start-up "
                              "skew, JIT compilation); default 1")
@@ -97,6 +103,7 @@ def _check_args(args: argparse.Namespace) -> tuple[int, int]:
     if args.repeat < 1 or args.warmup < 0:
         raise SystemExit(f"dhc-bench e2e: --repeat must be >= 1 and --warmup >= 0, got "
                          f"{args.repeat} and {args.warmup}")
+    _lane_counts(args.lanes)
     for bw in _bandwidths(args.bw):
         try:
             parse_rate(bw)
@@ -109,6 +116,27 @@ def _check_args(args: argparse.Namespace) -> tuple[int, int]:
 
 def _bandwidths(text: str) -> list[str]:
     return [b.strip() for b in text.split(",") if b.strip()]
+
+
+def _lane_counts(text: str) -> list[int | None]:
+    """``--lanes``: the K values to compare, or ``[None]`` (the topology's own)."""
+    try:
+        ks = [int(k) for k in text.split(",") if k.strip()]
+    except ValueError:
+        raise SystemExit(f"dhc-bench e2e: --lanes: expected integers, got {text!r}") from None
+    bad = [k for k in ks if k not in SUPPORTED_LANES]
+    if bad:
+        raise SystemExit(f"dhc-bench e2e: --lanes: {bad} not among the P4 program's lane counts "
+                         f"{', '.join(map(str, SUPPORTED_LANES))}")
+    return list(ks) or [None]
+
+
+def _with_lanes(topo: Topology, lanes: int | None) -> Topology:
+    """``topo`` with every job at ``lanes`` lanes per packet (unchanged for None)."""
+    if lanes is None:
+        return topo
+    return dataclasses.replace(topo, jobs=tuple(dataclasses.replace(j, lanes=lanes)
+                                                for j in topo.jobs))
 
 
 def _ring_command(manifest: Path, host: str, rank: int, job_id: int, dim: int, args,
@@ -233,7 +261,6 @@ def run(args: argparse.Namespace) -> dict:
         raise SystemExit(f"dhc-bench e2e: {args.topo}: no aggregated job"
                          + (f" with id {args.job}" if args.job is not None else ""))
     job = candidates[0]
-    placement = place(topo)
     t_start = time.perf_counter()
     runs: list[dict] = []
     ratios: dict[str, dict] = {}
@@ -246,16 +273,19 @@ def run(args: argparse.Namespace) -> dict:
         np.save(expected, reference.sum)
         f32_sum = np.sum(np.stack(xs), axis=0, dtype=np.float32)
         del xs
-        for bw in _bandwidths(args.bw) or [None]:
-            label = bw or link_rates(topo)
-            with deployed_net(topo, placement, workdir, args.target, bandwidth=bw) as (
+        for bw, k in [(b, k) for b in _bandwidths(args.bw) or [None]
+                      for k in _lane_counts(args.lanes)]:
+            net = _with_lanes(topo, k)
+            label = (bw or link_rates(topo)) + ("" if k is None else f", K={k}")
+            with deployed_net(net, place(net), workdir, args.target, bandwidth=bw) as (
                     handle, manifest, deploy_s):
                 deploys[label] = deploy_s
-                rows = {m: _median_row([_run_mode(m, handle, manifest, job, topo, dim, dense_dim,
-                                                  args, workdir, expected, f32_sum)
+                rows = {m: _median_row([_run_mode(m, handle, manifest, net.job(job.id), net, dim,
+                                                  dense_dim, args, workdir, expected, f32_sum)
                                         for _ in range(repeat)]) for m in modes}
             for r in rows.values():
                 r["bandwidth"] = label
+                r["lanes"] = net.job(job.id).lanes
             runs += [rows[m] for m in modes]
             ratios[label] = _ratios(rows, dim)
     config = {

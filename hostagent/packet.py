@@ -25,7 +25,8 @@ class DHC(Packet):
     fields_desc = [BitField(f.name, wire.DHC_VERSION if f.name == "version" else 0, f.bits)
                    for f in wire.DHC_HEADER_FIELDS] + [
         FieldListField("lanes", [], XIntField("lane", 0),
-                       count_from=lambda pkt: wire.lanes_from_wire(pkt.num_lanes)),
+                       count_from=lambda pkt: wire.lanes_from_wire(pkt.num_lanes),
+                       max_count=wire.MAX_LANES),
     ]
 
     def extract_padding(self, s: bytes) -> tuple[bytes, bytes]:

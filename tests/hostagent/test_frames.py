@@ -10,7 +10,7 @@ from dhcwire import header as wire
 from hostagent.frames import encode_frames, frame_length, parse_frames
 from hostagent.packet import decode_datagram, encode_datagram
 
-lane_counts = st.sampled_from([1, 2, 4, 8, 16, 32, 64, 128])
+lane_counts = st.sampled_from([1, 2, 4, 8, 16, 32, 64, 128, 256])
 
 
 @settings(max_examples=60, deadline=None)

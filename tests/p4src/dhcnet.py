@@ -44,11 +44,13 @@ REPO = Path(__file__).resolve().parents[2]
 PROGRAM = str(REPO / "p4src" / "dhc.p4")
 STF_DIR = Path(__file__).resolve().parent / "stf"
 
-def load_switch(lanes: int = 4, pool: int = 64, max_jobs: int = 16):
-    """Compile p4src/dhc.p4 on the softswitch with small sizes."""
+def load_switch(lanes: int = 4, pool: int = 64, max_jobs: int = 16, backend: str = "python"):
+    """Compile p4src/dhc.p4 on the softswitch (python or native backend) with small sizes."""
     from softswitch import Switch
+    from softswitch.native.switch import NativeSwitch
 
-    return Switch.load(PROGRAM, defines={"DHC_LANES": str(lanes), "DHC_POOL_SIZE": str(pool),
+    cls = NativeSwitch if backend == "native" else Switch
+    return cls.load(PROGRAM, defines={"DHC_LANES": str(lanes), "DHC_POOL_SIZE": str(pool),
                                          "DHC_MAX_JOBS": str(max_jobs)})
 
 
@@ -69,7 +71,7 @@ def dhc_frame(src: Host, dst_mac: str, dst_ip: str, lanes: list[int], *, job: in
               epoch: int = 0) -> bytes:
     """Ethernet | IPv4 | UDP | dhc_h | lanes, as a worker (or switch) puts it on the wire."""
     hdr = wire.pack_header(version=version, pkt_type=pkt_type, level=level, job_id=job, child_id=child_id,
-                           num_lanes=len(lanes) if num_lanes is None else num_lanes, epoch=epoch, chunk=chunk,
+                           num_lanes=len(lanes) % wire.MAX_LANES if num_lanes is None else num_lanes, epoch=epoch, chunk=chunk,
                            slot=slot)
     payload = hdr + struct.pack(f"!{len(lanes)}I", *[v & 0xFFFFFFFF for v in lanes])
     pkt = (Ether(src=src.mac, dst=dst_mac) / IP(src=src.ip, dst=dst_ip, ttl=ttl, id=1)

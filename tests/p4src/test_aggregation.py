@@ -1,5 +1,5 @@
 """One aggregating root switch, three workers: SUM/OR slots, duplicates, retransmissions after
-completion, shadow-set reuse, two jobs side by side, two's-complement wraparound, K = 32."""
+completion, shadow-set reuse, two jobs side by side, two's-complement wraparound, K = 32 and K = 256 (python and native backends)."""
 
 from __future__ import annotations
 
@@ -50,8 +50,9 @@ class Rig:
         return {p: parse_dhc(f, self.lanes) for p, f in out}
 
 
-def make_rig(lanes: int = 4, job: int = 7, base: int = 10, window: int = 4, stats_idx: int = 2) -> Rig:
-    sw = load_switch(lanes=lanes, pool=64)
+def make_rig(lanes: int = 4, job: int = 7, base: int = 10, window: int = 4, stats_idx: int = 2,
+             backend: str = "python") -> Rig:
+    sw = load_switch(lanes=lanes, pool=64, backend=backend)
     program_switch_basics(sw, SWITCH, {w.ip: (w.mac, i + 1) for i, w in enumerate(WORKERS)})
     agg = Aggregator(job=job, base=base, window=window, own=SWITCH, stats_idx=stats_idx,
                      children=[Child(w, port=i + 1, child_id=i, rid=i + 1) for i, w in enumerate(WORKERS)])
@@ -186,11 +187,19 @@ def test_two_jobs_in_distinct_regions_do_not_interfere() -> None:
     assert rig.sw.register_read("DhcIngress.lanes.lane_0", 4) == 6000
 
 
-@pytest.mark.parametrize("level", [SUM_LEVEL, OR_LEVEL])
-def test_default_32_lanes(level: int) -> None:
-    rig = make_rig(lanes=wire.DEFAULT_LANES)
+@pytest.mark.parametrize(("lanes", "level", "backend"), [
+    (wire.DEFAULT_LANES, SUM_LEVEL, "python"), (wire.DEFAULT_LANES, OR_LEVEL, "python"),
+    # the largest K: num_lanes = 0 on the wire, 1,080-byte frames; both softswitch backends
+    (wire.MAX_LANES, SUM_LEVEL, "python"), (wire.MAX_LANES, SUM_LEVEL, "native"),
+])
+def test_k_lanes_sum_and_or_exactly(lanes: int, level: int, backend: str) -> None:
+    if backend == "native":
+        from softswitch.native.build import compiler
+        if compiler() is None:
+            pytest.skip("no C compiler")
+    rig = make_rig(lanes=lanes, backend=backend)
     rng = np.random.default_rng(level)
-    contrib = rng.integers(0, 1 << 32, size=(3, wire.DEFAULT_LANES), dtype=np.uint64).astype(np.uint32)
+    contrib = rng.integers(0, 1 << 32, size=(3, lanes), dtype=np.uint64).astype(np.uint32)
     out = []
     for w in range(3):
         out = rig.send(w, [int(v) for v in contrib[w]], level=level, chunk=3)

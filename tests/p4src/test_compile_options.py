@@ -8,7 +8,7 @@ import pytest
 from tests.p4src.dhcnet import PROGRAM
 
 
-@pytest.mark.parametrize("lanes", [1, 2, 8, 16, 64, 128])
+@pytest.mark.parametrize("lanes", [1, 2, 8, 16, 64, 128, 256])
 def test_supported_lane_counts_compile(lanes: int) -> None:
     from softswitch import Switch
 
@@ -30,7 +30,7 @@ def test_defaults() -> None:
 
 
 @pytest.mark.parametrize(("defines", "reason"), [
-    ({"DHC_LANES": "5"}, "DHC_LANES must be 1, 2, 4, 8, 16, 32, 64 or 128"),
+    ({"DHC_LANES": "5"}, "DHC_LANES must be 1, 2, 4, 8, 16, 32, 64, 128 or 256"),
     ({"DHC_POOL_SIZE": "7"}, "DHC_POOL_SIZE must be even"),
 ])
 def test_bad_options_are_rejected_with_the_reason(defines: dict[str, str], reason: str) -> None:

@@ -27,15 +27,23 @@ def _problems(doc: dict) -> str:
     return str(info.value)
 
 
-@pytest.mark.parametrize("lanes", [3, 5, 7, 96, 255])
+@pytest.mark.parametrize("lanes", [3, 5, 7, 96, 255, 300])
 def test_unsupported_lanes_rejected_naming_the_supported(lanes: int) -> None:
     doc = _doc()
     doc["jobs"][0]["lanes"] = lanes
     msg = _problems(doc)
-    assert f"jobs[0].lanes: {lanes} lanes per packet" in msg and "1, 2, 4, 8, 16, 32, 64, 128" in msg
+    assert f"jobs[0].lanes: {lanes} lanes per packet" in msg and "1, 2, 4, 8, 16, 32, 64, 128, 256" in msg
 
 
-@pytest.mark.parametrize("lanes", [1, 2, 4, 8, 16, 32, 64, 128])
+@pytest.mark.parametrize("lanes", [384, 512, 4096])
+def test_lanes_over_the_mtu_rejected_naming_the_mtu(lanes: int) -> None:
+    doc = _doc()
+    doc["jobs"][0]["lanes"] = lanes
+    msg = _problems(doc)
+    assert f"jobs[0].lanes: {lanes} lanes per packet make" in msg and "1500-byte Ethernet MTU" in msg
+
+
+@pytest.mark.parametrize("lanes", [1, 2, 4, 8, 16, 32, 64, 128, 256])
 def test_supported_lanes_accepted(lanes: int) -> None:
     doc = _doc()
     doc["jobs"][0]["lanes"] = lanes
