@@ -70,9 +70,10 @@ def dhc_frame(src: Host, dst_mac: str, dst_ip: str, lanes: list[int], *, job: in
               version: int = wire.DHC_VERSION, sport: int | None = None, ttl: int = 64,
               epoch: int = 0) -> bytes:
     """Ethernet | IPv4 | UDP | dhc_h | lanes, as a worker (or switch) puts it on the wire."""
+    if num_lanes is None:
+        num_lanes = len(lanes) % wire.MAX_LANES     # 8 bits: 256 lanes travel as 0
     hdr = wire.pack_header(version=version, pkt_type=pkt_type, level=level, job_id=job, child_id=child_id,
-                           num_lanes=len(lanes) % wire.MAX_LANES if num_lanes is None else num_lanes, epoch=epoch, chunk=chunk,
-                           slot=slot)
+                           num_lanes=num_lanes, epoch=epoch, chunk=chunk, slot=slot)
     payload = hdr + struct.pack(f"!{len(lanes)}I", *[v & 0xFFFFFFFF for v in lanes])
     pkt = (Ether(src=src.mac, dst=dst_mac) / IP(src=src.ip, dst=dst_ip, ttl=ttl, id=1)
            / UDP(sport=wire.worker_port(job) if sport is None else sport, dport=wire.DHC_UDP_PORT)

@@ -1,5 +1,6 @@
 """One aggregating root switch, three workers: SUM/OR slots, duplicates, retransmissions after
-completion, shadow-set reuse, two jobs side by side, two's-complement wraparound, K = 32 and K = 256 (python and native backends)."""
+completion, shadow-set reuse, two jobs side by side, two's-complement wraparound, K = 32 and
+K = 256 (python and native backends)."""
 
 from __future__ import annotations
 
