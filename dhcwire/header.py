@@ -122,14 +122,19 @@ def max_lanes_in_mtu() -> int:
 
 
 def lanes_on_wire(lanes: int) -> int:
-    """The ``num_lanes`` value for ``lanes`` lanes: K itself, and 0 for K = 256 (8-bit field)."""
-    check_lanes(lanes)
+    """The ``num_lanes`` value for ``lanes`` lanes: K itself, and 0 for K = 256 (8-bit field).
+    0 lanes (a PROBE or PROBE_ACK, which carry none) is 0 as well."""
+    if lanes:
+        check_lanes(lanes)
     return lanes % MAX_LANES
 
 
-def lanes_from_wire(num_lanes: int) -> int:
-    """The lane count a ``num_lanes`` value announces (inverse of :func:`lanes_on_wire`)."""
-    return num_lanes if num_lanes else MAX_LANES
+def lanes_from_wire(num_lanes: int, pkt_type: int) -> int:
+    """The lane count a ``num_lanes`` value announces (inverse of :func:`lanes_on_wire`): 0 is
+    256 in DATA and RESULT, which always carry lanes, and 0 in the probes, which carry none."""
+    if num_lanes == 0 and pkt_type in (PacketType.DATA, PacketType.RESULT):
+        return MAX_LANES
+    return num_lanes
 
 
 def pack_header(**values: int) -> bytes:

@@ -109,7 +109,8 @@ def parse_frames(rows: np.ndarray, lanes: int) -> ParsedBatch:
            for name in ("version", "pkt_type", "job_id", "epoch", "chunk", "num_lanes")}
     body = rows[:, HEADER_BYTES:HEADER_BYTES + wire.LANE_BYTES * lanes]
     values = body.reshape(len(rows), lanes, wire.LANE_BYTES).copy().view(">u4")
-    get["num_lanes"] = np.where(get["num_lanes"] == 0, wire.MAX_LANES, get["num_lanes"])
+    carries = (get["pkt_type"] == wire.PacketType.DATA) | (get["pkt_type"] == wire.PacketType.RESULT)
+    get["num_lanes"] = np.where((get["num_lanes"] == 0) & carries, wire.MAX_LANES, get["num_lanes"])
     return ParsedBatch(lanes=values.reshape(len(rows), lanes).astype(np.uint32), **get)
 
 

@@ -25,7 +25,7 @@ class DHC(Packet):
     fields_desc = [BitField(f.name, wire.DHC_VERSION if f.name == "version" else 0, f.bits)
                    for f in wire.DHC_HEADER_FIELDS] + [
         FieldListField("lanes", [], XIntField("lane", 0),
-                       count_from=lambda pkt: wire.lanes_from_wire(pkt.num_lanes),
+                       count_from=lambda pkt: wire.lanes_from_wire(pkt.num_lanes, pkt.pkt_type),
                        max_count=wire.MAX_LANES),
     ]
 
@@ -80,7 +80,7 @@ def decode_datagram(payload: bytes, expected_lanes: int | None = None) -> Datagr
         raise MalformedPacket(f"bad version {h['version']} (expected {wire.DHC_VERSION})")
     if h["pkt_type"] not in set(wire.PacketType):
         raise MalformedPacket(f"unknown packet type {h['pkt_type']}")
-    n = wire.lanes_from_wire(h["num_lanes"])
+    n = wire.lanes_from_wire(h["num_lanes"], h["pkt_type"])
     if expected_lanes is not None and n != expected_lanes:
         raise MalformedPacket(f"wrong lane count {n} (expected {expected_lanes})")
     body = payload[wire.DHC_HEADER_BYTES:]

@@ -15,7 +15,7 @@ from hostagent.packet import DHC, decode_datagram, encode_datagram
 
 @pytest.mark.parametrize("k", SUPPORTED_LANES)
 def test_supported_counts_round_trip_and_fit_the_mtu(k: int) -> None:
-    assert wire.lanes_from_wire(wire.lanes_on_wire(k)) == k
+    assert wire.lanes_from_wire(wire.lanes_on_wire(k), wire.PacketType.RESULT) == k
     assert 0 <= wire.lanes_on_wire(k) < 256
     assert wire.ip_packet_bytes(k) <= wire.ETHERNET_MTU
 
@@ -28,6 +28,13 @@ def test_256_lanes_is_a_1066_byte_ip_packet_with_num_lanes_zero() -> None:
     dg = decode_datagram(payload, expected_lanes=256)
     assert np.array_equal(dg.lanes, lanes)
     assert DHC(payload).lanes == [int(v) for v in lanes]       # scapy reads 0 as 256 too
+
+
+def test_probes_carry_no_lanes_and_zero_stays_zero() -> None:
+    probe = encode_datagram(int(wire.PacketType.PROBE), 0, 5, 1, 0, 0, np.zeros(0, dtype=np.uint32))
+    assert wire.unpack_header(probe)["num_lanes"] == 0
+    assert decode_datagram(probe).lanes.size == 0
+    assert wire.lanes_from_wire(0, wire.PacketType.PROBE_ACK) == 0
 
 
 @pytest.mark.parametrize("k", [0, 365, 512])

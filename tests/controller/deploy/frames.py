@@ -24,7 +24,8 @@ def dhc_data(
     level: int,
 ) -> bytes:
     hdr = wire.pack_header(pkt_type=int(wire.PacketType.DATA), level=level, job_id=job, child_id=child_id,
-                           num_lanes=len(lanes), chunk=chunk, slot=wire.slot_for_chunk(chunk, window))
+                           num_lanes=wire.lanes_on_wire(len(lanes)), chunk=chunk,
+                           slot=wire.slot_for_chunk(chunk, window))
     body = hdr + struct.pack(f"!{len(lanes)}I", *[v & 0xFFFFFFFF for v in lanes])
     return bytes(Ether(src=src_mac, dst=dst_mac) / IP(src=src_ip, dst=dst_ip, ttl=64)
                  / UDP(sport=40000, dport=wire.DHC_UDP_PORT) / body)
