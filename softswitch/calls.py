@@ -202,8 +202,7 @@ class Calls:
             raise g.err(n, f"action {info.local} can only be called from a control")
         if g.in_action is not None and g.in_action is info:
             raise g.err(n, "recursive action call")
-        bind_arguments(g, f"action {info.local}", info.params, args, info.scalar_outs, n,
-                       constant_data=True)
+        bind_arguments(g, f"action {info.local}", info.params, args, n, constant_data=True)
         if g.in_action is None:  # called from an apply block: p4c lists it in P4Info
             self.prog.direct_actions.add(info.name)
         return []

@@ -37,7 +37,6 @@ class ActionInfo:
     annotations: dict[str, list]
     control: str | None
     node: Tree
-    scalar_outs: list[int] = field(default_factory=list)  # indexes of out/inout scalar params
 
     @property
     def data_params(self) -> list[Param]:
@@ -211,7 +210,7 @@ class BlockGen:
             # `tmp = f(x)` of desugar.py: the call (copy-out of its out/inout arguments), then the value
             self.prog.calls.call_stmt(self, value_node)
             info = self.prog.functions[str(value_node.children[0].children[-1])]
-            self.ec().convert("_r[0]" if info.scalar_outs else "_r", info.ret, t, value_node)
+            self.ec().convert(f"{info.pyfn}()", info.ret, t, value_node)
             return
         ec = self.ec()
         vc, vt = ec.expr(value_node, t)

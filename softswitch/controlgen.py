@@ -99,9 +99,6 @@ class ControlGen(BlockGen):
                                        "bit<W>/int<W>/bool")
         pyfn = f"A_{self.prog.pyident(name)}"
         info = ActionInfo(name, local, pyfn, params, annd, None if top_level else self.name, node)
-        info.scalar_outs = [i for i, p in enumerate(params)
-                            if p.direction in ("out", "inout")
-                            and not isinstance(p.type, (StructLikeT, StackT))]
         if local in self.actions:
             raise self.err(node, f"duplicate action {local}")
         self.actions[local] = info
