@@ -43,7 +43,7 @@ def bind_arguments(g, what: str, params, args, n, constant_data: bool = False) -
         raise g.err(n, f"{what} expects {len(params)} arguments, got {len(args)}")
     for p, a in zip(params, args, strict=True):
         if p.direction in ("out", "inout"):
-            t = g.lvalue(a)[1]
+            t = g.lvalue(a)
             if not compatible(t, p.type):
                 raise g.err(a, f"argument of type {t} for {p.direction} parameter {p.name}: {p.type}")
         else:

@@ -217,7 +217,7 @@ class Calls:
             raise g.err(n, f"{sub.name}.apply expects {len(sub.params)} arguments, got {len(args)}")
         for p, a in zip(sub.params, args, strict=False):
             if p.direction in ("out", "inout"):
-                t = g.lvalue(a)[1]
+                t = g.lvalue(a)
                 if not compatible(t, p.type):
                     raise g.err(a, f"argument of type {t} for {p.direction} parameter {p.name}: {p.type}")
             else:
@@ -284,7 +284,7 @@ class Calls:
                 if t is None:
                     raise g.err(a, ".next needs a header stack")
             else:
-                _code, t, _s = g.lvalue(a)
+                t = g.lvalue(a)
             if not isinstance(t, HeaderT):
                 raise g.err(a, f"extract needs a header, got {t}")
             var = any(f.__class__.__name__ == "VarbitT" for _, f in t.fields)
@@ -349,7 +349,7 @@ class Calls:
             if method == "read" and len(args) == 1:
                 return f"{x}.read({self.index(g, args[0], inst)})", et
             if method == "read":
-                _cur, t, _s = g.lvalue(args[0])
+                t = g.lvalue(args[0])
                 if not compatible(t, et):
                     raise g.err(args[0], f"register {inst.name} holds {et}, cannot read into {t}")
                 self.index(g, args[1], inst)
@@ -364,12 +364,12 @@ class Calls:
         if inst.extern == "direct_counter":
             return []  # BMv2 counts every hit of the owning table's entries
         if inst.extern == "meter":
-            _cur, t, _s = g.lvalue(args[1])
+            t = g.lvalue(args[1])
             self.index(g, args[0], inst)
             self._color(t, args[1], g)
             return []
         if inst.extern == "direct_meter":
-            _c, t, _s = g.lvalue(args[0])
+            t = g.lvalue(args[0])
             self._color(t, args[0], g)
             return []
         raise g.err(n, f"{inst.extern}.{method} is not supported")
