@@ -83,3 +83,18 @@ def no_void_variables(ctx, tree: Tree) -> None:
             if kind == "void" or kind == "string" and d == "var_decl":
                 raise ctx.err(node, f"{node.children[2].children[0]}: cannot declare a "
                                     f"variable of type {kind}")
+
+
+def no_block_typed_params(ctx, tree: Tree) -> None:
+    """A parameter's type must be a type: a control or parser *declaration* (one with a body)
+    is an object, not a type, so p4c rejects ``control C()(A a)`` when ``A`` is a declared
+    control (its type is the ``control A_t();`` type declaration). Checked before unused
+    blocks are dropped, since p4c type-checks declarations that nothing instantiates."""
+    blocks = {str(d.children[1].children[0]): d.data.split("_")[0] for d in tree.children
+              if isinstance(d, Tree) and d.data in ("control_decl", "parser_decl")}
+    for p in tree.find_data("param"):
+        t = p.children[2]
+        if isinstance(t, Tree) and t.data == "type_name" and str(t.children[-1]) in blocks:
+            name = str(t.children[-1])
+            raise ctx.err(t, f"{p.children[3].children[0]}: parameter cannot have type "
+                             f"{blocks[name]} {name}")

@@ -322,6 +322,13 @@ CASES: dict[str, tuple[str, str, dict[str, str]]] = {
         {"top": "extern Box {\n    Box();\n    void put(in bit<8> v);\n"
                 "    void put(in bit<16> v); /*ERR*/\n}\n"},
     ),
+    "param_of_control_decl_type": (
+        "a constructor parameter typed by a control declaration (an object, not a type), in a "
+        "control nothing instantiates",
+        "parameter cannot have type control",
+        {"top": "control Leaf() {\n    apply { }\n}\n"
+                "control Holder()(Leaf l) { /*ERR*/\n    apply { }\n}\n"},
+    ),
 }
 
 
