@@ -98,3 +98,35 @@ def no_block_typed_params(ctx, tree: Tree) -> None:
             name = str(t.children[-1])
             raise ctx.err(t, f"{p.children[3].children[0]}: parameter cannot have type "
                              f"{blocks[name]} {name}")
+
+
+def no_recursive_blocks(ctx, tree: Tree) -> None:
+    """A control or parser cannot instantiate itself, directly or through other blocks (p4c:
+    "Self-referencing types not supported"); unchecked, the instances would nest forever."""
+    blocks = {str(d.children[1].children[0]): d for d in tree.children
+              if isinstance(d, Tree) and d.data in ("control_decl", "parser_decl")}
+    uses: dict[str, list[tuple[str, Tree]]] = {}
+    for name, d in blocks.items():
+        for loc in d.children[5:]:
+            if isinstance(loc, Tree) and loc.data == "instantiation":
+                for t in loc.children[1].scan_values(lambda v: isinstance(v, Token)
+                                                     and v.type == "TYPE_IDENTIFIER"):
+                    if str(t) in blocks:
+                        uses.setdefault(name, []).append((str(t), loc))
+        for tm in d.find_data("type_member"):  # Sub.apply(...): an implicit instance
+            used = str(tm.children[0].children[-1])
+            if used in blocks:
+                uses.setdefault(name, []).append((used, tm))
+
+    def visit(name: str, path: list[str]) -> None:
+        for used, node in uses.get(name, []):
+            if used == path[0]:
+                kind = blocks[name].data.split("_")[0]
+                what = (f"'{used}' within '{kind} {name}'" if len(path) == 1 else
+                        f"'{used}' within '{kind} {name}' ({' -> '.join(path + [used])})")
+                raise ctx.err(node, f"Self-referencing types not supported: {what}")
+            if used not in path:
+                visit(used, path + [used])
+
+    for name in blocks:
+        visit(name, [name])

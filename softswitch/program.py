@@ -87,6 +87,7 @@ class Program:
         ExprCompiler._list_items = {}  # list-expression items of this compilation only
         self.decls = Decls(parsed.lines)
         checks.no_block_typed_params(self.decls, parsed.tree)
+        checks.no_recursive_blocks(self.decls, parsed.tree)
         desugar(parsed.tree, self.decls.err)
         checks.no_void_variables(self.decls, parsed.tree)
         self.decls.collect(parsed.tree)

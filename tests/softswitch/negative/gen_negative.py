@@ -322,6 +322,16 @@ CASES: dict[str, tuple[str, str, dict[str, str]]] = {
         {"top": "extern Box {\n    Box();\n    void put(in bit<8> v);\n"
                 "    void put(in bit<16> v); /*ERR*/\n}\n"},
     ),
+    "self_instantiating_control": (
+        "a control that instantiates itself (instances would nest forever)",
+        "Self-referencing types not supported",
+        {"top": "control Loop() {\n    Loop() inner; /*ERR*/\n    apply { inner.apply(); }\n}\n"},
+    ),
+    "self_applying_control": (
+        "a control that applies its own type (an implicit instance of itself)",
+        "Self-referencing types not supported",
+        {"top": "control Loop() {\n    apply {\n        Loop.apply(); /*ERR*/\n    }\n}\n"},
+    ),
     "param_of_control_decl_type": (
         "a constructor parameter typed by a control declaration (an object, not a type), in a "
         "control nothing instantiates",
