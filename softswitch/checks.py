@@ -88,16 +88,31 @@ def no_void_variables(ctx, tree: Tree) -> None:
 def no_block_typed_params(ctx, tree: Tree) -> None:
     """A parameter's type must be a type: a control or parser *declaration* (one with a body)
     is an object, not a type, so p4c rejects ``control C()(A a)`` when ``A`` is a declared
-    control (its type is the ``control A_t();`` type declaration). Checked before unused
-    blocks are dropped, since p4c type-checks declarations that nothing instantiates."""
+    control (its type is the ``control A_t();`` type declaration). A control or parser
+    *type* is allowed only as a directionless parameter of a block or package, never of an
+    action or function. Checked before unused blocks are dropped, since p4c type-checks
+    declarations that nothing instantiates."""
     blocks = {str(d.children[1].children[0]): d.data.split("_")[0] for d in tree.children
               if isinstance(d, Tree) and d.data in ("control_decl", "parser_decl")}
-    for p in tree.find_data("param"):
-        t = p.children[2]
-        if isinstance(t, Tree) and t.data == "type_name" and str(t.children[-1]) in blocks:
-            name = str(t.children[-1])
-            raise ctx.err(t, f"{p.children[3].children[0]}: parameter cannot have type "
-                             f"{blocks[name]} {name}")
+    btypes = {str(d.children[1].children[0]): d.data.split("_")[0] for d in tree.children
+              if isinstance(d, Tree) and d.data in ("control_type_decl", "parser_type_decl")}
+    for d in tree.children:
+        if not isinstance(d, Tree):
+            continue
+        tvars = {str(v) for tp in d.find_data("type_params") for v in tp.scan_values(
+            lambda v: isinstance(v, Token) and v.type in ("IDENTIFIER", "TYPE_IDENTIFIER"))}
+        callable_ = {id(p) for f in (*d.find_data("action_decl"), *d.find_data("function_decl"),
+                                     *d.find_data("function_proto")) for p in f.find_data("param")}
+        for p in d.find_data("param"):
+            t = p.children[2]
+            name = str(t.children[-1]) if isinstance(t, Tree) and t.data == "type_name" else ""
+            if name in tvars:  # a type variable shadows the block
+                continue
+            kind = blocks.get(name) or (btypes.get(name) if p.children[1] is not None
+                                        or id(p) in callable_ else None)
+            if kind:
+                raise ctx.err(t, f"{p.children[3].children[0]}: parameter cannot have type "
+                                 f"{kind} {name}")
 
 
 def no_recursive_blocks(ctx, tree: Tree) -> None:
@@ -130,3 +145,56 @@ def no_recursive_blocks(ctx, tree: Tree) -> None:
 
     for name in blocks:
         visit(name, [name])
+
+
+def _always_returns(s) -> bool:
+    """Whether statement ``s`` ends in ``return``/``exit`` on every path (p4c's check is the
+    same structural one: no constant folding of conditions)."""
+    if not isinstance(s, Tree):
+        return False
+    if s.data in ("return_stmt", "exit_stmt"):
+        return True
+    if s.data == "block":
+        return any(_always_returns(c) for c in s.children)
+    if s.data == "if_stmt":
+        return len(s.children) > 2 and s.children[2] is not None \
+            and _always_returns(s.children[1]) and _always_returns(s.children[2])
+    if s.data == "switch_stmt":
+        cases = [c for c in s.children[1:] if isinstance(c, Tree) and c.data == "switch_case"]
+        has_default = any(isinstance(c.children[0], Tree) and c.children[0].data == "label_default"
+                          for c in cases)
+        return bool(cases) and has_default and cases[-1].children[1] is not None and all(
+            _always_returns(c.children[1]) for c in cases if c.children[1] is not None)
+    return False
+
+
+def functions_return(ctx, tree: Tree) -> None:
+    """A function with a non-void result must return a value on every path (p4c: "Function
+    'f' does not return a value on all paths"), also when nothing calls it."""
+    for f in tree.find_data("function_decl"):
+        t = f.children[1]
+        if isinstance(t, Tree) and t.data == "t_void":
+            continue
+        if not _always_returns(f.children[5]):
+            name = f.children[2]
+            raise ctx.err(name, f"Function '{name.children[0]}' does not return a value on "
+                                "all paths")
+
+
+def no_tuple_header_fields(ctx, tree: Tree) -> None:
+    """Header fields are bit/int/varbit/bool/serializable enums (or structs of these); a tuple
+    is not (p4c: "Field 'f' of 'header H' cannot have type 'tuple<...>'"). Checked on the
+    syntax tree, before tuple types are lowered to generated structs."""
+    tuples = {str(d.children[3].children[0]) for d in tree.children
+              if isinstance(d, Tree) and d.data == "typedef_decl"
+              and isinstance(d.children[2], Tree) and d.children[2].data == "tuple_type"}
+    for h in tree.children:
+        if not (isinstance(h, Tree) and h.data == "header_decl"):
+            continue
+        for fld in h.children[2:]:
+            t = fld.children[1]
+            if isinstance(t, Tree) and (t.data == "tuple_type" or t.data == "type_name"
+                                        and str(t.children[-1]) in tuples):
+                raise ctx.err(fld.children[2], f"Field '{fld.children[2].children[0]}' of "
+                                               f"'header {h.children[1].children[0]}' cannot "
+                                               "have type tuple")

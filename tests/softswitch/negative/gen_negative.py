@@ -332,6 +332,30 @@ CASES: dict[str, tuple[str, str, dict[str, str]]] = {
         "Self-referencing types not supported",
         {"top": "control Loop() {\n    apply {\n        Loop.apply(); /*ERR*/\n    }\n}\n"},
     ),
+    "function_missing_return": (
+        "a function with a result that falls off its end on one path (nothing calls it)",
+        "does not return a value on all paths",
+        {"top": "bit<8> pick(in bit<8> a, in bit<8> b) { /*ERR*/\n"
+                "    if (a > b) {\n        return a;\n    }\n}\n"},
+    ),
+    "tuple_header_field": (
+        "a header field of a tuple type (through a typedef)",
+        "cannot have type tuple",
+        {"top": "typedef tuple<bit<8>, bit<8>> pair_t;\n"
+                "header pair_h {\n    pair_t both; /*ERR*/\n}\n"},
+    ),
+    "union_from_list": (
+        "a header_union variable initialised from a list expression",
+        "header_union",
+        {"top": "header a_h {\n    bit<8> a;\n}\nheader b_h {\n    bit<8> b;\n}\n"
+                "header_union ab_u {\n    a_h a;\n    b_h b;\n}\n",
+         "apply": "        ab_u u = { { 8w1 }, { 8w2 } }; /*ERR*/"},
+    ),
+    "action_param_of_control_type": (
+        "an action parameter of a control type (controls are not values an action can take)",
+        "parameter cannot have type control",
+        {"top": "control Hook();\naction run_hook(in Hook h) { /*ERR*/\n}\n"},
+    ),
     "param_of_control_decl_type": (
         "a constructor parameter typed by a control declaration (an object, not a type), in a "
         "control nothing instantiates",
