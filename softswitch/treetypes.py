@@ -77,8 +77,10 @@ class TypeIndex:
         if d.data in ("struct_decl", "header_decl", "header_union_decl"):
             self.fields[name_of(d.children[1])] = [
                 (name_of(f.children[2]), f.children[1]) for f in d.children[2:] if isinstance(f, Tree)]
-        elif d.data == "typedef_decl":
-            self.typedefs[name_of(d.children[2])] = d.children[1]
+        elif d.data == "typedef_decl" and str(d.children[1]) == "typedef":
+            # children: annotations, the TYPEDEF token, the type, the name; a ``type`` (newtype)
+            # is a distinct type, not a synonym to look through
+            self.typedefs[name_of(d.children[3])] = d.children[2]
         elif d.data == "function_decl":
             self.functions[name_of(d.children[2])] = d
 
