@@ -198,3 +198,67 @@ def no_tuple_header_fields(ctx, tree: Tree) -> None:
                 raise ctx.err(fld.children[2], f"Field '{fld.children[2].children[0]}' of "
                                                f"'header {h.children[1].children[0]}' cannot "
                                                "have type tuple")
+
+
+def _type_names(tree: Tree, kinds: dict[str, str]) -> dict[str, str]:
+    """Top-level type declarations of the given kinds: name -> the word p4c prints."""
+    return {name: kinds[d.data] for d in tree.children if isinstance(d, Tree) and d.data in kinds
+            for name in [str(next(c for c in d.children if isinstance(c, Tree)
+                                  and c.data == "name").children[0])]}
+
+
+def _base_name(t) -> str:
+    """The declared name a type reference starts from (``register`` of ``register<bit<8>>``)."""
+    if isinstance(t, Tree) and t.data == "specialized_type":
+        t = t.children[0]
+    return str(t.children[-1]) if isinstance(t, Tree) and t.data == "type_name" else ""
+
+
+def instantiations_and_fields(ctx, tree: Tree) -> None:
+    """Only externs, controls, parsers and packages are instantiated (p4c: "s1: cannot
+    allocate objects of type struct s"), and no struct, header or union field holds one
+    (p4c: "Field 'f' of 'struct S' cannot have type 'parser P'")."""
+    data = _type_names(tree, {"struct_decl": "struct", "header_decl": "header",
+                              "header_union_decl": "header_union", "enum_decl": "enum"})
+    for inst in tree.find_data("instantiation"):
+        kind = data.get(_base_name(inst.children[1]))
+        if kind:
+            name = inst.children[3]
+            raise ctx.err(name, f"{name.children[0]}: cannot allocate objects of type {kind} "
+                                f"{_base_name(inst.children[1])}")
+    objects = _type_names(tree, {"control_decl": "control", "control_type_decl": "control",
+                                 "parser_decl": "parser", "parser_type_decl": "parser",
+                                 "package_decl": "package", "extern_decl": "extern"})
+    owners = {"struct_decl": "struct", "header_decl": "header", "header_union_decl": "header_union"}
+    for d in tree.children:
+        if not (isinstance(d, Tree) and d.data in owners):
+            continue
+        for fld in d.children[2:]:
+            kind = objects.get(_base_name(fld.children[1]))
+            if kind:
+                raise ctx.err(fld.children[2], f"Field '{fld.children[2].children[0]}' of "
+                                               f"'{owners[d.data]} {d.children[1].children[0]}' "
+                                               f"cannot have type '{kind} "
+                                               f"{_base_name(fld.children[1])}'")
+
+
+def constant_instance_arguments(ctx, tree: Tree) -> None:
+    """Instantiation arguments are evaluated at compile time: inside a control or parser they
+    cannot name its run-time parameters or its variables (p4c: "z: cannot evaluate to a
+    compile-time constant")."""
+    for d in tree.children:
+        if not (isinstance(d, Tree) and d.data in ("control_decl", "parser_decl")):
+            continue
+        runtime = {str(p.children[3].children[0]) for p in (d.children[3].children
+                                                            if d.children[3] else [])
+                   if isinstance(p, Tree)}
+        runtime |= {str(v.children[2].children[0]) for v in d.children[5:]
+                    if isinstance(v, Tree) and v.data == "var_decl"}
+        for inst in d.children[5:]:
+            if not (isinstance(inst, Tree) and inst.data == "instantiation"
+                    and isinstance(inst.children[2], Tree)):
+                continue
+            for ident in inst.children[2].find_data("ident"):
+                if str(ident.children[-1]) in runtime:
+                    raise ctx.err(ident, f"{ident.children[-1]}: cannot evaluate to a "
+                                         "compile-time constant")

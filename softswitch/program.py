@@ -96,6 +96,8 @@ class Program:
         checks.no_recursive_blocks(self.decls, parsed.tree)
         checks.functions_return(self.decls, parsed.tree)
         checks.no_tuple_header_fields(self.decls, parsed.tree)
+        checks.instantiations_and_fields(self.decls, parsed.tree)
+        checks.constant_instance_arguments(self.decls, parsed.tree)
         desugar(parsed.tree, self.decls.err)
         checks.no_void_variables(self.decls, parsed.tree)
         self.decls.collect(parsed.tree)

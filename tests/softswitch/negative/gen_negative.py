@@ -356,6 +356,25 @@ CASES: dict[str, tuple[str, str, dict[str, str]]] = {
         "parameter cannot have type control",
         {"top": "control Hook();\naction run_hook(in Hook h) { /*ERR*/\n}\n"},
     ),
+    "struct_instantiated": (
+        "an instantiation of a struct type (only externs, controls, parsers are objects)",
+        "cannot allocate objects of type struct",
+        {"top": "struct pair_t {\n    bit<8> a;\n}\npair_t() pair_obj; /*ERR*/\n"},
+    ),
+    "struct_field_of_parser_type": (
+        "a struct field whose type is a parser type",
+        "cannot have type 'parser",
+        {"top": "parser Sub_t();\nstruct holder_t {\n    Sub_t p; /*ERR*/\n}\n"},
+    ),
+    "instance_argument_not_constant": (
+        "a sub-control instantiated with a run-time parameter of the enclosing control",
+        "cannot evaluate to a compile-time constant",
+        {"top": "control Leaf(inout bit<8> v)(bit<8> k) {\n    apply { v = k; }\n}\n"
+                "control Outer(inout bit<8> v, in bit<8> z) {\n    Leaf(z) leaf; /*ERR*/\n"
+                "    apply { leaf.apply(v); }\n}\n",
+         "decls": "    Outer() outer;",
+         "apply": "        outer.apply(meta.m8, meta.m8);"},
+    ),
     "param_of_control_decl_type": (
         "a constructor parameter typed by a control declaration (an object, not a type), in a "
         "control nothing instantiates",
