@@ -203,3 +203,21 @@ class TypeIndex:
 def _lit(e) -> bool:
     return isinstance(e, Tree) and e.data == "int_lit"
 
+
+
+_PLAIN = {"t_bit", "t_int", "t_bool", "t_varbit", "t_error", "tuple_type", "stack_type"}
+
+
+def clearly_different(types: TypeIndex, pt, at) -> bool:
+    """Whether an argument of declared type ``at`` can never be passed for a parameter of type
+    ``pt`` without a cast: both are known and of kinds with no implicit conversion between them
+    (bit/int/bool/varbit/error, tuples, stacks, structs and headers), and they differ. Enums
+    (a serializable one converts to its underlying type) and anything unknown are left to the
+    generators."""
+    pt, at = types.resolve(pt), types.resolve(at)
+
+    def plain(t) -> bool:
+        return isinstance(t, Tree) and (t.data in _PLAIN or t.data == "type_name"
+                                        and str(t.children[-1]) in types.fields)
+
+    return plain(pt) and plain(at) and type_text(pt) != type_text(at)

@@ -375,6 +375,15 @@ CASES: dict[str, tuple[str, str, dict[str, str]]] = {
          "decls": "    Outer() outer;",
          "apply": "        outer.apply(meta.m8, meta.m8);"},
     ),
+    "subparser_argument_type": (
+        "a sub-parser applied with an argument wider than its parameter (no implicit cast)",
+        "type mismatch",
+        {"top": "parser Peek(packet_in pk, in bit<8> tag) {\n"
+                "    state start {\n        transition accept;\n    }\n}\n",
+         "parser": "    state start {\n        packet.extract(hdr.ethernet);\n"
+                   "        Peek.apply(packet, hdr.ethernet.etherType); /*ERR*/\n"
+                   "        transition accept;\n    }"},
+    ),
     "param_of_control_decl_type": (
         "a constructor parameter typed by a control declaration (an object, not a type), in a "
         "control nothing instantiates",
