@@ -1,8 +1,11 @@
-"""Compile-time checks p4c makes on control-plane names (kept apart from code generation).
+"""Compile-time checks p4c makes, kept apart from code generation.
 
-p4c rejects two different objects that end up with one fully qualified control-plane name
-("conflicting control plane name", e.g. two actions both ``@name(".foo")``) and two match
-fields of one table with the same name (P4Info could not tell them apart).
+Control-plane names: p4c rejects two different objects that end up with one fully qualified
+control-plane name ("conflicting control plane name", e.g. two actions both ``@name(".foo")``)
+and two match fields of one table with the same name (P4Info could not tell them apart).
+Declarations (``declarations``): what p4c's type checker rejects in any declaration, used or
+not, checked on the syntax tree before the front-end rewrites drop unused blocks and generic
+functions; the rules were found by running p4c's own error test programs.
 """
 
 from __future__ import annotations
@@ -262,3 +265,31 @@ def constant_instance_arguments(ctx, tree: Tree) -> None:
                 if str(ident.children[-1]) in runtime:
                     raise ctx.err(ident, f"{ident.children[-1]}: cannot evaluate to a "
                                          "compile-time constant")
+
+
+def no_shadowed_extern_type_params(ctx, tree: Tree) -> None:
+    """A method of a generic extern cannot reuse one of the extern's type parameter names (in
+    p4c the name is a type there, so ``void f<D>`` of ``extern X<D>`` is a syntax error)."""
+    for d in tree.children:
+        if not (isinstance(d, Tree) and d.data == "extern_decl" and d.children[2] is not None):
+            continue
+        outer = {str(c.children[0]) for c in d.children[2].children if isinstance(c, Tree)}
+        for m in d.children[3:]:
+            proto = m.children[-1] if isinstance(m, Tree) and m.data == "method_proto" else None
+            if proto is None or proto.children[2] is None:
+                continue
+            for c in proto.children[2].children:
+                if isinstance(c, Tree) and str(c.children[0]) in outer:
+                    raise ctx.err(c, f"syntax error, unexpected TYPE {c.children[0]}: type "
+                                     f"parameter {c.children[0]} of method "
+                                     f"{proto.children[1].children[0]} is already a type "
+                                     f"parameter of extern {d.children[1].children[0]}")
+
+
+def declarations(ctx, tree: Tree) -> None:
+    """The checks p4c's type checker makes on every declaration, run on the syntax tree before
+    the front-end rewrites drop what nothing uses (unused blocks, uncalled generic functions)."""
+    for check in (no_block_typed_params, no_recursive_blocks, functions_return,
+                  no_tuple_header_fields, instantiations_and_fields, constant_instance_arguments,
+                  no_shadowed_extern_type_params):
+        check(ctx, tree)

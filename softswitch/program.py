@@ -92,12 +92,7 @@ class Program:
         self.trace = trace
         ExprCompiler._list_items = {}  # list-expression items of this compilation only
         self.decls = Decls(parsed.lines)
-        checks.no_block_typed_params(self.decls, parsed.tree)
-        checks.no_recursive_blocks(self.decls, parsed.tree)
-        checks.functions_return(self.decls, parsed.tree)
-        checks.no_tuple_header_fields(self.decls, parsed.tree)
-        checks.instantiations_and_fields(self.decls, parsed.tree)
-        checks.constant_instance_arguments(self.decls, parsed.tree)
+        checks.declarations(self.decls, parsed.tree)
         desugar(parsed.tree, self.decls.err)
         checks.no_void_variables(self.decls, parsed.tree)
         self.decls.collect(parsed.tree)

@@ -384,6 +384,11 @@ CASES: dict[str, tuple[str, str, dict[str, str]]] = {
                    "        Peek.apply(packet, hdr.ethernet.etherType); /*ERR*/\n"
                    "        transition accept;\n    }"},
     ),
+    "extern_method_shadows_type_parameter": (
+        "a method of a generic extern declaring the extern's own type parameter again",
+        "already a type parameter",
+        {"top": "extern Box<D> {\n    Box();\n    void put<D>(in D d); /*ERR*/\n}\n"},
+    ),
     "param_of_control_decl_type": (
         "a constructor parameter typed by a control declaration (an object, not a type), in a "
         "control nothing instantiates",
