@@ -115,7 +115,6 @@ class Calls:
         else:
             obj = Meter(qname, 0, vals[0], direct=True)
         inst = ExternInst(qname, base, pyname, obj, targs, annd)
-        self.prog.ns[pyname] = obj
         self.prog.extern_insts[qname] = inst
         g.scope.declare(local, Sym("extern", t, pyname, False, inst))
 
@@ -180,7 +179,7 @@ class Calls:
                 if k < 0:
                     raise g.err(args[0], f"{method} count must not be negative, got {k}")
                 g.lvalue(base)
-                return [f"{code}.{method}({k})"]
+                return []
             raise g.err(callee, f"type {t} has no method {method}")
         if isinstance(callee, Tree) and callee.data == "ident":
             name = str(callee.children[-1])
@@ -275,11 +274,10 @@ class Calls:
         if method == "setValid":
             # p4c compiles setValid() to BMv2's add_header: an invalid header is reset to 0 first
             g.lvalue(base)
-            return [f"if not {code}._v: {code}._inval()", f"{code}._v = True"] + \
-                [f"{c}._v = False" for c in union_siblings(g, base)]
+            return []
         if method == "setInvalid":
             g.lvalue(base)  # BMv2 remove_header: only the validity bit changes
-            return [f"{code}._v = False"]
+            return []
         raise g.err(n, f"headers have no method {method}")
 
     def union_method(self, g, base, code, t, method, args, n):
@@ -291,7 +289,7 @@ class Calls:
             return "(" + " or ".join(f"{c}._v" for c in members) + ")", BoolT()
         if method == "setInvalid":
             g.lvalue(base)
-            return [f"{c}._v = False" for c in members]
+            return []
         raise g.err(n, f"header unions have no method {method} (set a member valid instead)")
 
     # ------------------------------------------------------------ packets
@@ -300,8 +298,9 @@ class Calls:
         if sym.kind == "packet_out":
             if method != "emit" or len(args) != 1:
                 raise g.err(n, "packet_out supports only emit(hdr)")
-            code, t = g.ex(args[0])
-            return self.emit_lines(g, code, t, args[0], pk)
+            _code, t = g.ex(args[0])
+            self.check_emit(g, t, args[0])
+            return []
         if g.kind != "parser":
             raise g.err(n, "packet_in methods can only be used in parsers")
         oob = self.prog.err_short
@@ -312,37 +311,33 @@ class Calls:
             is_next = isinstance(a, Tree) and a.data == "member" and str(a.children[1].children[0]) == "next"
             umember = union_next_member(g, a)
             if umember is not None:  # extract(stack.next.member) on a stack of header unions
-                scode, st = g.ex(a.children[0].children[0])
+                _scode, st = g.ex(a.children[0].children[0])
                 g.lvalue(a.children[0].children[0])
-                t = st.elem.field_type(umember)
-                sib = [f"_s.h[_s.n].{pyfield(m)}._v = False" for m, _ in st.elem.fields if m != umember]
-                ext = f"X_{t.pyname}({pk}, _s.next().{pyfield(umember)})"
-                return [f"_s = {scode}", ext] + sib + ["_s.n += 1"]
+                st.elem.field_type(umember)
+                return []
             if is_next:
-                scode, st = g.ex(a.children[0])
+                _scode, st = g.ex(a.children[0])
                 g.lvalue(a.children[0])
                 t = st.elem if isinstance(st, StackT) else None
                 if t is None:
                     raise g.err(a, ".next needs a header stack")
             else:
-                code, t, _s = g.lvalue(a)
+                _code, t, _s = g.lvalue(a)
             if not isinstance(t, HeaderT):
                 raise g.err(a, f"extract needs a header, got {t}")
             var = any(f.__class__.__name__ == "VarbitT" for _, f in t.fields)
-            extra = ""
             if len(args) == 2:
                 if not var:
                     raise g.err(n, "two-argument extract needs a header with a varbit field; "
                                    f"{t.name} has none")
-                extra = ", " + g.ex_to(args[1], BitT(32))
+                g.ex_to(args[1], BitT(32))
             elif var:
                 raise g.err(n, f"header {t.name} has a varbit field: use extract(hdr, sizeInBits)")
             if is_next:
                 if not isinstance(st.elem, HeaderT):
                     raise g.err(a, "extract into .next of a stack of header unions: extract into a member "
                                    "of an indexed element instead")
-                return [f"_s = {scode}", f"X_{t.pyname}({pk}, _s.next(){extra})", "_s.n += 1"]
-            return [f"X_{t.pyname}({pk}, {code}{extra})"] + [f"{c}._v = False" for c in union_siblings(g, a)]
+            return []
         if method == "lookahead":
             if args or targs is None or len(targs.children) != 1:
                 raise g.err(n, "lookahead<T>() takes one type argument and no arguments")
@@ -358,21 +353,22 @@ class Calls:
         if method == "advance":
             if len(args) != 1:
                 raise g.err(n, "advance takes 1 argument")
-            return [f"_adv({pk}, {g.ex_to(args[0], BitT(32))}, {oob})"]
+            g.ex_to(args[0], BitT(32))
+            return []
         if method == "length":
             return f"({pk}.nbits >> 3)", BitT(32)
         raise g.err(n, f"packet_in has no method {method}")
 
-    def emit_lines(self, g, code: str, t: P4Type, node, pk: str) -> list[str]:
+    def check_emit(self, g, t: P4Type, node) -> None:
         if isinstance(t, HeaderT):
-            return [f"E_{t.pyname}({pk}.parts, {code})"]
+            return
         if isinstance(t, StackT):
-            return [f"for _e in {code}.h: " + "; ".join(self.emit_lines(g, "_e", t.elem, node, pk))]
+            self.check_emit(g, t.elem, node)
+            return
         if isinstance(t, (StructT, UnionT)):  # a union: its valid member, if any
-            out = []
-            for fname, ft in t.fields:
-                out += self.emit_lines(g, f"{code}.{pyfield(fname)}", ft, node, pk)
-            return out
+            for _fname, ft in t.fields:
+                self.check_emit(g, ft, node)
+            return
         raise g.err(node, f"emit needs a header, stack or struct of headers, got {t}")
 
     # ------------------------------------------------------------ extern methods
@@ -391,28 +387,34 @@ class Calls:
             if method == "read" and len(args) == 1:
                 return f"{x}.read({self.index(g, args[0], inst)})", et
             if method == "read":
-                cur, t, setter = g.lvalue(args[0])
+                _cur, t, _s = g.lvalue(args[0])
                 if not compatible(t, et):
                     raise g.err(args[0], f"register {inst.name} holds {et}, cannot read into {t}")
-                return setter(f"{x}.read({self.index(g, args[1], inst)}, {cur})")
+                self.index(g, args[1], inst)
+                return []
             if method == "write":
-                return [f"{x}.write({self.index(g, args[0], inst)}, {g.ex_to(args[1], et)})"]
+                self.index(g, args[0], inst)
+                g.ex_to(args[1], et)
+                return []
         if inst.extern == "counter":
-            return [f"{x}.count({self.index(g, args[0], inst)}, _ST.cur_len)"]
+            self.index(g, args[0], inst)
+            return []
         if inst.extern == "direct_counter":
             return []  # BMv2 counts every hit of the owning table's entries
         if inst.extern == "meter":
-            cur, t, setter = g.lvalue(args[1])
-            return setter(self._color(f"{x}.execute({self.index(g, args[0], inst)}, {cur})", t, args[1], g))
+            _cur, t, _s = g.lvalue(args[1])
+            self.index(g, args[0], inst)
+            self._color(t, args[1], g)
+            return []
         if inst.extern == "direct_meter":
-            _c, t, setter = g.lvalue(args[0])
-            return setter(self._color("0", t, args[0], g))
+            _c, t, _s = g.lvalue(args[0])
+            self._color(t, args[0], g)
+            return []
         raise g.err(n, f"{inst.extern}.{method} is not supported")
 
-    def _color(self, code, t, node, g) -> str:
+    def _color(self, t, node, g) -> None:
         if not isinstance(t, BitT) and not (isinstance(t, EnumT) and t.underlying):
             raise g.err(node, f"meter result must be bit<W>, got {t}")
-        return code
 
     def index(self, g, node, inst) -> str:
         c, t = g.ex(node)
@@ -437,11 +439,11 @@ class Calls:
         if name == "verify":
             if g.kind != "parser":
                 raise g.err(n, "verify() can only be called in a parser")
-            cond = g.ec().expect_bool(args[0])
-            c, t = g.ex(args[1])
+            g.ec().expect_bool(args[0])
+            _c, t = g.ex(args[1])
             if not isinstance(t, ErrorT):
                 raise g.err(args[1], f"verify needs an error value, got {t}")
-            return [f"if not {cond}: raise _Reject({c})"]
+            return []
         if g.kind != "control" and not (g.kind == "function" and name in FUNCTION_SAFE):
             raise g.err(n, f"{name} can only be called in a control")
         return v1_function(self, g, name, args, n, targs)

@@ -1,9 +1,9 @@
-"""Code generator for controls, actions and statements (parsers: parsergen.py).
+"""Checks of statements (shared by controls, actions, functions and parser states) and the
+declarations the checks record for tables and actions (``ActionInfo``, ``TableInfo``).
 
-Everything a packet executes is emitted as Python source once, at load time, and
-exec'd into one namespace.  Per invocation a ``Locals`` object ``L`` holds the
-block's parameters (``L.p_x``) and control-level variables (``L.v_x``); block-local
-variables are Python locals; action data are Python arguments.
+Code is generated from the typed IR (``softswitch/pygen``, ``softswitch/native``).  The
+expression checker still names every value by a Python expression string (``Sym.code``,
+``ExprCompiler``): constants are folded through it (keyset values, switch labels, sizes).
 """
 
 from __future__ import annotations
@@ -16,7 +16,6 @@ from lark import Token, Tree
 
 from .decls import Decls, Param
 from .exprs import DuplicateName, ExprCompiler, Scope, Sym, is_const
-from .layout import default_code, init_code
 from .types import (
     BitT,
     BoolT,
@@ -25,10 +24,8 @@ from .types import (
     NamedT,
     P4Type,
     StackT,
-    StructLikeT,
     TupleT,
 )
-from .unions import union_siblings
 
 
 @dataclass
@@ -80,24 +77,6 @@ class TableInfo:
     priority_rule: Any = None      # entries.PriorityRule: how entry priorities compare
 
 
-class Emitter:
-    def __init__(self) -> None:
-        self.lines: list[str] = []
-        self.level = 0
-
-    def __call__(self, s: str) -> None:
-        self.lines.append("    " * self.level + s)
-
-    def block(self, header: str, body: Callable[[], None]) -> None:
-        self(header)
-        self.level += 1
-        n = len(self.lines)
-        body()
-        if len(self.lines) == n:
-            self("pass")
-        self.level -= 1
-
-
 def text_of(node) -> str:
     """Source text of a key expression as p4c prints it in P4Info (``hdr.ipv4.dstAddr``)."""
     if isinstance(node, Token):
@@ -134,7 +113,6 @@ class BlockGen:
         self.tree = tree
         self.kind = kind  # "parser" | "control"
         self.scope: Scope = Scope(prog.gscope)
-        self.em = prog.em
         self.tmp = 0
         self.in_action: ActionInfo | None = None
         self.tables: dict[str, TableInfo] = {}
@@ -228,34 +206,16 @@ class BlockGen:
         return code, t, lambda rhs: [f"{code} = {rhs}"]
 
     def assign(self, target_node, value_node) -> None:
-        code, t, setter = self.lvalue(target_node)
+        _code, t, _setter = self.lvalue(target_node)
         if self._out_function(value_node):
-            # `tmp = f(x)` of desugar.py: copy-out of f's out/inout arguments, then the value
-            lines = self.prog.calls.call_stmt(self, value_node)
+            # `tmp = f(x)` of desugar.py: the call (copy-out of its out/inout arguments), then the value
+            self.prog.calls.call_stmt(self, value_node)
             info = self.prog.functions[str(value_node.children[0].children[-1])]
-            r = self.ec().convert("_r[0]" if info.scalar_outs else "_r", info.ret, t, value_node)
-            if isinstance(t, (StructLikeT, StackT)):  # BMv2's assignment, as below
-                lines = lines + [f"{code}._asg({r})"] + [
-                    f"if {code}._v: " + "; ".join(f"{c}._v = False" for c in sibs)
-                    for sibs in [union_siblings(self, target_node)] if sibs]
-            else:
-                lines = lines + setter(r)
-            for ln in lines:
-                self.em(ln)
+            self.ec().convert("_r[0]" if info.scalar_outs else "_r", info.ret, t, value_node)
             return
         ec = self.ec()
         vc, vt = ec.expr(value_node, t)
-        vc = ec.convert(vc, vt, t, value_node)
-        if isinstance(t, (StructLikeT, StackT)):
-            # in place, as BMv2's assign_header/assign_union/assign_header_stack (and p4c's per-field
-            # copy of structs): an invalid source header only invalidates the destination
-            self.em(f"{code}._asg({vc})")
-            sibs = union_siblings(self, target_node)
-            if sibs:
-                self.em(f"if {code}._v: " + "; ".join(f"{c}._v = False" for c in sibs))
-            return
-        for ln in setter(vc):
-            self.em(ln)
+        ec.convert(vc, vt, t, value_node)
 
     def _out_function(self, node) -> bool:
         """Is ``node`` a call of a user function with out/inout parameters (copy-out, union
@@ -285,23 +245,10 @@ class BlockGen:
         fn = getattr(self, "_s_" + node.data, None)
         if fn is None:
             raise self.err(node, f"unsupported statement {node.data}")
-        start = len(self.em.lines)
         try:
             fn(node)
         except DuplicateName as e:
             raise self.err(node, f"duplicate declaration of {e.args[0]}") from None
-        if self.kind != "parser" and node.data in ("assign_stmt", "call_stmt"):
-            self._guard_index(start)
-
-    def _guard_index(self, start: int) -> None:
-        """A run-time stack index out of range makes the statement a no-op in controls (p4c's
-        lowering of run-time indexes); in parsers it stays StackOutOfBounds."""
-        body = self.em.lines[start:]
-        if not any(".at(" in ln for ln in body):
-            return
-        ind = "    " * self.em.level
-        self.em.lines[start:] = ([ind + "try:"] + ["    " + ln for ln in body]
-                                 + [ind + "except _OOR:", ind + "    pass"])
 
     def _s_block(self, n):
         self.block(n)
@@ -321,18 +268,7 @@ class BlockGen:
                               "(infinite precision is compile-time only)")
         py = self.fresh("v_" + name)
         if init is not None:
-            c = self.ex_to(init, t)
-            if isinstance(t, (StructLikeT, StackT)) and not c.startswith("_mk("):
-                c = init_code(t, c, self.prog.err_oob)
-        else:
-            c = default_code(t, self.prog.err_oob)
-        if ".at(" in c and self.kind != "parser":  # initialiser with a run-time index: see _guard_index
-            self.em(f"{py} = {default_code(t, self.prog.err_oob)}")
-            start = len(self.em.lines)
-            self.em(f"{py} = {c}")
-            self._guard_index(start)
-        else:
-            self.em(f"{py} = {c}")
+            self.ex_to(init, t)
         self.scope.declare(name, Sym("var", t, py, True))
 
     def _s_hoist_decl(self, n):
@@ -343,7 +279,6 @@ class BlockGen:
             self.scope.declare(str(nm), Sym("const", t, c, False))
             return
         py = self.fresh("v_" + str(nm))
-        self.em(f"{py} = {c}.copy()" if isinstance(t, (StructLikeT, StackT)) else f"{py} = {c}")
         self.scope.declare(str(nm), Sym("var", t, py, False))
 
     def _s_typed_decl(self, n):
@@ -353,7 +288,6 @@ class BlockGen:
         if isinstance(t, IntLitT):
             raise self.err(like, "cannot infer a width for this ?: (cast a branch)")
         py = self.fresh("v_" + str(nm))
-        self.em(f"{py} = {default_code(t, self.prog.err_oob)}")
         self.scope.declare(str(nm), Sym("var", t, py, True))
 
     def _s_const_decl(self, n):
@@ -371,22 +305,13 @@ class BlockGen:
         e = n.children[0]
         if not (isinstance(e, Tree) and e.data in ("call", "tcall")):
             raise self.err(n, "expression statement must be a call")
-        for ln in self.prog.calls.call_stmt(self, e):
-            self.em(ln)
+        self.prog.calls.call_stmt(self, e)
 
     def _s_if_stmt(self, n):
-        cond = self.ec().expect_bool(n.children[0])
-        if ".at(" in cond and self.kind != "parser":  # out of range: the condition is false (p4c)
-            var = self.fresh("_c")
-            self.em(f"{var} = False")
-            start = len(self.em.lines)
-            self.em(f"{var} = {cond}")
-            self._guard_index(start)
-            cond = var
-        self.em.block(f"if {cond}:", lambda: self.sub(n.children[1]))
+        self.ec().expect_bool(n.children[0])
+        self.sub(n.children[1])
         if n.children[2] is not None:
-            els = n.children[2]
-            self.em.block("else:", lambda: self.sub(els))
+            self.sub(n.children[2])
 
     def sub(self, node) -> None:
         outer = self.scope
@@ -399,27 +324,18 @@ class BlockGen:
     def _s_exit_stmt(self, n):
         if self.kind == "parser":
             raise self.err(n, "exit is not allowed in a parser")
-        self.em("raise _Exit()")
 
     def _s_return_stmt(self, n):
         if self.kind == "parser":
             raise self.err(n, "return is not allowed in a parser")
         if n.children[0] is not None:
             raise self.err(n, "return with a value is only allowed in functions")
-        self.em(self.return_code())
-
-    def return_code(self) -> str:
-        if self.in_action is not None and self.in_action.scalar_outs:
-            outs = ", ".join(f"a_{self.in_action.params[i].name}" for i in self.in_action.scalar_outs)
-            return f"return ({outs},)"
-        return "return"
 
     def _s_switch_stmt(self, n):
         e = n.children[0]
-        var = self.fresh("_sw")
         if isinstance(e, Tree) and e.data == "member" and str(e.children[1].children[0]) == "action_run":
             tinfo = self.applied_table(e.children[0])
-            self.em(f"{var} = {self.prog.calls.call_expr(self, e.children[0])[0]}[1]")
+            self.prog.calls.call_expr(self, e.children[0])
 
             def label_key(label: Tree, c: Tree) -> int:
                 x = label.children[0]
@@ -430,16 +346,9 @@ class BlockGen:
                                       f"table {tinfo.local}")
                 return idx
         else:
-            code, t = self.ex(e)
+            _code, t = self.ex(e)
             if isinstance(t, BoolT) or not isinstance(t, (BitT, EnumT)):
                 raise self.err(e, f"switch expression must be bit<W>, int<W> or an enum, not {t}")
-            guarded = ".at(" in code and self.kind != "parser"  # index out of range: no case runs
-            if guarded:
-                self.em(f"{var} = None")
-            start = len(self.em.lines)
-            self.em(f"{var} = {code}")
-            if guarded:
-                self._guard_index(start)
 
             def label_key(label: Tree, c: Tree) -> int:
                 k = self.ex_to(label.children[0], t)
@@ -447,19 +356,9 @@ class BlockGen:
                     raise self.err(c, "switch labels must be compile-time constants")
                 return int(k)
 
-            if guarded:
-                self.em(f"if {var} is not None:")
-                self.em.level += 1
-                try:
-                    self._switch_cases(n, var, label_key)
-                finally:
-                    self.em.level -= 1
-                return
-        self._switch_cases(n, var, label_key)
+        self._switch_cases(n, label_key)
 
-    def _switch_cases(self, n, var: str, label_key) -> None:
-        pending: list[int | None] = []
-        first = True
+    def _switch_cases(self, n, label_key) -> None:
         seen: set = set()
         for c in n.children[1:]:
             label, body = c.children
@@ -469,17 +368,8 @@ class BlockGen:
             if key in seen:
                 raise self.err(c, "duplicate switch label")
             seen.add(key)
-            pending.append(key)
-            if body is None:
-                continue
-            if None in pending:
-                hdr = "else:" if not first else "if True:"
-            else:
-                cond = " or ".join(f"{var} == {k}" for k in pending)
-                hdr = f"{'if' if first else 'elif'} {cond}:"
-            self.em.block(hdr, lambda b=body: self.block(b))
-            first = False
-            pending = []
+            if body is not None:
+                self.block(body)
 
     # ------------------------------------------------------------ tables
     def applied_table(self, call: Tree) -> TableInfo:

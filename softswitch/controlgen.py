@@ -1,15 +1,15 @@
-"""Controls: local declarations, actions, tables and the apply block."""
+"""Checks of controls: local declarations, actions, tables and the apply block (the code is
+generated from the typed IR, ``softswitch/pygen`` and ``softswitch/native``)."""
 
 from __future__ import annotations
 
 from lark import Tree
 
 from . import checks, checks_v1model, entries
-from .binding import compound_copies
 from .codegen import ActionInfo, BlockGen, KeyInfo, TableInfo, text_of
 from .decls import ann_dict
 from .exprs import DuplicateName, Scope, Sym, is_const
-from .layout import default_code, field_width, init_code
+from .layout import field_width
 from .types import BitT, BoolT, EnumT, ErrorT, IntLitT, NamedT, StackT, StructLikeT
 
 
@@ -18,7 +18,7 @@ class ControlGen(BlockGen):
         super().__init__(prog, name, tree, "control")
 
     def generate(self) -> str:
-        """Emit the control; returns the Python function name running it."""
+        """Check the control; returns the name the checks give its instances' apply calls."""
         ann, nm, tps, params_node, ctor, *rest = self.tree.children
         if ctor is not None and ctor.children[0] is not None and ctor.children[0].children:
             raise self.err(self.tree, "control constructor parameters are not supported")
@@ -26,26 +26,23 @@ class ControlGen(BlockGen):
         self.declare_params(self.params)
         locals_ = rest[:-2]
         body = rest[-1]
-        init_lines: list[str] = []
         for loc in locals_:
             try:
-                self.local(loc, init_lines)
+                self.local(loc)
             except DuplicateName as e:
                 raise self.err(loc, f"duplicate declaration of {e.args[0]}") from None
-        self.emit_apply(body, init_lines)
+        self.block(body)
         return f"C_{self.prog.pyident(self.name)}"
 
-    def local(self, loc: Tree, init_lines: list[str]) -> None:
+    def local(self, loc: Tree) -> None:
         if True:
             k = loc.data
             if k == "var_decl":
                 _a, tnode, nmn, init = loc.children
                 t = self.d.resolve_type(tnode)
                 vname = str(nmn.children[0])
-                c = self.ex_to(init, t) if init is not None else default_code(t, self.prog.err_oob)
-                if isinstance(t, (StructLikeT, StackT)) and init is not None and not c.startswith("_mk("):
-                    c = init_code(t, c, self.prog.err_oob)
-                init_lines.append(f"L.v_{vname} = {c}")
+                if init is not None:
+                    self.ex_to(init, t)
                 self.scope.declare(vname, Sym("var", t, f"L.v_{vname}", True))
             elif k == "const_decl":
                 _a, tnode, nmn, init = loc.children
@@ -63,19 +60,6 @@ class ControlGen(BlockGen):
                 self.table(loc)
             else:
                 raise self.err(loc, f"unsupported control declaration {k}")
-
-    def emit_apply(self, body: Tree, init_lines: list[str]) -> None:
-        fn = f"C_{self.prog.pyident(self.name)}"
-        self.em(f"def {fn}(L):")
-        self.em.level += 1
-        for ln in init_lines:
-            self.em(ln)
-        n0 = len(self.em.lines)
-        self.block(body)
-        if len(self.em.lines) == n0:
-            self.em("pass")
-        self.em.level -= 1
-        self.em("")
 
     def sub_control(self, loc: Tree) -> bool:
         """``MyCtl() inst;`` inside a control: generate that control under this instance's name."""
@@ -129,39 +113,15 @@ class ControlGen(BlockGen):
             writable = bool(p.direction) and p.direction != "in"
             self.scope.declare(p.name, Sym("var", p.type, f"a_{p.name}", writable,
                                            info=p))
-        args = "".join(f", a_{p.name}" for p in params)
-        self.em(f"def {pyfn}(L{args}):")
-        self.em.level += 1
-        if self.prog.trace:
-            self.em(f"_C.trace.append('action {name}')")
         self.in_action = info
-        if info.scalar_outs:  # an `exit` carries the out/inout values to the caller's copy-out
-            self.em("try:")
-            self.em.level += 1
-        n0 = len(self.em.lines)
         try:
             self.block(body)
         finally:
             self.in_action = None
             self.scope = outer
-        if len(self.em.lines) == n0:
-            self.em("pass")
-        if info.scalar_outs:
-            self.em.level -= 1
-            self.em("except _Exit as _e:")
-            self.em(f"    _e.outs = {self.return_code_for(info)[len('return '):]}")
-            self.em("    raise")
-            self.em(self.return_code_for(info))
-        self.em.level -= 1
-        self.em("")
         checks.claim_name(self, self.prog.actions, name, node, "action")
         self.prog.actions[name] = info
         return info
-
-    @staticmethod
-    def return_code_for(info: ActionInfo) -> str:
-        outs = ", ".join(f"a_{info.params[i].name}" for i in info.scalar_outs)
-        return f"return ({outs},)"
 
     def find_action(self, name: str, node) -> ActionInfo:
         if name in self.actions:
@@ -311,54 +271,6 @@ class ControlGen(BlockGen):
         checks.claim_name(self, self.prog.tables, qname, node, "table")
         self.prog.tables[qname] = info
         self.prog.new_table_runtime(info)
-        # the apply function
-        self.em(f"def {pyname}(L):")
-        self.em.level += 1
-        codes = [k.code for k in keys]
-        for i, c in enumerate(codes):
-            if ".at(" in c:  # p4c's key temporary is not assigned when the index is out of range
-                self.em("try:")
-                self.em(f"    _k{i} = {c}")
-                self.em("except _OOR:")  # (SimplifyKey, then the run-time index lowering)
-                self.em(f"    _k{i} = 0")
-                codes[i] = f"_k{i}"
-        key = "(" + "".join(c + ", " for c in codes) + ")"
-        self.em(f"hit, ai, args = TB_{pyname}.lookup({key})")
-        if self.prog.trace:
-            self.em(f"_C.trace.append('table {qname} ' + ('hit' if hit else 'miss') + ' -> ' + "
-                    f"{[a.name for a in actions]!r}[ai])")
-        for i, (a, b) in enumerate(zip(actions, bound, strict=False)):
-            self.em(f"{'if' if i == 0 else 'elif'} ai == {i}:")
-            self.em.level += 1
-            self._bound_call(a, b)
-            self.em.level -= 1
-        self.em("return hit, ai")
-        self.em.level -= 1
-        self.em("")
-
-    def _bound_call(self, a: ActionInfo, b: list[str]) -> None:
-        """One action of a table's apply with its bound directional arguments: p4c's copies of
-        them (binding.py), copied back also when the action exits (``RemoveActionParameters``)."""
-        passed = [default_code(a.params[j].type, 0) if a.params[j].direction == "out"
-                  and j in a.scalar_outs else x for j, x in enumerate(b)]
-        pre, passed, post = compound_copies(self, a.params, passed)
-        targets = [b[j] if j < len(b) else "_" for j in a.scalar_outs]
-        call = f"{a.pyfn}(L{''.join(', ' + x for x in passed)}, *args)"
-        for ln in pre:
-            self.em(ln)
-        if not targets and not post:
-            self.em(call)
-            return
-        self.em("try:")
-        self.em(f"    ({', '.join(targets)},) = {call}" if targets else f"    {call}")
-        self.em("except _Exit as _e:")
-        for ln in post:
-            self.em("    " + ln)
-        if targets:
-            self.em(f"    ({', '.join(targets)},) = _e.outs")
-        self.em("    raise")
-        for ln in post:
-            self.em(ln)
 
     def bind_directional(self, a: ActionInfo, args_node, node) -> list[str]:
         dirp = [p for p in a.params if p.direction]

@@ -1,7 +1,5 @@
-"""User-defined functions (top level): compiled to Python functions returning their value.
-
-A function returns ``value`` when it has no scalar ``out``/``inout`` parameters, otherwise
-``(value, out1, out2, ...)`` and the caller copies the outs back (copy-in/copy-out).
+"""User-defined functions (top level): checks of their declarations, bodies and calls (the code
+of a function is generated from the typed IR, ``softswitch/pygen`` and ``softswitch/native``).
 """
 
 from __future__ import annotations
@@ -14,7 +12,6 @@ from .binding import bind_arguments, compound_copies
 from .codegen import BlockGen
 from .decls import Param, ann_dict
 from .exprs import Scope, Sym
-from .layout import default_code
 from .types import IntLitT, P4Type, StackT, StructLikeT, VoidT
 
 
@@ -53,21 +50,8 @@ class FuncGen(BlockGen):
         for p in params:
             writable = p.direction in ("out", "inout")
             self.scope.declare(p.name, Sym("var", p.type, f"a_{p.name}", writable, info=p))
-        self.em(f"def {info.pyfn}({', '.join(f'a_{p.name}' for p in params)}):")
-        self.em.level += 1
         self.block(body)
-        fallback = "None" if isinstance(ret, VoidT) else default_code(ret, self.prog.err_oob)
-        self.em(self.ret_code(fallback))
-        self.em.level -= 1
-        self.em("")
         return info
-
-    def ret_code(self, value: str) -> str:
-        assert self.info is not None
-        if not self.info.scalar_outs:
-            return f"return {value}"
-        outs = "".join(f", a_{self.info.params[i].name}" for i in self.info.scalar_outs)
-        return f"return ({value}{outs})"
 
     def _s_return_stmt(self, n):
         assert self.info is not None
@@ -75,11 +59,10 @@ class FuncGen(BlockGen):
         if isinstance(self.info.ret, VoidT):
             if e is not None:
                 raise self.err(n, f"function {self.info.name} returns void")
-            self.em(self.ret_code("None"))
             return
         if e is None:
             raise self.err(n, f"function {self.info.name} must return a {self.info.ret}")
-        self.em(self.ret_code(self.ex_to(e, self.info.ret)))
+        self.ex_to(e, self.info.ret)
 
     def _s_exit_stmt(self, n):
         raise self.err(n, "exit is not allowed in a function")

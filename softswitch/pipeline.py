@@ -21,6 +21,7 @@ from . import rtlib
 from .api import Replica
 from .layout import pyfield
 from .program import PacketCtx, Program
+from .pygen import PyCode
 from .types import StructT
 
 DROP_PORT = 511
@@ -51,19 +52,22 @@ class _Ingress:
 class PacketFlow:
     """The v1model packet flow of one compiled program (parser .. deparser, PRE, clones)."""
 
-    def __init__(self, program: Program):
+    def __init__(self, program: Program, code: PyCode | None):
+        """``code``: the program compiled by the python backend (None: another backend runs the
+        packets and only the control-plane state here is used)."""
         self.prog = program
-        ns = program.ns
-        self._ns = ns
-        self._parser = program.fn("parser")
-        self._verify = program.fn("verify")
-        self._ingress = program.fn("ingress")
-        self._egress = program.fn("egress")
-        self._compute = program.fn("compute")
-        self._deparser = program.fn("deparser")
-        self._hdr_cls = program.cls(program.hdr_t)
-        self._meta_cls = program.cls(program.meta_t)
-        self._std_cls = program.cls(program.std_t)
+        self.code = code
+        if code is not None:
+            self._ns = code.ns
+            self._parser = code.fn("parser")
+            self._verify = code.fn("verify")
+            self._ingress = code.fn("ingress")
+            self._egress = code.fn("egress")
+            self._compute = code.fn("compute")
+            self._deparser = code.fn("deparser")
+            self._hdr_cls = code.cls(program.hdr_t)
+            self._meta_cls = code.cls(program.meta_t)
+            self._std_cls = code.cls(program.std_t)
         self._pn = {role: [f"p_{p.name}" for p in ps] for role, ps in program.block_params.items()}
         self.mc: dict[int, list[Replica]] = {}
         self.sessions: dict[int, tuple[list[Replica], int]] = {}

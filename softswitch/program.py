@@ -1,28 +1,28 @@
-"""Compile a parsed program into one Python namespace of generated functions and runtime objects."""
+"""The checked program: the front end's pass over a parsed program (types, names, tables,
+actions, externs, checks) and the control-plane objects it makes (table runtimes, registers,
+counters, value sets).  Backends lower it to the typed IR (``softswitch/ir``) and generate code
+from that (``softswitch/pygen``, ``softswitch/native``)."""
 
 from __future__ import annotations
 
-import random
 import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from lark import Tree
 
-from . import checks, checks_v1model, p4warnings, rtlib
+from . import checks, checks_v1model, p4warnings
 from .calls import Calls, ExternInst
-from .codegen import ActionInfo, Emitter, TableInfo
+from .codegen import ActionInfo, TableInfo
 from .controlgen import ControlGen
-from .decls import Decls, is_fixed_width
+from .decls import Decls
 from .desugar import desugar
 from .exprs import ExprCompiler, GlobalScope, Scope, Sym
-from .externs import ALGORITHMS, pack_bits
 from .frontend import ParsedProgram
 from .functions import FuncGen
-from .layout import class_source, emit_source, extract_source
 from .parsergen import ParserGen
 from .tables import Table
-from .types import BoolT, HeaderT, NamedT, SpecializedT, StructLikeT, StructT
+from .types import BoolT, HeaderT, NamedT, SpecializedT, StructT
 
 V1_ORDER = ("parser", "verify", "ingress", "egress", "compute", "deparser")
 
@@ -61,32 +61,9 @@ _V1_DIRECTIONS = {"parser": ("", "out", "inout", "inout"), "verify": ("inout", "
                   "ingress": ("inout",) * 3, "egress": ("inout",) * 3,
                   "compute": ("inout", "inout"), "deparser": ("", "in")}
 
-def _look(pk, n: int, err: int) -> int:
-    if pk.pos + n > pk.nbits:
-        raise rtlib.Reject(err)
-    return pk.bits(pk.pos, n)
-
-
-def _lookh(pk, extract, cls):
-    o = cls()
-    save = pk.pos
-    extract(pk, o)
-    pk.pos = save
-    return o
-
-
-def _adv(pk, n: int, err: int) -> None:
-    if pk.pos + n > pk.nbits:
-        raise rtlib.Reject(err)
-    pk.pos += n
-
-
-def _reject_state(L):
-    raise rtlib.Reject(0)
-
 
 class Program:
-    """The compiled program: generated namespace plus the metadata P4Info and the runtime need."""
+    """The checked program: the metadata the IR lowering, P4Info and the runtime API need."""
 
     def __init__(self, parsed: ParsedProgram, trace: bool = False):
         self.trace = trace
@@ -105,10 +82,8 @@ class Program:
         self.err_nomatch = d.errors.index("NoMatch")
         self.err_oob = d.errors.index("StackOutOfBounds")
         self.gscope = GlobalScope(d)
-        self.em = Emitter()
         self.calls = Calls(self)
         self.externs = self.calls
-        self.ns: dict[str, Any] = {}
         self.tables: dict[str, TableInfo] = {}
         self.actions: dict[str, ActionInfo] = {}
         self.direct_actions: set[str] = set()   # actions called from an apply block
@@ -119,17 +94,15 @@ class Program:
         self._pyids: dict[str, str] = {}
         self.generated: set[str] = set()
         self.checking_unused = False
-        self._classes()
+        self._type_names()
         self._top_actions()
         self.functions: dict = {}
         for name, tree in self.decls.functions.items():  # declaration order: a function may call earlier ones
             self.functions[name] = FuncGen(self, tree).generate()
-        self.blocks = self._pipeline()
+        self._pipeline()
         checks_v1model.check_program(self.decls, self.decls.controls, self.decls.parsers, self.block_names)
         checks_v1model.check_user_types(self.decls, self.block_params["parser"])
-        self.source = "\n".join(self.em.lines)
         self._check_unused()
-        self._exec()
         self.warnings: list[str] = p4warnings.collect(parsed.tree, self.decls)
 
     # ------------------------------------------------------------ helpers
@@ -145,22 +118,13 @@ class Program:
 
     def new_table_runtime(self, info: TableInfo) -> None:
         info.runtime = Table(info, self.state)
-        self.ns[f"TB_{info.pyname}"] = info.runtime
 
     # ------------------------------------------------------------ generation
-    def _classes(self) -> None:
+    def _type_names(self) -> None:
+        """Python class names of the header/struct types (``layout.class_source``, both backends'
+        type names)."""
         for t in self.decls.header_order:
             t.pyname = ("H_" if isinstance(t, HeaderT) else "S_") + self.pyident(t.name)
-        for t in self.decls.header_order:
-            self.em.lines.append(class_source(t, self.err_oob))
-            self.em.lines.append("")
-            if isinstance(t, HeaderT):
-                self.em.lines.append(extract_source(t, self.err_short))
-                self.em.lines.append(emit_source(t))
-                self.em.lines.append("")
-            elif isinstance(t, StructT) and t.fields and is_fixed_width(t):  # for lookahead<S>()
-                self.em.lines.append(extract_source(t, self.err_short))
-                self.em.lines.append("")
 
     def _top_actions(self) -> None:
         self._top = _TopGen(self)
@@ -172,7 +136,7 @@ class Program:
             info = self._top.action(node, top_level=True)
             self.gscope.declare(name, Sym("action", BoolT(), info.pyfn, False, info))
 
-    def _pipeline(self) -> dict[str, str]:
+    def _pipeline(self) -> None:
         d = self.decls
         main = d.instances.get("main")
         if main is None:
@@ -185,7 +149,6 @@ class Program:
         args = [a for a in arg_nodes if a is not None]
         if len(args) != 6:
             raise d.err(main, f"V1Switch takes 6 arguments, got {len(args)}")
-        blocks: dict[str, str] = {}
         self.block_params: dict[str, list] = {}
         self.block_names: dict[str, str] = {}
         for role, a in zip(V1_ORDER, args, strict=False):
@@ -200,19 +163,16 @@ class Program:
                 if name not in d.controls:
                     raise d.err(a, f"{name} is not a control")
                 g = ControlGen(self, name, d.controls[name])
-            blocks[role] = g.generate()
+            g.generate()
             self.block_params[role] = g.params
             self.block_names[role] = name
         self._check_signatures()
-        return blocks
 
     def _check_unused(self) -> None:
         """Type-check parsers/controls that are declared but never instantiated (as p4c does);
         their code and tables are discarded."""
         used = self.generated
-        saved = (dict(self.tables), dict(self.actions), dict(self.extern_insts), dict(self.ns), self.em,
-                 dict(self.value_sets))
-        self.em = Emitter()
+        saved = (dict(self.tables), dict(self.actions), dict(self.extern_insts), dict(self.value_sets))
         self.checking_unused = True
         try:
             for name, tree in self.decls.controls.items():
@@ -222,7 +182,7 @@ class Program:
                 if name not in used:
                     ParserGen(self, f"__unused__.{name}", tree).generate()
         finally:
-            self.tables, self.actions, self.extern_insts, self.ns, self.em, self.value_sets = saved
+            self.tables, self.actions, self.extern_insts, self.value_sets = saved
             self.checking_unused = False
 
     def _check_signatures(self) -> None:
@@ -252,30 +212,6 @@ class Program:
             raise d.err(None, "v1model headers and metadata must be structs")
         self.hdr_t, self.meta_t = hdr_t, meta_t
         self.std_t = d.types["standard_metadata_t"]
-
-    def _exec(self) -> None:
-        ns = self.ns
-        ns.update({
-            "_Exit": rtlib.Exit, "_Locals": rtlib.Locals, "_Reject": rtlib.Reject, "_Stack": rtlib.Stack,
-            "_mk": rtlib.mk,
-            "_eq": rtlib.eq, "_fresh": rtlib.fresh, "_OOR": rtlib.IndexOutOfRange,
-            "_pack": pack_bits, "_HASH": ALGORITHMS, "_look": _look, "_lookh": _lookh,
-            "_adv": _adv, "_REJECT": _reject_state, "_ST": self.state, "_C": PacketCtx(),
-            "_rand": lambda lo, hi: random.randint(min(lo, hi), max(lo, hi)),
-            "_ERR_HDR_TOO_LONG": self.decls.errors.index("HeaderTooShort"),
-            "_ERR_INVALID_ARG": self.decls.errors.index("ParserInvalidArgument"),
-        })
-        try:
-            code = compile(self.source, "<p4-generated>", "exec")
-        except SyntaxError as e:  # a bug in the generator, not in the program
-            raise RuntimeError(f"internal error in generated code line {e.lineno}: {e.text}") from e
-        exec(code, ns)
-
-    def cls(self, t: StructLikeT):
-        return self.ns[t.pyname]
-
-    def fn(self, role: str):
-        return self.ns[self.blocks[role]]
 
 
 __all__ = ["Program", "PacketCtx", "SwitchState", "NamedT"]

@@ -111,6 +111,34 @@ class Stack:
             d._asg(e)
 
 
+def look(pk: PacketIn, n: int, err: int) -> int:
+    """``lookahead<bit<n>>()``: the next n bits without moving the cursor."""
+    if pk.pos + n > pk.nbits:
+        raise Reject(err)
+    return pk.bits(pk.pos, n)
+
+
+def lookh(pk: PacketIn, extract, cls):
+    """``lookahead<H>()`` of a header or fixed-width struct."""
+    o = cls()
+    save = pk.pos
+    extract(pk, o)
+    pk.pos = save
+    return o
+
+
+def adv(pk: PacketIn, n: int, err: int) -> None:
+    """``advance(n)``: a short packet is ``err`` (PacketTooShort)."""
+    if pk.pos + n > pk.nbits:
+        raise Reject(err)
+    pk.pos += n
+
+
+def reject_state(L) -> None:
+    """The parser's ``reject`` state."""
+    raise Reject(0)
+
+
 def mark_invalid(o) -> None:
     """BMv2 mark_invalid of a header (fields kept) or of a header union (every member)."""
     if hasattr(o, "_v"):

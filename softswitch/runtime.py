@@ -6,10 +6,11 @@ from collections import deque
 from collections.abc import Sequence
 from pathlib import Path
 
-from . import frontend
+from . import frontend, pygen
 from .api import MatchValue, P4CompileError, Replica, RuntimeAPIError, TableEntry
 from .pipeline import PacketFlow
 from .program import Program
+from .pygen import PyCode
 
 
 class Switch(PacketFlow):
@@ -19,13 +20,17 @@ class Switch(PacketFlow):
 
     def __init__(self, program: Program, cpu_port: int | None = None, source: str = "",
                  filename: str = "<program>"):
-        super().__init__(program)
+        super().__init__(program, self._compile(program, filename))
         self.cpu_port = cpu_port
         self.source = source
         self.filename = filename
         from .p4info import build_p4info
 
         self.p4info = build_p4info(program)
+
+    def _compile(self, program: Program, filename: str) -> PyCode | None:
+        """The python backend: the program's typed IR compiled to Python closures."""
+        return pygen.build(program, filename)
 
     # ------------------------------------------------------------ loading
     @classmethod

@@ -314,8 +314,12 @@ def _v1(g, name: str, args, targs, n) -> list[ir.Stmt]:
                               {"type": want.name, "id": g.low.digests.index(want)})]
     if name == "truncate":
         return [ir.ExternCall(name, None, [g.expr_to(args[0], BitT(32))])]
-    if name in ("assert", "assume", "log_msg"):
-        return []
+    if name in ("assert", "assume"):  # recorded in packet traces (python backend) only
+        return [ir.ExternCall(name, None, [g.expr(args[0])[0]])]
+    if name == "log_msg":
+        a = args[0]
+        msg = str(a.children[0])[1:-1] if isinstance(a, Tree) and a.data == "string_lit" else ""
+        return [ir.ExternCall(name, None, [], None, {"msg": msg})]
     raise Unsupported(f"extern function {name}{_pos(n)}")
 
 

@@ -7,7 +7,19 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..layout import pyfield
-from ..types import BitT, BoolT, EnumT, ErrorT, HeaderT, P4Type, StackT, StructLikeT, StructT, UnionT, VarbitT
+from ..types import (
+    BitT,
+    BoolT,
+    EnumT,
+    ErrorT,
+    HeaderT,
+    P4Type,
+    StackT,
+    StructLikeT,
+    StructT,
+    UnionT,
+    VarbitT,
+)
 from . import nodes as ir
 
 
@@ -24,8 +36,6 @@ class _Lit:
 
 def irtype(t: P4Type, where: str = "") -> ir.IRType:
     if isinstance(t, BitT):
-        if t.width > 128:
-            raise Unsupported(f"{t} {where}: widths above 128 bits")
         return ir.Bits(t.width, t.signed)
     if isinstance(t, BoolT):
         return ir.Bool()
@@ -35,7 +45,7 @@ def irtype(t: P4Type, where: str = "") -> ir.IRType:
         return ir.Bits(t.underlying.width, t.underlying.signed) if t.underlying is not None else ir.Bits(32)
     if getattr(t, "name", None) in ("packet_in", "packet_out") and type(t).__name__ == "NamedT":
         return ir.Pkt(t.name)
-    if isinstance(t, VarbitT) and t.max_width <= 128:
+    if isinstance(t, VarbitT):
         return ir.Bits(t.max_width)  # the value; its current length is the header's _vbl
     if isinstance(t, StackT):
         irtype(t.elem, f"{where} (stack element)")

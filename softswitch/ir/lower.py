@@ -74,8 +74,6 @@ class Lowering:
     def _extern(self, inst) -> None:
         o = inst.obj
         if inst.extern == "register":
-            if o.width > 128:
-                raise Unsupported(f"register {inst.name}: widths above 128 bits")
             self.externs[inst.name] = ir.Extern(inst.name, "register", o.size, o.width, o.signed)
         elif inst.extern in ("counter", "meter"):
             self.externs[inst.name] = ir.Extern(inst.name, inst.extern, o.size)

@@ -19,6 +19,7 @@ from cffi import FFI
 from ..api import P4CompileError
 from ..ir import Lowering, Unsupported
 from ..ir import nodes as ir
+from . import subset
 from .cgen import CGen
 
 _HERE = Path(__file__).parent
@@ -94,6 +95,7 @@ def sanitize() -> bool:
 def c_source(prog, filename: str = "<program>") -> tuple[str, ir.Program, CGen]:
     try:
         irp = Lowering(prog).run()
+        subset.check(irp)
         gen = CGen(irp)
         generated = gen.generate()
     except Unsupported as err:

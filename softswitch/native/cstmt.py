@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import dataclasses
-
 from ..ir import nodes as ir
+from ..ir.walk import dynamic_elems
 from ..layout import cpath, field_width, flat_fields, pyfield
 from ..types import HeaderT, VarbitT
 from .cexpr import Raw, ctype, lit, mask
@@ -513,30 +512,13 @@ class StmtGen:
         self.emit(f"{{ u128 _dv[{max(len(items), 1)}] = {{{vals}}}; ss_digest_push(px, {s.extra['id']}, _dv, "
                   f"{len(items)}); }}")
 
+    def _x_log_msg(self, s) -> None:
+        """Only packet traces show log_msg, assert and assume (the python backend's)."""
+
+    _x_assert = _x_assume = _x_log_msg
+
     def _x_truncate(self, s) -> None:
         self.emit(f"px->truncate_set = 1; px->truncate = {self.x(s.args[0])};")
-
-
-def dynamic_elems(s: ir.Stmt) -> list[ir.StackElem]:
-    """Stack elements with a run-time index that statement ``s`` itself evaluates (inner ones
-    first; for ``if``/``switch`` only the condition), probed before the statement runs."""
-    roots = [s.cond] if isinstance(s, ir.If) else [s.value] if isinstance(s, ir.Switch) else [s]
-    out: list[ir.StackElem] = []
-
-    def walk(x) -> None:
-        if isinstance(x, (list, tuple)):
-            for y in x:
-                walk(y)
-        elif isinstance(x, (ir.Expr, ir.Stmt)) and not isinstance(x, (ir.If, ir.Switch)) or x is s:
-            for f in dataclasses.fields(x):
-                walk(getattr(x, f.name))
-            if isinstance(x, ir.StackElem) and x.which == "index" and not isinstance(x.index, ir.Const):
-                out.append(x)
-
-    for r in roots:
-        if r is not None:
-            walk(r)
-    return out
 
 
 def _w(ft) -> int:

@@ -36,6 +36,10 @@ class NativeSwitch(Switch):
             self._sync(name)
             self._push_default(name)
 
+    def _compile(self, program, filename: str) -> None:
+        """Packets run in C (``build`` below); no Python pipeline is generated."""
+        return None
+
     # ------------------------------------------------------------ packets
     def process(self, port: int, data: bytes) -> list[tuple[int, bytes]]:
         if not 0 <= port < 511:

@@ -1,0 +1,37 @@
+"""Queries over IR statements shared by the backends."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from . import nodes as ir
+
+
+def dynamic_elems(s: ir.Stmt) -> list[ir.StackElem]:
+    """Stack elements with a run-time index that statement ``s`` itself evaluates (inner ones
+    first; for ``if``/``switch`` only the condition), probed before the statement runs."""
+    roots = [s.cond] if isinstance(s, ir.If) else [s.value] if isinstance(s, ir.Switch) else [s]
+    out: list[ir.StackElem] = []
+
+    def walk(x) -> None:
+        if isinstance(x, (list, tuple)):
+            for y in x:
+                walk(y)
+        elif isinstance(x, (ir.Expr, ir.Stmt)) and not isinstance(x, (ir.If, ir.Switch)) or x is s:
+            for f in dataclasses.fields(x):
+                walk(getattr(x, f.name))
+            if isinstance(x, ir.StackElem) and x.which == "index" and not isinstance(x.index, ir.Const):
+                out.append(x)
+
+    for r in roots:
+        if r is not None:
+            walk(r)
+    return out
+
+
+def has_dynamic_index(e: ir.Expr) -> bool:
+    """Does evaluating ``e`` index a header stack at a run-time index?"""
+    return bool(dynamic_elems(ir.If(e, [], [])))
+
+
+__all__ = ["dynamic_elems", "has_dynamic_index"]

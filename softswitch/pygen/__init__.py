@@ -1,0 +1,85 @@
+"""The python backend: the typed IR (``softswitch/ir``) compiled to Python source, executed once.
+
+``build(prog)`` lowers the checked program to the IR, generates one module (``pgen.py``:
+classes, states, actions, tables, controls; ``pstmt.py`` statements; ``pexpr.py`` expressions)
+and ``exec``s it in a namespace that holds the runtime objects the front end made: table
+runtimes (``tables.Table``), registers/counters/meters (``externs.py``), parser value sets and
+the per-packet context ``_C`` that ``pipeline.PacketFlow`` swaps in.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from typing import Any
+
+from .. import rtlib
+from ..api import P4CompileError
+from ..externs import ALGORITHMS, pack_bits
+from ..ir import Lowering, Unsupported
+from ..ir import nodes as ir
+from ..program import PacketCtx
+from ..types import StructLikeT
+from .pgen import PyGen
+
+ROLES = ("parser", "verify", "ingress", "egress", "compute", "deparser")
+
+
+@dataclass
+class PyCode:
+    """The executed module of one program: its source, namespace and role entry points."""
+
+    source: str
+    ns: dict[str, Any]
+    ir: ir.Program
+    entries: dict[str, str]  # v1model role -> function name
+
+    def fn(self, role: str):
+        return self.ns[self.entries[role]]
+
+    def cls(self, t: StructLikeT):
+        return self.ns[t.pyname]
+
+
+def build(prog, filename: str = "<program>") -> PyCode:
+    """Lower ``prog`` (a checked ``program.Program``) and compile it to Python."""
+    try:
+        irp = Lowering(prog).run()
+    except Unsupported as err:
+        raise P4CompileError(f"python backend: {err} is not supported", filename) from None
+    gen = PyGen(irp, prog.trace)
+    source = gen.generate()
+    ns = _namespace(prog, irp, gen)
+    try:
+        code = compile(source, "<p4-generated>", "exec")
+    except SyntaxError as e:  # a bug in the generator, not in the program
+        raise RuntimeError(f"internal error in generated code line {e.lineno}: {e.text}") from e
+    exec(code, ns)
+    entries = {}
+    for role in ROLES:
+        b = irp.blocks[irp.roles[role]]
+        entries[role] = f"{'P' if b.kind == 'parser' else 'C'}_{gen.cid(b.name)}"
+    return PyCode(source, ns, irp, entries)
+
+
+def _namespace(prog, irp: ir.Program, gen: PyGen) -> dict[str, Any]:
+    errors = irp.errors
+    ns: dict[str, Any] = {
+        "_Exit": rtlib.Exit, "_Locals": rtlib.Locals, "_Reject": rtlib.Reject, "_Stack": rtlib.Stack,
+        "_mk": rtlib.mk, "_eq": rtlib.eq, "_fresh": rtlib.fresh, "_OOR": rtlib.IndexOutOfRange,
+        "_pack": pack_bits, "_HASH": ALGORITHMS, "_look": rtlib.look, "_lookh": rtlib.lookh,
+        "_adv": rtlib.adv, "_REJECT": rtlib.reject_state, "_ST": prog.state, "_C": PacketCtx(),
+        "_rand": lambda lo, hi: random.randint(min(lo, hi), max(lo, hi)),
+        "_ERR_HDR_TOO_LONG": errors.index("HeaderTooShort"),
+        "_ERR_INVALID_ARG": errors.index("ParserInvalidArgument"),
+    }
+    for name in irp.tables:
+        ns[f"TB_{gen.cid(name)}"] = prog.tables[name].runtime
+    for name in irp.externs:
+        ns[gen.obj(name)] = prog.extern_insts[name].obj
+    for i, name in enumerate(irp.value_sets):
+        ns[f"VS_{i}"] = prog.value_sets[name]
+    return ns
+
+
+__all__ = ["PyCode", "build"]
