@@ -293,3 +293,29 @@ def declarations(ctx, tree: Tree) -> None:
                   no_tuple_header_fields, instantiations_and_fields, constant_instance_arguments,
                   no_shadowed_extern_type_params):
         check(ctx, tree)
+
+
+def _nameable(e) -> bool:
+    """Whether p4c's KeyNameGenerator can name key expression ``e``: names, fields, indexes,
+    slices and ``&`` of such, constants, and ``h.isValid()``."""
+    if not isinstance(e, Tree):
+        return False
+    if e.data in ("ident", "int_lit"):
+        return True
+    if e.data == "member":
+        return _nameable(e.children[0])
+    if e.data in ("index", "slice", "band"):
+        return all(_nameable(c) for c in e.children if isinstance(c, Tree))
+    if e.data == "call":
+        f, args = e.children[0], e.children[1]
+        no_args = args is None or not any(a is not None for a in args.children)
+        return isinstance(f, Tree) and f.data == "member" and no_args \
+            and str(f.children[1].children[0]) == "isValid" and _nameable(f.children[0])
+    return False
+
+
+def key_needs_name(gen, kexpr, annotations: dict, node) -> None:
+    """A key expression p4c cannot name for the control plane (``a + b``, a cast, a function
+    call) must carry ``@name`` (p4c: "Complex key expression requires a @name annotation")."""
+    if not annotations.get("name") and not _nameable(kexpr):
+        raise gen.err(node, f"{_text(kexpr)}: Complex key expression requires a @name annotation")
