@@ -7,8 +7,11 @@ every DATA datagram with a RESULT at once — the aggregate of a one-worker job 
 Python path is the only bottleneck.  Both run in a private network namespace (``unshare --net``,
 loopback only).  Every run's sum is checked bit for bit against the codec's simulation.
 
-Per row (codec, lanes per packet, window): packets/s sent and received, payload Mbit/s, and the
-link rate that many packets would fill (what the agent can keep busy).
+Per row (codec, lanes per packet, window, host I/O path): packets/s sent and received, the
+agent's CPU microseconds per packet (sent + received), payload Mbit/s, and the link rate that
+many packets would fill (what the agent can keep busy).  ``--host-io python,native`` (the
+default) measures the per-datagram reference and the batched path (``hostagent.fastio``) side
+by side in one run.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from dhc.codec import simulate_allreduce
 from dhc.synthetic import synthetic_gradient
 from dhcwire import header as wire
 from hostagent.agent import Agent
+from hostagent.fastio import ENV
 from hostagent.transport import JobEndpoint
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -60,22 +64,35 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--lanes", default="32,64,128", help="lanes per packet to measure")
     parser.add_argument("--windows", default="64,256", help="window sizes W to measure")
     parser.add_argument("--codecs", default="dense,hg", help="dense and/or hg (1 %% nonzeros)")
+    parser.add_argument("--host-io", default="python,native",
+                        help="DHC_HOST_IO values to measure side by side (python: one sendto / "
+                             "recvfrom per datagram, the reference; native: sendmmsg/recvmmsg)")
     parser.add_argument("--quick", action="store_true", help="d = 100k, lanes 32, W 64")
     parser.add_argument("--inner", action="store_true", help=argparse.SUPPRESS)
 
 
-def measure(codec: str, lanes: int, window: int, dim: int) -> dict:
-    """One agent AllReduce through the reflector (already running)."""
+def measure(codec: str, lanes: int, window: int, dim: int, host_io: str = "") -> dict:
+    """One agent AllReduce through the reflector (already running), after one untimed warm-up
+    AllReduce (JIT compilation, the socket's first packets); ``host_io`` sets DHC_HOST_IO."""
     x = synthetic_gradient(dim, 1.0 if codec == "dense" else 0.01, seed=5, rank=0)
     ep = JobEndpoint(job_id=1, child_id=0, switch_ip=REFLECTOR_IP, window=window, lanes=lanes,
                      bind_ip=AGENT_IP)
+    if host_io:
+        os.environ[ENV] = host_io
     with Agent(ep, n_workers=1, codec=codec) as agent:
+        agent.allreduce(x)
+        received0 = agent.transport.stats.packets_received
+        cpu0 = time.process_time()
         result, report = agent.allreduce(x)
+        cpu = time.process_time() - cpu0
+        received = agent.transport.stats.packets_received - received0
     expected = simulate_allreduce([x], codec=codec).sum
     s = report.seconds
-    sent, received = report.packets_sent, agent.transport.stats.packets_received
+    sent = report.packets_sent
     wire_bits = 8 * (report.bytes_sent + sent * FRAME_OVERHEAD)
-    return {"codec": codec, "lanes": lanes, "window": window, "elements": dim, "seconds": s,
+    return {"codec": codec, "lanes": lanes, "window": window, "elements": dim,
+            "host_io": "native" if agent.transport.native_io else "python", "seconds": s,
+            "cpu_seconds": cpu, "cpu_us_per_packet": 1e6 * cpu / max(1, sent + received),
             "packets_sent": sent, "packets_received": received,
             "pps_sent": sent / s, "pps_received": received / s,
             "payload_mbit_per_s": 8 * report.bytes_sent / s / 1e6,
@@ -99,7 +116,9 @@ def inner(args: argparse.Namespace) -> dict:
         dim = 100_000 if args.quick else args.dim
         lanes = [32] if args.quick else _ints(args.lanes)
         windows = [64] if args.quick else _ints(args.windows)
-        rows = [measure(c, k, w, dim) for c in args.codecs.split(",") for k in lanes for w in windows]
+        ios = [v for v in args.host_io.split(",") if v.strip()] or [""]
+        rows = [measure(c, k, w, dim, io) for c in args.codecs.split(",") for k in lanes
+                for w in windows for io in ios]
     finally:
         refl.terminate()
         echoed, _ = refl.communicate(timeout=10)
@@ -114,11 +133,14 @@ def run(args: argparse.Namespace) -> dict:
     bad = [c for c in args.codecs.split(",") if c not in ("dense", "hg")]
     if bad:
         raise SystemExit(f"dhc-bench agent-pps: unknown codec(s) {bad}")
+    if any(v.strip() not in ("native", "python") for v in args.host_io.split(",") if v.strip()):
+        raise SystemExit("dhc-bench agent-pps: --host-io takes native and/or python")
     if os.geteuid() != 0 or shutil.which("unshare") is None:
         raise SystemExit("dhc-bench agent-pps: needs root and unshare (a private network namespace)")
     build_reflector()     # compile errors surface here, with the file named
     argv = [sys.executable, "-m", "bench.agent_pps", "--inner", "--dim", str(args.dim),
-            "--lanes", args.lanes, "--windows", args.windows, "--codecs", args.codecs]
+            "--lanes", args.lanes, "--windows", args.windows, "--codecs", args.codecs,
+            "--host-io", args.host_io]
     argv += ["--quick"] if args.quick else []
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="dhc-agent-pps-"):

@@ -42,6 +42,7 @@ from controller.placement import place
 from controller.topology_file import load
 from dhc.codec import simulate_allreduce
 from dhc.synthetic import synthetic_job
+from hostagent.fastio import native_selected
 from topologies.shaping import RateError, parse_rate
 from topologies.workload import Workload, collect
 
@@ -264,6 +265,8 @@ def run(args: argparse.Namespace) -> dict:
         "quick": bool(args.quick), "repeat": repeat, "warmup": args.warmup,
         "bandwidths": list(ratios),
         "deploy_seconds": deploys, "total_seconds": time.perf_counter() - t_start,
+        "host_io": "native" if native_selected() else "python",    # DHC_HOST_IO of the workers
+        "load_average": list(os.getloadavg()),
         "quantization_step": float(np.ldexp(1.0, -reference.scale_exponent)),
         "exactness": "bit-for-bit equal to DHC's dense-codec sum of the int32-quantized inputs "
                      "(one global power-of-two scale); the rings sum the same values",

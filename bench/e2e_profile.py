@@ -1,6 +1,6 @@
 """``dhc-bench e2e-profile``: where the time of one DHC and one sketch_ring AllReduce goes.
 
-    sudo .venv/bin/dhc-bench e2e-profile --json [--bw 100mbit] [--repeat 6]
+    sudo .venv/bin/dhc-bench e2e-profile --json [--bw 100mbit] [--repeat 6] [--host-io python,native]
 
 One deployed network (as ``dhc-bench e2e``: single.yaml, links shaped with tbf), then for each
 mode one ``bench.e2e_profile_worker`` process per host running ``--warmup + --repeat`` AllReduces
@@ -12,13 +12,19 @@ of the same tensors.  Per timed AllReduce (all workers' clocks are the same mach
 * ``launch_skew_seconds``: last worker's start minus the first's;
 * scheduler accounting (``/proc/<pid>/task/*/schedstat``) over the AllReduce: CPU seconds of
   the workers and of the software switch, and the seconds they were runnable but waiting for a
-  CPU (``runqueue_wait``);
+  CPU (``runqueue_wait``); the workers' CPU split into user and system time (``getrusage``) and
+  the share spent inside the network rounds (``workers_transport_cpu_seconds``: framing, system
+  calls and the kernel's packet work charged to them; the rest is the codec);
 * ``cpu_bound_seconds``: (workers' + switch's CPU seconds) / the machine's cores, the least wall
   time these processes need even if nothing else ran and they never waited for each other;
 * ``wire_seconds``: the bytes of the busiest link direction at the link rate.
 
 A mode whose ``cpu_bound_seconds`` is close to its ``seconds`` and whose processes spend more
 time waiting for a CPU than running is limited by the machine, not by the links.
+
+``--host-io python,native`` profiles every mode once per host I/O path (``DHC_HOST_IO`` of the
+workers: one ``sendto``/``recvfrom`` per datagram, or ``hostagent.fastio``'s batched
+``sendmmsg``/``recvmmsg``), in one network, rows named ``mode:io``.
 """
 
 from __future__ import annotations
@@ -40,6 +46,7 @@ from topologies.workload import collect
 
 ROOT = Path(__file__).resolve().parents[1]
 MODES = ("dhc", "sketch_ring")
+HOST_IO = ("native", "python")
 #: Ethernet + IPv4 + UDP headers of one datagram
 HEADER_BYTES = 14 + 20 + 8
 
@@ -56,6 +63,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--target", choices=["auto", "softswitch", "bmv2"], default="auto")
     parser.add_argument("--deadline", type=float, default=240.0, help="seconds allowed per mode")
     parser.add_argument("--plot-dir", type=Path, help="write e2e_profile.png here")
+    parser.add_argument("--host-io", default="",
+                        help="comma-separated DHC_HOST_IO values to compare side by side, each "
+                             "mode once per value (native: sendmmsg/recvmmsg, python: one call "
+                             "per datagram); rows are then named mode:io.  Default: the "
+                             "environment's choice, rows named by mode")
     parser.add_argument("--switch-nice", type=int, default=0,
                         help="renice every thread of the software switches to this value first "
                              "(negative: the switch gets a CPU before the hosts, as dedicated "
@@ -73,9 +85,15 @@ def _check(args: argparse.Namespace) -> list[str]:
     if args.repeat < 1 or args.warmup < 0 or args.dim < 1 or not 0 < args.density <= 1:
         raise SystemExit("dhc-bench e2e-profile: --repeat >= 1, --warmup >= 0, --dim >= 1 and "
                          "--density in (0, 1] please")
+    if any(io not in HOST_IO for io in _host_io(args)):
+        raise SystemExit(f"dhc-bench e2e-profile: --host-io: choose from {', '.join(HOST_IO)}")
     if os.geteuid() != 0:
         raise SystemExit("dhc-bench e2e-profile: needs root (Mininet creates network namespaces)")
     return modes
+
+
+def _host_io(args: argparse.Namespace) -> list[str]:
+    return [v.strip() for v in args.host_io.split(",") if v.strip()]
 
 
 def summarize(per_host: dict[str, list[dict]], rate_bps: int, frame_bytes: dict[str, int],
@@ -105,6 +123,10 @@ def summarize(per_host: dict[str, list[dict]], rate_bps: int, frame_bytes: dict[
         "rounds": rounds,
         "workers_cpu_seconds": cpu,
         "workers_runqueue_wait_seconds": sum(r["runqueue_wait_seconds"] for r in runs),
+        "workers_user_cpu_seconds": sum(r.get("user_seconds", 0.0) for r in runs),
+        "workers_system_cpu_seconds": sum(r.get("system_seconds", 0.0) for r in runs),
+        "workers_transport_cpu_seconds": sum(x.get("cpu_seconds", 0.0) for r in runs
+                                             for x in r["rounds"]),
         "switch_cpu_seconds": switch_cpu,
         "switch_runqueue_wait_seconds": statistics.median(
             r["switch_runqueue_wait_seconds"] for r in runs),
@@ -114,7 +136,8 @@ def summarize(per_host: dict[str, list[dict]], rate_bps: int, frame_bytes: dict[
 
 
 def _profile_mode(handle, manifest: Path, workers: list[str], mode: str, args,
-                  switch_pid: int | None) -> list[dict]:
+                  switch_pid: int | None, host_io: str | None = None) -> list[dict]:
+    env = dict(os.environ, DHC_HOST_IO=host_io) if host_io else None
     procs = {}
     for rank, name in enumerate(workers):
         cmd = [sys.executable, "-m", "bench.e2e_profile_worker", "--manifest", str(manifest),
@@ -122,7 +145,7 @@ def _profile_mode(handle, manifest: Path, workers: list[str], mode: str, args,
                "--density", str(args.density), "--seed", str(args.seed),
                "--repeat", str(args.warmup + args.repeat)]
         cmd += ["--switch-pid", str(switch_pid)] if switch_pid else []
-        procs[name] = handle.host(name).popen(cmd, stdout=-1, stderr=-1, cwd=str(ROOT))
+        procs[name] = handle.host(name).popen(cmd, stdout=-1, stderr=-1, cwd=str(ROOT), env=env)
     outcomes = collect(procs, 0, args.deadline)
     bad = {o.host: o.stderr[-400:] or f"exit {o.returncode}" for o in outcomes
            if o.returncode != 0 or "allreduces" not in o.summary}
@@ -174,9 +197,12 @@ def run(args: argparse.Namespace) -> dict:
         pid = _switch_pid(handle)
         if args.switch_nice:
             renice_switches(handle, args.switch_nice)
+        ios = _host_io(args)
         for mode in modes:
-            allreduces = _profile_mode(handle, manifest, list(job.workers), mode, args, pid)
-            out[mode] = {"allreduces": allreduces}
+            for io in ios or [None]:
+                allreduces = _profile_mode(handle, manifest, list(job.workers), mode, args, pid,
+                                           io)
+                out[f"{mode}:{io}" if io else mode] = {"allreduces": allreduces}
     for mode, rec in out.items():
         rows = [summarize(a, rate, _bytes(a), cores) for a in rec.pop("allreduces")]
         mid = sorted(rows, key=lambda r: r["seconds"])[(len(rows) - 1) // 2]
@@ -185,6 +211,7 @@ def run(args: argparse.Namespace) -> dict:
         "topology": topo.name, "bandwidth": args.bw, "workers": len(job.workers),
         "dim": args.dim, "density": args.density, "repeat": args.repeat, "warmup": args.warmup,
         "cores": cores, "load_average": list(os.getloadavg()), "switch_nice": args.switch_nice,
+        "host_io": _host_io(args) or os.environ.get("DHC_HOST_IO", "default"),
         "total_seconds": time.perf_counter() - t0,
         "row": "the AllReduce with the median seconds of --repeat; every run's seconds kept"}}
     if args.plot_dir:

@@ -9,7 +9,9 @@ but wraps the reducer so that each round's network time and the codec work betwe
 timed with the wall clock every Mininet host shares (``time.time``), and reads the scheduler's
 accounting (``/proc/<pid>/task/*/schedstat``: nanoseconds on a CPU and nanoseconds runnable but
 waiting for one) of this process and of the software switch at the start and end of each
-AllReduce.  Prints one JSON line.  The first ``--warmup`` AllReduces are reported too; the
+AllReduce, this process's user and system CPU (``getrusage``) and the CPU it spent inside the
+reducer (the network rounds: framing, system calls, the kernel's work charged to them).
+Prints one JSON line.  The first ``--warmup`` AllReduces are reported too; the
 orchestrator leaves them out.
 """
 
@@ -17,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import resource
 import sys
 import time
 from collections.abc import Sequence
@@ -58,9 +61,10 @@ class TimedReducer:
 
     def reduce(self, segments: Sequence) -> list[np.ndarray]:
         p0, b0, t0 = self.stats.packets_sent, self.stats.bytes_sent, time.time()
-        r0, q0 = self.stats.retransmissions, self.stats.packets_received
+        r0, q0, c0 = self.stats.retransmissions, self.stats.packets_received, time.process_time()
         out = self.inner.reduce(segments)
         self.rounds.append({"start": t0, "end": time.time(),
+                            "cpu_seconds": time.process_time() - c0,
                             "packets": self.stats.packets_sent - p0,
                             "bytes": self.stats.bytes_sent - b0,
                             "retransmissions": self.stats.retransmissions - r0,
@@ -74,6 +78,7 @@ def one_allreduce(x: np.ndarray, n: int, reducer: TimedReducer, switch_pid: int 
     """One timed AllReduce: wall interval, rounds, and schedstat deltas of us and the switch."""
     reducer.rounds = []
     own0, sw0, t0 = schedstat(), schedstat(switch_pid) if switch_pid else (0.0, 0.0), time.time()
+    ru0 = resource.getrusage(resource.RUSAGE_SELF)
     worker = make_worker(x, n, codec="hg")
     if before_rounds is not None:
         before_rounds(int(worker.d))
@@ -81,10 +86,11 @@ def one_allreduce(x: np.ndarray, n: int, reducer: TimedReducer, switch_pid: int 
     while not worker.done:
         segs = worker.feed(reducer.reduce(segs))
     worker.result()
-    t1, own1 = time.time(), schedstat()
+    t1, own1, ru1 = time.time(), schedstat(), resource.getrusage(resource.RUSAGE_SELF)
     sw1 = schedstat(switch_pid) if switch_pid else (0.0, 0.0)
     return {"start": t0, "end": t1, "rounds": reducer.rounds,
             "cpu_seconds": own1[0] - own0[0], "runqueue_wait_seconds": own1[1] - own0[1],
+            "user_seconds": ru1.ru_utime - ru0.ru_utime, "system_seconds": ru1.ru_stime - ru0.ru_stime,
             "switch_cpu_seconds": sw1[0] - sw0[0], "switch_runqueue_wait_seconds": sw1[1] - sw0[1]}
 
 

@@ -1,7 +1,8 @@
 """One reliable-delivery engine for every transport of the project.
 
 A transport hands the engine an exchange of ``n`` numbered items (chunks to the switch, packets
-to a ring neighbour) and a ``Link`` that puts item ``i`` on the wire and takes in answers.  The
+to a ring neighbour) and a ``Link`` that puts a batch of items on the wire (every item the
+window allows in one pass, every expired one in one retransmission pass) and takes in answers.  The
 engine owns what makes the exchange reliable and polite, the same way for every transport:
 
 * the **outstanding set**: per item its tries, first send time, timeout and deadline;
@@ -19,6 +20,7 @@ What an answer is, who is blamed and which packets carry what stays in the trans
 
 from __future__ import annotations
 
+import math
 import socket
 import time
 from dataclasses import dataclass
@@ -101,8 +103,9 @@ class Outstanding:
 class Link(Protocol):
     """What a transport does for the engine during one exchange."""
 
-    def transmit(self, i: int, again: bool) -> None:
-        """Put item ``i`` on the wire (``again``: a retransmission).  A send error is a loss."""
+    def transmit(self, items: np.ndarray, again: bool) -> None:
+        """Put ``items`` (ascending item numbers) on the wire, in that order, as one batch
+        (``again``: retransmissions).  A send error is a loss."""
 
     def receive(self, wait: float) -> bool:
         """Take in answers for up to ``wait`` s, reporting completions to the engine; False when
@@ -132,21 +135,18 @@ class Delivery:
         """Deliver ``out``'s items over ``link`` until ``link.finished()``: send what the window
         (and, given ``clock``, self-clocking) allows, wait for answers up to the next deadline
         (at most ``poll_cap`` s), retransmit what expired.  Raises the link's DeliveryTimeout."""
-        n, done, win, rtt = out.n, out.done, self.window, self._rtt
-        timeout, deadline, first_sent = out.timeout, out.deadline, out.first_sent
-        transmit, monotonic = link.transmit, time.monotonic   # the per-packet path: locals only
+        rtt, monotonic = self._rtt, time.monotonic
         while not link.finished():
-            sent = out.sent
-            while sent < n and (clock is None or sent < clock or done[sent - clock]) \
-                    and sent - out.n_done < win.cwnd:
-                rto = rtt.rto                   # a first transmission: the current timeout
-                timeout[sent] = rto
-                first_sent[sent] = monotonic()
-                transmit(sent, False)
-                deadline[sent] = monotonic() + rto
-                sent += 1
-            out.sent = sent
+            sent, stop = out.sent, self._sendable(out, clock)
+            if stop > sent:                     # first transmissions: the current timeout
+                rto = rtt.rto
+                out.timeout[sent:stop] = rto
+                out.first_sent[sent:stop] = monotonic()
+                link.transmit(np.arange(sent, stop, dtype=np.int64), False)
+                out.deadline[sent:stop] = monotonic() + rto
+                out.sent = sent = stop
             lo = out.lo
+            done, deadline = out.done, out.deadline
             while lo < sent and done[lo]:
                 lo += 1
             out.lo = lo
@@ -164,24 +164,38 @@ class Delivery:
             return
         self.window.shrink()
         policy = self.policy
-        for i in expired.tolist():
-            if out.tries[i] >= policy.max_retries:
-                raise link.give_up(i)
-            out.tries[i] += 1
-            out.timeout[i] = min(out.timeout[i] * policy.backoff, policy.max_timeout)
-            link.transmit(i, True)
-            out.deadline[i] = time.monotonic() + out.timeout[i]
+        spent = expired[out.tries[expired] >= policy.max_retries]
+        if spent.size:
+            raise link.give_up(int(spent[0]))
+        out.tries[expired] += 1
+        out.timeout[expired] = np.minimum(out.timeout[expired] * policy.backoff,
+                                          policy.max_timeout)
+        link.transmit(expired, True)
+        out.deadline[expired] = time.monotonic() + out.timeout[expired]
+
+    def _sendable(self, out: Outstanding, clock: int | None) -> int:
+        """End of the run of items that may go out now, from ``out.sent``: below the item count,
+        within ``cwnd`` of the completed ones and, given ``clock``, only items whose item
+        ``i - clock`` is done."""
+        stop = min(out.n, math.ceil(out.n_done + self.window.cwnd))
+        start = max(out.sent, clock or 0)
+        if clock is not None and stop > start:
+            waiting = np.flatnonzero(~out.done[start - clock:stop - clock])
+            if waiting.size:
+                stop = start + int(waiting[0])
+        return max(stop, out.sent)
 
     def complete(self, out: Outstanding, items: np.ndarray) -> int:
-        """Items (distinct, not yet done) got their answer: stop their timers, sample the RTT of
-        those sent once, open the window.  Returns how many."""
+        """Items (distinct, not yet done) got their answer: stop their timers, take one RTT sample
+        from those sent once (the longest), open the window.  Returns how many."""
         k = int(items.size)
         if k == 0:
             return 0
         now = time.monotonic()
         out.done[items] = True
-        for i in items[out.tries[items] == 0].tolist():
-            self._rtt.sample(now - out.first_sent[i])
+        once = items[out.tries[items] == 0]
+        if once.size:       # one sample per batch of answers, as TCP takes one per ACK: the
+            self._rtt.sample(now - float(out.first_sent[once].min()))   # oldest, conservative
         out.deadline[items] = np.inf
         out.n_done += k
         self.window.grow(k)

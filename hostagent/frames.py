@@ -43,7 +43,19 @@ def _spans() -> dict[str, FieldSpan]:
 SPANS: dict[str, FieldSpan] = _spans()
 
 
+def _whole(span: FieldSpan) -> bool:
+    """The field fills its bytes exactly (1, 2, 4 or 8 of them): one big-endian view reads or
+    writes it, instead of a shift-and-mask per byte."""
+    return span.shift == 0 and span.n_bytes in (1, 2, 4, 8) and span.mask == (1 << 8 * span.n_bytes) - 1
+
+
+def _view(rows: np.ndarray, span: FieldSpan) -> np.ndarray:
+    return rows[:, span.first_byte:span.first_byte + span.n_bytes].view(f">u{span.n_bytes}")[:, 0]
+
+
 def _read(rows: np.ndarray, span: FieldSpan) -> np.ndarray:
+    if _whole(span):
+        return _view(rows, span).astype(np.uint64)
     value = np.zeros(len(rows), dtype=np.uint64)
     for j in range(span.n_bytes):
         value = (value << np.uint64(8)) | rows[:, span.first_byte + j].astype(np.uint64)
@@ -51,6 +63,9 @@ def _read(rows: np.ndarray, span: FieldSpan) -> np.ndarray:
 
 
 def _write(rows: np.ndarray, span: FieldSpan, values: np.ndarray) -> None:
+    if _whole(span):      # the bytes are the field's alone: assigning is or-ing into zeros
+        _view(rows, span)[:] = np.asarray(values, dtype=np.uint64) & np.uint64(span.mask)
+        return
     v = (np.asarray(values, dtype=np.uint64) & np.uint64(span.mask)) << np.uint64(span.shift)
     for j in range(span.n_bytes - 1, -1, -1):
         rows[:, span.first_byte + j] |= (v & np.uint64(0xFF)).astype(np.uint8)
@@ -69,7 +84,7 @@ def encode_frames(pkt_type: int, levels: np.ndarray, job_id: int, child_id: int,
               "job_id": job_id, "child_id": child_id, "flags": flags, "num_lanes": k,
               "epoch": epoch, "chunk": chunks, "slot": slots}
     for name, value in fields.items():
-        _write(rows, SPANS[name], np.broadcast_to(np.asarray(value, dtype=np.uint64), (n,)))
+        _write(rows, SPANS[name], np.asarray(value, dtype=np.uint64))
     rows[:, HEADER_BYTES:] = lanes.astype(">u4").view(np.uint8).reshape(n, -1)
     return rows
 

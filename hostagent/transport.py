@@ -33,6 +33,7 @@ from hostagent.delivery import (
     RetryPolicy,
     Window,
 )
+from hostagent.fastio import Destination, FrameSender, Receiver, native_selected
 from hostagent.frames import encode_frames, frame_length, parse_frames
 from hostagent.liveness import switch_answers_arp
 from hostagent.packet import MAX_EPOCH, MalformedPacket, decode_datagram, encode_datagram
@@ -110,21 +111,33 @@ class _Exchange:
         self.out = Outstanding(self.n)
         self.results = np.zeros((self.n, lanes), dtype=np.uint32)
         self._frame_bytes = frames.shape[1]
-        self._stats, self._sendto, self._dest = transport.stats, transport._sock.sendto, transport._dest
+        self._stats = transport.stats
+        self._batch = (FrameSender(transport._sock, frames, Destination.of(transport._dest))
+                       if transport.native_io else None)
 
-    def transmit(self, i: int, again: bool) -> None:
-        stats = self._stats
+    def transmit(self, items: np.ndarray, again: bool) -> None:
+        stats, k = self._stats, int(items.size)
         if again:
-            stats.retransmissions += 1
-        try:
-            self._sendto(self.frames[i], self._dest)
-        except OSError as err:
-            # a local filter (EPERM), a full queue or an ICMP error: the datagram is lost,
-            # and the retransmission timer recovers it like any other loss
-            stats.send_errors += 1
-            stats.reasons[type(err).__name__] = stats.reasons.get(type(err).__name__, 0) + 1
-        stats.packets_sent += 1
-        stats.bytes_sent += self._frame_bytes
+            stats.retransmissions += k
+        # a local filter (EPERM), a full queue or an ICMP error: the datagram is lost, and
+        # the retransmission timer recovers it like any other loss
+        refused = self._batch.send(items) if self._batch is not None else self._send_each(items)
+        for name, count in refused.items():
+            stats.send_errors += count
+            stats.reasons[name] = stats.reasons.get(name, 0) + count
+        stats.packets_sent += k
+        stats.bytes_sent += k * self._frame_bytes
+
+    def _send_each(self, items: np.ndarray) -> dict[str, int]:
+        """The reference path: one ``sendto`` per frame."""
+        refused: dict[str, int] = {}
+        sendto, dest = self.transport._sock.sendto, self.transport._dest
+        for i in items.tolist():
+            try:
+                sendto(self.frames[i], dest)
+            except OSError as err:
+                refused[type(err).__name__] = refused.get(type(err).__name__, 0) + 1
+        return refused
 
     def receive(self, wait: float) -> bool:
         t = self.transport
@@ -166,6 +179,9 @@ class ChunkTransport(DeliveryEndpoint):
         self._acks: set[str] = set()   # peers that answered the last liveness probe
         self._sock = sock or open_udp(endpoint.bind_ip, endpoint.port)
         self._dest = (endpoint.switch_ip, endpoint.switch_port)
+        #: sendmmsg/recvmmsg (``hostagent.fastio``) or one sendto/recvfrom per datagram
+        self.native_io = native_selected()
+        self._rx = Receiver(self._sock) if self.native_io else None
 
     def finish(self) -> int:
         """End the session on a boundary of 2W chunks (zero chunks pad the stream), so every slot's
@@ -253,6 +269,8 @@ class ChunkTransport(DeliveryEndpoint):
 
         Well-formed RESULTs of the right size are collected and taken in one vectorised step
         (``_absorb``); anything else goes through the per-datagram checks of ``_one``."""
+        if self._rx is not None:
+            return self._drain_batched(ex)
         results: list[bytes] = []
         size = frame_length(self.endpoint.lanes)
         completed = 0
@@ -268,18 +286,33 @@ class ChunkTransport(DeliveryEndpoint):
             else:
                 completed += self._one(payload, addr, ex)
         if results:
-            completed += self._absorb(results, ex)
+            completed += self._absorb(np.frombuffer(b"".join(results), dtype=np.uint8)
+                                      .reshape(len(results), -1), ex)
         return completed
 
-    def _absorb(self, payloads: list[bytes], ex: _Exchange) -> int:
-        """Take a batch of RESULT datagrams of the right size and version: the same checks and
-        counters as ``_one``, in the same order, for all of them at once."""
+    def _drain_batched(self, ex: _Exchange | None) -> int:
+        """``_drain`` with recvmmsg: the socket is read a buffer at a time (``fastio``); the
+        RESULTs of each buffer are absorbed at once, every other datagram goes to ``_one``."""
+        rx, size, completed = self._rx, frame_length(self.endpoint.lanes), 0
+        while n := rx.receive():
+            lens = rx.lens[:n]
+            self.stats.packets_received += n
+            self.stats.bytes_received += int(lens.sum())
+            fast = (lens == size) & (rx.buf[:n, 0] == _RESULT_BYTE0) & (ex is not None)
+            for k in np.flatnonzero(~fast).tolist():
+                completed += self._one(rx.payload(k), rx.address(k), ex)
+            if fast.any():
+                completed += self._absorb(rx.buf[:n][fast, :size], ex)
+        return completed
+
+    def _absorb(self, rows: np.ndarray, ex: _Exchange) -> int:
+        """Take a batch of RESULT datagrams of the right size and version (one per row): the same
+        checks and counters as ``_one``, in the same order, for all of them at once."""
         ep, out = self.endpoint, ex.out
-        rows = np.frombuffer(b"".join(payloads), dtype=np.uint8).reshape(len(payloads), -1)
         batch = parse_frames(rows, ep.lanes)
         odd = np.flatnonzero(batch.num_lanes != ep.lanes)   # sized right, but says otherwise
         for r in odd.tolist():
-            self._one(payloads[r], ("", 0), ex)               # counted as malformed there
+            self._one(rows[r].tobytes(), ("", 0), ex)         # counted as malformed there
         sized = batch.num_lanes == ep.lanes
         mine = sized & (batch.job_id == ep.job_id)
         self.stats.foreign_ignored += int((sized & ~mine).sum())

@@ -37,6 +37,7 @@ from hostagent.delivery import (
     RetryPolicy,
     Window,
 )
+from hostagent.fastio import Destination, FrameSender, Receiver, native_selected
 from hostagent.sockets import open_udp
 
 #: Ring traffic of job j uses UDP port ``ring_port(j)`` on every host (below the DHC worker ports).
@@ -66,6 +67,20 @@ class Msg(enum.IntEnum):
     ACK = 2        # seq = packets received in order, count = packets in the step; u64 sack payload
     HELLO = 3      # seq = sender's rank, count = tensor elements
     HELLO_ACK = 4  # same fields as HELLO
+
+
+#: ``HEADER`` as a numpy record, to build a step's DATA headers in one go
+HEADER_DTYPE = np.dtype([("magic", "S2"), ("kind", "u1"), ("flags", "u1"), ("job", "<u2"),
+                         ("step", "<u2"), ("seq", "<u4"), ("count", "<u4")])
+assert HEADER_DTYPE.itemsize == HEADER.size
+
+
+@dataclass
+class DataFrames:
+    """A step's DATA datagrams: row i holds datagram i, ``lens[i]`` bytes of it."""
+
+    rows: np.ndarray     # (n, MAX_DATAGRAM) uint8
+    lens: np.ndarray     # (n,) uint32
 
 
 class RingTimeout(DeliveryTimeout):
@@ -181,6 +196,9 @@ class RingTransport(DeliveryEndpoint):
         self._sock = open_udp(bind_ip or cfg.me.ip, cfg.udp_port)
         self._next_addr = (cfg.next.ip, cfg.udp_port)
         self._prev_addr = (cfg.prev.ip, cfg.udp_port)
+        #: sendmmsg/recvmmsg (``hostagent.fastio``), as DHC's transport, or one call per datagram
+        self.native_io = native_selected()
+        self._rx = Receiver(self._sock) if self.native_io else None
 
     # ------------------------------------------------------------------ sockets
     def _sendto(self, data: bytes, addr: tuple[str, int]) -> None:
@@ -200,7 +218,14 @@ class RingTransport(DeliveryEndpoint):
     # ------------------------------------------------------------------ receive side
     def _poll(self, wait: float, raise_mismatch: bool = True) -> None:
         """Wait up to ``wait`` s for datagrams, handle all that are queued, then send the ACKs."""
-        if select.select([self._sock], [], [], max(0.0, wait))[0]:
+        rx, ready = self._rx, select.select([self._sock], [], [], max(0.0, wait))[0]
+        if ready and rx is not None:    # recvmmsg, a buffer at a time (hostagent.fastio)
+            while n := rx.receive():
+                self.stats.packets_received += n
+                self.stats.bytes_received += int(rx.lens[:n].sum())
+                for k in range(n):
+                    self._handle(rx.payload(k), rx.address(k))
+        elif ready:                     # the reference: one recvfrom per datagram
             while True:
                 try:
                     data, addr = self._sock.recvfrom(65535)
@@ -324,9 +349,7 @@ class RingTransport(DeliveryEndpoint):
     def exchange(self, step: int, values: np.ndarray) -> np.ndarray:
         """Send ``values`` (int32) to the next neighbour as step ``step``; return the previous
         neighbour's int32 array of the same step."""
-        payloads = packets_for(np.ascontiguousarray(values, dtype="<i4"))
-        frames = [self._header(Msg.DATA, step, i, len(payloads)) + p.tobytes()
-                  for i, p in enumerate(payloads)]
+        frames = self._data_frames(step, np.ascontiguousarray(values, dtype="<i4"))
         self._last_from_prev = max(self._last_from_prev, time.monotonic())
         st = self._send = _StepSend(self, step, frames, max(self.cfg.retry.give_up_after(), 2.0))
         self.delivery.run(st.out, st, POLL_CAP)
@@ -336,6 +359,22 @@ class RingTransport(DeliveryEndpoint):
         box.pieces.clear()
         box.consumed = True
         return out.astype(np.int32)
+
+    def _data_frames(self, step: int, values: np.ndarray) -> DataFrames:
+        """A step's DATA datagrams as rows of one array (built with numpy, no loop per packet):
+        row i is ``_header(DATA, step, i, n)`` + the i-th ``packets_for`` piece."""
+        n = max(1, -(-values.size // VALUES_PER_PACKET))
+        rows = np.zeros((n, MAX_DATAGRAM), dtype=np.uint8)
+        head = rows[:, :HEADER.size].view(HEADER_DTYPE)[:, 0]
+        head["magic"], head["kind"], head["job"] = MAGIC, int(Msg.DATA), self.cfg.job_id & 0xFFFF
+        head["step"], head["seq"], head["count"] = step, np.arange(n), n
+        body = np.zeros(n * VALUES_PER_PACKET, dtype="<i4")
+        body[:values.size] = values
+        rows[:, HEADER.size:HEADER.size + 4 * VALUES_PER_PACKET] = \
+            body.view(np.uint8).reshape(n, -1)
+        lens = np.full(n, HEADER.size + 4 * VALUES_PER_PACKET, dtype=np.uint32)
+        lens[-1] = HEADER.size + 4 * (values.size - (n - 1) * VALUES_PER_PACKET)
+        return DataFrames(rows, lens)
 
     def linger(self, quiet: float | None = None, limit: float = 5.0) -> None:
         """Keep answering the previous neighbour (re-ACK, HELLO_ACK) until it is quiet for
@@ -354,17 +393,25 @@ class _StepSend:
     """One step of one host: the ``delivery.Link`` the engine drives.  The step is over when the
     next neighbour acknowledged every packet and the previous one's array is complete."""
 
-    def __init__(self, transport: RingTransport, step: int, frames: list[bytes],
+    def __init__(self, transport: RingTransport, step: int, frames: DataFrames,
                  silence: float) -> None:
         self.transport, self.step, self.frames, self.silence = transport, step, frames, silence
-        self.out = Outstanding(len(frames))
+        self.out = Outstanding(len(frames.lens))
+        self._batch = (FrameSender(transport._sock, frames.rows, Destination.of(transport._next_addr),
+                                   frames.lens) if transport.native_io else None)
 
-    def transmit(self, i: int, again: bool) -> None:
-        t = self.transport
+    def transmit(self, items: np.ndarray, again: bool) -> None:
+        t, k = self.transport, int(items.size)
         if again:
-            t.stats.retransmissions += 1
-        t._sendto(self.frames[i], t._next_addr)
-        t.stats.data_packets_sent += 1
+            t.stats.retransmissions += k
+        t.stats.data_packets_sent += k
+        if self._batch is None:             # the reference: one sendto per datagram
+            for i in items.tolist():
+                t._sendto(self.frames.rows[i, :self.frames.lens[i]].tobytes(), t._next_addr)
+            return
+        self._batch.send(items)             # a refused datagram is lost, the timers recover it
+        t.stats.packets_sent += k
+        t.stats.bytes_sent += int(self.frames.lens[items].sum())
 
     def receive(self, wait: float) -> bool:
         """Take datagrams in (sending ACKs), then check the previous neighbour is not silent."""

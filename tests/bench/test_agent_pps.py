@@ -21,13 +21,16 @@ def test_quick_agent_pps_is_exact_and_counts_packets() -> None:
                           cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-2000:]
     out = json.loads(proc.stdout.strip().splitlines()[-1])
-    rows = {r["codec"]: r for r in out["runs"]}
-    assert set(rows) == {"dense", "hg"}
-    for codec, r in rows.items():
-        assert r["exact"], codec
+    rows = {(r["codec"], r["host_io"]): r for r in out["runs"]}
+    # both I/O paths side by side (the per-datagram reference and the batched one)
+    assert set(rows) == {(c, io) for c in ("dense", "hg") for io in ("python", "native")}
+    for key, r in rows.items():
+        assert r["exact"], key
         assert r["packets_sent"] > 0 and r["pps_sent"] == pytest.approx(r["packets_sent"] / r["seconds"])
-    # dense: d = 100k values, 32 per packet, at least once each
-    assert rows["dense"]["packets_sent"] >= 100_000 // 32
+        assert r["cpu_us_per_packet"] > 0
+    # dense: d = 100k values, 32 per packet, at least once each; the same frames either way
+    assert rows["dense", "python"]["packets_sent"] >= 100_000 // 32
+    assert rows["dense", "python"]["packets_sent"] == rows["dense", "native"]["packets_sent"]
     # the reflector answered every datagram it was sent (no retransmission needed on loopback)
     assert out["reflector_echoed"] >= sum(r["packets_sent"] for r in rows.values()) - sum(
         r["retransmissions"] for r in rows.values())

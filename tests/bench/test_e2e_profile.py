@@ -10,8 +10,9 @@ from bench.e2e_profile_worker import TimedReducer, schedstat
 
 def _host(start, rounds, end, cpu, wait, sw_cpu=0.03, sw_wait=0.1):
     return {"start": start, "end": end, "cpu_seconds": cpu, "runqueue_wait_seconds": wait,
+            "user_seconds": cpu * 0.75, "system_seconds": cpu * 0.25,
             "switch_cpu_seconds": sw_cpu, "switch_runqueue_wait_seconds": sw_wait,
-            "rounds": [{"start": a, "end": b, "packets": p, "bytes": p * 500,
+            "rounds": [{"start": a, "end": b, "packets": p, "bytes": p * 500, "cpu_seconds": cpu / 4,
                         "retransmissions": 0, "received": p, "lanes": 128 * p} for a, b, p in rounds]}
 
 
@@ -33,6 +34,9 @@ def test_summary_of_one_allreduce():
     assert row["rounds"][1]["packets_received_per_worker"] == 100
     assert row["workers_cpu_seconds"] == pytest.approx(0.030)
     assert row["workers_runqueue_wait_seconds"] == pytest.approx(0.080)
+    assert row["workers_user_cpu_seconds"] == pytest.approx(0.0225)
+    assert row["workers_system_cpu_seconds"] == pytest.approx(0.0075)
+    assert row["workers_transport_cpu_seconds"] == pytest.approx(0.015)   # 2 rounds x cpu / 4
     assert row["switch_cpu_seconds"] == pytest.approx(0.04)       # median of the hosts' views
     assert row["cpu_bound_seconds"] == pytest.approx((0.030 + 0.04) / 2)
     assert row["wire_seconds"] == pytest.approx(104 * (500 + HEADER_BYTES) * 8 / 1e8)
@@ -58,6 +62,7 @@ def test_timed_reducer_counts_each_round():
     assert timed.reduce([Seg(5), Seg(2)]) == [list(range(5)), list(range(2))]
     (r,) = timed.rounds
     assert (r["packets"], r["bytes"], r["lanes"], r["retransmissions"]) == (3, 30, 7, 0)
+    assert 0 <= r["cpu_seconds"] < 1
     assert r["received"] == 4
     assert r["end"] >= r["start"]
 

@@ -105,9 +105,10 @@ def inner(argv: list[str]) -> int:
     return 0
 
 
-def run_ring(*args: str) -> dict:
+def run_ring(*args: str, host_io: str | None = None) -> dict:
+    env = dict(os.environ, DHC_HOST_IO=host_io) if host_io else None
     proc = subprocess.run(["unshare", "--net", sys.executable, "-m", "tests.bench.test_ring", *args],
-                          cwd=ROOT, capture_output=True, text=True, timeout=180)
+                          cwd=ROOT, capture_output=True, text=True, timeout=180, env=env)
     assert proc.returncode == 0, proc.stderr[-3000:]
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
@@ -140,6 +141,15 @@ def test_sketch_ring_is_exact_and_sends_fewer_bytes(workers):
         assert w["returncode"] == 0 and w["exact"] and w["mode"] == "sketch_ring", (h, w)
         dense_ring = 2 * (workers - 1) * 50_000 * 4 / workers
         assert w["bytes_sent"] < 0.3 * dense_ring or workers == 1, (h, w["bytes_sent"])
+
+
+@needs_netns
+@pytest.mark.root
+@pytest.mark.parametrize("host_io", ["python", "native"])
+def test_both_host_io_paths_sum_exactly_through_loss(host_io):
+    """The per-datagram reference (sendto/recvfrom) and the batched path (sendmmsg/recvmmsg)."""
+    out = run_ring("--workers", "3", "--dim", "20000", "--loss", "5", host_io=host_io)
+    assert all(w["returncode"] == 0 and w["exact"] for w in out["workers"].values()), out
 
 
 @needs_netns

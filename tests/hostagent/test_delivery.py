@@ -26,14 +26,16 @@ class MemoryLink:
         self.max_in_flight = 0
         self.first_pass = -1                 # items sent before the first receive
 
-    def transmit(self, i: int, again: bool) -> None:
-        if self.clock is not None and i >= self.clock:
-            assert self.out.done[i - self.clock], f"item {i} sent before item {i - self.clock}"
-        self.sent.append((i, again))
-        self.first.add(i)
-        self.max_in_flight = max(self.max_in_flight, len(self.first) - self.out.n_done)
-        if i not in self.silent and (i, int(self.out.tries[i])) not in self.lose:
-            self.in_flight.append(i)
+    def transmit(self, items: np.ndarray, again: bool) -> None:
+        assert items.dtype == np.int64 and np.all(np.diff(items) > 0)
+        for i in items.tolist():
+            if self.clock is not None and i >= self.clock:
+                assert self.out.done[i - self.clock], f"item {i} sent before item {i - self.clock}"
+            self.sent.append((i, again))
+            self.first.add(i)
+            self.max_in_flight = max(self.max_in_flight, len(self.first) - self.out.n_done)
+            if i not in self.silent and (i, int(self.out.tries[i])) not in self.lose:
+                self.in_flight.append(i)
 
     def receive(self, wait: float) -> bool:
         if self.first_pass < 0:
