@@ -177,6 +177,7 @@ class ControlGen(BlockGen):
                     else:
                         w = field_width(t)
                     kd = ann_dict(kann, self.d)
+                    checks.key_needs_name(self, kexpr, kd, k)
                     kname = kd["name"][0] if kd.get("name") else text_of(kexpr)
                     keys.append(KeyInfo(kname, kind, w, code, kd, t))
                     key_nodes.append(k)

@@ -29,6 +29,7 @@ from .types import (
     StructLikeT,
     StructT,
     TupleT,
+    UnionT,
     same_type,
 )
 
@@ -149,6 +150,8 @@ class ExprCompiler:
             return str(wrap_value(int(code), dst))
         if isinstance(src, IntLitT) and isinstance(dst, IntLitT):
             return code
+        if isinstance(src, ListT) and isinstance(dst, UnionT):  # p4c: no list -> header_union
+            raise self.err(node, f"Cannot cast implicitly type {src} to type header_union {dst}")
         if isinstance(src, ListT) and isinstance(dst, StructLikeT) and not isinstance(dst, HeaderT) \
                 or isinstance(src, ListT) and isinstance(dst, HeaderT):
             return self.list_to_struct(code, src, dst, node)

@@ -57,6 +57,13 @@ T max2<T>(in T x, in T y) {
     return x > y ? x : y;
 }
 
+// never called: still type-checked, with T an opaque type (as p4c checks it)
+T keep<T, U>(in T x, in U u) {
+    T y = x;
+    U v = u;
+    return y;
+}
+
 void swap<T>(inout T x, inout T y) {
     T t = x;
     x = y;
