@@ -33,6 +33,11 @@ VALID = [
           ingress="hdr.d.w2 = pick(hdr.d.w0, 8w9, false) + pick<bit<32>, _>(hdr.d.w1, 8w1, true);"
                   "if (hdr.d.w0 == 6) { clear(hdr.d); }"),
      [5, 7, 16, 0]),
+    ("bool_constants_fold",  # p4c folds !, &&, ||, == and != of constants
+     dict(decls="const bool B1 = true && false;\nconst bool B2 = !B1 || B1;\n"
+                "const bool B3 = 8w1 == 8w2 || B2 == true;",
+          ingress="hdr.d.w2 = B3 ? 32w1 : 32w2; hdr.d.w3 = (B1 != B2) ? 32w4 : 32w8;"),
+     [5, 7, 1, 4]),
     ("generic_calling_generic",
      dict(decls="T id<T>(in T x) { return x; }\nT twice<T>(in T x) { return id(x) + id<T>(x); }",
           ingress="hdr.d.w2 = twice(hdr.d.w1); hdr.d.w3 = (bit<32>) twice(meta.m16);"),
