@@ -23,8 +23,9 @@ from __future__ import annotations
 import math
 import socket
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Protocol, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import numpy as np
 
@@ -222,12 +223,30 @@ class Delivery:
 _E = TypeVar("_E", bound="DeliveryEndpoint")
 
 
+class ReceiveCounters(Protocol):
+    packets_received: int
+    bytes_received: int
+
+
 class DeliveryEndpoint:
     """What both transports share around the engine: one UDP socket they own and close (also as a
-    context manager), and the engine's current retransmission timeout."""
+    context manager), the reference receive loop, and the engine's current retransmission timeout."""
 
     _sock: socket.socket
     delivery: Delivery
+    stats: ReceiveCounters
+
+    def _recv_each(self) -> Iterator[tuple[bytes, Any]]:
+        """The datagrams waiting on the (non-blocking) socket, one ``recvfrom`` each, counted: the
+        reference receive path the batched one (``hostagent.fastio``) is tested against."""
+        while True:
+            try:
+                data, addr = self._sock.recvfrom(65535)
+            except BlockingIOError:
+                return
+            self.stats.packets_received += 1
+            self.stats.bytes_received += len(data)
+            yield data, addr
 
     def close(self) -> None:
         self._sock.close()

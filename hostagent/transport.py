@@ -274,13 +274,7 @@ class ChunkTransport(DeliveryEndpoint):
         results: list[bytes] = []
         size = frame_length(self.endpoint.lanes)
         completed = 0
-        while True:
-            try:
-                payload, addr = self._sock.recvfrom(65535)
-            except BlockingIOError:
-                break
-            self.stats.packets_received += 1
-            self.stats.bytes_received += len(payload)
+        for payload, addr in self._recv_each():
             if len(payload) == size and payload[0] == _RESULT_BYTE0 and ex is not None:
                 results.append(payload)
             else:

@@ -7,13 +7,12 @@ from typing import Any
 
 from lark import Tree
 
-from .binding import bind_arguments, compatible, compound_copies
+from .binding import bind_arguments, compatible
 from .decls import ann_dict, is_fixed_width
 from .exprs import Sym, is_const, wrap_code
 from .externs import Counter, DirectCounter, Meter, Register
 from .functions import call_function
-from .inlining import substitutes_arguments
-from .layout import SIZE_METHODS, default_code, fresh_lines, pyfield, size_in_bits
+from .layout import SIZE_METHODS, pyfield, size_in_bits
 from .types import (
     BitT,
     BoolT,
@@ -25,12 +24,11 @@ from .types import (
     P4Type,
     SpecializedT,
     StackT,
-    StructLikeT,
-    StructT,
+        StructT,
     UnionT,
     VarbitT,
 )
-from .unions import union_next_member, union_siblings
+from .unions import union_next_member
 from .v1funcs import v1_function
 
 SUPPORTED_EXTERNS = {"register", "counter", "direct_counter", "meter", "direct_meter"}
@@ -188,8 +186,7 @@ class Calls:
                 return self.action_call(g, sym.info, args, n)
             if sym is None and name in getattr(self.prog, "functions", {}):
                 finfo = self.prog.functions[name]
-                r = call_function(g, finfo, args, n, as_expr)
-                return r + union_fixups(g, finfo.params, args) if isinstance(r, list) else r
+                return call_function(g, finfo, args, n, as_expr)
             if name in g.d.extern_funcs:
                 return self.extern_func(g, name, args, targs, n)
             if sym is None:
@@ -198,69 +195,34 @@ class Calls:
         raise g.err(n, "unsupported call")
 
     # ------------------------------------------------------------ actions
-    def action_call(self, g, info, args, n) -> list[str]:
+    def action_call(self, g, info, args, n) -> list:
+        """Check a call of an action: where it may be called, its arguments (the call itself is
+        lowered to ``ir.ActionCall``, copy-in/out and union membership included)."""
         if g.kind != "control":
             raise g.err(n, f"action {info.local} can only be called from a control")
         if g.in_action is not None and g.in_action is info:
             raise g.err(n, "recursive action call")
-        codes, outs = bind_arguments(g, f"action {info.local}", info.params, args, info.scalar_outs, n,
-                                     constant_data=True)
+        bind_arguments(g, f"action {info.local}", info.params, args, n, constant_data=True)
         if g.in_action is None:  # called from an apply block: p4c lists it in P4Info
             self.prog.direct_actions.add(info.name)
-        pre, codes, post = compound_copies(g, info.params, codes)
-        call = f"{info.pyfn}(L{''.join(', ' + c for c in codes)})"
-        fix = union_fixups(g, info.params, args)
-        lines = pre + [f"_r = {call}" if outs else call]
-        if g.in_action is None and (outs or post):  # p4c copies out/inout back before `exit`
-            backs = post + [ln for k, setter in enumerate(outs) for ln in setter(f"_e.outs[{k}]")]
-            lines = pre + ["try:", "    " + lines[-1], "except _Exit as _e:"] + \
-                ["    " + b for b in backs] + ["    raise"]
-        lines += post
-        for k, setter in enumerate(outs):
-            lines += setter(f"_r[{k}]")
-        return lines + fix
+        return []
 
-    def control_apply(self, g, sym, args, n, inst: str) -> list[str]:
-        """Apply a sub-control with a fresh Locals: its arguments substituted (compound ones by
-        reference, scalars copied back even after `exit`) or through p4c's temporaries."""
+    def control_apply(self, g, sym, args, n, inst: str) -> list:
+        """Check an apply of a sub-control: its arguments against the parameters (the apply is
+        lowered to ``ir.ControlApply``, argument substitution as p4c's inliner, inlining.py)."""
         sub = sym.info
         if g.kind != "control":
             raise g.err(n, "controls can only be applied from controls")
         if len(args) != len(sub.params):
             raise g.err(n, f"{sub.name}.apply expects {len(sub.params)} arguments, got {len(args)}")
-        var = g.fresh("_L")
-        lines = [f"{var} = _Locals()"]
-        backs = []
-        by_ref = substitutes_arguments(g.tree, inst, args)  # see inlining.py
         for p, a in zip(sub.params, args, strict=False):
-            compound = isinstance(p.type, (StructLikeT, StackT))
             if p.direction in ("out", "inout"):
-                code, t, setter = g.lvalue(a)
+                t = g.lvalue(a)
                 if not compatible(t, p.type):
                     raise g.err(a, f"argument of type {t} for {p.direction} parameter {p.name}: {p.type}")
-                if by_ref and p.direction == "out":  # p4c resets it (DoResetHeaders)
-                    lines[1:1] = fresh_lines(code, p.type, False)
-                if not by_ref and compound:  # p4c's temporary (reset when `out`)
-                    fresh = default_code(p.type, g.prog.err_oob)
-                    lines.append(f"{var}.p_{p.name} = " + (fresh if p.direction == "out"
-                                                            else f"_fresh({fresh}, {code})"))
-                    backs.append(f"{code}._asg({var}.p_{p.name})")
-                    continue
-                if p.direction == "out" and not by_ref and not compound:
-                    code = default_code(p.type, 0)  # a fresh temporary in p4c's output
-                lines.append(f"{var}.p_{p.name} = {code}")
-                if not compound:
-                    backs += setter(f"{var}.p_{p.name}")
-            elif compound and not by_ref and p.direction == "in":
-                code = g.ex_to(a, p.type)
-                lines.append(f"{var}.p_{p.name} = _fresh({default_code(p.type, g.prog.err_oob)}, {code})")
             else:
-                lines.append(f"{var}.p_{p.name} = {g.ex_to(a, p.type)}")
-        lines.append(f"{sym.code}({var})")
-        if backs and by_ref:  # the callee's writes land at once (p4c's substitution)
-            lines[-1:] = ["try:", f"    {lines[-1]}", "except _Exit:"] + \
-                ["    " + b for b in backs] + ["    raise"]
-        return lines + backs + union_fixups(g, sub.params, args)
+                g.ex_to(a, p.type)
+        return []
 
     # ------------------------------------------------------------ headers
     def header_method(self, g, base, code, t, method, args, n):
@@ -322,7 +284,7 @@ class Calls:
                 if t is None:
                     raise g.err(a, ".next needs a header stack")
             else:
-                _code, t, _s = g.lvalue(a)
+                t = g.lvalue(a)
             if not isinstance(t, HeaderT):
                 raise g.err(a, f"extract needs a header, got {t}")
             var = any(f.__class__.__name__ == "VarbitT" for _, f in t.fields)
@@ -387,7 +349,7 @@ class Calls:
             if method == "read" and len(args) == 1:
                 return f"{x}.read({self.index(g, args[0], inst)})", et
             if method == "read":
-                _cur, t, _s = g.lvalue(args[0])
+                t = g.lvalue(args[0])
                 if not compatible(t, et):
                     raise g.err(args[0], f"register {inst.name} holds {et}, cannot read into {t}")
                 self.index(g, args[1], inst)
@@ -402,12 +364,12 @@ class Calls:
         if inst.extern == "direct_counter":
             return []  # BMv2 counts every hit of the owning table's entries
         if inst.extern == "meter":
-            _cur, t, _s = g.lvalue(args[1])
+            t = g.lvalue(args[1])
             self.index(g, args[0], inst)
             self._color(t, args[1], g)
             return []
         if inst.extern == "direct_meter":
-            _c, t, _s = g.lvalue(args[0])
+            t = g.lvalue(args[0])
             self._color(t, args[0], g)
             return []
         raise g.err(n, f"{inst.extern}.{method} is not supported")
@@ -448,15 +410,3 @@ class Calls:
             raise g.err(n, f"{name} can only be called in a control")
         return v1_function(self, g, name, args, n, targs)
 
-
-def union_fixups(g, params, args) -> list[str]:
-    """After a call that got a header union member by reference (out/inout header parameter):
-    if the member is valid now, the other members are invalid (BMv2 tracks union membership on
-    the header itself; the callee cannot see which union its argument belongs to)."""
-    out = []
-    for p, a in zip(params, args, strict=False):
-        if p.direction in ("out", "inout") and isinstance(p.type, HeaderT):
-            sibs = union_siblings(g, a)
-            if sibs:
-                out.append(f"if {g.ex(a)[0]}._v: " + "; ".join(f"{c}._v = False" for c in sibs))
-    return out

@@ -1,8 +1,11 @@
-"""Compile-time checks p4c makes on control-plane names (kept apart from code generation).
+"""Compile-time checks p4c makes, kept apart from code generation.
 
-p4c rejects two different objects that end up with one fully qualified control-plane name
-("conflicting control plane name", e.g. two actions both ``@name(".foo")``) and two match
-fields of one table with the same name (P4Info could not tell them apart).
+Control-plane names: p4c rejects two different objects that end up with one fully qualified
+control-plane name ("conflicting control plane name", e.g. two actions both ``@name(".foo")``)
+and two match fields of one table with the same name (P4Info could not tell them apart).
+Declarations (``declarations``): what p4c's type checker rejects in any declaration, used or
+not, checked on the syntax tree before the front-end rewrites drop unused blocks and generic
+functions; the rules were found by running p4c's own error test programs.
 """
 
 from __future__ import annotations
@@ -83,3 +86,236 @@ def no_void_variables(ctx, tree: Tree) -> None:
             if kind == "void" or kind == "string" and d == "var_decl":
                 raise ctx.err(node, f"{node.children[2].children[0]}: cannot declare a "
                                     f"variable of type {kind}")
+
+
+def no_block_typed_params(ctx, tree: Tree) -> None:
+    """A parameter's type must be a type: a control or parser *declaration* (one with a body)
+    is an object, not a type, so p4c rejects ``control C()(A a)`` when ``A`` is a declared
+    control (its type is the ``control A_t();`` type declaration). A control or parser
+    *type* is allowed only as a directionless parameter of a block or package, never of an
+    action or function. Checked before unused blocks are dropped, since p4c type-checks
+    declarations that nothing instantiates."""
+    blocks = {str(d.children[1].children[0]): d.data.split("_")[0] for d in tree.children
+              if isinstance(d, Tree) and d.data in ("control_decl", "parser_decl")}
+    btypes = {str(d.children[1].children[0]): d.data.split("_")[0] for d in tree.children
+              if isinstance(d, Tree) and d.data in ("control_type_decl", "parser_type_decl")}
+    for d in tree.children:
+        if not isinstance(d, Tree):
+            continue
+        tvars = {str(v) for tp in d.find_data("type_params") for v in tp.scan_values(
+            lambda v: isinstance(v, Token) and v.type in ("IDENTIFIER", "TYPE_IDENTIFIER"))}
+        callable_ = {id(p) for f in (*d.find_data("action_decl"), *d.find_data("function_decl"),
+                                     *d.find_data("function_proto")) for p in f.find_data("param")}
+        for p in d.find_data("param"):
+            t = p.children[2]
+            name = str(t.children[-1]) if isinstance(t, Tree) and t.data == "type_name" else ""
+            if name in tvars:  # a type variable shadows the block
+                continue
+            kind = blocks.get(name) or (btypes.get(name) if p.children[1] is not None
+                                        or id(p) in callable_ else None)
+            if kind:
+                raise ctx.err(t, f"{p.children[3].children[0]}: parameter cannot have type "
+                                 f"{kind} {name}")
+
+
+def no_recursive_blocks(ctx, tree: Tree) -> None:
+    """A control or parser cannot instantiate itself, directly or through other blocks (p4c:
+    "Self-referencing types not supported"); unchecked, the instances would nest forever."""
+    blocks = {str(d.children[1].children[0]): d for d in tree.children
+              if isinstance(d, Tree) and d.data in ("control_decl", "parser_decl")}
+    uses: dict[str, list[tuple[str, Tree]]] = {}
+    for name, d in blocks.items():
+        for loc in d.children[5:]:
+            if isinstance(loc, Tree) and loc.data == "instantiation":
+                for t in loc.children[1].scan_values(lambda v: isinstance(v, Token)
+                                                     and v.type == "TYPE_IDENTIFIER"):
+                    if str(t) in blocks:
+                        uses.setdefault(name, []).append((str(t), loc))
+        for tm in d.find_data("type_member"):  # Sub.apply(...): an implicit instance
+            used = str(tm.children[0].children[-1])
+            if used in blocks:
+                uses.setdefault(name, []).append((used, tm))
+
+    def visit(name: str, path: list[str]) -> None:
+        for used, node in uses.get(name, []):
+            if used == path[0]:
+                kind = blocks[name].data.split("_")[0]
+                what = (f"'{used}' within '{kind} {name}'" if len(path) == 1 else
+                        f"'{used}' within '{kind} {name}' ({' -> '.join(path + [used])})")
+                raise ctx.err(node, f"Self-referencing types not supported: {what}")
+            if used not in path:
+                visit(used, path + [used])
+
+    for name in blocks:
+        visit(name, [name])
+
+
+def _always_returns(s) -> bool:
+    """Whether statement ``s`` ends in ``return``/``exit`` on every path (p4c's check is the
+    same structural one: no constant folding of conditions)."""
+    if not isinstance(s, Tree):
+        return False
+    if s.data in ("return_stmt", "exit_stmt"):
+        return True
+    if s.data == "block":
+        return any(_always_returns(c) for c in s.children)
+    if s.data == "if_stmt":
+        return len(s.children) > 2 and s.children[2] is not None \
+            and _always_returns(s.children[1]) and _always_returns(s.children[2])
+    if s.data == "switch_stmt":
+        cases = [c for c in s.children[1:] if isinstance(c, Tree) and c.data == "switch_case"]
+        has_default = any(isinstance(c.children[0], Tree) and c.children[0].data == "label_default"
+                          for c in cases)
+        return bool(cases) and has_default and cases[-1].children[1] is not None and all(
+            _always_returns(c.children[1]) for c in cases if c.children[1] is not None)
+    return False
+
+
+def functions_return(ctx, tree: Tree) -> None:
+    """A function with a non-void result must return a value on every path (p4c: "Function
+    'f' does not return a value on all paths"), also when nothing calls it."""
+    for f in tree.find_data("function_decl"):
+        t = f.children[1]
+        if isinstance(t, Tree) and t.data == "t_void":
+            continue
+        if not _always_returns(f.children[5]):
+            name = f.children[2]
+            raise ctx.err(name, f"Function '{name.children[0]}' does not return a value on "
+                                "all paths")
+
+
+def no_tuple_header_fields(ctx, tree: Tree) -> None:
+    """Header fields are bit/int/varbit/bool/serializable enums (or structs of these); a tuple
+    is not (p4c: "Field 'f' of 'header H' cannot have type 'tuple<...>'"). Checked on the
+    syntax tree, before tuple types are lowered to generated structs."""
+    tuples = {str(d.children[3].children[0]) for d in tree.children
+              if isinstance(d, Tree) and d.data == "typedef_decl"
+              and isinstance(d.children[2], Tree) and d.children[2].data == "tuple_type"}
+    for h in tree.children:
+        if not (isinstance(h, Tree) and h.data == "header_decl"):
+            continue
+        for fld in h.children[2:]:
+            t = fld.children[1]
+            if isinstance(t, Tree) and (t.data == "tuple_type" or t.data == "type_name"
+                                        and str(t.children[-1]) in tuples):
+                raise ctx.err(fld.children[2], f"Field '{fld.children[2].children[0]}' of "
+                                               f"'header {h.children[1].children[0]}' cannot "
+                                               "have type tuple")
+
+
+def _type_names(tree: Tree, kinds: dict[str, str]) -> dict[str, str]:
+    """Top-level type declarations of the given kinds: name -> the word p4c prints."""
+    return {name: kinds[d.data] for d in tree.children if isinstance(d, Tree) and d.data in kinds
+            for name in [str(next(c for c in d.children if isinstance(c, Tree)
+                                  and c.data == "name").children[0])]}
+
+
+def _base_name(t) -> str:
+    """The declared name a type reference starts from (``register`` of ``register<bit<8>>``)."""
+    if isinstance(t, Tree) and t.data == "specialized_type":
+        t = t.children[0]
+    return str(t.children[-1]) if isinstance(t, Tree) and t.data == "type_name" else ""
+
+
+def instantiations_and_fields(ctx, tree: Tree) -> None:
+    """Only externs, controls, parsers and packages are instantiated (p4c: "s1: cannot
+    allocate objects of type struct s"), and no struct, header or union field holds one
+    (p4c: "Field 'f' of 'struct S' cannot have type 'parser P'")."""
+    data = _type_names(tree, {"struct_decl": "struct", "header_decl": "header",
+                              "header_union_decl": "header_union", "enum_decl": "enum"})
+    for inst in tree.find_data("instantiation"):
+        kind = data.get(_base_name(inst.children[1]))
+        if kind:
+            name = inst.children[3]
+            raise ctx.err(name, f"{name.children[0]}: cannot allocate objects of type {kind} "
+                                f"{_base_name(inst.children[1])}")
+    objects = _type_names(tree, {"control_decl": "control", "control_type_decl": "control",
+                                 "parser_decl": "parser", "parser_type_decl": "parser",
+                                 "package_decl": "package", "extern_decl": "extern"})
+    owners = {"struct_decl": "struct", "header_decl": "header", "header_union_decl": "header_union"}
+    for d in tree.children:
+        if not (isinstance(d, Tree) and d.data in owners):
+            continue
+        for fld in d.children[2:]:
+            kind = objects.get(_base_name(fld.children[1]))
+            if kind:
+                raise ctx.err(fld.children[2], f"Field '{fld.children[2].children[0]}' of "
+                                               f"'{owners[d.data]} {d.children[1].children[0]}' "
+                                               f"cannot have type '{kind} "
+                                               f"{_base_name(fld.children[1])}'")
+
+
+def constant_instance_arguments(ctx, tree: Tree) -> None:
+    """Instantiation arguments are evaluated at compile time: inside a control or parser they
+    cannot name its run-time parameters or its variables (p4c: "z: cannot evaluate to a
+    compile-time constant")."""
+    for d in tree.children:
+        if not (isinstance(d, Tree) and d.data in ("control_decl", "parser_decl")):
+            continue
+        runtime = {str(p.children[3].children[0]) for p in (d.children[3].children
+                                                            if d.children[3] else [])
+                   if isinstance(p, Tree)}
+        runtime |= {str(v.children[2].children[0]) for v in d.children[5:]
+                    if isinstance(v, Tree) and v.data == "var_decl"}
+        for inst in d.children[5:]:
+            if not (isinstance(inst, Tree) and inst.data == "instantiation"
+                    and isinstance(inst.children[2], Tree)):
+                continue
+            for ident in inst.children[2].find_data("ident"):
+                if str(ident.children[-1]) in runtime:
+                    raise ctx.err(ident, f"{ident.children[-1]}: cannot evaluate to a "
+                                         "compile-time constant")
+
+
+def no_shadowed_extern_type_params(ctx, tree: Tree) -> None:
+    """A method of a generic extern cannot reuse one of the extern's type parameter names (in
+    p4c the name is a type there, so ``void f<D>`` of ``extern X<D>`` is a syntax error)."""
+    for d in tree.children:
+        if not (isinstance(d, Tree) and d.data == "extern_decl" and d.children[2] is not None):
+            continue
+        outer = {str(c.children[0]) for c in d.children[2].children if isinstance(c, Tree)}
+        for m in d.children[3:]:
+            proto = m.children[-1] if isinstance(m, Tree) and m.data == "method_proto" else None
+            if proto is None or proto.children[2] is None:
+                continue
+            for c in proto.children[2].children:
+                if isinstance(c, Tree) and str(c.children[0]) in outer:
+                    raise ctx.err(c, f"syntax error, unexpected TYPE {c.children[0]}: type "
+                                     f"parameter {c.children[0]} of method "
+                                     f"{proto.children[1].children[0]} is already a type "
+                                     f"parameter of extern {d.children[1].children[0]}")
+
+
+def declarations(ctx, tree: Tree) -> None:
+    """The checks p4c's type checker makes on every declaration, run on the syntax tree before
+    the front-end rewrites drop what nothing uses (unused blocks, uncalled generic functions)."""
+    for check in (no_block_typed_params, no_recursive_blocks, functions_return,
+                  no_tuple_header_fields, instantiations_and_fields, constant_instance_arguments,
+                  no_shadowed_extern_type_params):
+        check(ctx, tree)
+
+
+def _nameable(e) -> bool:
+    """Whether p4c's KeyNameGenerator can name key expression ``e``: names, fields, indexes,
+    slices and ``&`` of such, constants, and ``h.isValid()``."""
+    if not isinstance(e, Tree):
+        return False
+    if e.data in ("ident", "int_lit"):
+        return True
+    if e.data == "member":
+        return _nameable(e.children[0])
+    if e.data in ("index", "slice", "band"):
+        return all(_nameable(c) for c in e.children if isinstance(c, Tree))
+    if e.data == "call":
+        f, args = e.children[0], e.children[1]
+        no_args = args is None or not any(a is not None for a in args.children)
+        return isinstance(f, Tree) and f.data == "member" and no_args \
+            and str(f.children[1].children[0]) == "isValid" and _nameable(f.children[0])
+    return False
+
+
+def key_needs_name(gen, kexpr, annotations: dict, node) -> None:
+    """A key expression p4c cannot name for the control plane (``a + b``, a cast, a function
+    call) must carry ``@name`` (p4c: "Complex key expression requires a @name annotation")."""
+    if not annotations.get("name") and not _nameable(kexpr):
+        raise gen.err(node, f"{_text(kexpr)}: Complex key expression requires a @name annotation")

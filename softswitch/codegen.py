@@ -8,7 +8,6 @@ expression checker still names every value by a Python expression string (``Sym.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -37,7 +36,6 @@ class ActionInfo:
     annotations: dict[str, list]
     control: str | None
     node: Tree
-    scalar_outs: list[int] = field(default_factory=list)  # indexes of out/inout scalar params
 
     @property
     def data_params(self) -> list[Param]:
@@ -164,7 +162,9 @@ class BlockGen:
             return nm, self.scope.lookup(nm)
         return "", None
 
-    def lvalue(self, node) -> tuple[str, P4Type, Callable[[str], list[str]]]:
+    def lvalue(self, node) -> P4Type:
+        """Check that ``node`` is assignable (a writable variable, a slice of one in range, a
+        tuple element, no stack ``.next``/``.last``); returns its type."""
         name, sym = self.root_sym(node)
         if sym is None:
             if name:
@@ -178,40 +178,33 @@ class BlockGen:
                 "directionless action parameter" if isinstance(p, Param) else "read-only value"
             raise self.err(node, f"cannot assign to {why} {name}")
         if isinstance(node, Tree) and node.data == "slice":
-            bcode, bt, bset = self.lvalue(node.children[0])
+            bt = self.lvalue(node.children[0])
             if not isinstance(bt, BitT):
                 raise self.err(node, f"cannot slice a value of type {bt}")
             ec = self.ec()
             hi, lo = ec._const_of(node.children[1]), ec._const_of(node.children[2])
             if not 0 <= lo <= hi < bt.width:
                 raise self.err(node, f"slice [{hi}:{lo}] out of range for {bt}")
-            w = hi - lo + 1
-            keep = bt.mask ^ (((1 << w) - 1) << lo)
-            return bcode, BitT(w), lambda rhs: bset(f"(({bcode} & {keep}) | (({rhs}) << {lo}))")
+            return BitT(hi - lo + 1)
         if isinstance(node, Tree) and node.data == "index" and isinstance(self.ex(node.children[0])[1],
                                                                           TupleT):
-            bcode, bt, bset = self.lvalue(node.children[0])
-            code, t = self.ex(node)  # checks the constant index
-            i = self.ec()._const_of(node.children[1])
-            return code, t, lambda rhs: bset(f"({bcode}[:{i}] + (({rhs}),) + {bcode}[{i + 1}:])")
+            self.lvalue(node.children[0])
+            t = self.ex(node)[1]  # checks the constant index
+            self.ec()._const_of(node.children[1])
+            return t
         if isinstance(node, Tree) and node.data == "member" and \
                 str(node.children[1].children[0]) in ("next", "last") and \
                 isinstance(self.ex(node.children[0])[1], StackT):
             raise self.err(node, "stack .next/.last can only be extracted into, not assigned")
-        code, t = self.ex(node)
-        if isinstance(node, Tree) and node.data == "index" and ".at(" in code:
-            base = code[: code.rindex(".at(")]
-            idx = code[code.rindex(".at(") + 4:-1]
-            return code, t, lambda rhs: [f"{base}.at({idx})", f"{base}.h[{idx}] = {rhs}"]
-        return code, t, lambda rhs: [f"{code} = {rhs}"]
+        return self.ex(node)[1]
 
     def assign(self, target_node, value_node) -> None:
-        _code, t, _setter = self.lvalue(target_node)
+        t = self.lvalue(target_node)
         if self._out_function(value_node):
             # `tmp = f(x)` of desugar.py: the call (copy-out of its out/inout arguments), then the value
             self.prog.calls.call_stmt(self, value_node)
             info = self.prog.functions[str(value_node.children[0].children[-1])]
-            self.ec().convert("_r[0]" if info.scalar_outs else "_r", info.ret, t, value_node)
+            self.ec().convert(f"{info.pyfn}()", info.ret, t, value_node)
             return
         ec = self.ec()
         vc, vt = ec.expr(value_node, t)

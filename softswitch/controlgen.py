@@ -99,9 +99,6 @@ class ControlGen(BlockGen):
                                        "bit<W>/int<W>/bool")
         pyfn = f"A_{self.prog.pyident(name)}"
         info = ActionInfo(name, local, pyfn, params, annd, None if top_level else self.name, node)
-        info.scalar_outs = [i for i, p in enumerate(params)
-                            if p.direction in ("out", "inout")
-                            and not isinstance(p.type, (StructLikeT, StackT))]
         if local in self.actions:
             raise self.err(node, f"duplicate action {local}")
         self.actions[local] = info
@@ -141,9 +138,8 @@ class ControlGen(BlockGen):
         keys: list[KeyInfo] = []
         actions: list[ActionInfo] = []
         act_ann: list[dict] = []
-        bound: list[list[str]] = []
         if not any(p.data == "tp_actions" for p in props):  # p4c: no actions property, NoAction only
-            actions, act_ann, bound = [self.find_action("NoAction", node)], [{"defaultonly": []}], [[]]
+            actions, act_ann = [self.find_action("NoAction", node)], [{"defaultonly": []}]
         default = None
         default_const = False
         const_entries: list = []
@@ -181,6 +177,7 @@ class ControlGen(BlockGen):
                     else:
                         w = field_width(t)
                     kd = ann_dict(kann, self.d)
+                    checks.key_needs_name(self, kexpr, kd, k)
                     kname = kd["name"][0] if kd.get("name") else text_of(kexpr)
                     keys.append(KeyInfo(kname, kind, w, code, kd, t))
                     key_nodes.append(k)
@@ -192,7 +189,7 @@ class ControlGen(BlockGen):
                         raise self.err(ar, f"action {a.local} listed twice in table {local}")
                     actions.append(a)
                     act_ann.append(ann_dict(aann, self.d))
-                    bound.append(self.bind_directional(a, aargs, ar))
+                    self.bind_directional(a, aargs, ar)
                     given = aargs.children if aargs is not None else []
                     listed[a.name] = [x for x in given if x is not None]
             elif p.data == "tp_default":
@@ -251,7 +248,6 @@ class ControlGen(BlockGen):
             if noact not in actions:
                 actions.append(noact)
                 act_ann.append({"defaultonly": []})
-                bound.append([])
             info.default = (noact, ())
         info.priority_rule = entries.priority_rule(self, prio_props)
         if entries_node:
@@ -272,23 +268,21 @@ class ControlGen(BlockGen):
         self.prog.tables[qname] = info
         self.prog.new_table_runtime(info)
 
-    def bind_directional(self, a: ActionInfo, args_node, node) -> list[str]:
+    def bind_directional(self, a: ActionInfo, args_node, node) -> None:
+        """Check the directional arguments an action gets in a table's action list."""
         dirp = [p for p in a.params if p.direction]
         args = [x for x in (args_node.children if args_node is not None else []) if x is not None]
         if len(args) != len(dirp):
             if args or dirp:
                 raise self.err(node, f"action {a.local} in a table list must bind exactly its "
                                      f"{len(dirp)} directional parameters, got {len(args)}")
-        out = []
         for p, arg in zip(dirp, args, strict=False):
             if p.direction == "in":
-                out.append(self.ex_to(arg, p.type))
+                self.ex_to(arg, p.type)
             else:
-                code, t, _s = self.lvalue(arg)
+                t = self.lvalue(arg)
                 if not isinstance(t, type(p.type)):
                     raise self.err(arg, f"argument type {t} does not match parameter {p.name}: {p.type}")
-                out.append(code)
-        return out
 
     def action_call(self, info: TableInfo, ar: Tree,
                     in_entry: bool = False) -> tuple[ActionInfo, tuple[int, ...]]:

@@ -29,6 +29,7 @@ from .types import (
     StructLikeT,
     StructT,
     TupleT,
+    UnionT,
     same_type,
 )
 
@@ -95,6 +96,14 @@ def wrap_value(v: int, t: BitT) -> int:
     return v
 
 
+BOOL_CONSTS = {"True": True, "False": False}
+
+
+def both_bool_consts(*codes: str) -> bool:
+    """True when every operand is a folded bool constant (so the operator folds, as p4c does)."""
+    return all(c in BOOL_CONSTS for c in codes)
+
+
 def is_const(code: str) -> bool:
     try:
         int(code)
@@ -149,6 +158,8 @@ class ExprCompiler:
             return str(wrap_value(int(code), dst))
         if isinstance(src, IntLitT) and isinstance(dst, IntLitT):
             return code
+        if isinstance(src, ListT) and isinstance(dst, UnionT):  # p4c: no list -> header_union
+            raise self.err(node, f"Cannot cast implicitly type {src} to type header_union {dst}")
         if isinstance(src, ListT) and isinstance(dst, StructLikeT) and not isinstance(dst, HeaderT) \
                 or isinstance(src, ListT) and isinstance(dst, HeaderT):
             return self.list_to_struct(code, src, dst, node)
@@ -385,6 +396,9 @@ class ExprCompiler:
             for _c, t in (a, b):
                 if not isinstance(t, BoolT):
                     raise self.err(n, f"operator {op} needs bool operands, got {t}")
+            if both_bool_consts(ac, bc):
+                x, y = BOOL_CONSTS[ac], BOOL_CONSTS[bc]
+                return str(x and y if op == "&&" else x or y), BoolT()
             return f"({ac} {'and' if op == '&&' else 'or'} {bc})", BoolT()
         if op in ("==", "!="):
             if isinstance(at, (BitT, IntLitT)) and isinstance(bt, (BitT, IntLitT)):
@@ -397,6 +411,10 @@ class ExprCompiler:
                 ac, at = self.convert(ac, at, bt, n), bt
             if isinstance(at, (StructLikeT, StackT)):
                 return f"({'' if op == '==' else 'not '}_eq({ac}, {bc}))", BoolT()
+            if is_const(ac) and is_const(bc):
+                return str((int(ac) == int(bc)) == (op == "==")), BoolT()
+            if both_bool_consts(ac, bc):
+                return str((ac == bc) == (op == "==")), BoolT()
             return f"({ac} {op} {bc})", BoolT()
         if op in ("<", ">", "<=", ">="):
             ac, bc, t = self.unify(a, b, n, op)
@@ -494,6 +512,8 @@ class ExprCompiler:
         c, t = self.expr(n.children[0])
         if not isinstance(t, BoolT):
             raise self.err(n, f"operator ! needs a bool operand, got {t}")
+        if both_bool_consts(c):
+            return str(not BOOL_CONSTS[c]), t
         return f"(not {c})", t
 
     def _e_bnot(self, n):

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 from lark import Tree
 
-from .binding import bind_arguments, compound_copies
+from .binding import bind_arguments
 from .codegen import BlockGen
 from .decls import Param, ann_dict
 from .exprs import Scope, Sym
@@ -69,19 +69,13 @@ class FuncGen(BlockGen):
 
 
 def call_function(g, info: FuncInfo, args, n, as_expr: bool):
-    """Code for a call of a user function: (code, type) in expressions, lines in statements."""
-    codes, setters = bind_arguments(g, f"function {info.name}", info.params, args, info.scalar_outs, n)
-    pre, post = [], []
-    if not as_expr:  # in an expression no argument is out/inout (desugar.py hoists those calls)
-        pre, codes, post = compound_copies(g, info.params, codes)
-    call = f"{info.pyfn}({', '.join(codes)})"
-    if as_expr:
-        if setters:
-            raise g.err(n, f"function {info.name} has out parameters and cannot be used in an expression")
-        if isinstance(info.ret, VoidT):
-            raise g.err(n, f"function {info.name} returns void")
-        return call, info.ret
-    lines = pre + [f"_r = {call}"] + post  # the value (then the scalar outs, when any)
-    for k, setter in enumerate(setters, 1):
-        lines += setter(f"_r[{k}]")
-    return lines
+    """Check a call of a user function: (a name for the value, its type) in expressions, no
+    statements otherwise (the call is lowered to ``ir.FuncCall``, copy-in/out included)."""
+    bind_arguments(g, f"function {info.name}", info.params, args, n)
+    if not as_expr:
+        return []
+    if info.scalar_outs:  # in an expression no argument is out/inout (desugar.py hoists those calls)
+        raise g.err(n, f"function {info.name} has out parameters and cannot be used in an expression")
+    if isinstance(info.ret, VoidT):
+        raise g.err(n, f"function {info.name} returns void")
+    return f"{info.pyfn}()", info.ret

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import keyword
 
-from .types import BitT, BoolT, EnumT, ErrorT, HeaderT, P4Type, StackT, StructLikeT, StructT, UnionT, VarbitT
+from .types import BitT, BoolT, EnumT, HeaderT, P4Type, StackT, StructLikeT, VarbitT
 
 _RESERVED = {"copy", "_vals", "_inval", "_fields", "_v", "_vbl"}
 
@@ -67,31 +67,6 @@ def default_code(t: P4Type, oob: int) -> str:
     if isinstance(t, StackT):
         return f"_Stack({t.elem.pyname}, {t.size}, {oob})"
     return "0"
-
-
-def fresh_lines(code: str, t: P4Type, scalars: bool = True) -> list[str]:
-    """Python lines that make the header, union, stack or struct at ``code`` what a new local of
-    type ``t`` is in p4c's output: headers invalid and (``scalars``) scalar fields 0.  Without
-    ``scalars`` they are p4c's resets of an ``out`` argument (``DoResetHeaders``)."""
-    if isinstance(t, HeaderT):
-        return [f"{code}._v = False"]
-    if isinstance(t, StackT):
-        return [ln for i in range(t.size) for ln in fresh_lines(f"{code}.h[{i}]", t.elem, scalars)]
-    if not isinstance(t, (StructT, UnionT)):
-        return []
-    out: list[str] = []
-    for f, ft in t.fields:
-        if isinstance(ft, (StructLikeT, StackT)):
-            out += fresh_lines(f"{code}.{pyfield(f)}", ft, scalars)
-        elif scalars:
-            out.append(f"{code}.{pyfield(f)} = {default_code(ft, 0)}")
-    return out
-
-
-def init_code(t: P4Type, code: str, oob: int) -> str:
-    """A new compound value initialised from ``code`` by assignment (BMv2 semantics: fields of
-    an invalid source header are not copied)."""
-    return f"_fresh({default_code(t, oob)}, {code})"
 
 
 def class_source(t: StructLikeT, oob: int) -> str:
@@ -250,6 +225,3 @@ def emit_source(h: HeaderT) -> str:
     L.append("    parts.append(v.to_bytes(w // 8, 'big'))")
     return "\n".join(L)
 
-
-def error_default(t: P4Type) -> bool:
-    return isinstance(t, ErrorT)

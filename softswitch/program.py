@@ -55,6 +55,13 @@ class _TopGen(ControlGen):
         super().__init__(prog, "", Tree("control_decl", []))
 
 
+# parameter directions of v1model.p4's block prototypes (p4c: the package argument's type must
+# equal the parameter's, directions included)
+_V1_DIRECTIONS = {"parser": ("", "out", "inout", "inout"), "verify": ("inout", "inout"),
+                  "ingress": ("inout",) * 3, "egress": ("inout",) * 3,
+                  "compute": ("inout", "inout"), "deparser": ("", "in")}
+
+
 class Program:
     """The checked program: the metadata the IR lowering, P4Info and the runtime API need."""
 
@@ -62,6 +69,7 @@ class Program:
         self.trace = trace
         ExprCompiler._list_items = {}  # list-expression items of this compilation only
         self.decls = Decls(parsed.lines)
+        checks.declarations(self.decls, parsed.tree)
         desugar(parsed.tree, self.decls.err)
         checks.no_void_variables(self.decls, parsed.tree)
         self.decls.collect(parsed.tree)
@@ -185,6 +193,13 @@ class Program:
             if len(ps) != n:
                 raise d.err(None, f"{self.block_names[role]} has {len(ps)} parameters; v1model {role} "
                                   f"needs {n}")
+        for role, dirs in _V1_DIRECTIONS.items():
+            for p, want_dir in zip(self.block_params[role], dirs, strict=True):
+                if p.direction != want_dir:
+                    raise d.err(p.node, f"{self.block_names[role]}: parameter {p.name} is "
+                                        f"'{p.direction or 'directionless'}', v1model's {role} "
+                                        f"declares it '{want_dir or 'directionless'}' (direction "
+                                        "mismatch)")
         hdr_t = self.block_params["parser"][1].type
         meta_t = self.block_params["parser"][2].type
         for role in ("verify", "ingress", "egress", "compute"):

@@ -10,7 +10,8 @@ generators (python and IR -> C), so neither has to know these constructs:
   arguments given (``f<bit<8>>(x)``) or inferred from the arguments' declared types; each
   distinct set of type arguments gets one copy ``f<bit<8>>`` declared before the first
   declaration that calls it, with the type parameters substituted; the generic declaration
-  itself goes away (p4c checks an unused generic function no further either).
+  itself goes away. A generic function nothing calls is still type-checked, as p4c does: one
+  copy whose type parameters are opaque empty structs.
 
 Names are tracked by scope (parameters, locals, constants in the order they are declared), so
 a local that shadows a constant is left alone.
@@ -59,6 +60,7 @@ class Specializer:
 
     def run(self) -> None:
         out: list = []
+        where: dict[str, int] = {}
         for d in self.tree.children:
             if isinstance(d, Tree) and d.data == "function_decl" and d.children[3] is not None:
                 tvs = [name_of(c) for c in d.children[3].children if isinstance(c, Tree)]
@@ -66,9 +68,40 @@ class Specializer:
                 if dup is not None:
                     raise self.err(d.children[3], f"duplicate type parameter {dup}")
                 self.generics[name_of(d.children[2])] = d
+                where[name_of(d.children[2])] = len(out)
                 continue
             out += self.top(d)
+        called = {n for n, _ in self.specs}
+        for name, pos in sorted(where.items(), key=lambda kv: -kv[1]):
+            if name not in called:
+                out[pos:pos] = self.uncalled(self.generics[name], out)
         self.tree.children = out
+
+    def uncalled(self, decl: Tree, out: list) -> list:
+        """A generic function nothing calls, as p4c checks it: a copy whose type parameters are
+        opaque types (empty structs named after them), so its body may only copy, compare and
+        pass its ``T`` values, as for every ``T``. Returns the declarations to insert."""
+        taken = {name_of(c) for d in out if isinstance(d, Tree) for c in d.children[:4]
+                 if isinstance(c, Tree) and c.data == "name"} | self.declared
+        binding: dict[str, Tree] = {}
+        structs: list[Tree] = []
+        tvars = [name_of(c) for c in decl.children[3].children if isinstance(c, Tree)]
+        for tv in tvars:
+            sname, k = tv, 0
+            while sname in taken:
+                k += 1
+                sname = f"{tv}_{k}"
+            taken.add(sname)
+            self.declared.add(sname)
+            st = _mk("struct_decl", [None, Tree("name", [Token("TYPE_IDENTIFIER", sname)])], decl)
+            self.types.add_decl(st)
+            structs.append(st)
+            binding[tv] = _mk("type_name", [Token("TYPE_IDENTIFIER", sname)], decl)
+        saved, self.pending = self.pending, []
+        self.pending_copy(decl, f"{name_of(decl.children[2])}<{', '.join(tvars)}>", binding)
+        copy_ = self.pending.pop()
+        self.pending = saved
+        return structs + self.top(copy_)
 
     def top(self, d) -> list:
         """A top-level declaration, preceded by the tuple structs and specialisations it needs."""

@@ -24,6 +24,7 @@ from lark import Token, Tree
 from .api import P4CompileError
 from .inlining import substitutes_arguments
 from .literals import parse_int
+from .treetypes import Bind, TypeIndex, clearly_different, type_text
 
 Err = Callable[[object, str], P4CompileError]
 
@@ -92,6 +93,10 @@ class SubParsers:
                       for d in tree.children if isinstance(d, Tree) and d.data in
                       ("header_decl", "header_union_decl", "struct_decl", "typedef_decl")}
         self.n = 0
+        self.index = TypeIndex()
+        for d in tree.children:
+            if isinstance(d, Tree):
+                self.index.add_decl(d)
 
     def run(self) -> None:
         for d in self.parsers.values():
@@ -123,11 +128,32 @@ class SubParsers:
             if depth > 1000:
                 raise self.err(st, "sub-parsers apply each other recursively")
             k, (inst, args) = hit
+            self._check_args(d, st, instances[inst], args)
             new_states, new_locals, new_insts = self._inline(st, k, inst, instances[inst], args)
             locals_ += new_locals
             instances.update(new_insts)
             work = new_states + work
         d.children[5:] = locals_ + states
+
+    def _check_args(self, d: Tree, st: Tree, sub_name: str, args: list) -> None:
+        """An argument whose declared type differs from its parameter's (p4c type-checks the
+        apply call; a substituted argument would otherwise never meet the parameter's type)."""
+        env: dict[str, Bind] = {}
+        params = d.children[3].children if d.children[3] is not None else []
+        for p in params:
+            if isinstance(p, Tree):
+                env[_name(p.children[3])] = Bind(p.children[2])
+        for loc in [*d.children[5:], *st.children[3:-1]]:
+            if isinstance(loc, Tree) and loc.data in ("var_decl", "const_decl"):
+                env[_name(loc.children[2])] = Bind(loc.children[1])
+        sub = self.parsers[sub_name]
+        sub_params = [p for p in (sub.children[3].children if sub.children[3] is not None else [])
+                      if p is not None]
+        for p, a in zip(sub_params, args, strict=False):
+            at = self.index.type_of(a, env)
+            if at is not None and clearly_different(self.index, p.children[2], at):
+                raise self.err(a, f"type mismatch: cannot use {type_text(at)} where "
+                                  f"{type_text(p.children[2])} is expected (cast needed)")
 
     @staticmethod
     def _type_name(t) -> str:

@@ -72,15 +72,20 @@ class TypeIndex:
     fields: dict[str, list[tuple[str, Tree]]] = field(default_factory=dict)
     typedefs: dict[str, Tree] = field(default_factory=dict)
     functions: dict[str, Tree] = field(default_factory=dict)
+    externs: dict[str, Tree] = field(default_factory=dict)
 
     def add_decl(self, d: Tree) -> None:
         if d.data in ("struct_decl", "header_decl", "header_union_decl"):
             self.fields[name_of(d.children[1])] = [
                 (name_of(f.children[2]), f.children[1]) for f in d.children[2:] if isinstance(f, Tree)]
-        elif d.data == "typedef_decl":
-            self.typedefs[name_of(d.children[2])] = d.children[1]
-        elif d.data == "function_decl":
+        elif d.data == "typedef_decl" and str(d.children[1]) == "typedef":
+            # children: annotations, the TYPEDEF token, the type, the name; a ``type`` (newtype)
+            # is a distinct type, not a synonym to look through
+            self.typedefs[name_of(d.children[3])] = d.children[2]
+        elif d.data in ("function_decl", "extern_func_decl"):  # [ann, result, name, tparams, ..]
             self.functions[name_of(d.children[2])] = d
+        elif d.data == "extern_decl":
+            self.externs[name_of(d.children[1])] = d
 
     def resolve(self, t):
         """Follow typedefs to the type tree they name."""
@@ -136,6 +141,10 @@ class TypeIndex:
             return self.type_of(k[1], env) or self.type_of(k[2], env)
         if d == "call":
             return self._call(k[0], env)
+        if d == "tcall" and isinstance(k[0], Tree) and k[0].data == "member":
+            given = next(c for c in k if isinstance(c, Tree) and c.data == "type_args").children
+            return self._method_result(self.resolve(self.type_of(k[0].children[0], env)),
+                                       name_of(k[0].children[1]), given)
         return None
 
     def _member(self, base, member: str, env) -> Tree | None:
@@ -156,9 +165,59 @@ class TypeIndex:
             fn = self.functions.get(str(f.children[-1]))
             if fn is not None and fn.children[3] is None:
                 return fn.children[1]
+        if isinstance(f, Tree) and f.data == "member":
+            return self._method_result(self.resolve(self.type_of(f.children[0], env)),
+                                       name_of(f.children[1]))
+        return None
+
+    def _method_result(self, t, method: str, targs: list = ()) -> Tree | None:
+        """The result type of ``method`` of an extern instance of type ``t`` (``read`` of a
+        ``register<bit<8>, bit<32>>`` is ``bit<8>``), its type parameters substituted."""
+        args = t.children[-1].children if isinstance(t, Tree) and t.data == "specialized_type" \
+            else []
+        base = t.children[0] if args else t
+        ext = self.externs.get(str(base.children[-1])) \
+            if isinstance(base, Tree) and base.data == "type_name" else None
+        if ext is None:
+            return None
+        tvars = [name_of(c) for c in ext.children[2].children if isinstance(c, Tree)] \
+            if ext.children[2] is not None else []
+        binding = dict(zip(tvars, args, strict=False))
+        for m in ext.children[3:]:
+            proto = m.children[-1] if isinstance(m, Tree) and m.data == "method_proto" else None
+            if proto is None or name_of(proto.children[1]) != method:
+                continue
+            mvars = [name_of(c) for c in proto.children[2].children if isinstance(c, Tree)] \
+                if proto.children[2] is not None else []
+            if len(mvars) != len(targs):
+                continue
+            tvars = tvars + mvars
+            binding.update(zip(mvars, targs, strict=True))
+            ret = proto.children[0]
+            if isinstance(ret, Tree) and ret.data == "type_name" and str(ret.children[-1]) in tvars:
+                return binding.get(str(ret.children[-1]))
+            return None if isinstance(ret, Tree) and ret.data == "t_void" else ret
         return None
 
 
 def _lit(e) -> bool:
     return isinstance(e, Tree) and e.data == "int_lit"
 
+
+
+_PLAIN = {"t_bit", "t_int", "t_bool", "t_varbit", "t_error", "tuple_type", "stack_type"}
+
+
+def clearly_different(types: TypeIndex, pt, at) -> bool:
+    """Whether an argument of declared type ``at`` can never be passed for a parameter of type
+    ``pt`` without a cast: both are known and of kinds with no implicit conversion between them
+    (bit/int/bool/varbit/error, tuples, stacks, structs and headers), and they differ. Enums
+    (a serializable one converts to its underlying type) and anything unknown are left to the
+    generators."""
+    pt, at = types.resolve(pt), types.resolve(at)
+
+    def plain(t) -> bool:
+        return isinstance(t, Tree) and (t.data in _PLAIN or t.data == "type_name"
+                                        and str(t.children[-1]) in types.fields)
+
+    return plain(pt) and plain(at) and type_text(pt) != type_text(at)

@@ -57,7 +57,7 @@ def _algo(g, node) -> None:
 
 
 def _std(g, node) -> None:
-    _code, t, _s = g.lvalue(node)
+    t = g.lvalue(node)
     if not (isinstance(t, StructT) and t.name == "standard_metadata_t"):
         raise g.err(node, f"expected standard_metadata_t, got {t}")
 
@@ -67,7 +67,7 @@ def _u32(g, node) -> None:
 
 
 def _bits_lvalue(g, node, what: str) -> BitT:
-    _c, t, _s = g.lvalue(node)
+    t = g.lvalue(node)
     if not isinstance(t, BitT):
         raise g.err(node, f"{what} must be bit<W>, got {t}")
     return t

@@ -226,13 +226,7 @@ class RingTransport(DeliveryEndpoint):
                 for k in range(n):
                     self._handle(rx.payload(k), rx.address(k))
         elif ready:                     # the reference: one recvfrom per datagram
-            while True:
-                try:
-                    data, addr = self._sock.recvfrom(65535)
-                except BlockingIOError:
-                    break
-                self.stats.packets_received += 1
-                self.stats.bytes_received += len(data)
+            for data, addr in self._recv_each():
                 self._handle(data, addr)
         for step, box in self.inbox.items():
             if box.dirty:

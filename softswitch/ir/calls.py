@@ -83,7 +83,7 @@ def _reset_out_args(blk: ir.Block, ca: ir.ControlApply) -> list[ir.Stmt]:
 
 def _union_fixups(args) -> list[ir.Stmt]:
     """After a call given a header union member by reference: a valid member invalidates the
-    others (calls.union_fixups of the Python generator)."""
+    others (BMv2 tracks union membership on the header; the callee cannot see the union)."""
     out: list[ir.Stmt] = []
     for a in args:
         sibs = union_siblings(a) if a is not None and isinstance(a.t, ir.Comp) else []

@@ -9,10 +9,9 @@ skips is p4c's, see ``StmtGen.call_action``); ``px->exit`` propagates ``exit`` t
 
 from __future__ import annotations
 
-import re
-
 from ..ir import nodes as ir
 from ..ir.common import Unsupported, fresh_out, irtype
+from ..ir.textgen import Identifiers
 from ..layout import pyfield
 from ..types import HeaderT, StructLikeT, VarbitT
 from .ccomp import CompoundFns
@@ -29,11 +28,11 @@ ROLE_PARAMS = {
 }
 
 
-class CGen:
+class CGen(Identifiers):
     def __init__(self, prog: ir.Program):
         self.prog = prog
         self.out: list[str] = []
-        self.ids: dict[str, str] = {}
+        Identifiers.__init__(self)
         self.regs = {
             n: i for i, n in enumerate(x for x in prog.externs if prog.externs[x].kind == "register")
         }
@@ -48,15 +47,6 @@ class CGen:
         self.fn_kind = ""
 
     # ------------------------------------------------------------ names
-    def cid(self, name: str) -> str:
-        if name not in self.ids:
-            base = re.sub(r"[^A-Za-z0-9_]", "_", name)
-            c = base
-            while c in self.ids.values():
-                c += "_"
-            self.ids[name] = c
-        return self.ids[name]
-
     def ref(self, e: ir.Ref) -> str:
         comp = isinstance(e.t, (ir.Comp, ir.Stack))
         if e.kind == "param":

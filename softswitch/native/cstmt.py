@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ..ir import nodes as ir
+from ..ir.textgen import StmtWriter
 from ..ir.walk import dynamic_elems
 from ..layout import cpath, field_width, flat_fields, pyfield
 from ..types import HeaderT, VarbitT
@@ -12,15 +13,8 @@ ALGO = {"crc32": 0, "crc32_custom": 0, "crc16": 1, "crc16_custom": 1, "random": 
         "xor16": 5}
 
 
-class StmtGen:
-    def __init__(self, gen, out: list[str], level: int):
-        self.g = gen
-        self.x = gen.x
-        self.o = out
-        self.level = level
-
-    def emit(self, s: str) -> None:
-        self.o.append("    " * self.level + s)
+class StmtGen(StmtWriter):
+    """Emits the statements of one function body as C source."""
 
     def fresh(self, base: str) -> str:
         self.g.tmp = getattr(self.g, "tmp", 0) + 1

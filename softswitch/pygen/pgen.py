@@ -10,11 +10,10 @@ copy-in/copy-out (the callee returns them after its value); ``exit`` raises ``_E
 
 from __future__ import annotations
 
-import re
-
 from ..decls import is_fixed_width
 from ..ir import nodes as ir
 from ..ir.common import fresh_out
+from ..ir.textgen import Identifiers
 from ..ir.walk import has_dynamic_index
 from ..layout import class_source, emit_source, extract_source
 from ..types import HeaderT, StructT
@@ -22,11 +21,11 @@ from .pexpr import PyExpr, Raw, bits, default
 from .pstmt import StmtGen, scalar_outs
 
 
-class PyGen:
+class PyGen(Identifiers):
     def __init__(self, prog: ir.Program, trace: bool = False):
         self.prog = prog
         self.trace = trace
-        self.ids: dict[str, str] = {}
+        Identifiers.__init__(self)
         self.tmp = 0
         self.x = PyExpr(self)
         self.err_short = prog.errors.index("PacketTooShort")
@@ -38,15 +37,6 @@ class PyGen:
         self.out: list[str] = []
 
     # ------------------------------------------------------------ names
-    def cid(self, name: str) -> str:
-        if name not in self.ids:
-            base = re.sub(r"[^A-Za-z0-9_]", "_", name)
-            c = base
-            while c in self.ids.values():
-                c += "_"
-            self.ids[name] = c
-        return self.ids[name]
-
     def obj(self, name: str) -> str:
         """Namespace name of an extern instance (register, counter, meter)."""
         return f"O_{self.cid(name)}"

@@ -4,6 +4,7 @@ statements and the v1model externs."""
 from __future__ import annotations
 
 from ..ir import nodes as ir
+from ..ir.textgen import StmtWriter
 from ..ir.walk import dynamic_elems
 from ..layout import pyfield
 from .pexpr import Raw, bits, default, wrap
@@ -15,17 +16,8 @@ def scalar_outs(params: list[ir.Param]) -> list[int]:
             if p.direction in ("out", "inout") and not isinstance(p.t, (ir.Comp, ir.Stack))]
 
 
-class StmtGen:
-    """Emits the statements of one function body at an indentation level."""
-
-    def __init__(self, gen, out: list[str], level: int):
-        self.g = gen
-        self.x = gen.x
-        self.o = out
-        self.level = level
-
-    def emit(self, s: str) -> None:
-        self.o.append("    " * self.level + s)
+class StmtGen(StmtWriter):
+    """Emits the statements of one function body as Python source."""
 
     def stmts(self, ss: list[ir.Stmt]) -> None:
         for s in ss:

@@ -322,6 +322,80 @@ CASES: dict[str, tuple[str, str, dict[str, str]]] = {
         {"top": "extern Box {\n    Box();\n    void put(in bit<8> v);\n"
                 "    void put(in bit<16> v); /*ERR*/\n}\n"},
     ),
+    "self_instantiating_control": (
+        "a control that instantiates itself (instances would nest forever)",
+        "Self-referencing types not supported",
+        {"top": "control Loop() {\n    Loop() inner; /*ERR*/\n    apply { inner.apply(); }\n}\n"},
+    ),
+    "self_applying_control": (
+        "a control that applies its own type (an implicit instance of itself)",
+        "Self-referencing types not supported",
+        {"top": "control Loop() {\n    apply {\n        Loop.apply(); /*ERR*/\n    }\n}\n"},
+    ),
+    "function_missing_return": (
+        "a function with a result that falls off its end on one path (nothing calls it)",
+        "does not return a value on all paths",
+        {"top": "bit<8> pick(in bit<8> a, in bit<8> b) { /*ERR*/\n"
+                "    if (a > b) {\n        return a;\n    }\n}\n"},
+    ),
+    "tuple_header_field": (
+        "a header field of a tuple type (through a typedef)",
+        "cannot have type tuple",
+        {"top": "typedef tuple<bit<8>, bit<8>> pair_t;\n"
+                "header pair_h {\n    pair_t both; /*ERR*/\n}\n"},
+    ),
+    "union_from_list": (
+        "a header_union variable initialised from a list expression",
+        "header_union",
+        {"top": "header a_h {\n    bit<8> a;\n}\nheader b_h {\n    bit<8> b;\n}\n"
+                "header_union ab_u {\n    a_h a;\n    b_h b;\n}\n",
+         "apply": "        ab_u u = { { 8w1 }, { 8w2 } }; /*ERR*/"},
+    ),
+    "action_param_of_control_type": (
+        "an action parameter of a control type (controls are not values an action can take)",
+        "parameter cannot have type control",
+        {"top": "control Hook();\naction run_hook(in Hook h) { /*ERR*/\n}\n"},
+    ),
+    "struct_instantiated": (
+        "an instantiation of a struct type (only externs, controls, parsers are objects)",
+        "cannot allocate objects of type struct",
+        {"top": "struct pair_t {\n    bit<8> a;\n}\npair_t() pair_obj; /*ERR*/\n"},
+    ),
+    "struct_field_of_parser_type": (
+        "a struct field whose type is a parser type",
+        "cannot have type 'parser",
+        {"top": "parser Sub_t();\nstruct holder_t {\n    Sub_t p; /*ERR*/\n}\n"},
+    ),
+    "instance_argument_not_constant": (
+        "a sub-control instantiated with a run-time parameter of the enclosing control",
+        "cannot evaluate to a compile-time constant",
+        {"top": "control Leaf(inout bit<8> v)(bit<8> k) {\n    apply { v = k; }\n}\n"
+                "control Outer(inout bit<8> v, in bit<8> z) {\n    Leaf(z) leaf; /*ERR*/\n"
+                "    apply { leaf.apply(v); }\n}\n",
+         "decls": "    Outer() outer;",
+         "apply": "        outer.apply(meta.m8, meta.m8);"},
+    ),
+    "subparser_argument_type": (
+        "a sub-parser applied with an argument wider than its parameter (no implicit cast)",
+        "type mismatch",
+        {"top": "parser Peek(packet_in pk, in bit<8> tag) {\n"
+                "    state start {\n        transition accept;\n    }\n}\n",
+         "parser": "    state start {\n        packet.extract(hdr.ethernet);\n"
+                   "        Peek.apply(packet, hdr.ethernet.etherType); /*ERR*/\n"
+                   "        transition accept;\n    }"},
+    ),
+    "extern_method_shadows_type_parameter": (
+        "a method of a generic extern declaring the extern's own type parameter again",
+        "already a type parameter",
+        {"top": "extern Box<D> {\n    Box();\n    void put<D>(in D d); /*ERR*/\n}\n"},
+    ),
+    "param_of_control_decl_type": (
+        "a constructor parameter typed by a control declaration (an object, not a type), in a "
+        "control nothing instantiates",
+        "parameter cannot have type control",
+        {"top": "control Leaf() {\n    apply { }\n}\n"
+                "control Holder()(Leaf l) { /*ERR*/\n    apply { }\n}\n"},
+    ),
 }
 
 

@@ -32,6 +32,11 @@ ET_EXACT = "            hdr.ethernet.etherType: exact;"
 ET_TERNARY = "            hdr.ethernet.etherType: ternary;"
 
 CASES: dict[str, tuple[str, str, dict[str, str]]] = {
+    "key_complex_without_name": (
+        "a computed key expression without @name (p4c cannot name its match field)",
+        "Complex key expression requires a @name annotation",
+        table("            hdr.ethernet.etherType + 16w1: exact; /*ERR*/",
+              "            16w0x0800 : set_port(9w1);")),
     "entry_lpm_mask_not_prefix": (
         "an lpm entry whose mask is not a prefix (p4c: invalid mask for LPM key)", "lpm|prefix|mask",
         table("            hdr.ethernet.etherType: lpm;",

@@ -53,8 +53,16 @@ struct metadata_t {
     bit<8> bumps;
 }
 
-T max2<T>(in T x, in T y) {
-    return x > y ? x : y;
+// p4c allows no operation on a value of type T inside the body: the caller compares
+T pick<T>(in bool first, in T x, in T y) {
+    return first ? x : y;
+}
+
+// never called: still type-checked, with T an opaque type (as p4c checks it)
+T keep<T, U>(in T x, in U u) {
+    T y = x;
+    U v = u;
+    return y;
 }
 
 void swap<T>(inout T x, inout T y) {
@@ -129,7 +137,7 @@ control MyIngress(inout headers_t hdr, inout metadata_t meta,
         standard_metadata.egress_spec = 1;
         tuple<bit<8>, bit<8>> t = { hdr.i.a, hdr.i.b };
         swap(t[0], t[1]);
-        hdr.o.r1 = max2(hdr.i.a, hdr.i.b);
+        hdr.o.r1 = pick(hdr.i.a > hdr.i.b, hdr.i.a, hdr.i.b);
         hdr.o.r2 = t[0] + STEPS[1];
         hdr.o.r3 = hdr.i.a >= LIM.p.lo && hdr.i.a <= LIM.p.hi && LIM.on ? 8w1 : 8w0;
         hdr.o.r4 = meta.kind;
@@ -139,7 +147,7 @@ control MyIngress(inout headers_t hdr, inout metadata_t meta,
         bit<16> wide = 0;
         bit<16> other = 7;
         swap(wide, other);
-        hdr.o.r8 = (bit<8>) wide + (bit<8>) max2<bit<16>>(other, 16w1);
+        hdr.o.r8 = (bit<8>) wide + (bit<8>) pick<bit<16>>(other > 16w1, other, 16w1);
     }
 }
 

@@ -124,7 +124,7 @@ def front_end_rewrites_out(a: int, b: int) -> bytes:
     r3 = 1 if 10 <= a <= 200 else 0              # LIM.p = RANGE = {lo = 10, hi = 200}, LIM.on
     r6 = {10: 1, 200: 2}.get(a, 0)               # const entries keyed by RANGE.lo / RANGE.hi
     r7 = 2 + 1                                   # first = bump() = 1, second = bump() + first
-    r8 = 7 + max(0, 1)                           # swap: wide = 7, other = 0; 7 + max2(0, 1)
+    r8 = 7 + max(0, 1)                           # swap: wide = 7, other = 0; 7 + pick(0 > 1, 0, 1)
     return bytes([max(a, b), r2, r3, kind, 42, r6, r7, r8])
 
 

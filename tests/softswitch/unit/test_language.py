@@ -89,7 +89,7 @@ VALID = [
           ingress="big_t b = { {1, 2}, 3 }; hdr.d.w2 = b.p.y + b.z;"), [5, 7, 5]),
     ("bool_keys_in_const_entries",
      dict(ilocals="action put(bit<32> v) { hdr.d.w2 = v; }\n"
-                  "table t { key = { hdr.d.isValid(): exact; hdr.d.w0 == 5: exact; }\n"
+                  "table t { key = { hdr.d.isValid(): exact; hdr.d.w0 == 5: exact @name(\"w0_is_5\"); }\n"
                   "  actions = { put; } const entries = { (true, false): put(1); (true, true): put(2); } }",
           ingress="t.apply();"), [5, 7, 2]),
 ]

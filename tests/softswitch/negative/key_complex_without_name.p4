@@ -1,0 +1,72 @@
+// expect-error: 44: Complex key expression requires a @name annotation
+// a computed key expression without @name (p4c cannot name its match field) (p4c rejects this)
+#include <core.p4>
+#include <v1model.p4>
+
+header ethernet_t {
+    bit<48> dstAddr;
+    bit<48> srcAddr;
+    bit<16> etherType;
+}
+
+struct headers_t {
+    ethernet_t ethernet;
+}
+
+struct metadata_t {
+    bit<8>  m8;
+    bit<16> m16;
+    bool    flag;
+}
+
+parser MyParser(packet_in packet, out headers_t hdr, inout metadata_t meta,
+                inout standard_metadata_t standard_metadata) {
+    state start {
+        packet.extract(hdr.ethernet);
+        transition accept;
+    }
+}
+
+control MyVerifyChecksum(inout headers_t hdr, inout metadata_t meta) {
+    apply { }
+}
+
+control MyIngress(inout headers_t hdr, inout metadata_t meta,
+                  inout standard_metadata_t standard_metadata) {
+    action set_port(bit<9> port) {
+        standard_metadata.egress_spec = port;
+    }
+    action other() {
+        meta.m8 = 8w1;
+    }
+    table t {
+        key = {
+            hdr.ethernet.etherType + 16w1: exact;
+        }
+        actions = { set_port; other; NoAction; }
+        const entries = {
+            16w0x0800 : set_port(9w1);
+        }
+    }
+    apply {
+        t.apply();
+    }
+}
+
+control MyEgress(inout headers_t hdr, inout metadata_t meta,
+                 inout standard_metadata_t standard_metadata) {
+    apply { }
+}
+
+control MyComputeChecksum(inout headers_t hdr, inout metadata_t meta) {
+    apply { }
+}
+
+control MyDeparser(packet_out packet, in headers_t hdr) {
+    apply {
+        packet.emit(hdr.ethernet);
+    }
+}
+
+V1Switch(MyParser(), MyVerifyChecksum(), MyIngress(), MyEgress(), MyComputeChecksum(),
+         MyDeparser()) main;
