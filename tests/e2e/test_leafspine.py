@@ -53,7 +53,7 @@ def test_random_loss_on_host_links_still_exact(leafspine_net, percent):
         for h in hosts:
             inject_loss(h, percent)
         t0 = time.monotonic()
-        # d = 60k: ~20 packets per worker at K = 256, as d = 30k gave at K = 128
+        # d = 60k: as many packets per worker at K = 256 as d = 30k gave at K = 128
         out = run_and_check(leafspine_net, Workload(dim=60_000, density=0.01, seed=20 + percent,
                                                     timeout=0.1, retries=30), jobs=[job])
         assert time.monotonic() - t0 < 180
