@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import re
+from abc import ABC, abstractmethod
 
 
 class Identifiers:
@@ -22,8 +23,9 @@ class Identifiers:
         return self.ids[name]
 
 
-class StmtWriter:
-    """Writes the statements of one function body at an indentation level into ``out``."""
+class StmtWriter(ABC):
+    """Writes the statements of one function body at an indentation level into ``out``; routes
+    the four v1model checksum externs to the backend's ``_checksum(s, payload)``."""
 
     def __init__(self, gen, out: list[str], level: int):
         self.g = gen
@@ -33,3 +35,19 @@ class StmtWriter:
 
     def emit(self, s: str) -> None:
         self.o.append("    " * self.level + s)
+
+    @abstractmethod
+    def _checksum(self, s, payload: bool) -> None:
+        """A checksum extern call ``s`` (verify or update), over the packet's payload too if asked."""
+
+    def _x_verify_checksum(self, s) -> None:
+        self._checksum(s, False)
+
+    def _x_update_checksum(self, s) -> None:
+        self._checksum(s, False)
+
+    def _x_verify_checksum_with_payload(self, s) -> None:
+        self._checksum(s, True)
+
+    def _x_update_checksum_with_payload(self, s) -> None:
+        self._checksum(s, True)

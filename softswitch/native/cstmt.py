@@ -467,18 +467,6 @@ class StmtGen(StmtWriter):
             self.emit(f"{self.x(s.out)} = {h};")
         self.emit("}")
 
-    def _x_verify_checksum(self, s) -> None:
-        self._checksum(s, False)
-
-    def _x_update_checksum(self, s) -> None:
-        self._checksum(s, False)
-
-    def _x_verify_checksum_with_payload(self, s) -> None:
-        self._checksum(s, True)
-
-    def _x_update_checksum_with_payload(self, s) -> None:
-        self._checksum(s, True)
-
     def _x_clone(self, s) -> None:
         ty, sess = s.args
         self.emit(f"px->clone_set = 1; px->clone_type = (int)({self.x(ty)}); "

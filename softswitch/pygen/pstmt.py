@@ -331,18 +331,6 @@ class StmtGen(StmtWriter):
             self.assign(s.out, h)
             self.level -= 1
 
-    def _x_verify_checksum(self, s) -> None:
-        self._checksum(s, False)
-
-    def _x_update_checksum(self, s) -> None:
-        self._checksum(s, False)
-
-    def _x_verify_checksum_with_payload(self, s) -> None:
-        self._checksum(s, True)
-
-    def _x_update_checksum_with_payload(self, s) -> None:
-        self._checksum(s, True)
-
     def _field_list(self, fl: int) -> str:
         """What pipeline.PacketFlow preserves: None, a field list id, or the field names."""
         if fl < 0:
