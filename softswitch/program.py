@@ -100,7 +100,8 @@ class Program:
         for name, tree in self.decls.functions.items():  # declaration order: a function may call earlier ones
             self.functions[name] = FuncGen(self, tree).generate()
         self._pipeline()
-        checks_v1model.check_program(self.decls, self.decls.controls, self.decls.parsers, self.block_names)
+        checks_v1model.check_program(self.decls, self.decls.controls, self.decls.parsers, self.block_names,
+                                     self.decls.functions)
         checks_v1model.check_user_types(self.decls, self.block_params["parser"])
         self._check_unused()
         self.warnings: list[str] = p4warnings.collect(parsed.tree, self.decls)
