@@ -8,10 +8,12 @@ that applies them.
 the statements before the call, then a transition into a renamed copy of Sub's states; Sub's
 ``accept`` continues with a new state holding the statements after the call and the original
 transition; ``reject`` stays a reject.  Sub's parameters are replaced by the arguments and its
-locals are renamed into the caller.  As p4c's inliner does (``inlining.substitutes_arguments``), the
+locals are renamed into the caller once per instance: as p4c's inliner declares them, they are
+shared by the instance's apply sites (a second apply sees what the first left).  As p4c's inliner does (``inlining.substitutes_arguments``), the
 arguments replace the parameters when every apply site of the instance passes the same,
-non-overlapping arguments; otherwise each directional parameter is a new local, copied in
-before the sub-parser's start (``in``/``inout``) and out when its ``accept`` continues.
+non-overlapping arguments; otherwise each directional parameter is a local of the instance,
+copied in before the sub-parser's start (``in``/``inout``; an ``out`` one has its headers
+made invalid) and out when its ``accept`` continues.
 """
 
 from __future__ import annotations
@@ -35,6 +37,10 @@ def _name(node) -> str:
 
 def _name_tree(s: str) -> Tree:
     return Tree("name", [Token("IDENTIFIER", s)])
+
+
+def _direction(param: Tree) -> str:
+    return str(param.children[1].children[0]) if isinstance(param.children[1], Tree) else ""
 
 
 def _is_state(x) -> bool:
@@ -93,6 +99,7 @@ class SubParsers:
                       for d in tree.children if isinstance(d, Tree) and d.data in
                       ("header_decl", "header_union_decl", "struct_decl", "typedef_decl")}
         self.n = 0
+        self.declared: set[str] = set()  # instances whose locals are declared in their parser
         self.index = TypeIndex()
         for d in tree.children:
             if isinstance(d, Tree):
@@ -192,7 +199,8 @@ class SubParsers:
 
     def _inline(self, st: Tree, k: int, inst: str, sub_name: str, args: list):
         self.n += 1
-        prefix = f"__{inst}{self.n}_"
+        prefix = f"__{inst}{self.n}_"  # this apply site's states
+        lprefix = f"__{inst}__"  # the instance's locals and temporaries, shared by its apply sites
         sub = copy.deepcopy(self.parsers[sub_name])
         params = [p for p in (sub.children[3].children if sub.children[3] is not None else [])
                   if p is not None]
@@ -207,21 +215,34 @@ class SubParsers:
         for loc in sub_locals:
             nm = loc.children[-1] if loc.data != "const_decl" and loc.data != "var_decl" else loc.children[2]
             old = _name(nm)
-            values[old] = Tree("ident", [Token("IDENTIFIER", prefix + old)])
+            values[old] = Tree("ident", [Token("IDENTIFIER", lprefix + old)])
             if loc.data == "const_decl" or loc.data == "var_decl":
-                loc.children[2] = _name_tree(prefix + old)
+                loc.children[2] = _name_tree(lprefix + old)
             else:
-                loc.children[-1] = _name_tree(prefix + old)
+                loc.children[-1] = _name_tree(lprefix + old)
             if loc.data == "instantiation" and self._type_name(loc.children[1]) in self.parsers:
-                new_insts[prefix + old] = self._type_name(loc.children[1])
-                self.substituted[prefix + old] = substitutes_arguments(sub, old, [])
-        copy_in, copy_out = [], []
+                new_insts[lprefix + old] = self._type_name(loc.children[1])
+                self.substituted[lprefix + old] = substitutes_arguments(sub, old, [])
         if not self.substituted.get(inst, True):
-            copy_in, copy_out = _temporaries(params, args, values, sub_locals, prefix, st)
+            copy_in, copy_out = _temporaries(params, args, values, sub_locals, lprefix, st)
+            # p4c resets an `out` temporary's headers at each apply (DoResetHeaders); its
+            # scalars keep what the previous apply left
+            copy_in = [r for p in params if _direction(p) == "out"
+                       for r in self._resets(p.children[2], values[_name(p.children[3])], st)] + copy_in
         else:  # p4c's inliner resets an `out` argument it substitutes (DoResetHeaders)
-            copy_in = [r for p, a in zip(params, args, strict=True)
-                       if isinstance(p.children[1], Tree) and str(p.children[1].children[0]) == "out"
+            copy_out = []
+            copy_in = [r for p, a in zip(params, args, strict=True) if _direction(p) == "out"
                        for r in self._resets(p.children[2], a, st)]
+        # p4c moves the initialisers of a parser's locals into its start state (MoveInitializers):
+        # they run at every apply
+        for loc in sub_locals:
+            if loc.data == "var_decl" and loc.children[3] is not None:
+                target = Tree("ident", [Token("IDENTIFIER", _name(loc.children[2]))])
+                copy_in.append(Tree("assign_stmt", [target, _substitute(loc.children[3], values)], st.meta))
+                loc.children[3] = None
+        if inst in self.declared:  # a later apply site of the instance: its locals exist
+            sub_locals = []
+        self.declared.add(inst)
         rename = {_name(s.children[2]): prefix + _name(s.children[2]) for s in sub_states}
         cont = prefix + "cont"
         rename["accept"] = cont
@@ -243,7 +264,7 @@ def _temporaries(params, args, values, sub_locals, prefix, st):
     ``out``/``inout`` copied back, in parameter order, when the sub-parser accepts."""
     copy_in, copy_out = [], []
     for p, a in zip(params, args, strict=True):
-        direction = str(p.children[1].children[0]) if isinstance(p.children[1], Tree) else ""
+        direction = _direction(p)
         if not direction:
             continue
         tmp = prefix + "arg_" + _name(p.children[3])

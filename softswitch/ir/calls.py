@@ -114,7 +114,9 @@ def _control_apply(g, qname: str, args, inst: str) -> ir.ControlApply:
         if p.direction in ("out", "inout"):
             lv = g.lvalue(a)
             scalar = not isinstance(lv.t, (ir.Comp, ir.Stack))
-            vals.append(fresh_out(lv.t) if p.direction == "out" and scalar and not subst else lv)
+            # not substituted: p4c's temporary for an `out` scalar is one per instance, shared by
+            # its apply sites, so it starts with what the previous apply left (None: no copy-in)
+            vals.append(None if p.direction == "out" and scalar and not subst else lv)
             outs.append(lv)
         else:
             pt = (

@@ -250,8 +250,12 @@ class TableApply(Stmt):
 
 @dataclass
 class ControlApply(Stmt):
+    """``control`` is the applied instance's block; its frame (parameters, variables) is one per
+    instance and per packet pass, kept between apply sites as p4c's inliner declares the callee's
+    locals and parameter temporaries once per instance."""
+
     control: str
-    args: list[Expr]
+    args: list[Expr | None]   # None: an `out` scalar temporary keeps its value (no copy-in)
     outs: list[Expr | None]
     # p4c substitutes the arguments for the parameters (softswitch/inlining.py): the copy-out
     # also happens after an `exit` in the callee; otherwise they are temporaries it skips

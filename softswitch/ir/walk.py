@@ -34,4 +34,23 @@ def has_dynamic_index(e: ir.Expr) -> bool:
     return bool(dynamic_elems(ir.If(e, [], [])))
 
 
-__all__ = ["dynamic_elems", "has_dynamic_index"]
+def control_applies(stmts: list[ir.Stmt]) -> list[ir.ControlApply]:
+    """The sub-control applies among ``stmts`` (inside ``if``/``switch`` too), in order."""
+    out: list[ir.ControlApply] = []
+    for s in stmts:
+        if isinstance(s, ir.ControlApply):
+            out.append(s)
+        elif isinstance(s, ir.If):
+            out += control_applies(s.then) + control_applies(s.els)
+        elif isinstance(s, ir.Switch):
+            for _labels, body in s.cases:
+                out += control_applies(body)
+    return out
+
+
+def instance_children(b: ir.Block) -> list[str]:
+    """The sub-control instances ``b`` applies (each once), whose frames live in ``b``'s frame."""
+    return list(dict.fromkeys(ca.control for ca in control_applies(list(b.init) + list(b.body))))
+
+
+__all__ = ["control_applies", "dynamic_elems", "has_dynamic_index", "instance_children"]

@@ -12,6 +12,7 @@ from __future__ import annotations
 from ..ir import nodes as ir
 from ..ir.common import Unsupported, fresh_out, irtype
 from ..ir.textgen import Identifiers
+from ..ir.walk import instance_children
 from ..layout import pyfield
 from ..types import HeaderT, StructLikeT, VarbitT
 from .ccomp import CompoundFns
@@ -82,7 +83,7 @@ class CGen(Identifiers):
         o.append(f"typedef T_{p.meta_t.pyname} meta_t;")
         o.append(f"typedef T_{p.std_t.pyname} std_t;")
         self._state()
-        for b in p.blocks.values():
+        for b in reversed(p.blocks.values()):  # an instance's frame inside its parent's: child first
             self._frame(b)
         body: list[str] = []
         self.out = body
@@ -149,6 +150,8 @@ class CGen(Identifiers):
             lines.append(f"    {ctype(prm.t)} {star}p_{prm.name};")
         for name, t in b.vars:
             lines.append(f"    {ctype(t)} v_{name};")
+        for c in instance_children(b):
+            lines.append(f"    L_{self.cid(c)} i_{self.cid(c)};")
         lines.append("    int _unused;")
         lines.append(f"}} L_{self.cid(b.name)};")
         self.out += lines

@@ -248,20 +248,23 @@ class StmtGen(StmtWriter):
         fr = f"L_{self.g.cid(b.name)}"
         self.emit("{")
         self.level += 1
-        self.emit(f"{fr} _Ls; memset(&_Ls, 0, sizeof _Ls);")
+        # the instance's frame lives in its parent's, zeroed once per packet pass (ir.ControlApply)
+        self.emit(f"{fr} *_Ls = &L->i_{self.g.cid(b.name)};")
         backs = []
         for prm, a, out in zip(b.params, s.args, s.outs, strict=True):
-            if isinstance(prm.t, (ir.Comp, ir.Stack)) and not s.substituted and prm.direction:
+            if a is None:  # an `out` temporary: keeps what the previous apply left
+                backs.append(f"{self.x(out)} = _Ls->p_{prm.name};")
+            elif isinstance(prm.t, (ir.Comp, ir.Stack)) and not s.substituted and prm.direction:
                 ptr, back = self._compound_copy(prm, a, out)  # p4c's temporary (inlining.py)
-                self.emit(f"_Ls.p_{prm.name} = {ptr};")
+                self.emit(f"_Ls->p_{prm.name} = {ptr};")
                 backs += back
             elif isinstance(prm.t, (ir.Comp, ir.Stack)):
-                self.emit(f"_Ls.p_{prm.name} = &{self.x(a)};")
+                self.emit(f"_Ls->p_{prm.name} = &{self.x(a)};")
             else:
-                self.emit(f"_Ls.p_{prm.name} = {self.x(a)};")
+                self.emit(f"_Ls->p_{prm.name} = {self.x(a)};")
                 if out is not None:
-                    backs.append(f"{self.x(out)} = _Ls.p_{prm.name};")
-        self.emit(f"C_{self.g.cid(b.name)}(px, &_Ls);")
+                    backs.append(f"{self.x(out)} = _Ls->p_{prm.name};")
+        self.emit(f"C_{self.g.cid(b.name)}(px, _Ls);")
         self._backs_and_exit(backs, s.substituted)
         self.level -= 1
         self.emit("}")

@@ -14,7 +14,7 @@ from ..decls import is_fixed_width
 from ..ir import nodes as ir
 from ..ir.common import fresh_out
 from ..ir.textgen import Identifiers
-from ..ir.walk import has_dynamic_index
+from ..ir.walk import has_dynamic_index, instance_children
 from ..layout import class_source, emit_source, extract_source
 from ..types import HeaderT, StructT
 from .pexpr import PyExpr, Raw, bits, default
@@ -35,6 +35,7 @@ class PyGen(Identifiers):
         self.pk = "None"               # the packet_in/packet_out of the current block
         self.outs: list[str] = []      # scalar out/inout parameters returned by the current callee
         self.out: list[str] = []
+        self.nested = {c for b in prog.blocks.values() for c in instance_children(b)}
 
     # ------------------------------------------------------------ names
     def obj(self, name: str) -> str:
@@ -195,10 +196,23 @@ class PyGen(Identifiers):
                 o.append(f"    raise _Reject({self.err_nomatch})")
         o.append("")
 
+    def _frame_init(self, b: ir.Block) -> list[str]:
+        """A frame's variables at the start of a packet pass, with the frames of the instances it
+        applies (kept between their apply sites, as p4c declares an instance's locals once)."""
+        return [f"L.v_{n} = {default(t, self.err_oob)}" for n, t in b.vars] + [
+            f"L.i_{self.cid(c)} = N_{self.cid(c)}()" for c in instance_children(b)]
+
     def _control(self, b: ir.Block) -> None:
         self.fn_kind = "control"
-        pre = [f"L.v_{n} = {default(t, self.err_oob)}" for n, t in b.vars]
-        self._body(f"def C_{self.cid(b.name)}(L):", list(b.init) + list(b.body), pre)
+        if b.name in self.nested:  # its frame is made once, with its parent's (N_)
+            self.out.append(f"def N_{self.cid(b.name)}():")
+            scalars = [f"L.p_{q.name} = {default(q.t, self.err_oob)}" for q in b.params
+                       if isinstance(q.t, (ir.Bits, ir.Bool))]
+            self.out += ["    " + ln for ln in ["L = _Locals()", *scalars, *self._frame_init(b), "return L"]]
+            self.out.append("")
+            self._body(f"def C_{self.cid(b.name)}(L):", list(b.init) + list(b.body))
+            return
+        self._body(f"def C_{self.cid(b.name)}(L):", list(b.init) + list(b.body), self._frame_init(b))
 
 
 __all__ = ["PyGen"]

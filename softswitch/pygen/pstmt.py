@@ -226,9 +226,12 @@ class StmtGen(StmtWriter):
         also after an ``exit``) or through p4c's temporaries (``inlining.py``)."""
         b = self.g.prog.blocks[s.control]
         v = self.g.fresh("_L")
-        self.emit(f"{v} = _Locals()")
+        self.emit(f"{v} = L.i_{self.g.cid(b.name)}")  # the instance's frame (see ir.ControlApply)
         backs: list[str] = []
         for prm, a, out in zip(b.params, s.args, s.outs, strict=True):
+            if a is None:  # an `out` temporary: keeps what the previous apply left
+                StmtGen(self.g, backs, 0).assign(out, f"{v}.p_{prm.name}")
+                continue
             if isinstance(prm.t, (ir.Comp, ir.Stack)) and not s.substituted and prm.direction:
                 tmp, back = self._compound_copy(prm, a, out)
                 self.emit(f"{v}.p_{prm.name} = {tmp}")
