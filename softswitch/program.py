@@ -11,7 +11,7 @@ from typing import Any
 
 from lark import Tree
 
-from . import checks, checks_v1model, p4warnings, shadowing
+from . import checks, checks_v1model, p4warnings, parser_reach, shadowing, unused
 from .calls import Calls, ExternInst
 from .codegen import ActionInfo, TableInfo
 from .controlgen import ControlGen
@@ -71,6 +71,7 @@ class Program:
         self.decls = Decls(parsed.lines)
         checks.declarations(self.decls, parsed.tree)
         shadowing.check(parsed.tree, self.decls)
+        parser_reach.check(parsed.tree, self.decls, unused.check(parsed.tree, self.decls))
         desugar(parsed.tree, self.decls.err)
         checks.no_void_variables(self.decls, parsed.tree)
         self.decls.collect(parsed.tree)

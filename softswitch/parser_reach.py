@@ -1,0 +1,61 @@
+"""Reachability of a parser's end states, as p4c's ``SimplifyParsers`` checks it (after removing
+unused declarations, on each parser that remains, before sub-parsers are inlined).
+
+- Neither ``accept`` nor ``reject`` reachable from ``start``: the error "P: Parser never
+  reaches accept or reject state".
+- ``accept`` unreachable: ``[--Wwarn=parser-transition] warning: accept state in P is
+  unreachable``.
+"""
+
+from __future__ import annotations
+
+from lark import Tree
+
+
+def _name(node) -> str:
+    return str(node.children[0]) if isinstance(node, Tree) else str(node)
+
+
+def reachable(parser: Tree) -> set[str]:
+    """The states reachable from ``start`` (``accept``/``reject`` included when reached; a
+    state without a transition goes to ``reject``)."""
+    states = {_name(c.children[2]): c for c in parser.children[5:]
+              if isinstance(c, Tree) and c.data == "parser_state"}
+    seen: set[str] = set()
+    work = ["start"]
+    while work:
+        s = work.pop()
+        if s in seen:
+            continue
+        seen.add(s)
+        if s not in states:
+            continue
+        if states[s].children[-1] is None:
+            work.append("reject")
+        for t in states[s].iter_subtrees():
+            if t.data == "trans_direct":
+                work.append(_name(t.children[0]))
+            elif t.data == "select_case":
+                work.append(_name(t.children[1]))
+    return seen
+
+
+def check(tree: Tree, decls, present: set[str]) -> None:
+    for node in tree.children:
+        if not (isinstance(node, Tree) and node.data == "parser_decl"):
+            continue
+        nm = node.children[1]
+        if _name(nm) not in present:
+            continue
+        r = reachable(node)
+        declared = {_name(c.children[2]) for c in node.children[5:]
+                    if isinstance(c, Tree) and c.data == "parser_state"} | {"accept", "reject"}
+        if not r <= declared:
+            continue  # a transition to an undeclared state: reported where it is checked
+        if "accept" not in r and "reject" not in r:
+            raise decls.err(nm, f"{_name(nm)}: Parser never reaches accept or reject state")
+        if "accept" not in r:
+            decls.warn(nm, "parser-transition", f"accept state in {_name(nm)} is unreachable")
+
+
+__all__ = ["check", "reachable"]
