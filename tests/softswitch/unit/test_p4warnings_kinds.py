@@ -1,0 +1,91 @@
+"""p4c's warning kinds beyond constants and table entries: shadowing, unused tables and
+instances, an unreachable accept state, uninitialised reads -- with p4c's wording and kind tag,
+and none where p4c gives none."""
+
+from __future__ import annotations
+
+import pytest
+
+from softswitch import P4CompileError, frontend
+from softswitch.program import Program
+
+from .helpers import program
+
+
+def switch(ingress: str = "", **kw) -> Program:
+    """The checked program only (the warnings are the front end's; no code is generated)."""
+    return Program(frontend.parse(frontend.preprocess_text(program(ingress, **kw), "unit.p4"), "unit.p4"))
+
+
+def _texts(prog: Program) -> list[str]:
+    return [w.split(" warning: ", 1)[1] for w in prog.warnings]
+
+
+def _kinds(prog: Program) -> list[str]:
+    return [w.split("[--Wwarn=", 1)[1].split("]", 1)[0] for w in prog.warnings]
+
+
+@pytest.mark.parametrize("kw, text", [
+    (dict(ingress="bit<8> y = 1; { bit<8> y = 2; hdr.d.w0 = (bit<32>)y; }"), "'y' shadows 'y'"),
+    (dict(ilocals="bit<8> v; action a(bit<8> v) { hdr.d.w0 = (bit<32>)v; }", ingress="a(1);"),
+     "'v' shadows 'v'"),
+    (dict(decls="const bit<8> K = 1;", ingress="bit<8> K = 2; hdr.d.w0 = (bit<32>)K;"), "'K' shadows 'K'"),
+    (dict(ingress="bit<8> hash = 1; hdr.d.w0 = (bit<32>)hash;"), "'hash' shadows 'hash'"),
+    (dict(ingress="bit<8> exact = 1; hdr.d.w0 = (bit<32>)exact;"), "'exact' shadows 'exact'"),
+    (dict(parser="bit<8> q; state start { bit<8> q = 1; transition accept; }"), "'q' shadows 'q'"),
+])
+def test_shadowing_warns_as_p4c(kw, text):
+    sw = switch(**kw)
+    assert text in _texts(sw)
+    assert "shadow" in _kinds(sw)
+
+
+def test_no_shadowing_warning_for_a_later_global_or_separate_scopes():
+    sw = switch("{ bit<8> y = 1; hdr.d.w0 = (bit<32>)y; } { bit<8> y = 2; hdr.d.w1 = (bit<32>)y; }",
+                ilocals="action a(bit<8> p) { hdr.d.w2 = (bit<32>)p; } action b(bit<8> p) { }")
+    assert _texts(sw) == []
+
+
+@pytest.mark.parametrize("kw", [
+    dict(ilocals="action a(bit<8> x) { bit<8> x = 1; hdr.d.w0 = (bit<32>)x; }", ingress="a(1);"),
+    dict(ingress="bit<8> hdr = 1;"),
+    dict(parser="state start { bit<8> pkt = 1; transition accept; }"),
+])
+def test_a_declaration_shadowing_a_parameter_is_an_error(kw):
+    with pytest.raises(P4CompileError, match="declaration of '\\w+' shadows a parameter"):
+        switch(**kw)
+
+
+@pytest.mark.parametrize("kw, texts", [
+    (dict(ilocals="action a() {} table t { actions = { a; } } table u { actions = { a; } }",
+          ingress="u.apply();"), ["Table t is not used; removing"]),
+    (dict(ilocals="register<bit<32>>(4) r; register<bit<32>>(4) q; action a() { q.write(0, 1); }"
+                  " table t { actions = { a; } }", ingress="t.apply();"), ["r: unused instance"]),
+    # p4c removes the unapplied table, then its action; the register they used is then unused
+    (dict(ilocals="register<bit<32>>(4) r; action a() { r.write(0, 1); } table t { actions = { a; } }"),
+     ["Table t is not used; removing", "r: unused instance"]),
+    (dict(ilocals="direct_counter(CounterType.packets) dc; table t { key = { hdr.d.w0: exact; }"
+                  " actions = { NoAction; } counters = dc; }"),
+     ["Table t is not used; removing", "dc: unused instance"]),
+    (dict(decls="control S(inout bit<32> x) { action a() {} table st { actions = { a; } } apply { } }",
+          ilocals="S() s;"), ["Table st is not used; removing", "s: unused instance"]),
+    (dict(decls="register<bit<8>>(2) gr;"), ["gr: unused instance"]),
+])
+def test_unused_tables_and_instances_warn_as_p4c(kw, texts):
+    sw = switch(**kw)
+    assert _texts(sw) == texts
+    assert set(_kinds(sw)) == {"unused"}
+
+
+def test_nothing_inside_an_unused_control_is_reported():
+    sw = switch(decls="control S(inout bit<32> x) { register<bit<8>>(2) r; table st { actions = { NoAction; } }"
+                      " apply { } }")
+    assert _texts(sw) == []
+
+
+def test_unreachable_accept_warns_and_a_parser_reaching_neither_end_is_an_error():
+    sw = switch(parser="state start { transition reject; }")
+    assert _texts(sw) == ["accept state in P is unreachable"] and _kinds(sw) == ["parser-transition"]
+    assert _texts(switch(parser="state start { transition accept; } state dead { transition reject; }")) == []
+    with pytest.raises(P4CompileError, match="P: Parser never reaches accept or reject state"):
+        switch(parser="state start { transition start; }")
