@@ -145,7 +145,7 @@ def run(tree: Tree, warn: Warn) -> set[str]:
             if it.kind == "block" and not used:
                 removed_blocks.add(it.name)
                 continue
-            if used or (it.kind == "state" and not it.removable) or (it.kind == "instance" and it.name == "main"):
+            if used or it.kind == "state" and not it.removable or it.kind == "instance" and it.name == "main":
                 kept.append(it)
                 continue
             if it.kind in ("table", "instance") and not it.warned:

@@ -78,8 +78,8 @@ def test_unused_tables_and_instances_warn_as_p4c(kw, texts):
 
 
 def test_nothing_inside_an_unused_control_is_reported():
-    sw = switch(decls="control S(inout bit<32> x) { register<bit<8>>(2) r; table st { actions = { NoAction; } }"
-                      " apply { } }")
+    sw = switch(decls="control S(inout bit<32> x) { register<bit<8>>(2) r;"
+                      " table st { actions = { NoAction; } } apply { } }")
     assert _texts(sw) == []
 
 
