@@ -11,9 +11,10 @@ transition; ``reject`` stays a reject.  Sub's parameters are replaced by the arg
 locals are renamed into the caller once per instance: as p4c's inliner declares them, they are
 shared by the instance's apply sites (a second apply sees what the first left).  As p4c's
 inliner does (``inlining.substitutes_arguments``), the arguments replace the parameters when
-every apply site of the instance passes the same, non-overlapping arguments; otherwise each directional parameter is a local of the instance,
-copied in before the sub-parser's start (``in``/``inout``; an ``out`` one has its headers
-made invalid) and out when its ``accept`` continues.
+every apply site of the instance passes the same, non-overlapping arguments; otherwise each
+directional parameter is a local of the instance, copied in before the sub-parser's start
+(``in``/``inout``; an ``out`` one has its headers made invalid) and out when its ``accept``
+continues.
 """
 
 from __future__ import annotations
