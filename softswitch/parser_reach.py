@@ -40,12 +40,13 @@ def reachable(parser: Tree) -> set[str]:
     return seen
 
 
-def check(tree: Tree, decls, present: set[str]) -> None:
+def check(tree: Tree, decls, present: set[tuple[str | None, str]]) -> None:
+    """``present``: what p4c keeps after removing unused declarations (``unused.check``)."""
     for node in tree.children:
         if not (isinstance(node, Tree) and node.data == "parser_decl"):
             continue
         nm = node.children[1]
-        if _name(nm) not in present:
+        if (None, _name(nm)) not in present:
             continue
         r = reachable(node)
         declared = {_name(c.children[2]) for c in node.children[5:]

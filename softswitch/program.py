@@ -11,7 +11,7 @@ from typing import Any
 
 from lark import Tree
 
-from . import checks, checks_v1model, p4warnings, parser_reach, shadowing, unused
+from . import checks, checks_v1model, p4warnings, parser_reach, shadowing, uninit, unused
 from .calls import Calls, ExternInst
 from .codegen import ActionInfo, TableInfo
 from .controlgen import ControlGen
@@ -71,7 +71,9 @@ class Program:
         self.decls = Decls(parsed.lines)
         checks.declarations(self.decls, parsed.tree)
         shadowing.check(parsed.tree, self.decls)
-        parser_reach.check(parsed.tree, self.decls, unused.check(parsed.tree, self.decls))
+        kept = unused.check(parsed.tree, self.decls)
+        parser_reach.check(parsed.tree, self.decls, kept)
+        uninit.check(parsed.tree, self.decls, kept)
         desugar(parsed.tree, self.decls.err)
         checks.no_void_variables(self.decls, parsed.tree)
         self.decls.collect(parsed.tree)

@@ -120,8 +120,8 @@ def _own_code(it: _Item) -> list:
     return [n.children[-1]] if n.data == "control_decl" else []
 
 
-def run(tree: Tree, warn: Warn) -> set[str]:
-    """Warn as p4c does; returns the controls and parsers that remain."""
+def run(tree: Tree, warn: Warn) -> set[tuple[str | None, str]]:
+    """Warn as p4c does; returns what remains, as (control or parser or None, name)."""
     prog = _collect(tree)
     present = list(prog.items)
     while True:
@@ -156,13 +156,13 @@ def run(tree: Tree, warn: Warn) -> set[str]:
             if not it.removable:
                 kept.append(it)
         if len(kept) == len(present):
-            return {it.name for it in present if it.kind == "block"}
+            return {(it.owner, it.name) for it in present}
         present = kept
 
 
-def check(tree: Tree, decls) -> set[str]:
-    """Record p4c's unused-table and unused-instance warnings (``decls.warn``); returns the
-    controls and parsers p4c keeps."""
+def check(tree: Tree, decls) -> set[tuple[str | None, str]]:
+    """Record p4c's unused-table and unused-instance warnings (``decls.warn``); returns what p4c
+    keeps: (None, top-level name) and (control or parser, local name)."""
     return run(tree, decls.warn)
 
 
