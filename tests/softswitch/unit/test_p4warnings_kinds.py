@@ -141,7 +141,8 @@ def test_uninitialised_reads_of_p4cs_sample():
      ["pv may be uninitialized"]),
     (dict(parser="bit<8> pv; state start { pkt.extract(hdr.eth); pv = 3;"
                  " transition select(hdr.eth.etype) { 1: one; default: two; } }"
-                 " state one { pv = 1; transition two; } state two { hdr.eth.etype = (bit<16>)pv; transition accept; }"), []),
+                 " state one { pv = 1; transition two; }"
+                 " state two { hdr.eth.etype = (bit<16>)pv; transition accept; }"), []),
     # written on every path, through an out argument, or after an exit: nothing to report
     (dict(ingress="bit<8> x; if (hdr.d.w1 == 1) { x = 1; } else { exit; } hdr.d.w0 = (bit<32>)x;"), []),
     (dict(ingress="bit<32> x; random(x, 0, 5); hdr.d.w0 = x;"), []),
