@@ -86,6 +86,16 @@ def fresh_stmts(e: ir.Expr, t, scalars: bool = True) -> list[ir.Stmt]:
     return out
 
 
+def instance_temp_in(prm: ir.Param, arg: ir.Expr, tmp: ir.Expr) -> list[ir.Stmt]:
+    """What p4c's inliner does to the temporary of a sub-control's compound argument before an
+    apply: ``in``/``inout`` assign the argument (BMv2's assignment), ``out`` only makes its
+    headers invalid (its scalar fields keep what the previous apply left)."""
+    if prm.direction != "out":
+        return [ir.Assign(tmp, arg)]
+    t = prm.t.t if isinstance(prm.t, ir.Comp) else StackT(prm.t.elem, prm.t.size)
+    return fresh_stmts(tmp, t, False)
+
+
 def _pos(node) -> str:
     meta = getattr(node, "meta", None)
     line = getattr(node, "line", None) or (

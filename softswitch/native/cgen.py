@@ -150,6 +150,9 @@ class CGen(Identifiers):
             lines.append(f"    {ctype(prm.t)} {star}p_{prm.name};")
         for name, t in b.vars:
             lines.append(f"    {ctype(t)} v_{name};")
+        for prm in b.params:  # p4c's per-instance temporaries of compound arguments
+            if isinstance(prm.t, (ir.Comp, ir.Stack)) and prm.direction:
+                lines.append(f"    {ctype(prm.t)} q_{prm.name};")
         for c in instance_children(b):
             lines.append(f"    L_{self.cid(c)} i_{self.cid(c)};")
         lines.append("    int _unused;")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ..ir import nodes as ir
+from ..ir.common import instance_temp_in
 from ..ir.textgen import StmtWriter
 from ..ir.walk import dynamic_elems
 from ..layout import cpath, field_width, flat_fields, pyfield
@@ -255,9 +256,11 @@ class StmtGen(StmtWriter):
             if a is None:  # an `out` temporary: keeps what the previous apply left
                 backs.append(f"{self.x(out)} = _Ls->p_{prm.name};")
             elif isinstance(prm.t, (ir.Comp, ir.Stack)) and not s.substituted and prm.direction:
-                ptr, back = self._compound_copy(prm, a, out)  # p4c's temporary (inlining.py)
-                self.emit(f"_Ls->p_{prm.name} = {ptr};")
-                backs += back
+                tmp = Raw(prm.t, f"_Ls->q_{prm.name}")  # the instance's temporary (inlining.py)
+                self.stmts(instance_temp_in(prm, a, tmp))
+                self.emit(f"_Ls->p_{prm.name} = &_Ls->q_{prm.name};")
+                if prm.direction != "in":
+                    StmtGen(self.g, backs, 0).assign(out if out is not None else a, tmp)
             elif isinstance(prm.t, (ir.Comp, ir.Stack)):
                 self.emit(f"_Ls->p_{prm.name} = &{self.x(a)};")
             else:

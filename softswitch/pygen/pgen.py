@@ -208,6 +208,9 @@ class PyGen(Identifiers):
             self.out.append(f"def N_{self.cid(b.name)}():")
             scalars = [f"L.p_{q.name} = {default(q.t, self.err_oob)}" for q in b.params
                        if isinstance(q.t, (ir.Bits, ir.Bool))]
+            # p4c's temporaries for compound arguments it does not substitute, one per instance
+            scalars += [f"L.q_{q.name} = {default(q.t, self.err_oob)}" for q in b.params
+                        if isinstance(q.t, (ir.Comp, ir.Stack)) and q.direction]
             self.out += ["    " + ln for ln in ["L = _Locals()", *scalars, *self._frame_init(b), "return L"]]
             self.out.append("")
             self._body(f"def C_{self.cid(b.name)}(L):", list(b.init) + list(b.body))

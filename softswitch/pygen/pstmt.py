@@ -4,6 +4,7 @@ statements and the v1model externs."""
 from __future__ import annotations
 
 from ..ir import nodes as ir
+from ..ir.common import instance_temp_in
 from ..ir.textgen import StmtWriter
 from ..ir.walk import dynamic_elems
 from ..layout import pyfield
@@ -233,9 +234,11 @@ class StmtGen(StmtWriter):
                 StmtGen(self.g, backs, 0).assign(out, f"{v}.p_{prm.name}")
                 continue
             if isinstance(prm.t, (ir.Comp, ir.Stack)) and not s.substituted and prm.direction:
-                tmp, back = self._compound_copy(prm, a, out)
+                tmp = f"{v}.q_{prm.name}"  # the instance's temporary (ir.ControlApply)
+                self.stmts(instance_temp_in(prm, a, Raw(prm.t, tmp)))
                 self.emit(f"{v}.p_{prm.name} = {tmp}")
-                backs += back
+                if prm.direction != "in":
+                    StmtGen(self.g, backs, 0).assign(out if out is not None else a, tmp)
                 continue
             self.emit(f"{v}.p_{prm.name} = {self.x(a)}")
             if out is not None and not isinstance(prm.t, (ir.Comp, ir.Stack)):

@@ -4,7 +4,7 @@ packet (both backends).
 - A sub-control or sub-parser instance applied at two sites: p4c's inliner declares the
   instance's locals and its parameter temporaries once per instance, so the second apply sees
   what the first left (an initialiser runs at every apply; an ``out`` temporary has its headers
-  made invalid, its scalars kept).  Every packet pass starts from zero.
+  made invalid, its scalars -- struct fields too -- kept).  Every packet pass starts from zero.
 - An action run twice (two direct call sites, or a table and a call): p4c gives each table and
   each call site its own copy of the action (``FindRepeatedActionUses``), so each run reads
   its ``out`` parameters and uninitialised locals fresh: 0, headers invalid.
@@ -61,6 +61,24 @@ def test_substituted_out_argument_keeps_the_argument(backend):
     # one apply site per instance: p4c substitutes the arguments, `o` is hdr.d.w4 itself
     sw = switch("acc.apply(hdr.d.w0, hdr.d.w4);", backend=backend, decls=CONTROL, ilocals="Acc() acc;")
     assert _words(sw.process(0, frame(6, 0, 0, 0, 55)))[4] == 55
+
+
+PAIR = """
+struct pair_t { bit<32> a; bit<32> b; }
+control Sub(in bit<32> k, out pair_t o) {
+    apply { if (k == 5) { o.a = 11; o.b = 22; } else { o.b = 33; } }
+}
+"""
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_compound_out_temporary_is_one_per_instance(backend):
+    ingress = ("pair_t p1; pair_t p2; sub.apply(hdr.d.w0, p1); sub.apply(hdr.d.w1, p2);"
+               "hdr.d.w4 = p1.a; hdr.d.w5 = p1.b; hdr.d.w6 = p2.a; hdr.d.w7 = p2.b;")
+    sw = switch(ingress, backend=backend, decls=PAIR, ilocals="Sub() sub;")
+    for _packet in range(2):
+        # the second apply writes only o.b: o.a still holds the first apply's 11
+        assert _words(sw.process(0, frame(5, 7)))[4:8] == [11, 22, 11, 33]
 
 
 SUBPARSER = """
