@@ -151,7 +151,8 @@ class Calls:
                     sym.info.applied = True
                     return f"{sym.code}(L)", NamedT("__apply_result__")
                 if sym.kind == "extern":
-                    if g.kind != "control":
+                    # a function may use a top-level instance (p4c inlines it into a control)
+                    if g.kind not in ("control", "function"):
                         raise g.err(n, f"{sym.info.extern} {base.children[-1]} can only be used in controls")
                     return self.extern_method(g, sym, method, args, n)
                 if sym.kind == "control":

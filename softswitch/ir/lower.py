@@ -47,14 +47,14 @@ class Lowering:
             self.field_lists[fname] = flds
         for inst in p.extern_insts.values():
             self._extern(inst)
-        for name, tree in self.d.functions.items():
-            self._function(name, tree)
         top: dict = {name: ("action", info) for name, info in p._top.actions.items()}
         for d in self.d.global_externs:  # top-level register/counter/meter instances
             sym = p.gscope.names.get(str(d.children[3].children[0]))
             if sym is not None and sym.kind == "extern":
                 top[str(d.children[3].children[0])] = ("extern", sym.info.name)
         self.top_scope = _Scope(None, top)
+        for name, tree in self.d.functions.items():
+            self._function(name, tree)
         for info in p._top.actions.values():
             self._action(info, self.top_scope, None)
         roles = {}
@@ -87,7 +87,7 @@ class Lowering:
         info = self.p.functions[name]
         params = self._params(info.params)
         ret = None if type(info.ret).__name__ == "VoidT" else irtype(info.ret, f"return of {name}")
-        sc = _Scope(None, {})
+        sc = _Scope(self.top_scope, {})  # the top-level instances a function may use
         for pp, p in zip(params, info.params, strict=True):
             sc.names[p.name] = ("val", ir.Ref(pp.t, "arg", p.name, p.direction in ("out", "inout")
                                               or isinstance(pp.t, (ir.Comp, ir.Stack))))  # by pointer

@@ -129,3 +129,21 @@ def test_function_with_other_statements_is_rejected_in_a_checksum_control():
     decls = CSUM_DECLS + "void mixed(inout data_t d) { d.w5 = 1; upd(d); }"
     with pytest.raises(P4CompileError, match="only calls to update_checksum"):
         switch(decls=decls, compute="mixed(hdr.d);")
+
+
+GLOBAL_DECLS = """
+register<bit<32>>(4) gr;
+counter(4, CounterType.packets) gc;
+bit<32> bump(in bit<32> i) { bit<32> v; gr.read(v, i); gr.write(i, v + 1); gc.count(i); return v; }
+"""
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_function_uses_top_level_instances_left_to_right(backend):
+    sw = switch("hdr.d.w2 = (bump(0) << 8) | bump(0);", backend=backend, decls=GLOBAL_DECLS)
+    for first in (0, 2):
+        (_p, b), = sw.process(0, frame(5, 7))
+        # the left call runs first: it reads `first`, the right one `first + 1`
+        assert int.from_bytes(b[14 + 8:14 + 12], "big") == (first << 8) | (first + 1)
+    assert sw.register_read("gr", 0) == 4
+    assert sw.counter_read("gc", 0)[0] == 4
