@@ -196,7 +196,7 @@ class Lowering:
             bound.append([g.lvalue(x) if p.direction != "in" else g.expr_to(x, p.type)
                           for p, x in zip(dirp, args, strict=False)])
         self.tables[qname] = ir.Table(qname, blk.name, keys, [a.name for a in info.actions], bound,
-                                      info.direct_counter is not None, info.size)
+                                      info.direct_counter is not None, info.size, _fixed_rows(info))
         g.scope.names[local] = ("table", qname)
 
     # ------------------------------------------------------------ parsers
@@ -311,3 +311,13 @@ def _annotated_field_lists(prog) -> dict[int, list[str]]:
 
 
 __all__ = ["Lowering", "Unsupported", "irtype"]
+
+
+def _fixed_rows(info) -> list[tuple[tuple[int, ...], int, tuple[int, ...]]] | None:
+    """The rows of a table no control-plane write can change (``const entries``, exact keys
+    only, no direct counter or meter), in lookup order; None for any other table."""
+    rt = info.runtime
+    if (not info.entries_const or not rt.exact_only or info.direct_counter is not None
+            or info.direct_meter is not None or not info.keys):
+        return None
+    return [(tuple(v for v, _m in e.norm), e.ai, tuple(int(a) for a in e.args)) for e in rt.const]

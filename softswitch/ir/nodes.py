@@ -358,6 +358,10 @@ class Table:
     bound: list[list[Expr]]       # directional arguments per action
     direct_counter: bool
     size: int
+    # an exact-match table whose entries are `const` and that has no direct resource: its rows
+    # (key values, action index, action data) can never change, so a backend may compile them
+    # into the lookup; None for every other table
+    fixed_rows: list[tuple[tuple[int, ...], int, tuple[int, ...]]] | None = None
 
 
 @dataclass

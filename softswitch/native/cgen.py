@@ -28,6 +28,13 @@ ROLE_PARAMS = {
 }
 
 
+M64 = (1 << 64) - 1
+
+
+def _u128(v: int) -> str:
+    return f"U128({v >> 64:#x}ull, {v & M64:#x}ull)"
+
+
 class CGen(Identifiers):
     def __init__(self, prog: ir.Program):
         self.prog = prog
@@ -224,6 +231,22 @@ class CGen(Identifiers):
         g.stmts(b.body)
         self.out.append("}")
 
+    def _fixed_lookup(self, t: ir.Table, tid: int) -> None:
+        """A table whose rows can never change (``ir.Table.fixed_rows``): the rows compiled into
+        compares, as ``ss_lookup`` would find them (exact keys: at most one row matches), and
+        the run-time default action on a miss.  dhc.p4 applies K + 1 such tables per packet."""
+        o = self.out
+        for r, (_vals, _ai, args) in enumerate(t.fixed_rows or []):
+            if args:
+                data = ", ".join(_u128(v) for v in args)
+                o.append(f"    static const u128 R{r}[{len(args)}] = {{{data}}};")
+        for r, (vals, ai, args) in enumerate(t.fixed_rows or []):
+            cond = " && ".join(f"k[{i}] == {_u128(v)}" for i, v in enumerate(vals))
+            head = "if" if r == 0 else "else if"
+            o.append(f"    {head} ({cond}) {{ ai = {ai}; a = {f'R{r}' if args else 'NULL'}; *hit = 1; }}")
+        miss = f"*hit = ss_lookup_miss(px, {tid}, &a, &ai);"
+        o.append(f"    else {miss}" if t.fixed_rows else f"    {miss}")
+
     def _table(self, t: ir.Table, b: ir.Block) -> None:
         self.fn_kind = "control"
         tid = self.table_ids[t.name]
@@ -237,7 +260,10 @@ class CGen(Identifiers):
             else:
                 o.append(f"    k[{i}] = (u128)({c});")
         o.append("    const u128 *a; int ai;")
-        o.append(f"    *hit = ss_lookup(px, {tid}, k, &a, &ai);")
+        if t.fixed_rows is None:
+            o.append(f"    *hit = ss_lookup(px, {tid}, k, &a, &ai);")
+        else:
+            self._fixed_lookup(t, tid)
         o.append("    (void)a;")
         o.append("    switch (ai) {")
         g = StmtGen(self, o, 2)

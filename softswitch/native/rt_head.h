@@ -23,6 +23,12 @@ static inline i128 sx128(u128 v, int w) { return w >= 128 ? (i128)v : ((i128)(v 
 
 /* n <= 64 bits at bit offset pos (MSB first); the caller checked the bounds */
 static inline u64 getb64(const uint8_t *d, size_t pos, int n) {
+    if (((pos | (size_t)n) & 7) == 0) {  /* whole bytes on a byte boundary: most header fields */
+        const uint8_t *p = d + (pos >> 3);
+        u64 v = 0;
+        for (int i = 0; i < (n >> 3); i++) v = (v << 8) | p[i];
+        return v;
+    }
     size_t start = pos >> 3, end = (pos + n + 7) >> 3;
     u128 v = 0;
     for (size_t i = start; i < end; i++) v = (v << 8) | d[i];
@@ -34,6 +40,11 @@ static inline u128 getb128(const uint8_t *d, size_t pos, int n) {
     return ((u128)getb64(d, pos, n - 64) << 64) | getb64(d, pos + n - 64, 64);
 }
 static inline void putb64(uint8_t *d, size_t pos, int n, u64 v) {
+    if (((pos | (size_t)n) & 7) == 0) {
+        uint8_t *p = d + (pos >> 3);
+        for (int i = (n >> 3) - 1; i >= 0; i--) { p[i] = (uint8_t)v; v >>= 8; }
+        return;
+    }
     while (n > 0) {
         size_t byte = pos >> 3;
         int off = pos & 7, take = 8 - off;
@@ -173,5 +184,6 @@ typedef struct {
 #define SS_MAXKEYS 64
 typedef struct { int nkeys, nargs, exact, direct; int kinds[SS_MAXKEYS]; } TDESC; /* kind 1 = range */
 static int ss_lookup(PX *px, int tid, const u128 *keys, const u128 **args, int *ai);
+static int ss_lookup_miss(PX *px, int tid, const u128 **args, int *ai);
 static void ss_digest_push(PX *px, int id, const u128 *vals, int n);
 static int ss_vs_match(PX *px, int id, const u128 *keys, int nk);

@@ -96,6 +96,14 @@ static int ss_lookup(PX *px, int tid, const u128 *keys, const u128 **args, int *
     return 1;
 }
 
+/* the miss of a table whose rows the generated code compares itself (cgen._fixed_lookup) */
+static int ss_lookup_miss(PX *px, int tid, const u128 **args, int *ai) {
+    TBL *t = &px->sw->tbl[tid];
+    *ai = t->def_ai;
+    *args = t->def_args;
+    return 0;
+}
+
 static void tbl_free(TBL *t) {
     free(t->kv); free(t->km); free(t->args); free(t->ai); free(t->cnt); free(t->hidx);
     t->kv = t->km = t->args = NULL; t->ai = t->hidx = NULL; t->cnt = NULL; t->n = 0;
