@@ -12,6 +12,7 @@ from lark import Token, Tree
 from ..layout import SIZE_METHODS, pyfield, size_in_bits
 from ..literals import parse_int
 from ..types import (
+    ArrayT,
     BitT,
     BoolT,
     EnumT,
@@ -193,6 +194,8 @@ class _Body:
             e = ir.Ref(ir.Bool(), "local", var)
             return (e if member == "hit" else ir.Unary(ir.Bool(), "!", e)), BoolT()
         e, t = self.expr(base)
+        if isinstance(t, ArrayT) and member == "size":
+            return self.const(t.size, BitT(32)), BitT(32)
         if isinstance(t, StructLikeT):
             ft = t.field_type(member)
             f = ir.Field(irtype(ft, f"field {member}"), e, pyfield(member))
@@ -216,6 +219,13 @@ class _Body:
         i, _it = self.expr(n.children[1])
         if isinstance(i, _Lit):
             i = self.const(i.value, BitT(32))
+        if isinstance(t, ArrayT):  # a constant index is a field; a run-time one as in stacks
+            et = irtype(t.elem, "array element")
+            if isinstance(i, ir.Const):
+                f = ir.Field(et, e, pyfield(str(i.value)))
+                f.ptype = t.elem
+                return f, t.elem
+            return ir.StackElem(et, e, i, "index"), t.elem
         return ir.StackElem(ir.Comp(t.elem), e, i, "index"), t.elem
 
     def _e_slice(self, n):

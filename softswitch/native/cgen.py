@@ -43,6 +43,7 @@ class CGen(Identifiers):
         self.x = CExpr(self)
         self.frame: str | None = None  # C type of the current frame (L)
         self.scratch: set[str] = set()   # stack element types needing an out-of-range scratch element
+        self.array_scratch: set[str] = set()  # the same for array elements, by C type
         self.stack_types: set[str] = set()
         self.fn_kind = ""
 
@@ -100,6 +101,8 @@ class CGen(Identifiers):
         self.out = o
         for name in sorted(self.scratch):
             o.append(f"static T_{name} ss_scratch_{name};")
+        for ct in sorted(self.array_scratch):
+            o.append(f"static {ct} ss_ascratch_{ct};")
         self._prototypes()
         o += self.comp.definitions()
         o += body
