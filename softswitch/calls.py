@@ -181,8 +181,8 @@ class Calls:
                 g.lvalue(base)
                 return []
             if isinstance(t, ArrayT) and method in STACK_ONLY + ("isValid", "setValid", "setInvalid"):
-                raise g.err(callee, f"{method} is only defined for header stacks and headers; {t} is "
-                                    f"an array of {t.elem}")
+                what = "header stacks" if method in STACK_ONLY else "headers and header unions"
+                raise g.err(callee, f"{method} is only defined for {what}; {t} is an array of {t.elem}")
             raise g.err(callee, f"type {t} has no method {method}")
         if isinstance(callee, Tree) and callee.data == "ident":
             name = str(callee.children[-1])

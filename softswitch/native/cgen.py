@@ -13,7 +13,7 @@ from ..ir import nodes as ir
 from ..ir.common import Unsupported, fresh_out, irtype
 from ..ir.textgen import Identifiers
 from ..layout import pyfield
-from ..types import HeaderT, StructLikeT, VarbitT
+from ..types import ArrayT, HeaderT, StructLikeT, VarbitT
 from .ccomp import CompoundFns
 from .cexpr import CExpr, ctype, lit, mask
 from .cstmt import StmtGen
@@ -44,6 +44,7 @@ class CGen(Identifiers):
         self.frame: str | None = None  # C type of the current frame (L)
         self.scratch: set[str] = set()   # stack element types needing an out-of-range scratch element
         self.array_scratch: set[str] = set()  # the same for array elements, by C type
+        self.has_arrays = any(isinstance(t, ArrayT) for t in prog.headers)
         self.stack_types: set[str] = set()
         self.fn_kind = ""
 
