@@ -575,8 +575,17 @@ class ExprCompiler:
 
     def _e_cast(self, n):
         dst = self.d.resolve_type(n.children[0])
+        if isinstance(n.children[1], Tree) and n.children[1].data == "invalid_hdr":
+            if not isinstance(dst, (HeaderT, UnionT)):
+                raise self.err(n, f"cannot cast {{#}} to {dst}: it is an invalid header or header union")
+            return f"{dst.pyname}()", dst  # a new header or union is invalid
         c, src = self.expr(n.children[1])
         return self.cast(c, src, dst, n), dst
+
+    def _e_invalid_hdr(self, n):
+        """``{#}`` without a cast: p4c (1.2.5) gives it no type, so it fits nothing."""
+        raise self.err(n, "{#} has an unknown type here (p4c: \"Cannot cast implicitly type "
+                          "'Unknown type'\"); write (H){#} for an invalid header of type H")
 
     def cast(self, c: str, src: P4Type, dst: P4Type, n) -> str:
         if same_type(src, dst):

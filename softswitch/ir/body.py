@@ -140,7 +140,7 @@ class _Body:
         ent = self.scope.lookup(name)
         if ent is not None and ent[0] == "val":
             e = ent[1]
-            return e, self._ptype(e)
+            return e, IntLitT() if isinstance(e, _Lit) else self._ptype(e)
         c = self.d.consts.get(name)
         if c is not None:
             if isinstance(c.type, IntLitT):
@@ -371,6 +371,13 @@ class _Body:
 
     def _e_cast(self, n):
         dst = self.d.resolve_type(n.children[0])
+        if isinstance(n.children[1], Tree) and n.children[1].data == "invalid_hdr":
+            it = irtype(dst, "(H){#}")  # a fresh temporary: invalid, as a new header or union
+            name = self.fresh("invalid")
+            self._pre.append(ir.VarDecl(name, it, None))
+            ref = ir.Ref(it, "local", name)
+            ref.ptype = dst
+            return ref, dst
         e, src = self.expr(n.children[1])
         return self.cast(e, src, dst), dst
 
@@ -498,6 +505,11 @@ class _Body:
     def _s_const_decl(self, n):
         _ann, tnode, nm, init = n.children
         t = self.d.resolve_type(tnode)
+        if isinstance(t, IntLitT):  # `const int k = 5;`: stays a literal until it meets a width
+            v, _vt = self.expr(init)
+            if isinstance(v, _Lit):
+                self.scope.names[str(nm.children[0])] = ("val", v)
+                return []
         self.scope.names[str(nm.children[0])] = ("val", self.expr_to(init, t))
         return []
 

@@ -197,7 +197,10 @@ class CGen(Identifiers):
             if isinstance(prm.t, ir.Comp):
                 if isinstance(a, ir.StructInit):
                     raise Unsupported("list expression passed as an argument")
-                out.append(f"&{self.x(a)}")
+                if isinstance(a, ir.CallF):  # a value, not an lvalue: a one-element array literal
+                    out.append(f"(({ctype(prm.t)}[]){{ {self.x(a)} }})")
+                else:
+                    out.append(f"&{self.x(a)}")
             elif prm.direction in ("out", "inout"):
                 out.append(f"&{self.x(a)}")
             else:

@@ -3,7 +3,9 @@
 Same format as ``gen_negative.py`` (whose template this reuses): each case is a complete
 v1model program that p4c rejects, its error line marked ``/*ERR*/``.  Arrays of non-header
 types (P4 spec "Arrays") have indexing and ``size`` only: the header-stack members and
-methods are not defined on them.  Run ``python tests/softswitch/negative/gen_negative_types.py``
+methods are not defined on them.  A generic function's body is checked once for every ``T``
+where it is declared (spec: operations on types that are type variables), whatever its calls
+pass; an untyped literal binds ``T`` to ``int``, which a return type cannot be.  Run ``python tests/softswitch/negative/gen_negative_types.py``
 after editing.
 """
 
@@ -54,6 +56,34 @@ CASES: dict[str, tuple[str, str, dict[str, str]]] = {
         "an array assigned to an array of another size",
         "type|mismatch|cannot assign",
         {"apply": ARR + "        bit<8>[3] s;\n        s = a; /*ERR*/"},
+    ),
+    "generic_int_return": (
+        "an untyped literal binds T to int, and T is the return type (p4c's issue2260-1)",
+        "'int' type can only be unified",
+        {"top": "T same<T>(in T x) {\n    return x;\n}\n",
+         "apply": "        meta.m8 = same(5); /*ERR*/"},
+    ),
+    "generic_arithmetic_when_called": (
+        "arithmetic on values of a type variable, although the only call passes bit<8>",
+        "cannot be applied to T|not defined on T",
+        {"top": "T twice<T>(in T x) {\n    return x + x; /*ERR*/\n}\n",
+         "apply": "        meta.m8 = twice(meta.m8);"},
+    ),
+    "generic_method_when_called": (
+        "a header method on a value of a type variable, although the only call passes a header",
+        "no method setValid",
+        {"top": "void mark<H>(inout H h) {\n    h.setValid(); /*ERR*/\n}\n",
+         "apply": "        mark(hdr.ethernet);"},
+    ),
+    "invalid_header_without_cast": (
+        "{#} without a cast to a header type (p4c gives it an unknown type)",
+        "unknown type|Unknown type",
+        {"apply": "        hdr.ethernet = {#}; /*ERR*/"},
+    ),
+    "invalid_header_cast_to_bits": (
+        "{#} cast to a type that is not a header or header union",
+        "cannot cast {#}",
+        {"apply": "        meta.m8 = (bit<8>){#}; /*ERR*/"},
     ),
 }
 
