@@ -2,7 +2,8 @@
  * as p4c infers them: a list expression gives a tuple of its items' types (alone, or fitting
  * the tuple another argument decided), an untyped literal gives int, for an in parameter
  * only (a compile-time constant; one copy per literal).  A const int local of a block stays
- * a constant until it meets a width.  A call returning a tuple passed to another call. */
+ * a constant until it meets a width.  A call returning a tuple passed to another call;
+ * tuple<>. */
 #include <core.p4>
 #include <v1model.p4>
 
@@ -31,6 +32,10 @@ control I(inout headers_t hdr, inout metadata_t meta, inout standard_metadata_t 
         count(8w7, hdr.h.b);                     // T = bit<8>
         t = id(id(t));                           // a struct-valued call as an argument
         hdr.h.a = t[0] + k;
+        tuple<> none = {};                       // the empty tuple (p4c's grammar allows tuple<>)
+        tuple<> other;
+        other = id(none);
+        if (other == none) { hdr.h.c = hdr.h.c ^ 0x0100; }
     }
 }
 
