@@ -212,7 +212,7 @@ class Decls:
             raise self.err(node, f"array element type {elem} is not supported: elements are "
                                  "headers, header unions, bit<W>, int<W>, bool, error, enums, "
                                  "structs or arrays")
-        key = (id(elem) if isinstance(elem, (StructLikeT, EnumT)) else elem, size)
+        key = (elem, size)  # structs and enums hash by identity (also after unpickling)
         t = self._arrays.get(key)
         if t is None:
             t = ArrayT(f"{elem}[{size}]", [(str(i), elem) for i in range(size)], elem=elem, size=size)
