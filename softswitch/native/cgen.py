@@ -279,7 +279,7 @@ class CGen(Identifiers):
             g.stmts(st.body)
             for i, k in enumerate(st.keys):
                 o.append(f"        {ctype(k.t)} k{i} = {self.x(k)};")
-            if st.keys and self.stack_types:
+            if st.keys and (self.stack_types or self.has_arrays):
                 o.append("        if (px->reject) return ERR_OOB;")
             for case in st.cases:
                 conds = []
