@@ -5,8 +5,9 @@ v1model program that p4c rejects, its error line marked ``/*ERR*/``.  Arrays of 
 types (P4 spec "Arrays") have indexing and ``size`` only: the header-stack members and
 methods are not defined on them.  A generic function's body is checked once for every ``T``
 where it is declared (spec: operations on types that are type variables), whatever its calls
-pass; an untyped literal binds ``T`` to ``int``, which a return type cannot be.  Run ``python tests/softswitch/negative/gen_negative_types.py``
-after editing.
+pass; an untyped literal binds ``T`` to ``int``, which a return type cannot be.  ``{#}`` needs
+a cast to a header or header union type (p4c 1.2.5).  Run
+``python tests/softswitch/negative/gen_negative_types.py`` after editing.
 """
 
 from __future__ import annotations
