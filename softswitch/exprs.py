@@ -342,9 +342,11 @@ class ExprCompiler:
         icode, it = self.expr(n.children[1])
         if not isinstance(it, (BitT, IntLitT)):
             raise self.err(n, f"array index must be an integer, not {it}")
-        if is_const(icode):
-            if not 0 <= int(icode) < t.size:
-                raise self.err(n, f"index {icode} out of range for array {t} of size {t.size}")
+        if is_const(icode):  # p4c's wording
+            if int(icode) < 0:
+                raise self.err(n, f"Negative array index {icode}")
+            if int(icode) >= t.size:
+                raise self.err(n, f"Array index {icode} larger or equal to array size {t.size}")
             return f"{code}.{pyfield(icode)}", t.elem
         return f"{code}.at({icode})", t.elem
 

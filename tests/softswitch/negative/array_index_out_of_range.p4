@@ -1,4 +1,4 @@
-// expect-error: 39: out of range
+// expect-error: 39: Array index 4 larger or equal to array size 4
 // a constant index past the end of an array (p4c rejects this)
 #include <core.p4>
 #include <v1model.p4>

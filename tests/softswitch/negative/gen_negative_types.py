@@ -45,7 +45,7 @@ CASES: dict[str, tuple[str, str, dict[str, str]]] = {
     ),
     "array_index_out_of_range": (
         "a constant index past the end of an array",
-        "out of range",
+        "Array index 4 larger or equal to array size 4",
         {"apply": ARR + "        meta.m8 = a[4]; /*ERR*/"},
     ),
     "array_element_type": (
