@@ -289,7 +289,7 @@ class Specializer:
         if missing:
             raise self.err(e, f"cannot infer type argument {missing[0]} of {name}; give it "
                               f"explicitly ({name}<...>(...))")
-        ints = self._int_params(e, name, decl, params, args, binding)
+        ints = self._int_params(e, name, decl, params, args, binding, env)
         targs = tuple(type_text(binding[tv]) for tv in tvars)
         key = targs + tuple(f"{pn}={_lit_text(v)}" for pn, v in ints.items())
         spec = self.specs.get((name, key))
@@ -307,11 +307,12 @@ class Specializer:
         return name_of(p.children[3]) if p is not None else None
 
     def _int_params(self, e, name: str, decl: Tree, params: list[Tree], args: list[Tree],
-                    binding: dict[str, Tree]) -> dict[str, Tree]:
+                    binding: dict[str, Tree], env: Env) -> dict[str, Tree]:
         """A type variable bound to ``int`` (an untyped literal argument): p4c rejects it in the
         return type (a run-time value needs a width) and for out/inout parameters; an in or
         directionless parameter of type int is a compile-time constant, so the copy declares it
-        as a local constant with the literal (one copy per literal). Returns name -> literal."""
+        as a local constant with the literal or top-level constant passed (one copy per value).
+        Returns name -> value."""
         ints = {tv for tv, t in binding.items() if isinstance(t, Tree) and t.data == "t_int_inf"}
         if not ints:
             return {}
@@ -326,13 +327,21 @@ class Specializer:
             if p is None or not self._mentions(p.children[2], ints):
                 continue
             value = a.children[1] if a.data == "named_arg" else a
-            if p.children[1] is not None and str(p.children[1]) in ("out", "inout") \
-                    or not (isinstance(value, Tree) and value.data == "int_lit"):
+            literal = isinstance(value, Tree) and value.data == "int_lit" or self._global_int(value, env)
+            if p.children[1] is not None and str(p.children[1]) in ("out", "inout") or not literal:
                 raise self.err(a, f"{name}: parameter {name_of(p.children[3])} would have type int, "
                                   "which only a compile-time constant may have; give the type "
                                   "argument explicitly")
             out[name_of(p.children[3])] = value
         return out
+
+    def _global_int(self, value, env: Env) -> bool:
+        """Is ``value`` the name of a top-level ``int`` constant (visible in the function too)?"""
+        if not (isinstance(value, Tree) and value.data == "ident"):
+            return False
+        b = env.get(str(value.children[-1]))
+        return b is not None and b is self.genv.get(str(value.children[-1])) \
+            and isinstance(b.type, Tree) and b.type.data == "t_int_inf"
 
     @staticmethod
     def _mentions(t, tvs: set[str]) -> bool:

@@ -13,6 +13,7 @@ struct metadata_t { }
 
 void put<T>(in T x, out T y) { y = x; }
 void fold<T>(in T x, inout bit<16> acc) { hash(acc, HashAlgorithm.csum16, 16w0, x, 32w65536); }
+const int FIVE = 5;
 void count<T>(in T x, inout bit<16> acc) { acc = acc + 1; }
 T id<T>(in T x) { return x; }
 
@@ -29,6 +30,7 @@ control I(inout headers_t hdr, inout metadata_t meta, inout standard_metadata_t 
         fold({ hdr.h.a, 8w0, hdr.h.b }, hdr.h.c); // T = tuple<bit<8>, bit<8>, bit<16>>
         count(5, hdr.h.b);                       // T = int (x = 5)
         count(7, hdr.h.b);                       // another int copy (x = 7)
+        count(FIVE, hdr.h.b);                    // a top-level int constant
         count(8w7, hdr.h.b);                     // T = bit<8>
         t = id(id(t));                           // a struct-valued call as an argument
         hdr.h.a = t[0] + k;
