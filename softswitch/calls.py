@@ -14,6 +14,8 @@ from .externs import Counter, DirectCounter, Meter, Register
 from .functions import call_function
 from .layout import SIZE_METHODS, pyfield, size_in_bits
 from .types import (
+    STACK_ONLY,
+    ArrayT,
     BitT,
     BoolT,
     EnumT,
@@ -24,7 +26,7 @@ from .types import (
     P4Type,
     SpecializedT,
     StackT,
-        StructT,
+    StructT,
     UnionT,
     VarbitT,
 )
@@ -178,6 +180,9 @@ class Calls:
                     raise g.err(args[0], f"{method} count must not be negative, got {k}")
                 g.lvalue(base)
                 return []
+            if isinstance(t, ArrayT) and method in STACK_ONLY + ("isValid", "setValid", "setInvalid"):
+                what = "header stacks" if method in STACK_ONLY else "headers and header unions"
+                raise g.err(callee, f"{method} is only defined for {what}; {t} is an array of {t.elem}")
             raise g.err(callee, f"type {t} has no method {method}")
         if isinstance(callee, Tree) and callee.data == "ident":
             name = str(callee.children[-1])

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from .decls import cp_name
-from .types import BitT, BoolT, EnumT, HeaderT, StructT
+from .types import ArrayT, BitT, BoolT, EnumT, HeaderT, StructT
 
 # The P4Ids.Prefix values of p4info.proto (p4c uses these): controller headers 0x04, meters 0x14,
 # direct meters 0x15, registers 0x16, digests 0x17.
@@ -240,9 +240,19 @@ def _struct_info(info, st: StructT) -> None:
     for fname, ft in st.fields:
         m = s.members.add()
         m.name = fname
-        if isinstance(ft, BitT) and ft.signed:
-            m.type_spec.bitstring.int.bitwidth = ft.width
-        elif isinstance(ft, BoolT):
-            m.type_spec.bool.SetInParent()
-        else:
-            m.type_spec.bitstring.bit.bitwidth = _width(ft)
+        _member_spec(m.type_spec, ft)
+
+
+def _member_spec(spec, ft) -> None:
+    """A digest member's type: an array of a non-header type is a tuple of its elements (P4Runtime
+    has no array type spec besides header stacks)."""
+    if isinstance(ft, ArrayT):
+        spec.tuple.SetInParent()
+        for _ in range(ft.size):
+            _member_spec(spec.tuple.members.add(), ft.elem)
+    elif isinstance(ft, BitT) and ft.signed:
+        spec.bitstring.int.bitwidth = ft.width
+    elif isinstance(ft, BoolT):
+        spec.bool.SetInParent()
+    else:
+        spec.bitstring.bit.bitwidth = _width(ft)

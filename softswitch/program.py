@@ -22,7 +22,7 @@ from .frontend import ParsedProgram
 from .functions import FuncGen
 from .parsergen import ParserGen
 from .tables import Table
-from .types import BoolT, HeaderT, NamedT, SpecializedT, StructT
+from .types import BoolT, HeaderT, NamedT, SpecializedT, StructLikeT, StructT
 
 V1_ORDER = ("parser", "verify", "ingress", "egress", "compute", "deparser")
 
@@ -124,7 +124,11 @@ class Program:
         """Python class names of the header/struct types (``layout.class_source``, both backends'
         type names)."""
         for t in self.decls.header_order:
-            t.pyname = ("H_" if isinstance(t, HeaderT) else "S_") + self.pyident(t.name)
+            self._type_name(t)
+        self.decls.type_namer = self._type_name
+
+    def _type_name(self, t: StructLikeT) -> None:
+        t.pyname = ("H_" if isinstance(t, HeaderT) else "S_") + self.pyident(t.name)
 
     def _top_actions(self) -> None:
         self._top = _TopGen(self)

@@ -12,6 +12,7 @@ from lark import Tree
 
 from ..decls import ann_dict
 from ..layout import pyfield
+from ..specialize import CHECK_ONLY
 from ..types import (
     BitT,
     BoolT,
@@ -48,7 +49,8 @@ class Lowering:
         for inst in p.extern_insts.values():
             self._extern(inst)
         for name, tree in self.d.functions.items():
-            self._function(name, tree)
+            if not _check_only(tree):
+                self._function(name, tree)
         top: dict = {name: ("action", info) for name, info in p._top.actions.items()}
         for d in self.d.global_externs:  # top-level register/counter/meter instances
             sym = p.gscope.names.get(str(d.children[3].children[0]))
@@ -297,6 +299,12 @@ class Lowering:
     def fresh(self, base: str) -> str:
         self.tmp += 1
         return f"{base}_{self.tmp}"
+
+
+def _check_only(tree: Tree) -> bool:
+    """Is ``tree`` the copy of a generic function made only to check its body (specialize.py)?"""
+    anns = tree.children[0]
+    return isinstance(anns, Tree) and any(str(a.children[0]) == "@" + CHECK_ONLY for a in anns.children)
 
 
 def _annotated_field_lists(prog) -> dict[int, list[str]]:

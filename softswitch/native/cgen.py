@@ -13,7 +13,7 @@ from ..ir import nodes as ir
 from ..ir.common import Unsupported, fresh_out, irtype
 from ..ir.textgen import Identifiers
 from ..layout import pyfield
-from ..types import HeaderT, StructLikeT, VarbitT
+from ..types import ArrayT, HeaderT, StructLikeT, VarbitT
 from .ccomp import CompoundFns
 from .cexpr import CExpr, ctype, lit, mask
 from .cstmt import StmtGen
@@ -50,6 +50,8 @@ class CGen(Identifiers):
         self.x = CExpr(self)
         self.frame: str | None = None  # C type of the current frame (L)
         self.scratch: set[str] = set()   # stack element types needing an out-of-range scratch element
+        self.array_scratch: set[str] = set()  # the same for array elements, by C type
+        self.has_arrays = any(isinstance(t, ArrayT) for t in prog.headers)
         self.stack_types: set[str] = set()
         self.fn_kind = ""
 
@@ -107,6 +109,8 @@ class CGen(Identifiers):
         self.out = o
         for name in sorted(self.scratch):
             o.append(f"static T_{name} ss_scratch_{name};")
+        for ct in sorted(self.array_scratch):
+            o.append(f"static {ct} ss_ascratch_{ct};")
         self._prototypes()
         o += self.comp.definitions()
         o += body
@@ -200,7 +204,10 @@ class CGen(Identifiers):
             if isinstance(prm.t, ir.Comp):
                 if isinstance(a, ir.StructInit):
                     raise Unsupported("list expression passed as an argument")
-                out.append(f"&{self.x(a)}")
+                if isinstance(a, ir.CallF):  # a value, not an lvalue: a one-element array literal
+                    out.append(f"(({ctype(prm.t)}[]){{ {self.x(a)} }})")
+                else:
+                    out.append(f"&{self.x(a)}")
             elif prm.direction in ("out", "inout"):
                 out.append(f"&{self.x(a)}")
             else:
@@ -298,7 +305,7 @@ class CGen(Identifiers):
             g.stmts(st.body)
             for i, k in enumerate(st.keys):
                 o.append(f"        {ctype(k.t)} k{i} = {self.x(k)};")
-            if st.keys and self.stack_types:
+            if st.keys and (self.stack_types or self.has_arrays):
                 o.append("        if (px->reject) return ERR_OOB;")
             for case in st.cases:
                 conds = []

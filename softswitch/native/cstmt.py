@@ -27,7 +27,7 @@ class StmtGen(StmtWriter):
     def stmts(self, ss: list[ir.Stmt]) -> None:
         for s in ss:
             self._guarded(s)
-            if self.g.stack_types:  # a stack index out of range rejects in a parser (see _guarded)
+            if self.g.stack_types or self.g.has_arrays:  # an index out of range rejects in a parser
                 if self.g.fn_kind == "parser":
                     self.emit("if (px->reject) return ERR_OOB;")
                 elif self.g.fn_kind != "function":

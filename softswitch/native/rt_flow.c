@@ -62,6 +62,7 @@ static void do_parse(PX *px, const uint8_t *d, size_t len, int port, int itype, 
     PKT pk = {d, len * 8, 0};
     int err = ss_parse(px, &pk, hdr, meta, std);
     if (err >= 0) std->f_parser_error = err;
+    px->reject = 0;  /* an index out of range in the parser is its error, not a drop */
     px->payload = d + (pk.pos >> 3);
     px->payload_len = len - (pk.pos >> 3);
 }

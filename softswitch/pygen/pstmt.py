@@ -16,6 +16,11 @@ def scalar_outs(params: list[ir.Param]) -> list[int]:
             if p.direction in ("out", "inout") and not isinstance(p.t, (ir.Comp, ir.Stack))]
 
 
+def _array_elem(e: ir.Expr) -> bool:
+    """Is ``e`` a scalar element of a non-header array at a run-time index (written by ``put``)?"""
+    return isinstance(e, ir.StackElem) and isinstance(e.base.t, ir.Comp)
+
+
 class StmtGen(StmtWriter):
     """Emits the statements of one function body as Python source."""
 
@@ -73,6 +78,8 @@ class StmtGen(StmtWriter):
             self._AssignSlice(ir.AssignSlice(lhs.x, lhs.hi, lhs.lo, Raw(lhs.t, rhs_code)))
         elif isinstance(lhs.t, (ir.Comp, ir.Stack)):  # in place: BMv2's assign_header & co.
             self.emit(f"{self.x(lhs)}._asg({rhs_code})")
+        elif _array_elem(lhs):
+            self.emit(f"{self.x(lhs.base)}.put({self.x(lhs.index)}, {rhs_code})")
         else:
             self.emit(f"{self.x(lhs)} = {rhs_code}")
 
@@ -85,7 +92,7 @@ class StmtGen(StmtWriter):
         keep = t.mask ^ (((1 << w) - 1) << s.lo)
         lc = self.x(s.lhs)
         code = f"({bits(lc, t)} & {keep}) | ({bits(self.x(s.rhs), s.rhs.t)} << {s.lo})"
-        self.emit(f"{lc} = {wrap(code, t) if t.signed else '(' + code + ')'}")
+        self.assign(s.lhs, wrap(code, t) if t.signed else "(" + code + ")")
 
     def _VarDecl(self, s: ir.VarDecl) -> None:
         if s.init is None:
