@@ -259,6 +259,9 @@ class ControlGen(BlockGen):
                 act_ann.append({"defaultonly": []})
             info.default = (noact, ())
         info.selector_keys, info.profile = selector_keys, profile
+        if profile is not None and default is not None:  # p4c's BMv2 back end ignores it
+            self.d.warn(node, "unsupported", f"Target does not support default_action for {local} "
+                                             "(due to action profiles)")
         info.priority_rule = entries.priority_rule(self, prio_props)
         if entries_node:
             prios = entries.priorities(self, info, entries_node, entries_const, info.priority_rule)
