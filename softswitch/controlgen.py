@@ -236,8 +236,6 @@ class ControlGen(BlockGen):
         keys = [k for k in keys if k.match_kind != "selector"]
         if selector_keys and (profile is None or not profile.with_selector):
             raise self.err(node, f"table {local}: selector keys need implementation = action_selector(...)")
-        if profile is not None and profile.with_selector and not selector_keys:
-            raise self.err(node, f"table {local}: an action_selector needs at least one selector key")
         if profile is not None and entries_node:
             raise self.err(node, f"table {local}: entries in the program on a table with an action "
                                  "profile are not supported by this target")

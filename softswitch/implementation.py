@@ -4,9 +4,9 @@ The property names an instance declared in a control or at top level (``implemen
 which several tables may share) or constructs one in place (``implementation =
 action_selector(HashAlgorithm.crc16, 32w1024, 32w14);``).  As p4c's control-plane generator names
 them: an instance by its fully qualified name (``IngressI.as``; an ``@name`` on the property is
-ignored), one constructed in place by the property's control-plane name, its ``@name`` as written
-(``@name("ap_ws")`` gives ``ap_ws``) or else ``implementation``.  ``selector`` keys need a
-selector; a selector's table needs at least one of them.
+ignored), one constructed in place by the property's ``@name`` as written (``@name("ap_ws")``
+gives ``ap_ws``); without one p4c refuses it ("anonymous table property").  ``selector`` keys need a
+selector (a selector with none hashes no bytes).
 """
 
 from __future__ import annotations
@@ -43,7 +43,10 @@ def table_profile(g, prop: Tree, annd: dict, gexpr, table: str) -> ProfileInfo:
                 if a is not None]
         vals = prog.calls.ctor_values(g, base, args, prop)
         names = annd.get("name")
-        name = str(names[0]).lstrip(".") if names else "implementation"
+        if not names:  # p4c's control-plane generator (P4Info) refuses it
+            raise g.err(prop, f"Table '{table}' has an anonymous table property 'implementation' with "
+                              "no name annotation, which is not supported by P4Runtime")
+        name = str(names[0]).lstrip(".")
         info = profile_info(name, base, vals, {k: v for k, v in annd.items() if k != "name"})
     else:
         raise g.err(prop, "table property implementation must be an action_profile or action_selector")

@@ -1,4 +1,11 @@
-"""Expected packets for action_selector.stf, from BMv2's rules, written independently."""
+"""Write action_selector.stf: expected packets from BMv2's rules, computed independently of the
+softswitch (its own CRC-16/ARC, handle allocation and member order).  Run after editing."""
+
+from pathlib import Path
+
+HERE = Path(__file__).parent
+
+
 def crc16(data):
     crc = 0
     for byte in data:
@@ -96,4 +103,4 @@ cmd("act_prof_add_member_to_group sel 4 10")
 groups[10].append(4)
 for i in range(4):
     send(1, 0, 0x3000 + 11 * i, 0x0C000000 + 7 * i)
-print("\n".join(lines))
+(HERE / "action_selector.stf").write_text("\n".join(lines) + "\n")

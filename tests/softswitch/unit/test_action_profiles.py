@@ -1,0 +1,200 @@
+"""Action profiles and action selectors: BMv2's member choice, both backends, errors.
+
+The expected member of every packet is computed here from BMv2's rules, with this file's own
+hash code: the selector hash over the ``selector`` key fields of valid headers (bits packed MSB
+first, last byte zero-padded), cast to 32 bits, ``h % n`` over the group's members in ascending
+BMv2 handle order, a handle being the smallest free one when the member was created.
+"""
+
+from __future__ import annotations
+
+import random
+import zlib
+
+import pytest
+
+from softswitch import P4CompileError
+from softswitch.api import Exact, RuntimeAPIError
+from softswitch.profiles import ProfileError
+
+from .helpers import frame, switch, words
+
+BACKENDS = ["python", "native"]
+
+
+def _crc16(data: bytes) -> int:
+    crc = 0
+    for byte in data:
+        crc ^= byte
+        for _ in range(8):
+            crc = (crc >> 1) ^ 0xA001 if crc & 1 else crc >> 1
+    return crc
+
+
+HASHES = {
+    "crc16": _crc16,
+    "crc32": lambda d: zlib.crc32(d),
+    "identity": lambda d: int.from_bytes(d[:8], "big") & 0xFFFFFFFF,
+}
+
+
+def _ilocals(algo: str) -> str:
+    return f"""
+    action set(bit<9> port, bit<32> v) {{ sm.egress_spec = port; hdr.d.w7 = v; }}
+    action other(bit<32> v) {{ hdr.d.w6 = v; }}
+    action_selector(HashAlgorithm.{algo}, 32w16, 32w16) sel;
+    table lb {{
+        key = {{ hdr.eth.dst: exact; hdr.d.w1: selector; meta.m16: selector; hdr.d.w2: selector; }}
+        actions = {{ set; other; }}
+        implementation = sel;
+    }}
+"""
+
+
+INGRESS = "meta.m16 = hdr.eth.etype; if (lb.apply().hit) { hdr.eth.src = 1; }"
+
+
+def _selector_bytes(etype: int, w1: int, w2: int) -> bytes:
+    if etype != 0x88B5:  # hdr.d invalid: only meta.m16 is hashed
+        return etype.to_bytes(2, "big")
+    return w1.to_bytes(4, "big") + etype.to_bytes(2, "big") + w2.to_bytes(4, "big")
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("algo", sorted(HASHES))
+def test_group_member_chosen_as_bmv2(algo: str, backend: str):
+    sw = switch(INGRESS, backend, ilocals=_ilocals(algo))
+    handles: dict[int, int] = {}
+    for mid in (10, 20, 30, 40):
+        handles[mid] = min(set(range(8)) - set(handles.values()))
+        sw.act_prof_add_member("sel", mid, "set", {"port": mid // 10, "v": mid})
+    sw.act_prof_delete_member("sel", 20)          # frees handle 1 ...
+    del handles[20]
+    sw.act_prof_add_member("sel", 50, "set", {"port": 5, "v": 50})
+    handles[50] = 1                               # ... which the next member gets
+    sw.act_prof_create_group("sel", 7, [40, 10, 50, 30])
+    sw.table_add_indirect("lb", {"hdr.eth.dst": Exact(2)}, group_id=7)
+    order = sorted([40, 10, 50, 30], key=handles.__getitem__)
+    assert order == [10, 50, 30, 40]
+    rng = random.Random(14)
+    for _ in range(24):
+        etype = rng.choice([0x88B5, 0x88B5, 0x0800])
+        w1, w2 = rng.getrandbits(32), rng.getrandbits(32)
+        out = sw.process(0, frame(0, w1, w2, etype=etype))
+        want = order[HASHES[algo](_selector_bytes(etype, w1, w2)) % len(order)]
+        assert out[0][0] == want // 10, (etype, w1, w2)
+        if etype == 0x88B5:
+            assert words(out[0][1])[7] == want
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_miss_empty_group_and_member_entries(backend: str):
+    sw = switch(INGRESS, backend, ilocals=_ilocals("crc16").replace(
+        "implementation = sel;", "implementation = sel; default_action = other(9);"))
+    out = sw.process(0, frame(1, 2, 3))
+    assert out[0][0] == 1 and words(out[0][1])[6] == 0   # miss: no action, not the default one
+    sw.act_prof_create_group("sel", 1, [])
+    sw.table_add_indirect("lb", {"hdr.eth.dst": Exact(2)}, group_id=1)
+    out = sw.process(0, frame(1, 2, 3))
+    assert out[0][0] == 1 and out[0][1][6:12] == b"\x00" * 5 + b"\x01"  # hit, nothing run
+    sw.act_prof_add_member("sel", 3, "other", {"v": 0xABC})
+    sw.act_prof_modify_group("sel", 1, [3])
+    assert words(sw.process(0, frame(1, 2, 3))[0][1])[6] == 0xABC
+    sw.act_prof_modify_member("sel", 3, "set", {"port": 4, "v": 5})
+    assert sw.process(0, frame(1, 2, 3))[0][0] == 4
+    sw.table_modify_indirect("lb", {"hdr.eth.dst": Exact(2)}, member_id=3)
+    assert sw.process(0, frame(0x88B5, 0, 0))[0][0] == 4
+    [e] = sw.table_entries("lb")
+    assert (e.member_id, e.group_id) == (3, None)
+    assert sw.act_prof_members("sel") == {3: ("I.set", {"port": 4, "v": 5})}
+    assert sw.act_prof_groups("sel") == {1: [3]}
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_profile_shared_by_two_tables(backend: str):
+    ilocals = """
+    action mark(bit<32> v) { hdr.d.w5 = hdr.d.w5 + v; }
+    action_profile(32w4) ap;
+    table a { key = { hdr.d.w0: exact; } actions = { mark; } implementation = ap; }
+    table b { key = { hdr.d.w1: exact; } actions = { mark; } implementation = ap; }
+"""
+    sw = switch("a.apply(); b.apply();", backend, ilocals=ilocals)
+    info = sw.p4info
+    [prof] = info.action_profiles
+    assert prof.preamble.name == "I.ap" and not prof.with_selector and prof.size == 4
+    assert sorted(prof.table_ids) == sorted(t.preamble.id for t in info.tables)
+    assert all(t.implementation_id == prof.preamble.id for t in info.tables)
+    sw.act_prof_add_member("ap", 1, "mark", {"v": 3})
+    sw.table_add_indirect("a", {"hdr.d.w0": Exact(7)}, member_id=1)
+    sw.table_add_indirect("b", {"hdr.d.w1": Exact(8)}, member_id=1)
+    assert words(sw.process(0, frame(7, 8))[0][1])[5] == 6
+    sw.act_prof_modify_member("ap", 1, "mark", {"v": 5})
+    assert words(sw.process(0, frame(7, 8))[0][1])[5] == 10
+    with pytest.raises(ProfileError) as ei:
+        sw.act_prof_delete_member("ap", 1)
+    assert ei.value.code == "FAILED_PRECONDITION"
+    sw.table_delete("a", {"hdr.d.w0": Exact(7)})
+    sw.table_clear("b")
+    sw.act_prof_delete_member("ap", 1)
+    with pytest.raises(ProfileError):
+        sw.act_prof_create_group("ap", 1, [])     # no selector: no groups
+
+
+def test_refusals():
+    sw = switch(INGRESS, ilocals=_ilocals("crc16"))
+    sw.act_prof_add_member("sel", 1, "set", {"port": 1, "v": 1})
+    codes = {}
+    for what, call in {
+        "unknown member": lambda: sw.table_add_indirect("lb", {"hdr.eth.dst": Exact(1)}, member_id=9),
+        "unknown group": lambda: sw.table_add_indirect("lb", {"hdr.eth.dst": Exact(1)}, group_id=9),
+        "duplicate member": lambda: sw.act_prof_add_member("sel", 1, "set", {"port": 1, "v": 1}),
+        "weight": lambda: sw.act_prof_create_group("sel", 2, [1], weights=[3]),
+        "twice in a group": lambda: sw.act_prof_create_group("sel", 2, [1, 1]),
+        "bad action": lambda: sw.act_prof_add_member("sel", 2, "NoAction", {}),
+    }.items():
+        with pytest.raises(RuntimeAPIError) as ei:
+            call()
+        codes[what] = getattr(ei.value, "code", None)
+    assert codes["unknown member"] == codes["unknown group"] == "NOT_FOUND"
+    assert codes["duplicate member"] == "ALREADY_EXISTS"
+    assert codes["weight"] == "UNIMPLEMENTED"
+    with pytest.raises(RuntimeAPIError, match="indirect"):
+        sw.table_add("lb", "set", {"hdr.eth.dst": Exact(1)}, {"port": 1, "v": 1})
+    with pytest.raises(RuntimeAPIError, match="indirect"):
+        sw.table_set_default("lb", "set", {"port": 1, "v": 1})
+    with pytest.raises(RuntimeAPIError, match="exactly one"):
+        sw.table_add_indirect("lb", {"hdr.eth.dst": Exact(1)})
+    sw.act_prof_create_group("sel", 3, [1])
+    sw.table_add_indirect("lb", {"hdr.eth.dst": Exact(1)}, group_id=3)
+    with pytest.raises(ProfileError, match="still used"):
+        sw.act_prof_delete_group("sel", 3)
+
+
+@pytest.mark.parametrize("body, message", [
+    ("table t { key = { hdr.d.w0: selector; } actions = { NoAction; } }", "selector keys need"),
+    ("register<bit<8>>(4) r; table t { key = { hdr.d.w0: exact; } actions = { NoAction; } "
+     "implementation = r; }", "must name an action_profile"),
+    ("table t { key = { hdr.d.w0: exact; } actions = { NoAction; } "
+     "implementation = action_profile(32w4); }", "anonymous table property"),
+    ("action_profile(32w4) ap; table t { key = { hdr.d.w0: exact; } actions = { NoAction; } "
+     "implementation = ap; const entries = { 1: NoAction(); } }", "entries in the program"),
+    ("action_selector(HashAlgorithm.crc16, 32w4) s; table t { key = { hdr.d.w0: exact; } "
+     "actions = { NoAction; } implementation = s; }", "constructor takes"),
+])
+def test_compile_errors(body: str, message: str):
+    with pytest.raises(P4CompileError, match=message) as ei:
+        switch("t.apply();", ilocals=body)
+    assert ei.value.line > 0
+
+
+def test_p4info_of_in_place_selector_and_selector_keys():
+    ilocals = _ilocals("crc32").replace("implementation = sel;", '@name("lb_sel") implementation = '
+                                        "action_selector(HashAlgorithm.crc32, 32w128, 32w10);")
+    sw = switch(INGRESS, ilocals=ilocals)
+    profs = {p.preamble.name: p for p in sw.p4info.action_profiles}
+    assert set(profs) == {"lb_sel"}   # the unused instance `sel` is not listed
+    assert profs["lb_sel"].with_selector and profs["lb_sel"].size == 128
+    assert profs["lb_sel"].preamble.id == (0x11 << 24) | 0x68af61   # p4c's id of "lb_sel"
+    [t] = sw.p4info.tables
+    assert [m.name for m in t.match_fields] == ["hdr.eth.dst"]   # selector keys are not listed
+    assert t.implementation_id == profs["lb_sel"].preamble.id
