@@ -44,6 +44,9 @@ def _exists(message: str) -> P4RuntimeError:
 
 def api_error(err: Exception) -> P4RuntimeError:
     """Map a Switch API exception to the P4Runtime code the spec prescribes."""
+    code = getattr(err, "code", None)  # profiles.ProfileError names its P4Runtime code
+    if isinstance(err, RuntimeAPIError) and isinstance(code, str) and hasattr(grpc.StatusCode, code):
+        return P4RuntimeError(getattr(grpc.StatusCode, code), str(err))
     if isinstance(err, EntryExistsError):
         return _exists(str(err))
     if isinstance(err, EntryNotFoundError):
@@ -149,8 +152,8 @@ def decode_action(idx: P4InfoIndex, table: P4InfoTable, te: p4runtime_pb2.TableE
     if kind is None:
         raise invalid(f"{what}: no action given")
     if kind != "action":
-        raise P4RuntimeError(grpc.StatusCode.UNIMPLEMENTED,
-                             f"{what}: action profiles are not supported ({kind})")
+        raise invalid(f"{what}: {kind} given, but the table has no action profile" if
+                      not table.implementation_id else f"{what}: {kind} is not an action")
     act = te.action.action
     info = idx.action(act.action_id)
     if act.action_id not in table.action_ids:
@@ -234,6 +237,13 @@ def write_table_entry(switch, idx: P4InfoIndex, utype: int, te: p4runtime_pb2.Ta
         raise P4RuntimeError(grpc.StatusCode.PERMISSION_DENIED, f"{what}: table has const entries")
     match = decode_match(table, te.match, what)
     prio = _priority(table, te, what)
+    if table.implementation_id and utype != Update.DELETE:
+        member, group = indirect_ref(table, te, what)
+        fn = switch.table_add_indirect if utype == Update.INSERT else switch.table_modify_indirect
+        if utype not in (Update.INSERT, Update.MODIFY):
+            raise invalid(f"{what}: update type {utype} is not INSERT, MODIFY or DELETE")
+        _call(fn, table.name, match, member, group, prio)
+        return
     if utype == Update.INSERT:
         action, params = decode_action(idx, table, te, what)
         _call(switch.table_add, table.name, action, match, params, prio)
@@ -246,11 +256,29 @@ def write_table_entry(switch, idx: P4InfoIndex, utype: int, te: p4runtime_pb2.Ta
         raise invalid(f"{what}: update type {utype} is not INSERT, MODIFY or DELETE")
 
 
+def indirect_ref(table: P4InfoTable, te: p4runtime_pb2.TableEntry, what: str) -> tuple[int | None, int | None]:
+    """(member id, group id) of an entry of a table with an action profile or selector."""
+    kind = te.action.WhichOneof("type")
+    if kind == "action_profile_member_id":
+        return te.action.action_profile_member_id, None
+    if kind == "action_profile_group_id":
+        return None, te.action.action_profile_group_id
+    if kind == "action_profile_action_set":
+        raise P4RuntimeError(grpc.StatusCode.UNIMPLEMENTED, f"{what}: one-shot action sets are not "
+                                                            "supported; write members and a group")
+    raise invalid(f"{what}: the table has an action profile: give a member or group id, not {kind}")
+
+
 def _call(fn, *args):
     try:
         return fn(*args)
     except Exception as err:  # noqa: BLE001 - every Switch failure becomes a P4Runtime status
         raise api_error(err) from err
+
+
+def call_switch(fn, *args):
+    """A Switch API call whose failure becomes the P4Runtime status the specification gives."""
+    return _call(fn, *args)
 
 
 def entry_to_proto(idx: P4InfoIndex, table: P4InfoTable, e: TableEntry,
@@ -262,7 +290,12 @@ def entry_to_proto(idx: P4InfoIndex, table: P4InfoTable, e: TableEntry,
         te.match.extend(encode_match(table, e.match))
     if e.priority is not None and table.needs_priority:
         te.priority = e.priority
-    te.action.CopyFrom(encode_action(idx, e.action, e.params))
+    if e.member_id is not None:
+        te.action.action_profile_member_id = e.member_id
+    elif e.group_id is not None:
+        te.action.action_profile_group_id = e.group_id
+    else:
+        te.action.CopyFrom(encode_action(idx, e.action, e.params))
     if e.is_const:
         te.is_const = True
     if with_counter and table.direct_counter_id is not None and e.counter is not None:
