@@ -15,7 +15,8 @@ from .types import BitT, BoolT, EnumT, HeaderT, StructT
 # The P4Ids.Prefix values of p4info.proto (p4c uses these): controller headers 0x04, meters 0x14,
 # direct meters 0x15, registers 0x16, digests 0x17.
 PREFIX = {"action": 0x01, "table": 0x02, "value_set": 0x03, "controller_header": 0x04,
-          "action_profile": 0x11, "counter": 0x12, "direct_counter": 0x13, "meter": 0x14, "direct_meter": 0x15,
+          "action_profile": 0x11,
+          "counter": 0x12, "direct_counter": 0x13, "meter": 0x14, "direct_meter": 0x15,
           "register": 0x16, "digest": 0x17}
 
 MATCH = {"exact": 2, "lpm": 3, "ternary": 4, "range": 5, "optional": 6}

@@ -256,7 +256,8 @@ def write_table_entry(switch, idx: P4InfoIndex, utype: int, te: p4runtime_pb2.Ta
         raise invalid(f"{what}: update type {utype} is not INSERT, MODIFY or DELETE")
 
 
-def indirect_ref(table: P4InfoTable, te: p4runtime_pb2.TableEntry, what: str) -> tuple[int | None, int | None]:
+def indirect_ref(table: P4InfoTable, te: p4runtime_pb2.TableEntry,
+                 what: str) -> tuple[int | None, int | None]:
     """(member id, group id) of an entry of a table with an action profile or selector."""
     kind = te.action.WhichOneof("type")
     if kind == "action_profile_member_id":

@@ -26,7 +26,8 @@ from .unit.helpers import switch
 ROOT = Path(__file__).resolve().parents[2]
 PROGRAMS = sorted((Path(__file__).parent / "programs").glob("*.p4")) + [ROOT / "p4src" / "dhc.p4"]
 PREFIX = {"actions": 0x01, "tables": 0x02, "value_sets": 0x03, "controller_packet_metadata": 0x04,
-          "action_profiles": 0x11, "counters": 0x12, "direct_counters": 0x13, "meters": 0x14, "direct_meters": 0x15,
+          "action_profiles": 0x11,
+          "counters": 0x12, "direct_counters": 0x13, "meters": 0x14, "direct_meters": 0x15,
           "registers": 0x16, "digests": 0x17}
 
 

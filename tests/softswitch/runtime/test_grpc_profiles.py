@@ -8,10 +8,9 @@ import pytest
 from google.rpc import code_pb2
 from p4.v1 import p4runtime_pb2
 
+from softswitch.server.p4info_index import encode_bytes
 from tests.softswitch.runtime.conftest import compile_config
 from tests.softswitch.runtime.p4rt import Client, U
-
-from softswitch.server.p4info_index import encode_bytes
 
 PROGRAM = Path(__file__).parents[1] / "programs" / "action_selector.p4"
 
@@ -77,7 +76,8 @@ def test_members_groups_entries_forward_and_read_back(ctl):
     assert ports == {1, 2}
     got = c.read(p4runtime_pb2.Entity(action_profile_member=p4runtime_pb2.ActionProfileMember()))
     assert sorted(e.action_profile_member.member_id for e in got) == [1, 2]
-    assert got[0].action_profile_member == member(c, "I.sel", 1, "I.set", port=1, v=0x11).action_profile_member
+    want = member(c, "I.sel", 1, "I.set", port=1, v=0x11).action_profile_member
+    assert got[0].action_profile_member == want
     (g,) = c.read(p4runtime_pb2.Entity(action_profile_group=p4runtime_pb2.ActionProfileGroup()))
     assert g.action_profile_group == group(c, "I.sel", 5, [2, 1]).action_profile_group
     entries = {e.table_entry.match[0].exact.value: e.table_entry.action
