@@ -38,20 +38,32 @@ HASHES = {
 }
 
 
-def _ilocals(algo: str) -> str:
+def _table(algo: str, extra: str = "") -> str:
     return f"""
-    action set(bit<9> port, bit<32> v) {{ sm.egress_spec = port; hdr.d.w7 = v; }}
-    action other(bit<32> v) {{ hdr.d.w6 = v; }}
-    action_selector(HashAlgorithm.{algo}, 32w16, 32w16) sel;
-    table lb {{
+    action_selector(HashAlgorithm.{algo}, 32w16, 32w16) sel_{algo};
+    table lb_{algo} {{
         key = {{ hdr.eth.dst: exact; hdr.d.w1: selector; meta.m16: selector; hdr.d.w2: selector; }}
         actions = {{ set; other; }}
-        implementation = sel;
+        implementation = sel_{algo};
+        default_action = other(9);
+        {extra}
     }}
 """
 
 
-INGRESS = "meta.m16 = hdr.eth.etype; if (lb.apply().hit) { hdr.eth.src = 1; }"
+# one program (one native build): hdr.d.w0 picks the table, 0 crc16, 1 crc32, else identity
+ILOCALS = """
+    action set(bit<9> port, bit<32> v) { sm.egress_spec = port; hdr.d.w7 = v; }
+    action other(bit<32> v) { hdr.d.w6 = v; }
+    direct_counter(CounterType.packets) dc;
+""" + _table("crc16") + _table("crc32", "counters = dc;") + _table("identity")
+INGRESS = """meta.m16 = hdr.eth.etype;
+    bool hit;
+    if (hdr.d.w0 == 0) { hit = lb_crc16.apply().hit; }
+    else if (hdr.d.w0 == 1) { hit = lb_crc32.apply().hit; }
+    else { hit = lb_identity.apply().hit; }
+    if (hit) { hdr.eth.src = 1; }"""
+TABLE_OF = {"crc16": 0, "crc32": 1, "identity": 2}
 
 
 def _selector_bytes(etype: int, w1: int, w2: int) -> bytes:
@@ -61,53 +73,57 @@ def _selector_bytes(etype: int, w1: int, w2: int) -> bytes:
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-@pytest.mark.parametrize("algo", sorted(HASHES))
-def test_group_member_chosen_as_bmv2(algo: str, backend: str):
-    sw = switch(INGRESS, backend, ilocals=_ilocals(algo))
-    handles: dict[int, int] = {}
-    for mid in (10, 20, 30, 40):
-        handles[mid] = min(set(range(8)) - set(handles.values()))
-        sw.act_prof_add_member("sel", mid, "set", {"port": mid // 10, "v": mid})
-    sw.act_prof_delete_member("sel", 20)          # frees handle 1 ...
-    del handles[20]
-    sw.act_prof_add_member("sel", 50, "set", {"port": 5, "v": 50})
-    handles[50] = 1                               # ... which the next member gets
-    sw.act_prof_create_group("sel", 7, [40, 10, 50, 30])
-    sw.table_add_indirect("lb", {"hdr.eth.dst": Exact(2)}, group_id=7)
-    order = sorted([40, 10, 50, 30], key=handles.__getitem__)
-    assert order == [10, 50, 30, 40]
+def test_group_member_chosen_as_bmv2(backend: str):
+    sw = switch(INGRESS, backend, ilocals=ILOCALS)
     rng = random.Random(14)
-    for _ in range(24):
-        etype = rng.choice([0x88B5, 0x88B5, 0x0800])
-        w1, w2 = rng.getrandbits(32), rng.getrandbits(32)
-        out = sw.process(0, frame(0, w1, w2, etype=etype))
-        want = order[HASHES[algo](_selector_bytes(etype, w1, w2)) % len(order)]
-        assert out[0][0] == want // 10, (etype, w1, w2)
-        if etype == 0x88B5:
-            assert words(out[0][1])[7] == want
+    for algo, w0 in TABLE_OF.items():
+        sel = f"sel_{algo}"
+        handles: dict[int, int] = {}
+        for mid in (10, 20, 30, 40):
+            handles[mid] = min(set(range(8)) - set(handles.values()))
+            sw.act_prof_add_member(sel, mid, "set", {"port": mid // 10, "v": mid})
+        sw.act_prof_delete_member(sel, 20)          # frees handle 1 ...
+        del handles[20]
+        sw.act_prof_add_member(sel, 50, "set", {"port": 5, "v": 50})
+        handles[50] = 1                             # ... which the next member gets
+        sw.act_prof_create_group(sel, 7, [40, 10, 50, 30])
+        sw.table_add_indirect(f"lb_{algo}", {"hdr.eth.dst": Exact(2)}, group_id=7)
+        order = sorted([40, 10, 50, 30], key=handles.__getitem__)
+        assert order == [10, 50, 30, 40]
+        for _ in range(16):
+            etype = rng.choice([0x88B5, 0x88B5, 0x0800])
+            w1, w2 = rng.getrandbits(32), rng.getrandbits(32)
+            out = sw.process(0, frame(w0, w1, w2, etype=etype))
+            if etype != 0x88B5:  # no hdr.d: the crc16 table runs (w0 reads 0)
+                algo_run = "crc16"
+            else:
+                algo_run = algo
+            want = order[HASHES[algo_run](_selector_bytes(etype, w1, w2)) % len(order)]
+            assert out[0][0] == want // 10, (algo, etype, w1, w2)
+            if etype == 0x88B5:
+                assert words(out[0][1])[7] == want
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_miss_empty_group_and_member_entries(backend: str):
-    sw = switch(INGRESS, backend, ilocals=_ilocals("crc16").replace(
-        "implementation = sel;", "implementation = sel; default_action = other(9);"))
-    out = sw.process(0, frame(1, 2, 3))
+    sw = switch(INGRESS, backend, ilocals=ILOCALS)
+    out = sw.process(0, frame(0, 2, 3))
     assert out[0][0] == 1 and words(out[0][1])[6] == 0   # miss: no action, not the default one
-    sw.act_prof_create_group("sel", 1, [])
-    sw.table_add_indirect("lb", {"hdr.eth.dst": Exact(2)}, group_id=1)
-    out = sw.process(0, frame(1, 2, 3))
+    sw.act_prof_create_group("sel_crc16", 1, [])
+    sw.table_add_indirect("lb_crc16", {"hdr.eth.dst": Exact(2)}, group_id=1)
+    out = sw.process(0, frame(0, 2, 3))
     assert out[0][0] == 1 and out[0][1][6:12] == b"\x00" * 5 + b"\x01"  # hit, nothing run
-    sw.act_prof_add_member("sel", 3, "other", {"v": 0xABC})
-    sw.act_prof_modify_group("sel", 1, [3])
-    assert words(sw.process(0, frame(1, 2, 3))[0][1])[6] == 0xABC
-    sw.act_prof_modify_member("sel", 3, "set", {"port": 4, "v": 5})
-    assert sw.process(0, frame(1, 2, 3))[0][0] == 4
-    sw.table_modify_indirect("lb", {"hdr.eth.dst": Exact(2)}, member_id=3)
-    assert sw.process(0, frame(0x88B5, 0, 0))[0][0] == 4
-    [e] = sw.table_entries("lb")
+    sw.act_prof_add_member("sel_crc16", 3, "other", {"v": 0xABC})
+    sw.act_prof_modify_group("sel_crc16", 1, [3])
+    assert words(sw.process(0, frame(0, 2, 3))[0][1])[6] == 0xABC
+    sw.act_prof_modify_member("sel_crc16", 3, "set", {"port": 4, "v": 5})
+    assert sw.process(0, frame(0, 2, 3))[0][0] == 4
+    sw.table_modify_indirect("lb_crc16", {"hdr.eth.dst": Exact(2)}, member_id=3)
+    assert sw.process(0, frame(0, 0x88B5, 7))[0][0] == 4
+    [e] = sw.table_entries("lb_crc16")
     assert (e.member_id, e.group_id) == (3, None)
-    assert sw.act_prof_members("sel") == {3: ("I.set", {"port": 4, "v": 5})}
-    assert sw.act_prof_groups("sel") == {1: [3]}
+    assert sw.act_prof_members("sel_crc16") == {3: ("I.set", {"port": 4, "v": 5})}
+    assert sw.act_prof_groups("sel_crc16") == {1: [3]}
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -141,7 +157,8 @@ def test_profile_shared_by_two_tables(backend: str):
 
 
 def test_refusals():
-    sw = switch(INGRESS, ilocals=_ilocals("crc16"))
+    sw = switch(INGRESS.replace("lb_crc16", "lb"),
+                ilocals=ILOCALS.replace("sel_crc16", "sel").replace("lb_crc16", "lb"))
     sw.act_prof_add_member("sel", 1, "set", {"port": 1, "v": 1})
     codes = {}
     for what, call in {
@@ -188,13 +205,28 @@ def test_compile_errors(body: str, message: str):
 
 
 def test_p4info_of_in_place_selector_and_selector_keys():
-    ilocals = _ilocals("crc32").replace("implementation = sel;", '@name("lb_sel") implementation = '
-                                        "action_selector(HashAlgorithm.crc32, 32w128, 32w10);")
+    ilocals = ILOCALS.replace("implementation = sel_crc32;", '@name("lb_sel") implementation = '
+                              "action_selector(HashAlgorithm.crc32, 32w128, 32w10);")
     sw = switch(INGRESS, ilocals=ilocals)
     profs = {p.preamble.name: p for p in sw.p4info.action_profiles}
-    assert set(profs) == {"lb_sel"}   # the unused instance `sel` is not listed
+    assert set(profs) == {"lb_sel", "I.sel_crc16", "I.sel_identity"}  # unused I.sel_crc32 left out
     assert profs["lb_sel"].with_selector and profs["lb_sel"].size == 128
     assert profs["lb_sel"].preamble.id == (0x11 << 24) | 0x68af61   # p4c's id of "lb_sel"
-    [t] = sw.p4info.tables
+    t = next(t for t in sw.p4info.tables if t.preamble.name == "I.lb_crc32")
     assert [m.name for m in t.match_fields] == ["hdr.eth.dst"]   # selector keys are not listed
     assert t.implementation_id == profs["lb_sel"].preamble.id
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_direct_counter_counts_hits_of_indirect_entries(backend: str):
+    sw = switch(INGRESS, backend, ilocals=ILOCALS)   # lb_crc32 has the direct counter
+    sw.act_prof_create_group("sel_crc32", 1, [])
+    sw.table_add_indirect("lb_crc32", {"hdr.eth.dst": Exact(2)}, group_id=1)
+    sw.act_prof_add_member("sel_crc32", 4, "other", {"v": 1})
+    sw.table_add_indirect("lb_crc32", {"hdr.eth.dst": Exact(3)}, member_id=4)
+    for dst, n in ((2, 3), (3, 2), (9, 4)):   # an empty group's hits count, misses do not
+        f = frame(1, 6)
+        for _ in range(n):
+            sw.process(0, f[:5] + bytes([dst]) + f[6:])
+    assert sw.direct_counter_read("lb_crc32", {"hdr.eth.dst": Exact(2)})[0] == 3
+    assert sw.direct_counter_read("lb_crc32", {"hdr.eth.dst": Exact(3)})[0] == 2
