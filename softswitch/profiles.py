@@ -182,6 +182,38 @@ class ActionProfile:
         """A group's members in BMv2's order (ascending handle): what ``h % n`` indexes."""
         return sorted((self.members[m] for m in self.groups[gid].members), key=lambda m: m.handle)
 
+    # ------------------------------------------------------------ one-shot action sets
+    def one_shot(self, actions: list[tuple[str, dict[str, int] | None]]) -> tuple[str, int]:
+        """Hidden members and a group for a one-shot entry (P4Runtime ``action_profile_action_set``):
+        ids below 0, left out of reads, released with the entry; members created in the set's
+        order, so they take the smallest free handles as a controller writing them would."""
+        if not self.info.with_selector:
+            raise ProfileError(f"{self.info.name} has no selector: one-shot action sets need one")
+        if not actions:
+            raise ProfileError(f"{self.info.name}: an empty one-shot action set")
+        mids: list[int] = []
+        try:
+            for action, params in actions:
+                mids.append(min(list(self.members) + [0]) - 1)
+                self.add_member(mids[-1], action, params)
+            gid = min(list(self.groups) + [0]) - 1
+            self.create_group(gid, mids)
+        except (RuntimeAPIError, ValueError):
+            for mid in mids:
+                self.members.pop(mid, None)
+            raise
+        return ("g", gid)
+
+    def release_one_shot(self, ref: tuple[str, int]) -> None:
+        if ref[1] >= 0 or self.refs.get(ref):
+            return
+        for mid in self.groups.pop(ref[1]).members:
+            del self.members[mid]
+        self.version += 1
+
+    def action_set(self, ref: tuple[str, int]) -> list[tuple[str, dict[str, int]]]:
+        return [(self.members[m].action, dict(self.members[m].params)) for m in self.groups[ref[1]].members]
+
     # ------------------------------------------------------------ table entries
     def check_ref(self, ref: tuple[str, int]) -> None:
         kind, i = ref

@@ -130,6 +130,8 @@ class Switch(PacketFlow):
     def act_prof_add_member(self, profile: str, member_id: int, action: str,
                             params: dict[str, int] | None = None) -> None:
         p = self._profile(profile)
+        if member_id < 0:
+            raise ValueError(f"member id {member_id} is negative")
         p.add_member(member_id, action, params)
         self._profile_changed(p)
 
@@ -147,6 +149,8 @@ class Switch(PacketFlow):
     def act_prof_create_group(self, profile: str, group_id: int, members: Sequence[int] = (),
                               weights: Sequence[int] | None = None, max_size: int = 0) -> None:
         p = self._profile(profile)
+        if group_id < 0:
+            raise ValueError(f"group id {group_id} is negative")
         p.create_group(group_id, list(members), list(weights) if weights else None, max_size)
         self._profile_changed(p)
 
@@ -163,11 +167,12 @@ class Switch(PacketFlow):
 
     def act_prof_members(self, profile: str) -> dict[int, tuple[str, dict[str, int]]]:
         """member id -> (action, action data)."""
-        return {i: (m.action, dict(m.params)) for i, m in sorted(self._profile(profile).members.items())}
+        return {i: (m.action, dict(m.params)) for i, m in sorted(self._profile(profile).members.items())
+                if i >= 0}
 
     def act_prof_groups(self, profile: str) -> dict[int, list[int]]:
         """group id -> member ids (in the order given)."""
-        return {i: list(g.members) for i, g in sorted(self._profile(profile).groups.items())}
+        return {i: list(g.members) for i, g in sorted(self._profile(profile).groups.items()) if i >= 0}
 
     def table_add_indirect(self, table: str, match: dict[str, MatchValue], member_id: int | None = None,
                            group_id: int | None = None, priority: int | None = None) -> None:
@@ -177,6 +182,18 @@ class Switch(PacketFlow):
     def table_modify_indirect(self, table: str, match: dict[str, MatchValue], member_id: int | None = None,
                               group_id: int | None = None, priority: int | None = None) -> None:
         self._table(table).modify_indirect(match, _ref(member_id, group_id), priority)
+
+    def table_add_one_shot(self, table: str, match: dict[str, MatchValue],
+                           actions: Sequence[tuple[str, dict[str, int] | None]],
+                           priority: int | None = None) -> None:
+        """An entry of a selector table with its own action set (P4Runtime one-shot): hidden
+        members and a group, released with the entry."""
+        self._table(table).add_one_shot(match, list(actions), priority)
+
+    def table_modify_one_shot(self, table: str, match: dict[str, MatchValue],
+                              actions: Sequence[tuple[str, dict[str, int] | None]],
+                              priority: int | None = None) -> None:
+        self._table(table).modify_one_shot(match, list(actions), priority)
 
     # ------------------------------------------------------------ PRE
     def mc_group_set(self, group_id: int, replicas: list[Replica]) -> None:
@@ -318,6 +335,8 @@ class Switch(PacketFlow):
 def _ref(member_id: int | None, group_id: int | None) -> tuple[str, int]:
     if (member_id is None) == (group_id is None):
         raise RuntimeAPIError("an indirect entry names exactly one of member_id and group_id")
+    if (member_id if member_id is not None else group_id) < 0:  # type: ignore[operator]
+        raise ValueError("member and group ids are not negative")
     return ("m", member_id) if member_id is not None else ("g", group_id)  # type: ignore[return-value]
 
 

@@ -299,6 +299,7 @@ class Table:
             raise EntryNotFoundError(f"table {self.info.name}: no such entry")
         if e.ref is not None:
             self.profile.ref(e.ref, -1)
+            self.profile.release_one_shot(e.ref)
         self._rebuild()
 
     # ------------------------------------------------------------ indirect entries
@@ -331,9 +332,34 @@ class Table:
         if e is None:
             raise EntryNotFoundError(f"table {self.info.name}: no such entry")
         prof.ref(e.ref, -1)
+        prof.release_one_shot(e.ref)
         e.ref = ref
         prof.ref(ref, 1)
         self._rebuild()
+
+    def add_one_shot(self, match, actions: list, priority) -> None:
+        """An entry running one of ``actions`` [(action, params)] picked by the selector."""
+        prof = self._profile_of()
+        ref = prof.one_shot(actions)
+        try:
+            self.add_indirect(match, ref, priority)
+        except (RuntimeAPIError, ValueError):
+            prof.release_one_shot(ref)
+            raise
+
+    def modify_one_shot(self, match, actions: list, priority) -> None:
+        prof = self._profile_of()
+        ref = prof.one_shot(actions)
+        try:
+            self.modify_indirect(match, ref, priority)
+        except (RuntimeAPIError, ValueError):
+            prof.release_one_shot(ref)
+            raise
+
+    def _profile_of(self):
+        if self.profile is None:
+            raise RuntimeAPIError(f"table {self.info.name} has no action profile: entries name an action")
+        return self.profile
 
     def find(self, match, priority) -> _Entry:
         priority = self._check_prio(priority)
@@ -362,15 +388,18 @@ class Table:
         for e in self.entries.values():
             if e.ref is not None:
                 self.profile.ref(e.ref, -1)
+                self.profile.release_one_shot(e.ref)
         self.entries.clear()
         self._rebuild()
 
     def to_entry(self, e: _Entry) -> TableEntry:
         if e.ref is not None:
+            shot = e.ref[1] < 0
             return TableEntry(self.info.name, dict(e.match), "", {}, e.priority, False, False,
                               tuple(e.counter) if self.info.direct_counter else None,
                               e.ref[1] if e.ref[0] == "m" else None,
-                              e.ref[1] if e.ref[0] == "g" else None)
+                              e.ref[1] if e.ref[0] == "g" and not shot else None,
+                              self.profile.action_set(e.ref) if shot else None)
         a = self.info.actions[e.ai]
         params = {cp_name(p): (v & ((1 << p.type.width) - 1)
                                if isinstance(v, int) and hasattr(p.type, "width")

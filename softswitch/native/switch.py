@@ -172,6 +172,16 @@ class NativeSwitch(Switch):
         super().table_modify_indirect(table, match, member_id, group_id, priority)
         self._sync(q)
 
+    def table_add_one_shot(self, table, match, actions, priority=None) -> None:
+        super().table_add_one_shot(table, match, actions, priority)
+        self._sync(self._qname(table))
+
+    def table_modify_one_shot(self, table, match, actions, priority=None) -> None:
+        q = self._qname(table)
+        self._pull(q)
+        super().table_modify_one_shot(table, match, actions, priority)
+        self._sync(q)
+
     def _profile_changed(self, prof) -> None:
         for t in prof.tables:
             self._sync(t.info.name)

@@ -134,7 +134,7 @@ class PyGen(Identifiers):
         o.append(f"    hit, ai, args = TB_{name}.lookup(({''.join(keys)}){self._selector(t)})")
         if self.trace:
             o.append(f"    _C.trace.append({'table ' + t.name + ' '!r} + ('hit' if hit else 'miss') "
-                     f"+ ' -> ' + {t.actions!r}[ai])")
+                     f"+ ' -> ' + ({t.actions!r}[ai] if ai >= 0 else '(no action)'))")
         g = StmtGen(self, o, 2)
         for i, (aname, bound) in enumerate(zip(t.actions, t.bound, strict=True)):
             act = self.prog.actions[aname]

@@ -237,12 +237,16 @@ def write_table_entry(switch, idx: P4InfoIndex, utype: int, te: p4runtime_pb2.Ta
         raise P4RuntimeError(grpc.StatusCode.PERMISSION_DENIED, f"{what}: table has const entries")
     match = decode_match(table, te.match, what)
     prio = _priority(table, te, what)
-    if table.implementation_id and utype != Update.DELETE:
+    if table.implementation_id and utype in (Update.INSERT, Update.MODIFY):
+        insert = utype == Update.INSERT
+        if te.action.WhichOneof("type") == "action_profile_action_set":
+            actions = one_shot_actions(idx, table, te, what)
+            _call(switch.table_add_one_shot if insert else switch.table_modify_one_shot, table.name, match,
+                  actions, prio)
+            return
         member, group = indirect_ref(table, te, what)
-        fn = switch.table_add_indirect if utype == Update.INSERT else switch.table_modify_indirect
-        if utype not in (Update.INSERT, Update.MODIFY):
-            raise invalid(f"{what}: update type {utype} is not INSERT, MODIFY or DELETE")
-        _call(fn, table.name, match, member, group, prio)
+        _call(switch.table_add_indirect if insert else switch.table_modify_indirect, table.name, match,
+              member, group, prio)
         return
     if utype == Update.INSERT:
         action, params = decode_action(idx, table, te, what)
@@ -264,10 +268,25 @@ def indirect_ref(table: P4InfoTable, te: p4runtime_pb2.TableEntry,
         return te.action.action_profile_member_id, None
     if kind == "action_profile_group_id":
         return None, te.action.action_profile_group_id
-    if kind == "action_profile_action_set":
-        raise P4RuntimeError(grpc.StatusCode.UNIMPLEMENTED, f"{what}: one-shot action sets are not "
-                                                            "supported; write members and a group")
     raise invalid(f"{what}: the table has an action profile: give a member or group id, not {kind}")
+
+
+def one_shot_actions(idx: P4InfoIndex, table: P4InfoTable, te: p4runtime_pb2.TableEntry,
+                     what: str) -> list[tuple[str, dict[str, int]]]:
+    """The (action, params) of a one-shot ``action_profile_action_set`` (weights 1)."""
+    out = []
+    for pa in te.action.action_profile_action_set.action_profile_actions:
+        if pa.weight <= 0:
+            raise invalid(f"{what}: one-shot action weight {pa.weight} must be positive")
+        if pa.weight != 1:
+            raise P4RuntimeError(grpc.StatusCode.UNIMPLEMENTED, f"{what}: weight {pa.weight}: only weight "
+                                                                "1 is supported (BMv2 groups are sets)")
+        if pa.WhichOneof("watch_kind") is not None:
+            raise P4RuntimeError(grpc.StatusCode.UNIMPLEMENTED, f"{what}: watch ports are not supported")
+        single = p4runtime_pb2.TableEntry(table_id=table.id)
+        single.action.action.CopyFrom(pa.action)
+        out.append(decode_action(idx, table, single, what))
+    return out
 
 
 def _call(fn, *args):
@@ -291,7 +310,11 @@ def entry_to_proto(idx: P4InfoIndex, table: P4InfoTable, e: TableEntry,
         te.match.extend(encode_match(table, e.match))
     if e.priority is not None and table.needs_priority:
         te.priority = e.priority
-    if e.member_id is not None:
+    if e.action_set is not None:
+        for action, params in e.action_set:
+            pa = te.action.action_profile_action_set.action_profile_actions.add(weight=1)
+            pa.action.CopyFrom(encode_action(idx, action, params).action)
+    elif e.member_id is not None:
         te.action.action_profile_member_id = e.member_id
     elif e.group_id is not None:
         te.action.action_profile_group_id = e.group_id

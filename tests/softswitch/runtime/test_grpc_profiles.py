@@ -111,5 +111,30 @@ def test_error_codes(ctl):
     direct = c.table_entry("I.lb", {"hdr.e.kind": 2}, "I.set", {"port": 1, "v": 1})
     assert _code(c.write((U.INSERT, direct))) == code_pb2.INVALID_ARGUMENT
     one_shot = c.table_entry("I.lb", {"hdr.e.kind": 2})
-    one_shot.action.action_profile_action_set.action_profile_actions.add()
-    assert _code(c.write((U.INSERT, one_shot))) == code_pb2.UNIMPLEMENTED
+    one_shot.action.action_profile_action_set.action_profile_actions.add()   # weight 0
+    assert _code(c.write((U.INSERT, one_shot))) == code_pb2.INVALID_ARGUMENT
+    assert _code(c.write((U.INSERT, c.table_entry("I.lb", {"hdr.e.kind": 2})))) == code_pb2.INVALID_ARGUMENT
+
+
+def test_one_shot_action_sets(ctl):
+    c, device = ctl
+    _profs, acts = _ids(c)
+    te = c.table_entry("I.lb", {"hdr.e.kind": 1})
+    for port in (3, 4):
+        pa = te.action.action_profile_action_set.action_profile_actions.add(weight=1)
+        pa.action.CopyFrom(member(c, "I.sel", 0, "I.set", port=port, v=port).action_profile_member.action)
+    c.write_ok((U.INSERT, te))
+    sw = device.require_pipeline().switch
+    assert {sw.process(0, bytes([1, 0, 0, i, 0, 0, 0, i, 0, 0]))[0][0] for i in range(16)} == {3, 4}
+    (got,) = c.read(c.table_entry("I.lb"))
+    assert got.table_entry.action == te.action
+    # the hidden members and group are not the controller's
+    assert c.read(p4runtime_pb2.Entity(action_profile_member=p4runtime_pb2.ActionProfileMember())) == []
+    del te.action.action_profile_action_set.action_profile_actions[1]
+    c.write_ok((U.MODIFY, te))
+    assert {sw.process(0, bytes([1, 0, 0, i, 0, 0, 0, i, 0, 0]))[0][0] for i in range(8)} == {3}
+    te.action.action_profile_action_set.action_profile_actions[0].weight = 2
+    assert _code(c.write((U.MODIFY, te))) == code_pb2.UNIMPLEMENTED
+    c.write_ok((U.DELETE, te))
+    assert sw.prog.profiles["I.sel"].runtime.members == {}   # released with the entry
+    assert acts["I.set"].preamble.id == pa.action.action_id

@@ -230,3 +230,26 @@ def test_direct_counter_counts_hits_of_indirect_entries(backend: str):
             sw.process(0, f[:5] + bytes([dst]) + f[6:])
     assert sw.direct_counter_read("lb_crc32", {"hdr.eth.dst": Exact(2)})[0] == 3
     assert sw.direct_counter_read("lb_crc32", {"hdr.eth.dst": Exact(3)})[0] == 2
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_one_shot_entries(backend: str):
+    sw = switch(INGRESS, backend, ilocals=ILOCALS)
+    sw.act_prof_add_member("sel_crc16", 1, "set", {"port": 9, "v": 9})   # handle 0 is taken
+    match = {"hdr.eth.dst": Exact(2)}
+    sw.table_add_one_shot("lb_crc16", match, [("set", {"port": 3, "v": 3}), ("set", {"port": 4, "v": 4})])
+    [e] = sw.table_entries("lb_crc16")
+    assert e.action_set == [("I.set", {"port": 3, "v": 3}), ("I.set", {"port": 4, "v": 4})]
+    assert (e.member_id, e.group_id) == (None, None)
+    assert sw.act_prof_members("sel_crc16") == {1: ("I.set", {"port": 9, "v": 9})}
+    for w1 in range(12):
+        h = _crc16(_selector_bytes(0x88B5, w1, 0))
+        assert sw.process(0, frame(0, w1, 0))[0][0] == (3, 4)[h % 2]   # set order = handle order
+    sw.table_modify_one_shot("lb_crc16", match, [("other", {"v": 5})])
+    assert words(sw.process(0, frame(0, 1, 0))[0][1])[6] == 5
+    sw.table_delete("lb_crc16", match)
+    prof = sw.prog.profiles["I.sel_crc16"].runtime
+    assert list(prof.members) == [1] and prof.groups == {}
+    with pytest.raises(ValueError, match="does not fit"):
+        sw.table_add_one_shot("lb_crc16", match, [("set", {"port": 1 << 9, "v": 0})])
+    assert list(prof.members) == [1] and sw.table_entries("lb_crc16") == []
