@@ -305,7 +305,10 @@ def _parse_add(line: int, rest: str, extension: bool = False) -> AddEntry:
     after = tail[1].strip()
     if after and not re.match(r"^=\s*\S+$", after):
         raise ValueError(f"unexpected text after the action call: {after!r}")
-    if extension and action_name in ("member", "group") and re.fullmatch(r"\s*\w+\s*", tail[0]):
+    if action_name in ("member", "group") and re.fullmatch(r"\s*\w+\s*", tail[0]):
+        if not extension:
+            raise ValueError(f"add ... {action_name}(N) is a softswitch extension: write "
+                             f"'{EXTENSION} add {rest.strip()}'")
         action = ActionCall(action_name, (("id", parse_number(tail[0])),))
     else:
         action = _parse_call(f"{action_name}({tail[0]})")
