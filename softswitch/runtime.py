@@ -166,9 +166,10 @@ class Switch(PacketFlow):
         self._profile_changed(p)
 
     def act_prof_members(self, profile: str) -> dict[int, tuple[str, dict[str, int]]]:
-        """member id -> (action, action data)."""
-        return {i: (m.action, dict(m.params)) for i, m in sorted(self._profile(profile).members.items())
-                if i >= 0}
+        """member id -> (action, action data), in BMv2 handle order (re-adding them in this order
+        keeps every group's member order)."""
+        members = sorted(self._profile(profile).members.items(), key=lambda kv: kv[1].handle)
+        return {i: (m.action, dict(m.params)) for i, m in members if i >= 0}
 
     def act_prof_groups(self, profile: str) -> dict[int, list[int]]:
         """group id -> member ids (in the order given)."""

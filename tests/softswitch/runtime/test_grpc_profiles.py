@@ -138,3 +138,21 @@ def test_one_shot_action_sets(ctl):
     c.write_ok((U.DELETE, te))
     assert sw.prog.profiles["I.sel"].runtime.members == {}   # released with the entry
     assert acts["I.set"].preamble.id == pa.action.action_id
+
+
+def test_reconcile_carries_members_groups_and_indirect_entries(ctl):
+    c, device = ctl
+    c.write_ok((U.INSERT, member(c, "I.sel", 4, "I.set", port=4, v=4)),
+               (U.INSERT, member(c, "I.sel", 2, "I.set", port=2, v=2)),
+               (U.INSERT, group(c, "I.sel", 1, [2, 4])),
+               (U.INSERT, indirect(c, "I.lb", 1, group_id=1)))
+    frames = [bytes([1, 0, 0, i, 0, 0, 0, i, 0, 0]) for i in range(16)]
+    before = [device.require_pipeline().switch.process(0, f)[0][0] for f in frames]
+    entities = [p4runtime_pb2.Entity(action_profile_member=p4runtime_pb2.ActionProfileMember()),
+                p4runtime_pb2.Entity(action_profile_group=p4runtime_pb2.ActionProfileGroup()),
+                p4runtime_pb2.Entity(table_entry=c.table_entry("I.lb"))]
+    state = c.read(*entities)
+    c.set_pipeline(*compile_config(PROGRAM),
+                   action=p4runtime_pb2.SetForwardingPipelineConfigRequest.RECONCILE_AND_COMMIT)
+    assert c.read(*entities) == state
+    assert [device.require_pipeline().switch.process(0, f)[0][0] for f in frames] == before
