@@ -253,3 +253,45 @@ def test_one_shot_entries(backend: str):
     with pytest.raises(ValueError, match="does not fit"):
         sw.table_add_one_shot("lb_crc16", match, [("set", {"port": 1 << 9, "v": 0})])
     assert list(prof.members) == [1] and sw.table_entries("lb_crc16") == []
+
+
+P4C_SHAPE = """
+#include <core.p4>
+#include <v1model.p4>
+struct H { }
+struct M { bit<32> h1; }
+parser P(packet_in pk, out H hdr, inout M meta, inout standard_metadata_t sm) {
+    state start { transition accept; } }
+control IngressI(inout H hdr, inout M meta, inout standard_metadata_t sm) {
+    action drop() { mark_to_drop(sm); }
+    action_selector(HashAlgorithm.identity, 32w1024, 32w10) as;
+    table indirect_ws { key = { meta.h1 : selector; } actions = { drop; NoAction; }
+                        const default_action = NoAction(); @name("ignored") implementation = as; }
+    table indirect_ws_1 { key = { meta.h1 : selector; } actions = { drop; NoAction; }
+                          const default_action = NoAction(); implementation = as; }
+    table indirect { key = { } actions = { drop; NoAction; } const default_action = NoAction();
+                     @name("ap") implementation = action_profile(32w128); }
+    apply { indirect_ws.apply(); indirect_ws_1.apply(); indirect.apply(); }
+}
+control E(inout H hdr, inout M meta, inout standard_metadata_t sm) { apply { } }
+control V(inout H hdr, inout M meta) { apply { } }
+control D(packet_out pk, in H hdr) { apply { } }
+V1Switch(P(), V(), IngressI(), E(), V(), D()) main;
+"""
+
+
+def test_p4info_ids_are_p4cs():
+    """Ids, table lists, sizes and selector flags as p4c's P4Info gives them for these names."""
+    from softswitch import Switch
+
+    info = Switch.from_source(P4C_SHAPE, "shape.p4").p4info
+    tables = {t.preamble.name: t for t in info.tables}
+    assert tables["IngressI.indirect_ws"].preamble.id == 38116258
+    assert tables["IngressI.indirect_ws_1"].preamble.id == 33951097
+    assert tables["IngressI.indirect"].preamble.id == 46872340
+    profs = {p.preamble.name: (p.preamble.id, list(p.table_ids), p.with_selector, p.size)
+             for p in info.action_profiles}
+    assert profs == {"IngressI.as": (291652621, [38116258, 33951097], True, 1024),
+                     "ap": (294074782, [46872340], False, 128)}
+    assert {t.implementation_id for t in info.tables} == {291652621, 294074782}
+    assert all(not t.match_fields for t in info.tables)
