@@ -295,3 +295,20 @@ def test_p4info_ids_are_p4cs():
                      "ap": (294074782, [46872340], False, 128)}
     assert {t.implementation_id for t in info.tables} == {291652621, 294074782}
     assert all(not t.match_fields for t in info.tables)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_action_run_switch_skipped_when_no_action_ran(backend: str):
+    """p4c gives the table ``base_default_next`` = the statement after the switch, which BMv2
+    follows when no action ran (a miss of a table with a profile): no label, not `default`."""
+    ingress = """meta.m16 = hdr.eth.etype;
+    switch (lb_crc16.apply().action_run) {
+        set: { hdr.d.w5 = 1; }
+        default: { hdr.d.w5 = 2; }
+    }
+    hdr.d.w4 = 3;"""
+    sw = switch(ingress, backend, ilocals=ILOCALS)
+    assert words(sw.process(0, frame(0, 1, 2))[0][1])[4:6] == [3, 0]
+    sw.act_prof_add_member("sel_crc16", 1, "other", {"v": 7})
+    sw.table_add_indirect("lb_crc16", {"hdr.eth.dst": Exact(2)}, member_id=1)
+    assert words(sw.process(0, frame(0, 1, 2))[0][1])[4:7] == [3, 2, 7]
