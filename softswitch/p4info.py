@@ -251,6 +251,7 @@ def _action_profiles(info, prog, ids: _Ids, listed: set[str]) -> None:
         ap.table_ids.extend(ids.get("table", t) for t in p.tables if t in listed)
         ap.with_selector = p.with_selector
         ap.size = p.size
+        ap.max_group_size = p.max_group_size   # p4c reads @max_group_size(N) of a selector
 
 
 def _struct_info(info, st: StructT) -> None:

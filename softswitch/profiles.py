@@ -48,6 +48,12 @@ class ProfileInfo:
     tables: list[str] = field(default_factory=list)
     runtime: Any = None
 
+    @property
+    def max_group_size(self) -> int:
+        """``@max_group_size(N)`` of a selector (0: no limit), as p4c puts it in P4Info."""
+        v = self.annotations.get("max_group_size")
+        return v[0] if self.with_selector and v and isinstance(v[0], int) else 0
+
 
 @dataclass
 class Member:
@@ -145,7 +151,11 @@ class ActionProfile:
             self.member(mid)
         if max_size and len(members) > max_size:
             raise ProfileError(f"{self.info.name}: group of {len(members)} members exceeds its "
-                               f"max_group_size {max_size}", "RESOURCE_EXHAUSTED")
+                               f"max_size {max_size}", "RESOURCE_EXHAUSTED")
+        limit = self.info.max_group_size
+        if limit and (max_size > limit or len(members) > limit):
+            raise ProfileError(f"{self.info.name}: a group holds at most {limit} members "
+                               "(@max_group_size)", "RESOURCE_EXHAUSTED")
         return list(members)
 
     def create_group(self, gid: int, members: list[int], weights: list[int] | None = None,

@@ -312,3 +312,16 @@ def test_action_run_switch_skipped_when_no_action_ran(backend: str):
     sw.act_prof_add_member("sel_crc16", 1, "other", {"v": 7})
     sw.table_add_indirect("lb_crc16", {"hdr.eth.dst": Exact(2)}, member_id=1)
     assert words(sw.process(0, frame(0, 1, 2))[0][1])[4:7] == [3, 2, 7]
+
+
+def test_max_group_size_annotation():
+    sw = switch(INGRESS, ilocals=ILOCALS.replace("action_selector(HashAlgorithm.crc16",
+                                                 "@max_group_size(2) action_selector(HashAlgorithm.crc16"))
+    prof = next(p for p in sw.p4info.action_profiles if p.preamble.name == "I.sel_crc16")
+    assert prof.max_group_size == 2 and "@max_group_size(2)" in prof.preamble.annotations
+    for mid in (1, 2, 3):
+        sw.act_prof_add_member("sel_crc16", mid, "other", {"v": mid})
+    sw.act_prof_create_group("sel_crc16", 1, [1, 2])
+    with pytest.raises(ProfileError, match="at most 2") as ei:
+        sw.act_prof_modify_group("sel_crc16", 1, [1, 2, 3])
+    assert ei.value.code == "RESOURCE_EXHAUSTED"
