@@ -328,4 +328,6 @@ def _header_validity(e: ir.Expr) -> ir.Expr | None:
     valid headers only); ``None`` for metadata and other always-present values."""
     if isinstance(e, ir.Field) and isinstance(e.base.t, ir.Comp) and isinstance(e.base.t.t, HeaderT):
         return ir.Valid(ir.Bool(), e.base)
+    if isinstance(e, ir.Valid):   # `h.isValid()` is BMv2's field h.$valid$: skipped when invalid
+        return ir.Valid(ir.Bool(), e.base)
     return None

@@ -42,7 +42,8 @@ def _table(algo: str, extra: str = "") -> str:
     return f"""
     action_selector(HashAlgorithm.{algo}, 32w16, 32w16) sel_{algo};
     table lb_{algo} {{
-        key = {{ hdr.eth.dst: exact; hdr.d.w1: selector; meta.m16: selector; hdr.d.w2: selector; }}
+        key = {{ hdr.eth.dst: exact; hdr.d.w1: selector; meta.m16: selector; hdr.d.w2: selector;
+                hdr.d.isValid(): selector; }}
         actions = {{ set; other; }}
         implementation = sel_{algo};
         default_action = other(9);
@@ -67,9 +68,12 @@ TABLE_OF = {"crc16": 0, "crc32": 1, "identity": 2}
 
 
 def _selector_bytes(etype: int, w1: int, w2: int) -> bytes:
-    if etype != 0x88B5:  # hdr.d invalid: only meta.m16 is hashed
+    """w1, m16, w2 and hdr.d's validity bit (81 bits, zero-padded to 11 bytes); with hdr.d
+    invalid its fields and its validity bit are left out: only meta.m16 is hashed."""
+    if etype != 0x88B5:
         return etype.to_bytes(2, "big")
-    return w1.to_bytes(4, "big") + etype.to_bytes(2, "big") + w2.to_bytes(4, "big")
+    bits = (w1 << 49) | (etype << 33) | (w2 << 1) | 1
+    return (bits << 7).to_bytes(11, "big")
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
