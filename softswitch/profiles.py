@@ -95,7 +95,6 @@ class ActionProfile:
         self.members: dict[int, Member] = {}
         self.groups: dict[int, Group] = {}
         self.refs: dict[tuple[str, int], int] = {}
-        self.version = 0                     # bumped on every change (native tables reload)
 
     # ------------------------------------------------------------ members
     def _action(self, action: str, params: dict[str, int] | None) -> tuple[str, tuple]:
@@ -116,20 +115,17 @@ class ActionProfile:
         name, args = self._action(action, params)
         handle = _smallest_free({m.handle for m in self.members.values()})
         self.members[mid] = Member(name, dict(params or {}), args, handle)
-        self.version += 1
 
     def modify_member(self, mid: int, action: str, params: dict[str, int] | None) -> None:
         m = self.member(mid)
         m.action, m.args = self._action(action, params)
         m.params = dict(params or {})
-        self.version += 1
 
     def delete_member(self, mid: int) -> None:
         self.member(mid)
         if self.refs.get(("m", mid)) or any(mid in g.members for g in self.groups.values()):
             raise ProfileError(f"{self.info.name}: member {mid} is still used", "FAILED_PRECONDITION")
         del self.members[mid]
-        self.version += 1
 
     def member(self, mid: int) -> Member:
         m = self.members.get(mid)
@@ -165,7 +161,6 @@ class ActionProfile:
         mids = self._check_group(members, weights, max_size)
         handle = _smallest_free({g.handle for g in self.groups.values()})
         self.groups[gid] = Group(mids, handle, max_size)
-        self.version += 1
 
     def modify_group(self, gid: int, members: list[int], weights: list[int] | None = None,
                      max_size: int | None = None) -> None:
@@ -173,14 +168,12 @@ class ActionProfile:
         size = g.max_size if max_size is None else max_size
         g.members = self._check_group(members, weights, size)
         g.max_size = size
-        self.version += 1
 
     def delete_group(self, gid: int) -> None:
         self.group(gid)
         if self.refs.get(("g", gid)):
             raise ProfileError(f"{self.info.name}: group {gid} is still used", "FAILED_PRECONDITION")
         del self.groups[gid]
-        self.version += 1
 
     def group(self, gid: int) -> Group:
         g = self.groups.get(gid)
@@ -219,7 +212,6 @@ class ActionProfile:
             return
         for mid in self.groups.pop(ref[1]).members:
             del self.members[mid]
-        self.version += 1
 
     def action_set(self, ref: tuple[str, int]) -> list[tuple[str, dict[str, int]]]:
         return [(self.members[m].action, dict(self.members[m].params)) for m in self.groups[ref[1]].members]
