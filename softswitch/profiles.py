@@ -16,7 +16,8 @@ BMv2's ``ActionProfile`` (``src/bm_sim/action_profile.cpp``):
 
 Ids are the control plane's (P4Runtime ``member_id``/``group_id``); handles are internal and
 decide only the order of a group's members.  Group weights other than 1 are refused (BMv2
-groups are sets, a member is in a group at most once).
+groups are sets, a member is in a group at most once).  A one-shot entry (P4Runtime
+``action_profile_action_set``) gets hidden members and a group, ids below 0, released with it.
 """
 
 from __future__ import annotations
