@@ -89,6 +89,9 @@ class TableEntry:
     is_default: bool = False
     is_const: bool = False
     counter: tuple[int, int] | None = None  # (packets, bytes) of the table's direct counter
+    member_id: int | None = None   # an indirect table's entry: the action profile member it runs
+    group_id: int | None = None    # ... or the selector group it picks a member from
+    action_set: list[tuple[str, dict[str, int]]] | None = None  # ... or its one-shot action set
 
 
 @dataclass(frozen=True)

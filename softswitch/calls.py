@@ -12,6 +12,7 @@ from .decls import ann_dict, is_fixed_width
 from .exprs import Sym, is_const, wrap_code
 from .externs import Counter, DirectCounter, Meter, Register
 from .functions import call_function
+from .implementation import profile_info
 from .layout import SIZE_METHODS, pyfield, size_in_bits
 from .types import (
     STACK_ONLY,
@@ -33,7 +34,8 @@ from .types import (
 from .unions import union_next_member
 from .v1funcs import v1_function
 
-SUPPORTED_EXTERNS = {"register", "counter", "direct_counter", "meter", "direct_meter"}
+SUPPORTED_EXTERNS = {"register", "counter", "direct_counter", "meter", "direct_meter", "action_profile",
+                     "action_selector"}
 EXTERN_FUNCS = {"mark_to_drop", "hash", "verify_checksum", "update_checksum", "verify_checksum_with_payload",
                 "update_checksum_with_payload", "clone", "clone_preserving_field_list", "clone3", "resubmit",
                 "recirculate",
@@ -88,21 +90,13 @@ class Calls:
         if base not in SUPPORTED_EXTERNS:
             raise g.err(loc, f"extern {base} is not supported by this target")
         args = [a for a in (args_node.children if args_node is not None else []) if a is not None]
-        ctors = g.d.externs[base].ctors
-        if not any(len(c) == len(args) for c in ctors):
-            raise g.err(loc, f"{base} constructor takes {' or '.join(str(len(c)) for c in ctors)} "
-                             f"arguments, got {len(args)}")
-        vals = []
-        ctor = next(c for c in ctors if len(c) == len(args))
-        for a, p in zip(args, ctor, strict=True):
-            c = g.ex(a)[0] if isinstance(p.type, NamedT) else g.ex_to(a, p.type)
-            if not is_const(c):
-                raise g.err(a, "constructor arguments must be compile-time constants")
-            vals.append(int(c))
+        vals = self.ctor_values(g, base, args, loc)
         annd = ann_dict(ann, g.d)
         qname = g.qualify(local, annd)
         pyname = f"X_{self.prog.pyident(qname)}"
-        if base == "register":
+        if base in ("action_profile", "action_selector"):
+            obj = profile_info(qname, base, vals, annd)
+        elif base == "register":
             if not targs or not isinstance(targs[0], BitT):
                 raise g.err(loc, "register needs a bit<W>/int<W> element type")
             obj = Register(qname, vals[0], targs[0].width, targs[0].signed)
@@ -117,6 +111,27 @@ class Calls:
         inst = ExternInst(qname, base, pyname, obj, targs, annd)
         self.prog.extern_insts[qname] = inst
         g.scope.declare(local, Sym("extern", t, pyname, False, inst))
+
+    def ctor_values(self, g, base: str, args: list, loc: Tree) -> list:
+        """Compile-time constructor arguments (ints; enum members as their names)."""
+        ctors = g.d.externs[base].ctors
+        if not any(len(c) == len(args) for c in ctors):
+            raise g.err(loc, f"{base} constructor takes {' or '.join(str(len(c)) for c in ctors)} "
+                             f"arguments, got {len(args)}")
+        vals: list = []
+        ctor = next(c for c in ctors if len(c) == len(args))
+        for a, p in zip(args, ctor, strict=True):
+            algo = getattr(p.type, "name", None) == "HashAlgorithm"
+            c, t = g.ex(a) if algo or isinstance(p.type, NamedT) else (g.ex_to(a, p.type), None)
+            if not is_const(c):
+                raise g.err(a, "constructor arguments must be compile-time constants")
+            if algo:
+                if not (isinstance(t, EnumT) and t.name == "HashAlgorithm"):
+                    raise g.err(a, f"{base}: the algorithm must be a HashAlgorithm member, got {t}")
+                vals.append(t.members[int(c)])
+            else:
+                vals.append(int(c))
+        return vals
 
     # ------------------------------------------------------------ dispatch
     def call_expr(self, g, n: Tree) -> tuple[str, P4Type]:

@@ -11,7 +11,7 @@ from typing import Any
 
 from lark import Tree
 
-from . import checks, checks_v1model, p4warnings
+from . import checks, checks_v1model, implementation, p4warnings
 from .calls import Calls, ExternInst
 from .codegen import ActionInfo, TableInfo
 from .controlgen import ControlGen
@@ -21,6 +21,7 @@ from .exprs import ExprCompiler, GlobalScope, Scope, Sym
 from .frontend import ParsedProgram
 from .functions import FuncGen
 from .parsergen import ParserGen
+from .profiles import ProfileInfo
 from .tables import Table
 from .types import BoolT, HeaderT, NamedT, SpecializedT, StructLikeT, StructT
 
@@ -88,6 +89,7 @@ class Program:
         self.actions: dict[str, ActionInfo] = {}
         self.direct_actions: set[str] = set()   # actions called from an apply block
         self.extern_insts: dict[str, ExternInst] = {}
+        self.profiles: dict[str, ProfileInfo] = {}   # action profiles/selectors by P4Info name
         self.digests: dict[str, StructT] = {}
         self.value_sets: dict[str, Any] = {}
         self.state = SwitchState()
@@ -103,6 +105,7 @@ class Program:
         checks_v1model.check_program(self.decls, self.decls.controls, self.decls.parsers, self.block_names)
         checks_v1model.check_user_types(self.decls, self.block_params["parser"])
         self._check_unused()
+        implementation.attach(self)
         self.warnings: list[str] = p4warnings.collect(parsed.tree, self.decls)
 
     # ------------------------------------------------------------ helpers
@@ -176,7 +179,8 @@ class Program:
         """Type-check parsers/controls that are declared but never instantiated (as p4c does);
         their code and tables are discarded."""
         used = self.generated
-        saved = (dict(self.tables), dict(self.actions), dict(self.extern_insts), dict(self.value_sets))
+        saved = (dict(self.tables), dict(self.actions), dict(self.extern_insts), dict(self.value_sets),
+                 {k: (v, list(v.tables)) for k, v in self.profiles.items()})
         self.checking_unused = True
         try:
             for name, tree in self.decls.controls.items():
@@ -186,7 +190,10 @@ class Program:
                 if name not in used:
                     ParserGen(self, f"__unused__.{name}", tree).generate()
         finally:
-            self.tables, self.actions, self.extern_insts, self.value_sets = saved
+            self.tables, self.actions, self.extern_insts, self.value_sets, profs = saved
+            self.profiles = {k: v for k, (v, _t) in profs.items()}
+            for v, tabs in profs.values():
+                v.tables[:] = tabs
             self.checking_unused = False
 
     def _check_signatures(self) -> None:

@@ -114,6 +114,88 @@ class Switch(PacketFlow):
     def table_clear(self, table: str) -> None:
         self._table(table).clear()
 
+    # ------------------------------------------------------------ action profiles / selectors
+    def _profile(self, name: str):
+        info = self.prog.profiles.get(name)
+        if info is None:
+            found = [i for i in self.prog.profiles.values() if i.name.split(".")[-1] == name]
+            info = found[0] if len(found) == 1 else None
+        if info is None:
+            raise RuntimeAPIError(f"no action profile {name}; profiles are {sorted(self.prog.profiles)}")
+        return info.runtime
+
+    def _profile_changed(self, prof) -> None:
+        """Hook for backends that copy the tables of a profile elsewhere (native)."""
+
+    def act_prof_add_member(self, profile: str, member_id: int, action: str,
+                            params: dict[str, int] | None = None) -> None:
+        p = self._profile(profile)
+        if member_id < 0:
+            raise ValueError(f"member id {member_id} is negative")
+        p.add_member(member_id, action, params)
+        self._profile_changed(p)
+
+    def act_prof_modify_member(self, profile: str, member_id: int, action: str,
+                               params: dict[str, int] | None = None) -> None:
+        p = self._profile(profile)
+        p.modify_member(member_id, action, params)
+        self._profile_changed(p)
+
+    def act_prof_delete_member(self, profile: str, member_id: int) -> None:
+        p = self._profile(profile)
+        p.delete_member(member_id)
+        self._profile_changed(p)
+
+    def act_prof_create_group(self, profile: str, group_id: int, members: Sequence[int] = (),
+                              weights: Sequence[int] | None = None, max_size: int = 0) -> None:
+        p = self._profile(profile)
+        if group_id < 0:
+            raise ValueError(f"group id {group_id} is negative")
+        p.create_group(group_id, list(members), list(weights) if weights else None, max_size)
+        self._profile_changed(p)
+
+    def act_prof_modify_group(self, profile: str, group_id: int, members: Sequence[int],
+                              weights: Sequence[int] | None = None, max_size: int | None = None) -> None:
+        p = self._profile(profile)
+        p.modify_group(group_id, list(members), list(weights) if weights else None, max_size)
+        self._profile_changed(p)
+
+    def act_prof_delete_group(self, profile: str, group_id: int) -> None:
+        p = self._profile(profile)
+        p.delete_group(group_id)
+        self._profile_changed(p)
+
+    def act_prof_members(self, profile: str) -> dict[int, tuple[str, dict[str, int]]]:
+        """member id -> (action, action data), in BMv2 handle order (re-adding them in this order
+        keeps every group's member order)."""
+        members = sorted(self._profile(profile).members.items(), key=lambda kv: kv[1].handle)
+        return {i: (m.action, dict(m.params)) for i, m in members if i >= 0}
+
+    def act_prof_groups(self, profile: str) -> dict[int, list[int]]:
+        """group id -> member ids (in the order given)."""
+        return {i: list(g.members) for i, g in sorted(self._profile(profile).groups.items()) if i >= 0}
+
+    def table_add_indirect(self, table: str, match: dict[str, MatchValue], member_id: int | None = None,
+                           group_id: int | None = None, priority: int | None = None) -> None:
+        """An entry of an indirect table pointing at a member or (selector) a group."""
+        self._table(table).add_indirect(match, _ref(member_id, group_id), priority)
+
+    def table_modify_indirect(self, table: str, match: dict[str, MatchValue], member_id: int | None = None,
+                              group_id: int | None = None, priority: int | None = None) -> None:
+        self._table(table).modify_indirect(match, _ref(member_id, group_id), priority)
+
+    def table_add_one_shot(self, table: str, match: dict[str, MatchValue],
+                           actions: Sequence[tuple[str, dict[str, int] | None]],
+                           priority: int | None = None) -> None:
+        """An entry of a selector table with its own action set (P4Runtime one-shot): hidden
+        members and a group, released with the entry."""
+        self._table(table).add_one_shot(match, list(actions), priority)
+
+    def table_modify_one_shot(self, table: str, match: dict[str, MatchValue],
+                              actions: Sequence[tuple[str, dict[str, int] | None]],
+                              priority: int | None = None) -> None:
+        self._table(table).modify_one_shot(match, list(actions), priority)
+
     # ------------------------------------------------------------ PRE
     def mc_group_set(self, group_id: int, replicas: list[Replica]) -> None:
         if not 0 < group_id < 1 << 16:
@@ -249,6 +331,14 @@ class Switch(PacketFlow):
     def digests(self) -> list[tuple[str, tuple[int, ...]]]:
         out, self.digest_queue = self.digest_queue, deque()
         return list(out)
+
+
+def _ref(member_id: int | None, group_id: int | None) -> tuple[str, int]:
+    if (member_id is None) == (group_id is None):
+        raise RuntimeAPIError("an indirect entry names exactly one of member_id and group_id")
+    if (member_id if member_id is not None else group_id) < 0:  # type: ignore[operator]
+        raise ValueError("member and group ids are not negative")
+    return ("m", member_id) if member_id is not None else ("g", group_id)  # type: ignore[return-value]
 
 
 def _check_replicas(replicas: list[Replica]) -> None:

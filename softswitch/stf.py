@@ -28,6 +28,7 @@ from softswitch.api import Replica
 from softswitch.stf_names import ProgramNames, action_params, entry_match
 from softswitch.stf_syntax import (
     AddEntry,
+    AddIndirect,
     CheckCounter,
     Checkpoint,
     Command,
@@ -36,6 +37,8 @@ from softswitch.stf_syntax import (
     McNodeAssociate,
     McNodeCreate,
     MirroringAdd,
+    ProfileGroup,
+    ProfileMember,
     RegisterRead,
     RegisterWrite,
     SendPacket,
@@ -140,6 +143,45 @@ class _Run:
         if not table.needs_priority:
             priority = None
         self.sw.table_add(table.name, action.name, match, params, priority)
+
+    def do_AddIndirect(self, cmd: AddIndirect) -> None:
+        table = self.names.table(cmd.table)
+        match = entry_match(table, self.names, [(k.name, k.text) for k in cmd.keys])
+        if table.needs_priority and cmd.priority is None:
+            raise ValueError(f"table {table.name} has ternary/range/optional keys: give a priority")
+        priority = cmd.priority if table.needs_priority else None
+        self.sw.table_add_indirect(table.name, match, cmd.member, cmd.group, priority)
+
+    def do_ProfileMember(self, cmd: ProfileMember) -> None:
+        prof, table = self.names.profile(cmd.profile)
+        if cmd.op == "delete":
+            self.sw.act_prof_delete_member(prof, cmd.member)
+            return
+        action = self.names.action(table, cmd.action.name)
+        params = action_params(action, list(cmd.action.args))
+        do = self.sw.act_prof_add_member if cmd.op == "create" else self.sw.act_prof_modify_member
+        do(prof, cmd.member, action.name, params)
+
+    def do_ProfileGroup(self, cmd: ProfileGroup) -> None:
+        prof, _table = self.names.profile(cmd.profile)
+        if cmd.op == "create":
+            self.sw.act_prof_create_group(prof, cmd.group, cmd.members)
+        elif cmd.op == "delete":
+            self.sw.act_prof_delete_group(prof, cmd.group)
+        else:
+            members = self.sw.act_prof_groups(prof).get(cmd.group)
+            if members is None:
+                raise ValueError(f"action profile {prof}: no group {cmd.group}")
+            (mid,) = cmd.members
+            if cmd.op == "add":
+                if mid in members:
+                    raise ValueError(f"member {mid} is already in group {cmd.group}")
+                members.append(mid)
+            else:
+                if mid not in members:
+                    raise ValueError(f"member {mid} is not in group {cmd.group}")
+                members.remove(mid)
+            self.sw.act_prof_modify_group(prof, cmd.group, members)
 
     def do_SetDefault(self, cmd: SetDefault) -> None:
         table = self.names.table(cmd.table)

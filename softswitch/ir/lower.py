@@ -18,6 +18,7 @@ from ..types import (
     BoolT,
     EnumT,
     ErrorT,
+    HeaderT,
     NamedT,
     StructLikeT,
 )
@@ -79,7 +80,7 @@ class Lowering:
             self.externs[inst.name] = ir.Extern(inst.name, "register", o.size, o.width, o.signed)
         elif inst.extern in ("counter", "meter"):
             self.externs[inst.name] = ir.Extern(inst.name, inst.extern, o.size)
-        else:
+        elif inst.extern not in ("action_profile", "action_selector"):  # profiles live in ir.Table
             self.externs[inst.name] = ir.Extern(inst.name, inst.extern, 0, table=getattr(o, "table", None))
 
     def _params(self, params) -> list[ir.Param]:
@@ -182,12 +183,19 @@ class Lowering:
         local = str(nm.children[0])
         qname = _qualify(blk.name, local, ann_dict(ann, self.d))
         info = self.p.tables[qname]
-        keys = []
-        kexprs = [k.children[0] for p in props if p.data == "tp_key" for k in p.children[1:]]
+        keys, sel, valid = [], [], []
+        knodes = [k for p in props if p.data == "tp_key" for k in p.children[1:]]
+        kexprs = [k.children[0] for k in knodes if str(k.children[1].children[0]) != "selector"]
+        sexprs = [k.children[0] for k in knodes if str(k.children[1].children[0]) == "selector"]
         for ki, kx in zip(info.keys, kexprs, strict=True):
             e, t = g.expr(kx)
             e = g.to_bits(e, t) if not isinstance(t, BoolT) else ir.Cast(ir.Bits(1), e)
             keys.append(ir.Key(ki.name, ki.match_kind, ki.width, e))
+        for ki, kx in zip(info.selector_keys, sexprs, strict=True):
+            e, t = g.expr(kx)
+            valid.append(_header_validity(e))
+            e = g.to_bits(e, t) if not isinstance(t, BoolT) else ir.Cast(ir.Bits(1), e)
+            sel.append(ir.Key(ki.name, ki.match_kind, ki.width, e))
         bound = []
         alist = [ar for p in props if p.data == "tp_actions" for ar in p.children[1:]]
         for a in info.actions:
@@ -197,8 +205,11 @@ class Lowering:
             dirp = [p for p in a.params if p.direction]
             bound.append([g.lvalue(x) if p.direction != "in" else g.expr_to(x, p.type)
                           for p, x in zip(dirp, args, strict=False)])
+        prof = info.profile
         self.tables[qname] = ir.Table(qname, blk.name, keys, [a.name for a in info.actions], bound,
-                                      info.direct_counter is not None, info.size, _fixed_rows(info))
+                                      info.direct_counter is not None, info.size,
+                                      prof.name if prof else None, prof.algo if prof else None, sel, valid,
+                                      fixed_rows=_fixed_rows(info))
         g.scope.names[local] = ("table", qname)
 
     # ------------------------------------------------------------ parsers
@@ -323,9 +334,19 @@ __all__ = ["Lowering", "Unsupported", "irtype"]
 
 def _fixed_rows(info) -> list[tuple[tuple[int, ...], int, tuple[int, ...]]] | None:
     """The rows of a table no control-plane write can change (``const entries``, exact keys
-    only, no direct counter or meter), in lookup order; None for any other table."""
+    only, no direct counter or meter, no action profile), in lookup order; None for any other."""
     rt = info.runtime
     if (not info.entries_const or not rt.exact_only or info.direct_counter is not None
-            or info.direct_meter is not None or not info.keys):
+            or info.direct_meter is not None or info.profile is not None or not info.keys):
         return None
     return [(tuple(v for v, _m in e.norm), e.ai, tuple(int(a) for a in e.args)) for e in rt.const]
+
+
+def _header_validity(e: ir.Expr) -> ir.Expr | None:
+    """A selector key that is a header field: the header's validity (BMv2 hashes the fields of
+    valid headers only); ``None`` for metadata and other always-present values."""
+    if isinstance(e, ir.Field) and isinstance(e.base.t, ir.Comp) and isinstance(e.base.t.t, HeaderT):
+        return ir.Valid(ir.Bool(), e.base)
+    if isinstance(e, ir.Valid):   # `h.isValid()` is BMv2's field h.$valid$: skipped when invalid
+        return ir.Valid(ir.Bool(), e.base)
+    return None

@@ -31,7 +31,8 @@ typedef struct OUTL OUTL;
 SW *ss_new(void);
 void ss_free(SW *sw);
 int ss_tbl_load(SW *sw, int tid, int n, const uint64_t *kv, const uint64_t *km, const int *ai,
-                const uint64_t *args, const uint64_t *cnt);
+                const uint64_t *args, const uint64_t *cnt, const int *gsz, int ng, const int *gai,
+                const uint64_t *gargs);
 int ss_tbl_default(SW *sw, int tid, int ai, const uint64_t *args);
 int ss_tbl_counters(SW *sw, int tid, uint64_t *out, int n);
 int ss_mc_set(SW *sw, int gid, int n, const int *ports, const int *rids);

@@ -16,7 +16,7 @@ from ..layout import pyfield
 from ..types import ArrayT, HeaderT, StructLikeT, VarbitT
 from .ccomp import CompoundFns
 from .cexpr import CExpr, ctype, lit, mask
-from .cstmt import StmtGen
+from .cstmt import ALGO, StmtGen
 
 ROLE_PARAMS = {
     "parser": ("pk", "hdr", "meta", "std"),
@@ -254,6 +254,20 @@ class CGen(Identifiers):
         miss = f"*hit = ss_lookup_miss(px, {tid}, &a, &ai);"
         o.append(f"    else {miss}" if t.fixed_rows else f"    {miss}")
 
+    def _selector(self, t: ir.Table) -> None:
+        """``h``: an action selector's hash over its keys, fields of invalid headers left out (BMv2's
+        BufBuilder); bits packed MSB first, the last byte zero-padded, as ``externs.pack_bits``."""
+        if not t.selector:
+            return
+        o = self.out
+        nb = (sum(k.width for k in t.selector) + 7) // 8
+        o.append(f"    {{ uint8_t sb[{nb} + 1]; memset(sb, 0, sizeof sb); size_t so = 0;")
+        for k, v in zip(t.selector, t.selector_valid, strict=True):
+            put = "putb64" if k.width <= 64 else "putb128"
+            item = f"{{ {put}(sb, so, {k.width}, {self.x(k.expr)}); so += {k.width}; }}"
+            o.append(f"      if ({self.x(v)}) {item}" if v is not None else f"      {item}")
+        o.append(f"      h = ss_sel_hash({ALGO[t.algo]}, sb, (so + 7) / 8); }}")
+
     def _table(self, t: ir.Table, b: ir.Block) -> None:
         self.fn_kind = "control"
         tid = self.table_ids[t.name]
@@ -266,9 +280,10 @@ class CGen(Identifiers):
                 o.append(f"    px->oob = 0; k[{i}] = (u128)({c}); if (px->oob) k[{i}] = 0;")
             else:
                 o.append(f"    k[{i}] = (u128)({c});")
-        o.append("    const u128 *a; int ai;")
+        o.append("    const u128 *a; int ai; uint32_t h = 0;")
+        self._selector(t)
         if t.fixed_rows is None:
-            o.append(f"    *hit = ss_lookup(px, {tid}, k, &a, &ai);")
+            o.append(f"    *hit = ss_lookup(px, {tid}, k, h, &a, &ai);")
         else:
             self._fixed_lookup(t, tid)
         o.append("    (void)a;")

@@ -119,7 +119,9 @@ class StmtGen(StmtWriter):
             self.emit(f"{ctype(s.value.t)} {v} = {self.x(s.value)};")
         first = True
         for labels, body in s.cases:
-            if labels is None:
+            if labels is None and s.table is not None:  # no action ran (-1): BMv2 skips the switch
+                self.emit(f"{'if' if first else 'else if'} ({v} >= 0) {{")
+            elif labels is None:
                 self.emit("if (1) {" if first else "else {")
             else:
                 keys = [str(k) if s.table is not None else lit(k, s.value.t) for k in labels]

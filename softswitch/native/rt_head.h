@@ -183,7 +183,8 @@ typedef struct {
 /* tables: implemented in rt_tail.c, described by the generated SS_TD[] */
 #define SS_MAXKEYS 64
 typedef struct { int nkeys, nargs, exact, direct; int kinds[SS_MAXKEYS]; } TDESC; /* kind 1 = range */
-static int ss_lookup(PX *px, int tid, const u128 *keys, const u128 **args, int *ai);
+static int ss_lookup(PX *px, int tid, const u128 *keys, uint32_t h, const u128 **args, int *ai);
+static uint32_t ss_sel_hash(int algo, const uint8_t *d, size_t n);
 static int ss_lookup_miss(PX *px, int tid, const u128 **args, int *ai);
 static void ss_digest_push(PX *px, int id, const u128 *vals, int n);
 static int ss_vs_match(PX *px, int id, const u128 *keys, int nk);

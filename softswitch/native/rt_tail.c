@@ -15,7 +15,10 @@
 #define MAX_PASSES 64
 enum { NORMAL = 0, INGRESS_CLONE = 1, EGRESS_CLONE = 2, RECIRC = 4, REPLICATION = 5, RESUBMIT = 6 };
 
-typedef struct { u128 *kv, *km, *args; int *ai; u64 *cnt; int n, *hidx; u64 hmask; int def_ai; u128 *def_args; } TBL;
+/* gsz/goff/gai/gargs: an indirect table's rows; gsz[i] = 0 runs row i's own action, n > 0 one of
+ * the n members at goff[i] (in BMv2's order), -1 nothing (an empty group) */
+typedef struct { u128 *kv, *km, *args; int *ai; u64 *cnt; int n, *hidx; u64 hmask; int def_ai; u128 *def_args;
+                 int *gsz, *goff, *gai; u128 *gargs; } TBL;
 typedef struct { int n; int *port, *rid; } GRP;
 typedef struct { uint32_t id; int n; int *port, *rid; u64 trunc; } SESS;
 typedef struct { int id, n; u128 v[64]; } DIG;
@@ -68,7 +71,18 @@ static inline int keys_eq(const u128 *a, const u128 *b, int n) {
     return 1;
 }
 
-static int ss_lookup(PX *px, int tid, const u128 *keys, const u128 **args, int *ai) {
+/* an action selector's hash as BMv2's ActionProfile::choose_from_group takes it (unsigned int);
+ * identity is BMv2's: the first (at most) 8 bytes, big-endian */
+static uint32_t ss_sel_hash(int algo, const uint8_t *d, size_t n) {
+    if (algo == 3) {
+        u64 v = 0;
+        for (size_t i = 0; i < n && i < 8; i++) v = (v << 8) | d[i];
+        return (uint32_t)v;
+    }
+    return (uint32_t)ss_hash(algo, d, n, 0);
+}
+
+static int ss_lookup(PX *px, int tid, const u128 *keys, uint32_t h, const u128 **args, int *ai) {
     TBL *t = &px->sw->tbl[tid];
     const TDESC *d = &SS_TD[tid];
     int nk = d->nkeys, idx = -1;
@@ -91,6 +105,14 @@ static int ss_lookup(PX *px, int tid, const u128 *keys, const u128 **args, int *
     }
     if (idx < 0) { *ai = t->def_ai; *args = t->def_args; return 0; }
     if (d->direct) { t->cnt[2 * idx]++; t->cnt[2 * idx + 1] += px->cur_len; }
+    if (t->gsz && t->gsz[idx]) {
+        int n = t->gsz[idx];
+        if (n < 0) { *ai = -1; *args = t->def_args; return 1; }
+        int m = t->goff[idx] + (int)(h % (uint32_t)n);
+        *ai = t->gai[m];
+        *args = &t->gargs[(size_t)m * (d->nargs ? d->nargs : 1)];
+        return 1;
+    }
     *ai = t->ai[idx];
     *args = &t->args[(size_t)idx * (d->nargs ? d->nargs : 1)];
     return 1;
@@ -106,7 +128,9 @@ static int ss_lookup_miss(PX *px, int tid, const u128 **args, int *ai) {
 
 static void tbl_free(TBL *t) {
     free(t->kv); free(t->km); free(t->args); free(t->ai); free(t->cnt); free(t->hidx);
-    t->kv = t->km = t->args = NULL; t->ai = t->hidx = NULL; t->cnt = NULL; t->n = 0;
+    free(t->gsz); free(t->goff); free(t->gai); free(t->gargs);
+    t->kv = t->km = t->args = t->gargs = NULL; t->ai = t->hidx = t->gsz = t->goff = t->gai = NULL;
+    t->cnt = NULL; t->n = 0;
 }
 
 static u128 w2(const u64 *p, size_t i) { return U128(p[2 * i + 1], p[2 * i]); }
@@ -114,7 +138,7 @@ static u128 w2(const u64 *p, size_t i) { return U128(p[2 * i + 1], p[2 * i]); }
 /* replace a table's entries: n rows of keys (value/mask or low/high as lo,hi word pairs), action
  * index, action data and direct-counter values; rows in lookup order (the first match wins) */
 int ss_tbl_load(SW *sw, int tid, int n, const u64 *kv, const u64 *km, const int *ai, const u64 *args,
-                const u64 *cnt) {
+                const u64 *cnt, const int *gsz, int ng, const int *gai, const u64 *gargs) {
     if (tid < 0 || tid >= SS_NTABLES) return -1;
     const TDESC *d = &SS_TD[tid];
     int nk = d->nkeys, na = d->nargs ? d->nargs : 1;
@@ -130,6 +154,22 @@ int ss_tbl_load(SW *sw, int tid, int n, const u64 *kv, const u64 *km, const int 
     for (size_t i = 0; i < (size_t)n * na; i++) t.args[i] = w2(args, i);
     memcpy(t.ai, ai, sizeof(int) * n);
     memcpy(t.cnt, cnt, sizeof(u64) * 2 * n);
+    if (gsz) {  /* an indirect table: ng member rows for its group entries */
+        t.gsz = calloc((size_t)n + 1, sizeof(int));
+        t.goff = calloc((size_t)n + 1, sizeof(int));
+        t.gai = calloc((size_t)ng + 1, sizeof(int));
+        t.gargs = calloc((size_t)ng * na + 1, sizeof(u128));
+        if (!t.gsz || !t.goff || !t.gai || !t.gargs) { tbl_free(&t); return -2; }
+        int off = 0;
+        for (int i = 0; i < n; i++) {
+            t.gsz[i] = gsz[i];
+            t.goff[i] = off;
+            if (gsz[i] > 0) off += gsz[i];
+        }
+        if (off != ng) { tbl_free(&t); return -1; }
+        memcpy(t.gai, gai, sizeof(int) * ng);
+        for (size_t i = 0; i < (size_t)ng * na; i++) t.gargs[i] = w2(gargs, i);
+    }
     if (d->exact && n > 0) {
         u64 size = 16;
         while (size < 2 * (u64)n + 2) size *= 2;

@@ -90,19 +90,28 @@ class NativeSwitch(Switch):
         data_counts = [len([q for q in self.mod.ir.actions[a].params if not q.direction]) for a in td.actions]
         na = max(data_counts + [0]) or 1
         kv, km, ai, args, cnt = [], [], [], [], []
+        gsz, gai, gargs = [], [], []
         for e in rows:
             for v, m in e.norm:
                 kv += _w2(v)
                 km += _w2(m)
-            ai.append(e.ai)
-            a = list(e.args) + [0] * (na - len(e.args))
-            for v in a:
-                args += _w2(int(v))
+            e_ai, e_args = e.ai, e.args
+            if e.ref is not None:  # an indirect entry: its member, or its group's members in order
+                mbrs = [t.profile.members[e.ref[1]]] if e.ref[0] == "m" else t.profile.ordered(e.ref[1])
+                e_ai, e_args = (t.member_ai(mbrs[0].action), mbrs[0].args) if mbrs else (-1, ())
+                gsz.append(0 if e.ref[0] == "m" else len(mbrs) or -1)
+                for m in mbrs if e.ref[0] == "g" else []:
+                    gai.append(t.member_ai(m.action))
+                    gargs += _args(m.args, na)
+            ai.append(e_ai)
+            args += _args(e_args, na)
             cnt += [e.counter[0], e.counter[1]]
         ffi = self.ffi
         rc = self.lib.ss_tbl_load(self.sw, self._tid[name], len(rows), ffi.new("uint64_t[]", kv or [0]),
                                   ffi.new("uint64_t[]", km or [0]), ffi.new("int[]", ai or [0]),
-                                  ffi.new("uint64_t[]", args or [0]), ffi.new("uint64_t[]", cnt or [0]))
+                                  ffi.new("uint64_t[]", args or [0]), ffi.new("uint64_t[]", cnt or [0]),
+                                  ffi.new("int[]", gsz or [0]) if t.profile is not None else ffi.NULL,
+                                  len(gai), ffi.new("int[]", gai or [0]), ffi.new("uint64_t[]", gargs or [0]))
         if rc != 0:
             raise MemoryError(f"native switch: cannot load table {name}")
         self._rows[name] = rows
@@ -125,7 +134,8 @@ class NativeSwitch(Switch):
             args += _w2(int(v))
         # the C side sizes default arguments by the table's widest action
         args += [0, 0] * 64
-        self.lib.ss_tbl_default(self.sw, self._tid[name], t.default_ai, self.ffi.new("uint64_t[]", args))
+        ai = -1 if t.profile is not None else t.default_ai  # an indirect table's miss runs nothing
+        self.lib.ss_tbl_default(self.sw, self._tid[name], ai, self.ffi.new("uint64_t[]", args))
 
     def _qname(self, table: str) -> str:
         return self._info(table).name
@@ -151,6 +161,30 @@ class NativeSwitch(Switch):
         super().table_clear(table)
         self._rows[q] = []
         self._sync(q)
+
+    def table_add_indirect(self, table, match, member_id=None, group_id=None, priority=None) -> None:
+        super().table_add_indirect(table, match, member_id, group_id, priority)
+        self._sync(self._qname(table))
+
+    def table_modify_indirect(self, table, match, member_id=None, group_id=None, priority=None) -> None:
+        q = self._qname(table)
+        self._pull(q)
+        super().table_modify_indirect(table, match, member_id, group_id, priority)
+        self._sync(q)
+
+    def table_add_one_shot(self, table, match, actions, priority=None) -> None:
+        super().table_add_one_shot(table, match, actions, priority)
+        self._sync(self._qname(table))
+
+    def table_modify_one_shot(self, table, match, actions, priority=None) -> None:
+        q = self._qname(table)
+        self._pull(q)
+        super().table_modify_one_shot(table, match, actions, priority)
+        self._sync(q)
+
+    def _profile_changed(self, prof) -> None:
+        for t in prof.tables:
+            self._sync(t.info.name)
 
     def table_set_default(self, table, action, params=None) -> None:
         super().table_set_default(table, action, params)
@@ -274,3 +308,11 @@ class NativeSwitch(Switch):
 def _w2(v: int) -> list[int]:
     v &= _M128
     return [v & 0xFFFFFFFFFFFFFFFF, v >> 64]
+
+
+def _args(vals: tuple, na: int) -> list[int]:
+    """Action data padded to the table's widest action, as 128-bit word pairs."""
+    out: list[int] = []
+    for v in list(vals) + [0] * (na - len(vals)):
+        out += _w2(int(v))
+    return out

@@ -126,7 +126,9 @@ class StmtGen(StmtWriter):
     def _cases(self, v: str, s: ir.Switch) -> None:
         first = True
         for labels, body in s.cases:
-            if labels is None:
+            if labels is None and s.table is not None:  # no action ran (-1): BMv2 skips the switch
+                self.emit(f"{'if' if first else 'elif'} {v} >= 0:")
+            elif labels is None:
                 self.emit("if True:" if first else "else:")
             else:
                 keys = [str(k) if s.table is not None else self.x(ir.Const(s.value.t, k)) for k in labels]

@@ -198,11 +198,22 @@ def _carry_state(old: InstalledPipeline, new: InstalledPipeline) -> None:
     """
     src, dst = old.switch, new.switch
     try:
+        kept = {p.name for p in new.index.profiles.values()}
+        for prof in (p.name for p in old.index.profiles.values() if p.name in kept):
+            for mid, (action, params) in src.act_prof_members(prof).items():
+                dst.act_prof_add_member(prof, mid, action, params)
+            for gid, members in src.act_prof_groups(prof).items():
+                dst.act_prof_create_group(prof, gid, members)
         for name in old.index.table_by_name:
             if name not in new.index.table_by_name:
                 continue
             for e in src.table_entries(name):
-                dst.table_add(name, e.action, e.match, e.params, e.priority)
+                if e.action_set is not None:
+                    dst.table_add_one_shot(name, e.match, e.action_set, e.priority)
+                elif e.member_id is not None or e.group_id is not None:
+                    dst.table_add_indirect(name, e.match, e.member_id, e.group_id, e.priority)
+                else:
+                    dst.table_add(name, e.action, e.match, e.params, e.priority)
         for gid, reps in src.mc_groups().items():
             dst.mc_group_set(gid, [Replica(r.port, r.rid) for r in reps])
         for sid, reps in src.clone_sessions().items():

@@ -71,6 +71,7 @@ class P4InfoTable:
     is_const: bool
     direct_counter_id: int | None
     size: int
+    implementation_id: int = 0   # its action profile / selector (0: a direct table)
 
     @property
     def needs_priority(self) -> bool:
@@ -95,6 +96,14 @@ class CounterInfo:
 
 
 @dataclass(frozen=True)
+class ProfileInfo:
+    id: int
+    name: str
+    with_selector: bool
+    table_ids: tuple[int, ...]
+
+
+@dataclass(frozen=True)
 class PacketMetadataField:
     id: int
     name: str
@@ -115,6 +124,7 @@ class P4InfoIndex:
     packet_metadata: dict[str, list[PacketMetadataField]] = field(default_factory=dict)
     table_by_name: dict[str, int] = field(default_factory=dict)
     action_by_name: dict[str, int] = field(default_factory=dict)
+    profiles: dict[int, ProfileInfo] = field(default_factory=dict)
 
     @classmethod
     def build(cls, p4info: p4info_pb2.P4Info) -> P4InfoIndex:
@@ -144,8 +154,12 @@ class P4InfoIndex:
                 is_const=t.is_const_table,
                 direct_counter_id=direct_of_table.get(t.preamble.id),
                 size=t.size,
+                implementation_id=t.implementation_id,
             )
             idx.table_by_name[t.preamble.name] = t.preamble.id
+        for ap in p4info.action_profiles:
+            idx.profiles[ap.preamble.id] = ProfileInfo(ap.preamble.id, ap.preamble.name, ap.with_selector,
+                                                       tuple(ap.table_ids))
         for c in p4info.counters:
             idx.counters[c.preamble.id] = CounterInfo(c.preamble.id, c.preamble.name, c.size, c.spec.unit)
         for r in p4info.registers:
@@ -168,6 +182,12 @@ class P4InfoIndex:
             return self.actions[action_id]
         except KeyError:
             raise invalid(f"unknown action id {action_id}") from None
+
+    def profile(self, profile_id: int) -> ProfileInfo:
+        try:
+            return self.profiles[profile_id]
+        except KeyError:
+            raise invalid(f"unknown action profile id {profile_id}") from None
 
     def counter(self, counter_id: int) -> CounterInfo:
         try:

@@ -44,6 +44,9 @@ def _exists(message: str) -> P4RuntimeError:
 
 def api_error(err: Exception) -> P4RuntimeError:
     """Map a Switch API exception to the P4Runtime code the spec prescribes."""
+    code = getattr(err, "code", None)  # profiles.ProfileError names its P4Runtime code
+    if isinstance(err, RuntimeAPIError) and isinstance(code, str) and hasattr(grpc.StatusCode, code):
+        return P4RuntimeError(getattr(grpc.StatusCode, code), str(err))
     if isinstance(err, EntryExistsError):
         return _exists(str(err))
     if isinstance(err, EntryNotFoundError):
@@ -149,8 +152,8 @@ def decode_action(idx: P4InfoIndex, table: P4InfoTable, te: p4runtime_pb2.TableE
     if kind is None:
         raise invalid(f"{what}: no action given")
     if kind != "action":
-        raise P4RuntimeError(grpc.StatusCode.UNIMPLEMENTED,
-                             f"{what}: action profiles are not supported ({kind})")
+        raise invalid(f"{what}: {kind} given, but the table has no action profile" if
+                      not table.implementation_id else f"{what}: {kind} is not an action")
     act = te.action.action
     info = idx.action(act.action_id)
     if act.action_id not in table.action_ids:
@@ -234,6 +237,17 @@ def write_table_entry(switch, idx: P4InfoIndex, utype: int, te: p4runtime_pb2.Ta
         raise P4RuntimeError(grpc.StatusCode.PERMISSION_DENIED, f"{what}: table has const entries")
     match = decode_match(table, te.match, what)
     prio = _priority(table, te, what)
+    if table.implementation_id and utype in (Update.INSERT, Update.MODIFY):
+        insert = utype == Update.INSERT
+        if te.action.WhichOneof("type") == "action_profile_action_set":
+            actions = one_shot_actions(idx, table, te, what)
+            _call(switch.table_add_one_shot if insert else switch.table_modify_one_shot, table.name, match,
+                  actions, prio)
+            return
+        member, group = indirect_ref(table, te, what)
+        _call(switch.table_add_indirect if insert else switch.table_modify_indirect, table.name, match,
+              member, group, prio)
+        return
     if utype == Update.INSERT:
         action, params = decode_action(idx, table, te, what)
         _call(switch.table_add, table.name, action, match, params, prio)
@@ -246,11 +260,45 @@ def write_table_entry(switch, idx: P4InfoIndex, utype: int, te: p4runtime_pb2.Ta
         raise invalid(f"{what}: update type {utype} is not INSERT, MODIFY or DELETE")
 
 
+def indirect_ref(table: P4InfoTable, te: p4runtime_pb2.TableEntry,
+                 what: str) -> tuple[int | None, int | None]:
+    """(member id, group id) of an entry of a table with an action profile or selector."""
+    kind = te.action.WhichOneof("type")
+    if kind == "action_profile_member_id":
+        return te.action.action_profile_member_id, None
+    if kind == "action_profile_group_id":
+        return None, te.action.action_profile_group_id
+    raise invalid(f"{what}: the table has an action profile: give a member or group id, not {kind}")
+
+
+def one_shot_actions(idx: P4InfoIndex, table: P4InfoTable, te: p4runtime_pb2.TableEntry,
+                     what: str) -> list[tuple[str, dict[str, int]]]:
+    """The (action, params) of a one-shot ``action_profile_action_set`` (weights 1)."""
+    out = []
+    for pa in te.action.action_profile_action_set.action_profile_actions:
+        if pa.weight <= 0:
+            raise invalid(f"{what}: one-shot action weight {pa.weight} must be positive")
+        if pa.weight != 1:
+            raise P4RuntimeError(grpc.StatusCode.UNIMPLEMENTED, f"{what}: weight {pa.weight}: only weight "
+                                                                "1 is supported (BMv2 groups are sets)")
+        if pa.WhichOneof("watch_kind") is not None:
+            raise P4RuntimeError(grpc.StatusCode.UNIMPLEMENTED, f"{what}: watch ports are not supported")
+        single = p4runtime_pb2.TableEntry(table_id=table.id)
+        single.action.action.CopyFrom(pa.action)
+        out.append(decode_action(idx, table, single, what))
+    return out
+
+
 def _call(fn, *args):
     try:
         return fn(*args)
     except Exception as err:  # noqa: BLE001 - every Switch failure becomes a P4Runtime status
         raise api_error(err) from err
+
+
+def call_switch(fn, *args):
+    """A Switch API call whose failure becomes the P4Runtime status the specification gives."""
+    return _call(fn, *args)
 
 
 def entry_to_proto(idx: P4InfoIndex, table: P4InfoTable, e: TableEntry,
@@ -262,7 +310,16 @@ def entry_to_proto(idx: P4InfoIndex, table: P4InfoTable, e: TableEntry,
         te.match.extend(encode_match(table, e.match))
     if e.priority is not None and table.needs_priority:
         te.priority = e.priority
-    te.action.CopyFrom(encode_action(idx, e.action, e.params))
+    if e.action_set is not None:
+        for action, params in e.action_set:
+            pa = te.action.action_profile_action_set.action_profile_actions.add(weight=1)
+            pa.action.CopyFrom(encode_action(idx, action, params).action)
+    elif e.member_id is not None:
+        te.action.action_profile_member_id = e.member_id
+    elif e.group_id is not None:
+        te.action.action_profile_group_id = e.group_id
+    else:
+        te.action.CopyFrom(encode_action(idx, e.action, e.params))
     if e.is_const:
         te.is_const = True
     if with_counter and table.direct_counter_id is not None and e.counter is not None:
