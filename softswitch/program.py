@@ -6,6 +6,8 @@ from that (``softswitch/pygen``, ``softswitch/native``)."""
 from __future__ import annotations
 
 import re
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -15,6 +17,7 @@ from . import checks, checks_v1model, p4warnings
 from .calls import Calls, ExternInst
 from .codegen import ActionInfo, TableInfo
 from .controlgen import ControlGen
+from .crc import CustomCrc
 from .decls import Decls
 from .desugar import desugar
 from .exprs import ExprCompiler, GlobalScope, Scope, Sym
@@ -29,9 +32,20 @@ V1_ORDER = ("parser", "verify", "ingress", "egress", "compute", "deparser")
 
 @dataclass
 class SwitchState:
-    """Mutable per-switch state the generated code reads (packet length for counters)."""
+    """Mutable per-switch state the generated code reads: packet length (counters, byte meters),
+    the meter clock, the colour of the last direct-meter execution, the custom CRCs."""
 
     cur_len: int = 0
+    clock: Callable[[], int] | None = None  # injected: microseconds since the switch started
+    t0_ns: int = field(default_factory=time.monotonic_ns)
+    dm_color: int = -1                        # -1: the last table with a direct meter missed
+    crc16_custom: CustomCrc = field(default_factory=lambda: CustomCrc(16))
+    crc32_custom: CustomCrc = field(default_factory=lambda: CustomCrc(32))
+
+    def now_us(self) -> int:
+        if self.clock is not None:
+            return self.clock()
+        return (time.monotonic_ns() - self.t0_ns) // 1000
 
 
 @dataclass
@@ -117,7 +131,8 @@ class Program:
         return self._top.actions.get(name)
 
     def new_table_runtime(self, info: TableInfo) -> None:
-        info.runtime = Table(info, self.state)
+        dm = self.extern_insts.get(info.direct_meter) if info.direct_meter else None
+        info.runtime = Table(info, self.state, dm.obj.kind if dm is not None else None)
 
     # ------------------------------------------------------------ generation
     def _type_names(self) -> None:

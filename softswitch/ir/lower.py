@@ -75,8 +75,10 @@ class Lowering:
         o = inst.obj
         if inst.extern == "register":
             self.externs[inst.name] = ir.Extern(inst.name, "register", o.size, o.width, o.signed)
-        elif inst.extern in ("counter", "meter"):
+        elif inst.extern == "counter":
             self.externs[inst.name] = ir.Extern(inst.name, inst.extern, o.size)
+        elif inst.extern == "meter":
+            self.externs[inst.name] = ir.Extern(inst.name, inst.extern, o.size, meter_kind=o.kind)
         else:
             self.externs[inst.name] = ir.Extern(inst.name, inst.extern, 0, table=getattr(o, "table", None))
 
@@ -195,8 +197,9 @@ class Lowering:
             dirp = [p for p in a.params if p.direction]
             bound.append([g.lvalue(x) if p.direction != "in" else g.expr_to(x, p.type)
                           for p, x in zip(dirp, args, strict=False)])
+        dm = self.p.extern_insts[info.direct_meter].obj.kind + 1 if info.direct_meter else 0
         self.tables[qname] = ir.Table(qname, blk.name, keys, [a.name for a in info.actions], bound,
-                                      info.direct_counter is not None, info.size)
+                                      info.direct_counter is not None, info.size, dm)
         g.scope.names[local] = ("table", qname)
 
     # ------------------------------------------------------------ parsers

@@ -358,6 +358,7 @@ class Table:
     bound: list[list[Expr]]       # directional arguments per action
     direct_counter: bool
     size: int
+    direct_meter: int = 0         # 0: none; else its MeterType + 1 (1 packets, 2 bytes)
 
 
 @dataclass
@@ -389,6 +390,7 @@ class Extern:
     width: int = 0
     signed: bool = False
     table: str | None = None
+    meter_kind: int = 0  # meter: MeterType (0 packets, 1 bytes)
 
 
 @dataclass

@@ -135,6 +135,8 @@ class CGen(Identifiers):
             lines.append(f"    {'u64' if x.width <= 64 else 'u128'} R{i}[{max(x.size, 1)}];")
         for name, i in self.ctrs.items():
             lines.append(f"    u64 C{i}[{max(self.prog.externs[name].size, 1)}][2];")
+        for name, i in self.meters.items():
+            lines.append(f"    MCELL M{i}[{max(self.prog.externs[name].size, 1)}];")
         lines.append("    int _unused;")
         lines.append("} ST;")
         lines.append("#define ST_(px) ((ST *)(px)->st)")
@@ -348,7 +350,8 @@ class CGen(Identifiers):
                 raise Unsupported(f"table {t.name}: more than 64 keys")
             kinds = ", ".join("1" if k.kind == "range" else "0" for k in t.keys) or "0"
             exact = int(all(k.kind == "exact" for k in t.keys))
-            tds.append(f"{{{len(t.keys)}, {nargs}, {exact}, {int(t.direct_counter)}, {{{kinds}}}}}")
+            tds.append(f"{{{len(t.keys)}, {nargs}, {exact}, {int(t.direct_counter)}, {t.direct_meter}, "
+                       f"{{{kinds}}}}}")
         o.append(f"#define SS_NTABLES {len(tds)}")
         o.append(f"#define SS_NVS {len(p.value_sets)}")
         o.append(f"static const TDESC SS_TD[{max(len(tds), 1)}] = {{{', '.join(tds) or '{0}'}}};")
@@ -368,6 +371,13 @@ class CGen(Identifiers):
         o.append("    switch (i) {")
         for name, i in self.ctrs.items():
             o.append(f"    case {i}: *size = {self.prog.externs[name].size}; return &st->C{i}[0][0];")
+        o.append("    default: return 0;")
+        o.append("    }")
+        o.append("}")
+        o.append("static MCELL *ss_meter_cells(ST *st, int i, u64 *size) {")
+        o.append("    switch (i) {")
+        for name, i in self.meters.items():
+            o.append(f"    case {i}: *size = {self.prog.externs[name].size}; return st->M{i};")
         o.append("    default: return 0;")
         o.append("    }")
         o.append("}")
