@@ -208,8 +208,8 @@ def _refuse_unsupported(table: P4InfoTable, te: p4runtime_pb2.TableEntry, what: 
             grpc.StatusCode.UNIMPLEMENTED, f"{what}: meter counter data is not supported by this target"
         )
     if te.HasField("meter_config") and (table.direct_meter_id is None or te.is_default_action):
-        raise invalid(f"{what}: meter_config given, but the {'default entry' if te.is_default_action else 'table'}"
-                      " has no direct meter")
+        holder = "default entry" if te.is_default_action else "table"
+        raise invalid(f"{what}: meter_config given, but the {holder} has no direct meter")
     if te.idle_timeout_ns:
         raise invalid(f"{what}: the table does not support idle timeout")
     if te.HasField("counter_data") and table.direct_counter_id is None:
