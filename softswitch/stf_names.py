@@ -78,6 +78,7 @@ class ProgramNames:
             self.tables[t.preamble.name] = StfTable(t.preamble.name, fields, acts)
         self.registers = {r.preamble.name: r for r in getattr(p4info, "registers", [])}
         self.counters = {c.preamble.name: c for c in getattr(p4info, "counters", [])}
+        self.meters = {m.preamble.name: m for m in getattr(p4info, "meters", [])}
 
     def table(self, name: str) -> StfTable:
         return self.tables[_suffix_pick(name, list(self.tables), "table")]
@@ -88,6 +89,9 @@ class ProgramNames:
 
     def register(self, name: str) -> str:
         return _suffix_pick(name, list(self.registers), "register")
+
+    def meter(self, name: str) -> str:
+        return _suffix_pick(name, list(self.meters), "meter")
 
     def counter(self, name: str) -> str:
         return _suffix_pick(name, list(self.counters), "counter")

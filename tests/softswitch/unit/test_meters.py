@@ -166,3 +166,14 @@ def test_meter_result_width(backend: str):
     sw.meter_set_config("m", 0, MeterConfig(0, 0, 0, 0))   # empty buckets: RED (2) -> bit<1> 0
     out = sw.process(0, frame(0, 3))
     assert words(out[0][1])[1] == 2
+
+
+def test_stf_meter_commands_parse_and_refuse():
+    from softswitch.stf_syntax import MeterSetRates, parse_command
+
+    assert parse_command(3, "meter_set_rates m 2 0.5:10 1:20") == MeterSetRates(3, "m", 2, ((0.5, 10), (1.0, 20)))
+    assert parse_command(4, "meter_array_set_rates m 0:1 0:2").index is None
+    with pytest.raises(ValueError, match="takes: meter index"):
+        parse_command(1, "meter_set_rates m 0 1:1")
+    with pytest.raises(ValueError, match="is not a number"):
+        parse_command(1, "meter_array_set_rates m x:1 1:1")
