@@ -12,6 +12,7 @@ import pytest
 from softswitch.api import Exact, MeterConfig, RuntimeAPIError
 from softswitch.meters import MeterCell
 from softswitch.native.build import compiler
+from softswitch.stf_syntax import MeterSetRates, parse_command
 
 from .helpers import frame, run_words, switch, words
 
@@ -169,9 +170,8 @@ def test_meter_result_width(backend: str):
 
 
 def test_stf_meter_commands_parse_and_refuse():
-    from softswitch.stf_syntax import MeterSetRates, parse_command
-
-    assert parse_command(3, "meter_set_rates m 2 0.5:10 1:20") == MeterSetRates(3, "m", 2, ((0.5, 10), (1.0, 20)))
+    want = MeterSetRates(3, "m", 2, ((0.5, 10), (1.0, 20)))
+    assert parse_command(3, "meter_set_rates m 2 0.5:10 1:20") == want
     assert parse_command(4, "meter_array_set_rates m 0:1 0:2").index is None
     with pytest.raises(ValueError, match="takes: meter index"):
         parse_command(1, "meter_set_rates m 0 1:1")
