@@ -35,6 +35,26 @@ class CrcParams:
                 raise ValueError(f"crc{self.width} {name} {v!r} does not fit in {self.width} bits")
 
 
+def parse_params(width: int, words: list[str]) -> CrcParams:
+    """``POLY INIT XOR REFLECT_DATA REFLECT_REMAINDER`` (BMv2's ``set_crc16_parameters`` after
+    the calculation name): integers in any Python base, flags ``true``/``false``/``1``/``0``."""
+    what = f"crc{width} parameters"
+    if len(words) != 5:
+        raise ValueError(f"{what}: expected POLY INIT XOR REFLECT_DATA REFLECT_REMAINDER, got {words}")
+    nums = []
+    for name, w in zip(("polynomial", "initial remainder", "final xor value"), words[:3], strict=True):
+        try:
+            nums.append(int(w, 0))
+        except ValueError:
+            raise ValueError(f"{what}: {name} {w!r} is not an integer") from None
+    flags = []
+    for name, w in zip(("reflect data", "reflect remainder"), words[3:], strict=True):
+        if w.lower() not in ("true", "false", "1", "0"):
+            raise ValueError(f"{what}: {name} {w!r} is not true/false")
+        flags.append(w.lower() in ("true", "1"))
+    return CrcParams(width, nums[0], nums[1], nums[2], flags[0], flags[1])
+
+
 DEFAULTS = {
     16: CrcParams(16, 0x8005, 0x0000, 0x0000, True, True),              # = crc16 (CRC-16/ARC)
     32: CrcParams(32, 0x04C11DB7, 0xFFFFFFFF, 0xFFFFFFFF, True, True),  # = crc32

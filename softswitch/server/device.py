@@ -97,6 +97,8 @@ class Device:
         self.packet_in: Callable[[p4runtime_pb2.PacketIn], None] = lambda msg: None
         #: called after the pipeline changed (the native port loop restarts on it)
         self.on_change: Callable[[], None] = lambda: None
+        #: custom CRC parameters (``crc.CrcParams``) applied to every pipeline installed
+        self.crc_params: list = []
 
     @staticmethod
     def _drop(port: int, frame: bytes) -> None:
@@ -107,6 +109,8 @@ class Device:
     def install_program(self, switch, device_config: bytes) -> None:
         """Install a program loaded outside P4Runtime (the CLI's PROGRAM.p4)."""
         with self.lock:
+            for params in self.crc_params:
+                switch.crc_set_parameters(params)
             self.pipeline = InstalledPipeline(switch=switch, index=P4InfoIndex.build(switch.p4info),
                                      p4info=switch.p4info, device_config=device_config)
         self.on_change()
@@ -115,6 +119,8 @@ class Device:
         with self.lock:
             if reconcile and self.pipeline is not None:
                 _carry_state(self.pipeline, new)
+            for params in self.crc_params:
+                new.switch.crc_set_parameters(params)
             self.pipeline = new
             self.saved = None
         self.on_change()

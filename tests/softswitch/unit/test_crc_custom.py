@@ -9,9 +9,11 @@ import random
 
 import pytest
 
+from softswitch.cli import parse_args
 from softswitch.crc import CrcParams, CustomCrc
 from softswitch.externs import crc16, crc32
 from softswitch.native.build import compiler
+from softswitch.server import Device
 
 from .helpers import frame, switch, words
 
@@ -95,3 +97,21 @@ def test_bad_parameters():
         CrcParams(8, 0x07, 0, 0, False, False)
     with pytest.raises(ValueError, match="cannot take crc32 parameters"):
         CustomCrc(16).configure(CrcParams(32, 1, 0, 0, False, False))
+
+
+def test_cli_parameters_reach_every_installed_pipeline(capsys):
+    args, _t = parse_args(["--no-p4", "--crc16-parameters", "0x1021", "0xffff", "0", "false", "false",
+                           "--crc32-parameters", "0x1EDC6F41", "0xFFFFFFFF", "0xFFFFFFFF", "true", "1"])
+    assert args.crc_params == [CrcParams(16, 0x1021, 0xFFFF, 0, False, False),
+                               CrcParams(32, 0x1EDC6F41, 0xFFFFFFFF, 0xFFFFFFFF, True, True)]
+    device = Device()
+    device.crc_params = args.crc_params
+    sw = switch(INGRESS, backend="python")
+    device.install_program(sw, b"")
+    assert _run(sw, b"123456789")[:2] == (0x29B1, 0xE3069283)
+    for bad, text in ((["0x1021", "0xffff", "0", "maybe", "false"], "reflect data 'maybe' is not true/false"),
+                      (["0x11021", "0", "0", "0", "0"], "does not fit in 16 bits"),
+                      (["poly", "0", "0", "0", "0"], "polynomial 'poly' is not an integer")):
+        with pytest.raises(SystemExit) as exc:
+            parse_args(["--no-p4", "--crc16-parameters", *bad])
+        assert exc.value.code == 2 and text in capsys.readouterr().err
