@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import random as _random
 import zlib
 from dataclasses import dataclass, field
 
@@ -58,20 +57,17 @@ def identity(data: bytes) -> int:
     return int.from_bytes(data, "big")
 
 
-def rand_hash(data: bytes) -> int:
-    return _random.getrandbits(64)
-
-
 # HashAlgorithm enum order of v1model.p4: crc32, crc32_custom, crc16, crc16_custom, random, identity,
 # csum16, xor16.  The *_custom variants are per switch (``crc.CustomCrc`` in ``SwitchState``, set
 # by the control plane); ``hash_functions`` binds them.
-ALGORITHMS = {"crc32": crc32, "crc16": crc16, "random": rand_hash, "identity": identity,
-              "csum16": csum16, "xor16": xor16}
+ALGORITHMS = {"crc32": crc32, "crc16": crc16, "identity": identity, "csum16": csum16, "xor16": xor16}
 
 
 def hash_functions(state) -> dict:
-    """The algorithms one switch computes: the fixed ones and its two custom CRCs."""
-    return {**ALGORITHMS, "crc16_custom": state.crc16_custom, "crc32_custom": state.crc32_custom}
+    """The algorithms one switch computes: the fixed ones, its two custom CRCs and its random
+    source (``rng.py``)."""
+    return {**ALGORITHMS, "crc16_custom": state.crc16_custom, "crc32_custom": state.crc32_custom,
+            "random": state.rng.hash}
 
 
 def pack_bits(vals: tuple, widths: tuple) -> bytes:

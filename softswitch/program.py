@@ -24,6 +24,7 @@ from .exprs import ExprCompiler, GlobalScope, Scope, Sym
 from .frontend import ParsedProgram
 from .functions import FuncGen
 from .parsergen import ParserGen
+from .rng import XorShift64
 from .tables import Table
 from .types import BoolT, HeaderT, NamedT, SpecializedT, StructT
 
@@ -41,6 +42,7 @@ class SwitchState:
     dm_color: int = -1                        # -1: the last table with a direct meter missed
     crc16_custom: CustomCrc = field(default_factory=lambda: CustomCrc(16))
     crc32_custom: CustomCrc = field(default_factory=lambda: CustomCrc(32))
+    rng: XorShift64 = field(default_factory=XorShift64)  # random() and HashAlgorithm.random
 
     def now_us(self) -> int:
         if self.clock is not None:

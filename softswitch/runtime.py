@@ -254,6 +254,11 @@ class Switch(PacketFlow):
         _t, e = self._direct_meter_entry(table, match, priority)
         return None if e.meter is None else e.meter.config
 
+    def seed_random(self, seed: int) -> None:
+        """Restart ``random()`` / ``HashAlgorithm.random`` from ``seed`` (repeatable runs; both
+        backends give the same values).  Switches start from a seed drawn from the OS."""
+        self.prog.state.rng.seed(seed)
+
     def crc_set_parameters(self, params: CrcParams) -> None:
         """Parameters of ``crc16_custom`` (width 16) or ``crc32_custom`` (width 32)."""
         getattr(self.prog.state, f"crc{params.width}_custom").configure(params)

@@ -498,8 +498,8 @@ class StmtGen(StmtWriter):
         ct = ctype(t)
         self.emit(
             f"{{ {ct} _lo = {self.x(lo)}, _hi = {self.x(hi)}; if (_lo > _hi) {{ {ct} _t = _lo; _lo = _hi; "
-            f"_hi = _t; }} u128 _span = (u128)(_hi - _lo) + 1; "
-            f"{self.x(s.out)} = ({ct})(_lo + (_span ? (u128)h_random() % _span : (u128)h_random())); }}"
+            f"_hi = _t; }} u128 _span = (u128)(_hi - _lo) + 1, _r = h_random(ss_rng(px)); "
+            f"{self.x(s.out)} = ({ct})(_lo + (_span ? _r % _span : _r)); }}"
         )
 
     def _x_digest(self, s) -> None:

@@ -96,11 +96,11 @@ static u64 h_xor16(const uint8_t *d, size_t n) {
     if (n & 1) x ^= (unsigned)d[n - 1] << 8;
     return x;
 }
-static u64 ss_rng_state = 0x9E3779B97F4A7C15ull;
-static u64 h_random(void) {
-    u64 x = ss_rng_state;
+/* random source (softswitch/rng.py): xorshift64 over the switch's state */
+static u64 h_random(u64 *state) {
+    u64 x = *state;
     x ^= x << 13; x ^= x >> 7; x ^= x << 17;
-    ss_rng_state = x;
+    *state = x;
     return x;
 }
 /* identity: the data as one big-endian integer; reduced modulo mx exactly (mx = 0: low 128 bits) */
@@ -153,6 +153,7 @@ static u64 crcc_run(const CRCC *c, const uint8_t *d, size_t n) {
 
 struct PX_;
 static const CRCC *ss_crcc(const struct PX_ *px, int width);  /* rt_tail.c: the switch's CRCs */
+static u64 *ss_rng(const struct PX_ *px);                      /* rt_tail.c: its random state */
 
 static u128 ss_hash(const struct PX_ *px, int algo, const uint8_t *d, size_t n, u128 mx) {
     /* algo: 0 crc32, 1 crc16, 2 random, 3 identity, 4 csum16, 5 xor16, 6 crc16_custom,
@@ -161,7 +162,7 @@ static u128 ss_hash(const struct PX_ *px, int algo, const uint8_t *d, size_t n, 
     switch (algo) {
     case 0: h = h_crc32(d, n); break;
     case 1: h = h_crc16(d, n); break;
-    case 2: h = h_random(); break;
+    case 2: h = h_random(ss_rng(px)); break;
     case 3: return h_identity_mod(d, n, mx);
     case 4: h = h_csum16(d, n); break;
     case 6: h = crcc_run(ss_crcc(px, 16), d, n); break;

@@ -39,6 +39,7 @@ typedef struct SW {
     OUTL pin;          /* frames for the CPU port (loop mode) */
     u64 stats[8];      /* rx, tx, passes exceeded, oversize, send errors, packet-in dropped, digests dropped */
     CRCC crc16c, crc32c;  /* crc16_custom, crc32_custom */
+    u64 rng;           /* random source state (softswitch/rng.py) */
     int clock_ext;     /* 1: meter time is now_us, set by the caller before each packet */
     int64_t now_us;
     struct timespec t0;
@@ -214,6 +215,14 @@ static const CRCC *ss_crcc(const struct PX_ *px, int width) {
     return width == 16 ? &px->sw->crc16c : &px->sw->crc32c;
 }
 
+static u64 *ss_rng(const struct PX_ *px) { return &px->sw->rng; }
+
+void ss_rng_seed(SW *sw, u64 state) {
+    pthread_mutex_lock(&sw->mu);
+    sw->rng = state;
+    pthread_mutex_unlock(&sw->mu);
+}
+
 int ss_crc_set(SW *sw, int width, u64 poly, u64 init, u64 xorv, int refin, int refout) {
     if (width != 16 && width != 32) return -1;
     CRCC c;
@@ -239,6 +248,7 @@ SW *ss_new(void) {
     crcc_config(&sw->crc16c, 16, 0x8005, 0, 0, 1, 1);
     crcc_config(&sw->crc32c, 32, 0x04C11DB7u, 0xFFFFFFFFu, 0xFFFFFFFFu, 1, 1);
     clock_gettime(CLOCK_MONOTONIC, &sw->t0);
+    sw->rng = 0x9E3779B97F4A7C15ull;
     return sw;
 }
 

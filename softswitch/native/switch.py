@@ -35,6 +35,7 @@ class NativeSwitch(Switch):
         self.sw = ffi.gc(sw, lib.ss_free)
         self._tid = dict(self.mod.gen.table_ids)
         self._rows: dict[str, list] = {}
+        lib.ss_rng_seed(self.sw, self.prog.state.rng.state)  # the same random source as Python
         self._digest_names = [t.name for t in self.mod.ir.digests]
         for name in self._tid:
             self._sync(name)
@@ -288,6 +289,10 @@ class NativeSwitch(Switch):
         super().set_clock(clock)
         if clock is None:
             self.lib.ss_set_now(self.sw, 0, 0)
+
+    def seed_random(self, seed: int) -> None:
+        super().seed_random(seed)
+        self.lib.ss_rng_seed(self.sw, self.prog.state.rng.state)
 
     def crc_set_parameters(self, params: CrcParams) -> None:
         super().crc_set_parameters(params)

@@ -9,7 +9,6 @@ the per-packet context ``_C`` that ``pipeline.PacketFlow`` swaps in.
 
 from __future__ import annotations
 
-import random
 from dataclasses import dataclass
 from typing import Any
 
@@ -69,7 +68,7 @@ def _namespace(prog, irp: ir.Program, gen: PyGen) -> dict[str, Any]:
         "_mk": rtlib.mk, "_eq": rtlib.eq, "_fresh": rtlib.fresh, "_OOR": rtlib.IndexOutOfRange,
         "_pack": pack_bits, "_HASH": hash_functions(prog.state), "_look": rtlib.look, "_lookh": rtlib.lookh,
         "_adv": rtlib.adv, "_REJECT": rtlib.reject_state, "_ST": prog.state, "_C": PacketCtx(),
-        "_rand": lambda lo, hi: random.randint(min(lo, hi), max(lo, hi)),
+        "_rand": prog.state.rng.randint,
         "_ERR_HDR_TOO_LONG": errors.index("HeaderTooShort"),
         "_ERR_INVALID_ARG": errors.index("ParserInvalidArgument"),
     }
