@@ -199,7 +199,8 @@ def _carry_state(old: InstalledPipeline, new: InstalledPipeline) -> None:
     """RECONCILE_AND_COMMIT: replay the old program's runtime state into the new one.
 
     Entries of tables that keep their name (and whose actions still exist) are
-    re-inserted; PRE state is copied.  Anything that no longer fits fails the
+    re-inserted with their direct meter configurations; configurations of meters that keep their
+    name and size, and PRE state, are copied.  Anything that no longer fits fails the
     request and the old pipeline stays in place.
     """
     src, dst = old.switch, new.switch
@@ -207,8 +208,20 @@ def _carry_state(old: InstalledPipeline, new: InstalledPipeline) -> None:
         for name in old.index.table_by_name:
             if name not in new.index.table_by_name:
                 continue
+            metered = old.index.tables[old.index.table_by_name[name]].direct_meter_id is not None and \
+                new.index.tables[new.index.table_by_name[name]].direct_meter_id is not None
             for e in src.table_entries(name):
                 dst.table_add(name, e.action, e.match, e.params, e.priority)
+                cfg = src.direct_meter_get_config(name, e.match, e.priority) if metered else None
+                if cfg is not None:
+                    dst.direct_meter_set_config(name, e.match, cfg, e.priority)
+        new_meters = {m.name: m for m in new.index.meters.values()}
+        for m in old.index.meters.values():
+            if m.name in new_meters and new_meters[m.name].size == m.size:
+                for i in range(m.size):
+                    cfg = src.meter_get_config(m.name, i)
+                    if cfg is not None:
+                        dst.meter_set_config(m.name, i, cfg)
         for gid, reps in src.mc_groups().items():
             dst.mc_group_set(gid, [Replica(r.port, r.rid) for r in reps])
         for sid, reps in src.clone_sessions().items():

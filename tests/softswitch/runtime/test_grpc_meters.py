@@ -125,3 +125,18 @@ def test_direct_meter_entry_and_table_meter_config(ctl):
     bad.direct_meter_entry.counter_data.green.packet_count = 1
     failure = c.write((U.MODIFY, bad))
     assert failure is not None and failure.details[0][0] == grpc.StatusCode.UNIMPLEMENTED.value[0]
+
+
+def test_reconcile_keeps_meter_configurations(ctl):
+    c, device, _clock = ctl
+    c.write_ok((U.MODIFY, _meter_entry(c, 5, (10, 1, 20, 2))))
+    te = c.table_entry("MyIngress.flows", {"hdr.ethernet.etherType": 0x88B5}, "MyIngress.mark")
+    te.meter_config.CopyFrom(p4runtime_pb2.MeterConfig(cir=0, cburst=64, pir=0, pburst=128))
+    c.write_ok((U.INSERT, te))
+    c.set_pipeline(*compile_config(PROGRAMS / "meters.p4"),
+                   action=p4runtime_pb2.SetForwardingPipelineConfigRequest.RECONCILE_AND_COMMIT)
+    assert c.read(_meter_entry(c, 5, None))[0].meter_entry.config.pir == 20
+    q = c.table_entry("MyIngress.flows")
+    q.meter_config.SetInParent()
+    (read,) = c.read(q)
+    assert read.table_entry.meter_config.pburst == 128
