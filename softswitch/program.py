@@ -44,6 +44,12 @@ class SwitchState:
     crc32_custom: CustomCrc = field(default_factory=lambda: CustomCrc(32))
     rng: XorShift64 = field(default_factory=XorShift64)  # random() and HashAlgorithm.random
 
+    def start(self) -> None:
+        """A switch starts running the program (a checked program may come from a pickle made
+        earlier): the meter clock starts now and the random source gets a fresh seed."""
+        self.t0_ns = time.monotonic_ns()
+        self.rng = XorShift64()
+
     def now_us(self) -> int:
         if self.clock is not None:
             return self.clock()

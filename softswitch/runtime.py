@@ -6,7 +6,7 @@ from collections import deque
 from collections.abc import Sequence
 from pathlib import Path
 
-from . import frontend, pygen
+from . import frontend, progcache, pygen
 from .api import MatchValue, MeterConfig, P4CompileError, Replica, RuntimeAPIError, TableEntry
 from .crc import CrcParams
 from .meters import MeterCell, check_config
@@ -22,6 +22,7 @@ class Switch(PacketFlow):
 
     def __init__(self, program: Program, cpu_port: int | None = None, source: str = "",
                  filename: str = "<program>"):
+        program.state.start()
         super().__init__(program, self._compile(program, filename))
         self.cpu_port = cpu_port
         self.source = source
@@ -50,9 +51,9 @@ class Switch(PacketFlow):
 
     @classmethod
     def _build(cls, text: str, filename: str, cpu_port: int | None, trace: bool) -> Switch:
-        parsed = frontend.parse(text, filename)
         try:
-            prog = Program(parsed, trace=trace)
+            prog = progcache.checked(text, filename, trace,
+                                     lambda: Program(frontend.parse(text, filename), trace=trace))
             return cls(prog, cpu_port, text, filename)
         except RecursionError:
             raise P4CompileError("program nesting too deep", filename, 0, 0) from None

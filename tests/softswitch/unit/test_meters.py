@@ -6,15 +6,17 @@ a straight transcription of BMv2's ``Meter::execute``."""
 from __future__ import annotations
 
 import random
+import time
 
 import pytest
 
+from softswitch import Switch
 from softswitch.api import Exact, MeterConfig, RuntimeAPIError
 from softswitch.meters import MeterCell
 from softswitch.native.build import compiler
 from softswitch.stf_syntax import MeterSetRates, parse_command
 
-from .helpers import frame, run_words, switch, words
+from .helpers import frame, program, run_words, switch, words
 
 BACKENDS = ["python", pytest.param("native", marks=pytest.mark.skipif(compiler() is None, reason="no cc"))]
 
@@ -177,3 +179,19 @@ def test_stf_meter_commands_parse_and_refuse():
         parse_command(1, "meter_set_rates m 0 1:1")
     with pytest.raises(ValueError, match="is not a number"):
         parse_command(1, "meter_array_set_rates m x:1 1:1")
+
+
+def test_meter_clock_and_random_seed_start_with_the_switch(tmp_path, monkeypatch):
+    """A checked program can come from the disk cache (pickled when it was first checked): each
+    switch still starts its meter clock at its own start and draws a fresh random seed."""
+    monkeypatch.setenv("SOFTSWITCH_CACHE", str(tmp_path))
+    monkeypatch.setenv("SOFTSWITCH_PROGRAM_CACHE", "1")
+    src = program(INGRESS, ilocals=ILOCALS)
+    first = Switch.from_source(src, "cached.p4")
+    time.sleep(0.05)
+    second = Switch.from_source(src, "cached.p4")      # unpickled from tmp_path
+    assert list(tmp_path.rglob("*.prog.pickle"))
+    assert second.prog is not first.prog
+    assert second.prog.state.t0_ns > first.prog.state.t0_ns
+    assert second.prog.state.rng.state != first.prog.state.rng.state
+    assert second.prog.state.now_us() < 1_000_000
