@@ -176,4 +176,9 @@ class SwitchAPI(Protocol):
     # custom CRCs (BMv2 set_crc16_parameters / set_crc32_parameters)
     def crc_set_parameters(self, params) -> None:
         """Parameters (``crc.CrcParams``) of crc16_custom or crc32_custom, by their width."""
+    def crc_get_parameters(self, width: int): ...
+
+    # random() and HashAlgorithm.random (rng.py)
+    def seed_random(self, seed: int) -> None:
+        """Restart the switch's generator from ``seed``: repeatable, equal on both backends."""
     def value_set_set(self, name: str, members: list) -> None: ...
