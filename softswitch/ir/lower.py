@@ -23,6 +23,7 @@ from ..types import (
 from . import nodes as ir
 from .body import _Body
 from .common import Unsupported, _pos, _qualify, _Scope, irtype
+from .walk import direct_meter_target
 
 
 class Lowering:
@@ -66,6 +67,10 @@ class Lowering:
         headers = [t for t in self.d.header_order]
         for t in headers:
             irtype(t, "")
+        for name, t in self.tables.items():
+            dm = p.tables[name].direct_meter
+            if dm:
+                t.meter_target = direct_meter_target([self.actions[a] for a in t.actions], dm)
         return ir.Program(headers, self.blocks, roles, self.actions, self.tables, self.functions,
                           self.externs, list(self.d.errors), self.field_lists, self.digests,
                           self.value_sets, p.hdr_t, p.meta_t, p.std_t)

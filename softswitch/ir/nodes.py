@@ -359,6 +359,7 @@ class Table:
     direct_counter: bool
     size: int
     direct_meter: int = 0         # 0: none; else its MeterType + 1 (1 packets, 2 bytes)
+    meter_target: Expr | None = None  # written with the colour on each hit (walk.direct_meter_target)
 
 
 @dataclass

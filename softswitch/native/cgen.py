@@ -241,8 +241,13 @@ class CGen(Identifiers):
         o.append("    const u128 *a; int ai;")
         o.append(f"    *hit = ss_lookup(px, {tid}, k, &a, &ai);")
         o.append("    (void)a;")
-        o.append("    switch (ai) {")
         g = StmtGen(self, o, 2)
+        if t.meter_target is not None:  # BMv2: the direct meter's colour lands before the action
+            mt = t.meter_target
+            o.append("    if (*hit) {")
+            g._set(mt, f"(({ctype(mt.t)})px->dm_color & {mask(mt.t)})")
+            o.append("    }")
+        o.append("    switch (ai) {")
         for i, (aname, bound) in enumerate(zip(t.actions, t.bound, strict=True)):
             act = self.prog.actions[aname]
             dirp = [p for p in act.params if p.direction]

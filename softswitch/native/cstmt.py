@@ -419,6 +419,9 @@ class StmtGen(StmtWriter):
 
     def _x_direct_meter_read(self, s) -> None:
         # set by ss_lookup on a hit of the owning table; after a miss the target keeps its value
+        # (with ir.Table.meter_target the table function writes it and read() is no statement)
+        if self.g.prog.tables[self.g.prog.externs[s.inst].table].meter_target is not None:
+            return
         self.emit("if (px->dm_color >= 0) {")
         self._set(s.out, f"(({ctype(s.out.t)})px->dm_color & {mask(s.out.t)})")
         self.emit("}")

@@ -302,8 +302,11 @@ class StmtGen(StmtWriter):
         self.assign(s.out, wrap(col, s.out.t) if isinstance(s.out.t, ir.Bits) else col)
 
     def _x_direct_meter_read(self, s) -> None:
-        # the colour of the owning table's hit (BMv2 writes it before the action); after a miss
-        # BMv2 writes nothing, so the target keeps its value
+        # the colour of the owning table's hit; after a miss BMv2 writes nothing, so the target
+        # keeps its value.  When the table writes it on each hit (ir.Table.meter_target), p4c's
+        # read() is no statement at all.
+        if self.g.prog.tables[self.g.prog.externs[s.inst].table].meter_target is not None:
+            return
         out = self.x(s.out)
         col = f"(_ST.dm_color if _ST.dm_color >= 0 else {out})"
         self.assign(s.out, wrap(col, s.out.t) if isinstance(s.out.t, ir.Bits) else col)

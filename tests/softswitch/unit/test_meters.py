@@ -116,12 +116,38 @@ def test_direct_meter(backend: str):
     sw.table_modify("t", "col", {"hdr.d.w4": Exact(5)})
     sw.table_add("t", "NoAction", {"hdr.d.w4": Exact(7)})
     assert _color(sw, 0, kind=3, w4=5) == 2
+    # p4c makes read()'s target the meter's result field: BMv2 writes it on every hit, also
+    # when the entry's action does not call read()
+    assert _color(sw, 0, kind=3, w4=7, w5=1234) == 0
     clk.t = 2                                        # 1 token per microsecond
     assert [_color(sw, 0, kind=3, w4=5) for _ in range(3)] == [0, 1, 2]
     sw.direct_meter_set_config("t", {"hdr.d.w4": Exact(5)}, None)
     assert _color(sw, 0, kind=3, w4=5) == 0
     with pytest.raises(RuntimeAPIError, match="no such entry"):
         sw.direct_meter_set_config("t", {"hdr.d.w4": Exact(8)}, cfg)
+
+
+FALLBACK = """
+    direct_meter<bit<32>>(MeterType.packets) dm2;
+    action a1() { bit<32> c = 9; dm2.read(c); hdr.d.w5 = c; }
+    action a2() { dm2.read(hdr.d.w6); }
+    table t2 { key = { hdr.d.w4: exact; } actions = { a1; a2; } meters = dm2; default_action = a1(); }
+"""
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_direct_meter_reads_into_different_targets(backend: str):
+    """Targets p4c could not turn into one result field (a local, two different fields): each
+    read() assigns the colour of its table's hit; after a miss it leaves its target."""
+    sw = switch("t2.apply();", backend=backend, ilocals=FALLBACK)
+    sw.set_clock(lambda: 0)
+    sw.table_add("t2", "a1", {"hdr.d.w4": Exact(1)})
+    sw.table_add("t2", "a2", {"hdr.d.w4": Exact(2)})
+    for v in (1, 2):
+        sw.direct_meter_set_config("t2", {"hdr.d.w4": Exact(v)}, MeterConfig(0, 0, 0, 1))
+    assert run_words(sw, 0, 0, 0, 0, 1, 50, 60)[5:7] == [1, 60]     # a1: local c = YELLOW
+    assert run_words(sw, 0, 0, 0, 0, 2, 50, 60)[5:7] == [50, 1]     # a2: w6 = YELLOW
+    assert run_words(sw, 0, 0, 0, 0, 3, 50, 60)[5:7] == [9, 60]     # miss: c keeps 9
 
 
 def _bmv2_execute(st: dict, amount: int, now: int) -> int:
