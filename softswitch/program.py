@@ -122,6 +122,7 @@ class Program:
         for name, tree in self.decls.functions.items():  # declaration order: a function may call earlier ones
             self.functions[name] = FuncGen(self, tree).generate()
         self._pipeline()
+        self._check_direct_meters()
         checks_v1model.check_program(self.decls, self.decls.controls, self.decls.parsers, self.block_names)
         checks_v1model.check_user_types(self.decls, self.block_params["parser"])
         self._check_unused()
@@ -141,6 +142,15 @@ class Program:
     def new_table_runtime(self, info: TableInfo) -> None:
         dm = self.extern_insts.get(info.direct_meter) if info.direct_meter else None
         info.runtime = Table(info, self.state, dm.obj.kind if dm is not None else None)
+
+    def _check_direct_meters(self) -> None:
+        """p4c's BMv2 back end (``DirectMeterMap::setTable``): a table with a direct meter needs
+        an action that reads it (the read's target is the meter's result field)."""
+        for info in self.tables.values():
+            if info.direct_meter and not self.extern_insts[info.direct_meter].read_targets:
+                raise self.decls.err(info.node, f"table {info.local} with direct meter "
+                                                f"{info.direct_meter} must have at least one action "
+                                                "with a read method call")
 
     # ------------------------------------------------------------ generation
     def _type_names(self) -> None:

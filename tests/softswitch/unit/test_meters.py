@@ -130,15 +130,15 @@ def test_direct_meter(backend: str):
 FALLBACK = """
     direct_meter<bit<32>>(MeterType.packets) dm2;
     action a1() { bit<32> c = 9; dm2.read(c); hdr.d.w5 = c; }
-    action a2() { dm2.read(hdr.d.w6); }
+    action a2() { bit<32> c = 5; dm2.read(c); hdr.d.w6 = c; }
     table t2 { key = { hdr.d.w4: exact; } actions = { a1; a2; } meters = dm2; default_action = a1(); }
 """
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-def test_direct_meter_reads_into_different_targets(backend: str):
-    """Targets p4c could not turn into one result field (a local, two different fields): each
-    read() assigns the colour of its table's hit; after a miss it leaves its target."""
+def test_direct_meter_read_into_action_locals(backend: str):
+    """A target the table cannot see (an action's local): each read() assigns the colour of its
+    table's hit; after a miss it leaves its target."""
     sw = switch("t2.apply();", backend=backend, ilocals=FALLBACK)
     sw.set_clock(lambda: 0)
     sw.table_add("t2", "a1", {"hdr.d.w4": Exact(1)})
@@ -146,7 +146,7 @@ def test_direct_meter_reads_into_different_targets(backend: str):
     for v in (1, 2):
         sw.direct_meter_set_config("t2", {"hdr.d.w4": Exact(v)}, MeterConfig(0, 0, 0, 1))
     assert run_words(sw, 0, 0, 0, 0, 1, 50, 60)[5:7] == [1, 60]     # a1: local c = YELLOW
-    assert run_words(sw, 0, 0, 0, 0, 2, 50, 60)[5:7] == [50, 1]     # a2: w6 = YELLOW
+    assert run_words(sw, 0, 0, 0, 0, 2, 50, 60)[5:7] == [50, 1]     # a2: its c = YELLOW
     assert run_words(sw, 0, 0, 0, 0, 3, 50, 60)[5:7] == [9, 60]     # miss: c keeps 9
 
 
