@@ -22,6 +22,7 @@ from .api import MeterConfig
 
 MAX_RATE = 1 << 40    # units per second: floor(t * rate) stays below 2**64 for 180 days of uptime
 MAX_BURST = 1 << 62
+_U64_MAX = (1 << 64) - 1
 
 
 def check_config(cfg: MeterConfig, what: str) -> None:
@@ -63,9 +64,9 @@ class MeterCell:
         """The colour of a packet of ``amount`` units (1 packet, or its length in bytes)."""
         if self.config is None:
             return 0
-        t = float(now_us)
+        t = float(now_us) if now_us > 0 else 0.0
         for r in (0, 1):
-            since = int(t * self.rate[r])
+            since = min(int(t * self.rate[r]), _U64_MAX)  # C: saturated, never undefined
             if since > self.last[r]:
                 self.tokens[r] = min(self.tokens[r] + since - self.last[r], self.burst[r])
                 self.last[r] = since

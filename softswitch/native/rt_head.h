@@ -181,9 +181,10 @@ typedef struct {
 } MCELL;
 static int ss_meter_exec(MCELL *m, u64 amount, int64_t now_us) {
     if (!m->configured) return 0;
-    double t = (double)now_us;
+    double t = now_us > 0 ? (double)now_us : 0.0;
     for (int r = 0; r < 2; r++) {
-        u64 since = (u64)(t * m->rate[r]);
+        double x = t * m->rate[r];  /* saturated below: a cast of 2^64 or more is undefined */
+        u64 since = x >= 18446744073709551616.0 ? ~(u64)0 : (u64)x;
         if (since > m->last[r]) {  /* tokens <= burst always: add without overflow */
             u64 add = since - m->last[r];
             m->tokens[r] = add >= m->burst[r] - m->tokens[r] ? m->burst[r] : m->tokens[r] + add;

@@ -221,3 +221,15 @@ def test_meter_clock_and_random_seed_start_with_the_switch(tmp_path, monkeypatch
     assert second.prog.state.t0_ns > first.prog.state.t0_ns
     assert second.prog.state.rng.state != first.prog.state.rng.state
     assert second.prog.state.now_us() < 1_000_000
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_clock_extremes(backend: str):
+    """A clock before the start counts as the start; one far beyond the rates' range saturates
+    the token count (both backends alike, no undefined conversion in C)."""
+    sw, clk = _switch(backend)
+    sw.meter_set_config("mp", 0, MeterConfig(cir=1 << 40, cburst=1, pir=1 << 40, pburst=1))
+    clk.t = -5
+    assert [_color(sw, 0), _color(sw, 0)] == [0, 2]
+    clk.t = 1 << 62
+    assert [_color(sw, 0), _color(sw, 0)] == [0, 2]
