@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from lark import Tree
 
 from .binding import bind_arguments, compatible
+from .codegen import text_of
 from .decls import ann_dict, is_fixed_width
 from .exprs import Sym, is_const, wrap_code
 from .externs import Counter, DirectCounter, Meter, Register
@@ -56,6 +57,7 @@ class ExternInst:
     type_args: tuple
     annotations: dict
     table: str | None = None
+    read_targets: list[str] = field(default_factory=list)  # direct_meter: read()'s destinations
 
 
 def _args(n: Tree) -> tuple[Tree, list]:
@@ -391,6 +393,13 @@ class Calls:
         if inst.extern == "direct_meter":
             t = g.lvalue(args[0])
             self._color(t, args[0], g)
+            # p4c's BMv2 back end (DirectMeterMap::setDestination): one result field per meter
+            target = text_of(args[0])
+            other = next((p for p in inst.read_targets if p != target), None)
+            if other is not None:
+                raise g.err(args[0], f"all meter operations must write to the same destination, "
+                                     f"however {target} and {other} are different")
+            inst.read_targets.append(target)
             return []
         raise g.err(n, f"{inst.extern}.{method} is not supported")
 

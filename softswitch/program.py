@@ -6,6 +6,8 @@ from that (``softswitch/pygen``, ``softswitch/native``)."""
 from __future__ import annotations
 
 import re
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -15,6 +17,7 @@ from . import checks, checks_v1model, implementation, p4warnings
 from .calls import Calls, ExternInst
 from .codegen import ActionInfo, TableInfo
 from .controlgen import ControlGen
+from .crc import CustomCrc
 from .decls import Decls
 from .desugar import desugar
 from .exprs import ExprCompiler, GlobalScope, Scope, Sym
@@ -22,6 +25,7 @@ from .frontend import ParsedProgram
 from .functions import FuncGen
 from .parsergen import ParserGen
 from .profiles import ProfileInfo
+from .rng import XorShift64
 from .tables import Table
 from .types import BoolT, HeaderT, NamedT, SpecializedT, StructLikeT, StructT
 
@@ -30,9 +34,27 @@ V1_ORDER = ("parser", "verify", "ingress", "egress", "compute", "deparser")
 
 @dataclass
 class SwitchState:
-    """Mutable per-switch state the generated code reads (packet length for counters)."""
+    """Mutable per-switch state the generated code reads: packet length (counters, byte meters),
+    the meter clock, the colour of the last direct-meter execution, the custom CRCs."""
 
     cur_len: int = 0
+    clock: Callable[[], int] | None = None  # injected: microseconds since the switch started
+    t0_ns: int = field(default_factory=time.monotonic_ns)
+    dm_color: int = -1                        # -1: the last table with a direct meter missed
+    crc16_custom: CustomCrc = field(default_factory=lambda: CustomCrc(16))
+    crc32_custom: CustomCrc = field(default_factory=lambda: CustomCrc(32))
+    rng: XorShift64 = field(default_factory=XorShift64)  # random() and HashAlgorithm.random
+
+    def start(self) -> None:
+        """A switch starts running the program (a checked program may come from a pickle made
+        earlier): the meter clock starts now and the random source gets a fresh seed."""
+        self.t0_ns = time.monotonic_ns()
+        self.rng = XorShift64()
+
+    def now_us(self) -> int:
+        if self.clock is not None:
+            return self.clock()
+        return (time.monotonic_ns() - self.t0_ns) // 1000
 
 
 @dataclass
@@ -102,6 +124,7 @@ class Program:
         for name, tree in self.decls.functions.items():  # declaration order: a function may call earlier ones
             self.functions[name] = FuncGen(self, tree).generate()
         self._pipeline()
+        self._check_direct_meters()
         checks_v1model.check_program(self.decls, self.decls.controls, self.decls.parsers, self.block_names)
         checks_v1model.check_user_types(self.decls, self.block_params["parser"])
         self._check_unused()
@@ -120,7 +143,17 @@ class Program:
         return self._top.actions.get(name)
 
     def new_table_runtime(self, info: TableInfo) -> None:
-        info.runtime = Table(info, self.state)
+        dm = self.extern_insts.get(info.direct_meter) if info.direct_meter else None
+        info.runtime = Table(info, self.state, dm.obj.kind if dm is not None else None)
+
+    def _check_direct_meters(self) -> None:
+        """p4c's BMv2 back end (``DirectMeterMap::setTable``): a table with a direct meter needs
+        an action that reads it (the read's target is the meter's result field)."""
+        for info in self.tables.values():
+            if info.direct_meter and not self.extern_insts[info.direct_meter].read_targets:
+                raise self.decls.err(info.node, f"table {info.local} with direct meter "
+                                                f"{info.direct_meter} must have at least one action "
+                                                "with a read method call")
 
     # ------------------------------------------------------------ generation
     def _type_names(self) -> None:

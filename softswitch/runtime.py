@@ -7,7 +7,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from . import frontend, progcache, pygen
-from .api import MatchValue, P4CompileError, Replica, RuntimeAPIError, TableEntry
+from .api import MatchValue, MeterConfig, P4CompileError, Replica, RuntimeAPIError, TableEntry
+from .crc import CrcParams
+from .meters import MeterCell, check_config
 from .pipeline import PacketFlow
 from .program import Program
 from .pygen import PyCode
@@ -20,6 +22,7 @@ class Switch(PacketFlow):
 
     def __init__(self, program: Program, cpu_port: int | None = None, source: str = "",
                  filename: str = "<program>"):
+        program.state.start()
         super().__init__(program, self._compile(program, filename))
         self.cpu_port = cpu_port
         self.source = source
@@ -281,6 +284,72 @@ class Switch(PacketFlow):
         if t.info.direct_counter is None:
             raise RuntimeAPIError(f"table {t.info.name} has no direct counter")
         t.find(match, priority).counter[:] = [packets, bytes_]
+
+    # ------------------------------------------------------------ meters, custom CRCs
+    def set_clock(self, clock) -> None:
+        """Meter time: ``clock()`` gives microseconds since the switch started (None: monotonic)."""
+        self.prog.state.clock = clock
+
+    def _meter_cells(self, name: str, index: int | None):
+        m = self._inst(name, ("meter",))
+        if index is None:
+            return m, range(m.size)
+        if not isinstance(index, int) or not 0 <= index < m.size:
+            raise RuntimeAPIError(f"meter {m.name}: index {index} out of range 0..{m.size - 1}")
+        return m, [index]
+
+    def meter_set_config(self, name: str, index: int | None, config: MeterConfig | None) -> None:
+        """Rates and bursts of one cell, or of every cell when ``index`` is None (BMv2
+        ``meter_set_rates`` / ``meter_array_set_rates``); ``None`` makes cells unconfigured."""
+        m, idxs = self._meter_cells(name, index)
+        if config is not None:
+            check_config(config, f"meter {m.name}")
+        for i in idxs:
+            if config is None:
+                m.cells.pop(i, None)
+            else:
+                m.cells.setdefault(i, MeterCell()).configure(config)
+
+    def meter_get_config(self, name: str, index: int) -> MeterConfig | None:
+        m, _ = self._meter_cells(name, index)
+        c = m.cells.get(index)
+        return None if c is None else c.config
+
+    def _direct_meter_entry(self, table: str, match, priority):
+        t = self._table(table)
+        if t.meter_kind is None:
+            raise RuntimeAPIError(f"table {t.info.name} has no direct meter")
+        return t, t.find(match, priority)
+
+    def direct_meter_set_config(self, table: str, match: dict[str, MatchValue], config: MeterConfig | None,
+                                priority: int | None = None) -> None:
+        t, e = self._direct_meter_entry(table, match, priority)
+        if config is None:
+            e.meter = None
+            return
+        check_config(config, f"direct meter of {t.info.name}")
+        if e.meter is None:
+            e.meter = MeterCell()
+        e.meter.configure(config)
+
+    def direct_meter_get_config(self, table: str, match: dict[str, MatchValue],
+                                priority: int | None = None) -> MeterConfig | None:
+        _t, e = self._direct_meter_entry(table, match, priority)
+        return None if e.meter is None else e.meter.config
+
+    def seed_random(self, seed: int) -> None:
+        """Restart ``random()`` / ``HashAlgorithm.random`` from ``seed`` (repeatable runs; both
+        backends give the same values).  Switches start from a seed drawn from the OS."""
+        self.prog.state.rng.seed(seed)
+
+    def crc_set_parameters(self, params: CrcParams) -> None:
+        """Parameters of ``crc16_custom`` (width 16) or ``crc32_custom`` (width 32)."""
+        getattr(self.prog.state, f"crc{params.width}_custom").configure(params)
+
+    def crc_get_parameters(self, width: int) -> CrcParams:
+        if width not in (16, 32):
+            raise RuntimeAPIError(f"no crc{width}_custom; custom CRCs are crc16_custom and crc32_custom")
+        return getattr(self.prog.state, f"crc{width}_custom").params
 
     # ------------------------------------------------------------ parser value sets (extension)
     def value_set_set(self, name: str, members: list[dict[str, MatchValue]]) -> None:

@@ -24,7 +24,7 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from softswitch.api import Replica
+from softswitch.api import MeterConfig, Replica
 from softswitch.stf_names import ProgramNames, action_params, entry_match
 from softswitch.stf_syntax import (
     AddEntry,
@@ -36,6 +36,8 @@ from softswitch.stf_syntax import (
     McGroup,
     McNodeAssociate,
     McNodeCreate,
+    MeterGetRates,
+    MeterSetRates,
     MirroringAdd,
     ProfileGroup,
     ProfileMember,
@@ -278,6 +280,15 @@ class _Run:
         if cmd.expected is not None and got != cmd.expected:
             self.fail(cmd.line, f"register {name}[{cmd.index}] = {got} ({got:#x}), "
                       f"expected {cmd.expected} ({cmd.expected:#x})")
+
+    def do_MeterSetRates(self, cmd: MeterSetRates) -> None:
+        """simple_switch_CLI rates are units per microsecond; the API takes units per second."""
+        (cir, cburst), (pir, pburst) = cmd.rates
+        cfg = MeterConfig(round(cir * 1e6), cburst, round(pir * 1e6), pburst)
+        self.sw.meter_set_config(self.names.meter(cmd.meter), cmd.index, cfg)
+
+    def do_MeterGetRates(self, cmd: MeterGetRates) -> None:
+        self.sw.meter_get_config(self.names.meter(cmd.meter), cmd.index)
 
     _OPS = {"==": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator.le,
             ">": operator.gt, ">=": operator.ge}

@@ -81,6 +81,7 @@ class ProgramNames:
                          for ap in getattr(p4info, "action_profiles", [])}
         self.registers = {r.preamble.name: r for r in getattr(p4info, "registers", [])}
         self.counters = {c.preamble.name: c for c in getattr(p4info, "counters", [])}
+        self.meters = {m.preamble.name: m for m in getattr(p4info, "meters", [])}
 
     def table(self, name: str) -> StfTable:
         return self.tables[_suffix_pick(name, list(self.tables), "table")]
@@ -98,6 +99,9 @@ class ProgramNames:
 
     def register(self, name: str) -> str:
         return _suffix_pick(name, list(self.registers), "register")
+
+    def meter(self, name: str) -> str:
+        return _suffix_pick(name, list(self.meters), "meter")
 
     def counter(self, name: str) -> str:
         return _suffix_pick(name, list(self.counters), "counter")

@@ -16,6 +16,10 @@ The grammar follows what p4c's BMv2 STF runner accepts (one command per line,
     register_write <register> <index> <value>
     register_read <register> <index>        (p4c's form: reads, checks nothing)
     check_counter <counter>(<index>) [packets|bytes] [== != < <= > >=] <number>
+    meter_set_rates <meter> <index> <cir>:<cburst> <pir>:<pburst>
+    meter_array_set_rates <meter> <cir>:<cburst> <pir>:<pburst>   (every cell)
+    meter_get_rates <meter> <index>         (p4c's form: reads, checks nothing)
+      (rates in packets or bytes per microsecond, as simple_switch_CLI takes them)
 
 Action profiles and selectors (p4c's runner has no command for them; extension only, below):
 
@@ -223,9 +227,24 @@ class AddIndirect:
     priority: int | None = None
 
 
+@dataclass(frozen=True)
+class MeterSetRates:
+    line: int
+    meter: str
+    index: int | None                     # None: meter_array_set_rates (every cell)
+    rates: tuple[tuple[float, int], ...]  # (units per microsecond, burst): committed, peak
+
+
+@dataclass(frozen=True)
+class MeterGetRates:
+    line: int
+    meter: str
+    index: int
+
+
 Command = (AddEntry | SetDefault | SendPacket | ExpectPacket | Checkpoint | MirroringAdd | McGroup
            | McNodeCreate | McNodeAssociate | RegisterWrite | RegisterRead | CheckCounter
-           | ProfileMember | ProfileGroup | AddIndirect)
+           | ProfileMember | ProfileGroup | AddIndirect | MeterSetRates | MeterGetRates)
 
 
 @dataclass
@@ -454,7 +473,34 @@ def parse_command(line: int, text: str, extension: bool = False) -> Command | No
             kind, op, value = "packets", "==", "0"
         (number,) = _ints([value], ["number"], cmd)
         return CheckCounter(line, name, index, kind, op, number)
+    if cmd in ("meter_set_rates", "meter_array_set_rates"):
+        return _parse_meter_rates(line, cmd, args)
+    if cmd == "meter_get_rates":
+        if len(args) != 2:
+            raise ValueError("meter_get_rates takes: meter index")
+        (index,) = _ints(args[1:], ["index"], cmd)
+        return MeterGetRates(line, args[0], index)
     raise ValueError(f"unknown STF command {words[0]!r}")
+
+
+def _parse_meter_rates(line: int, cmd: str, args: list[str]) -> MeterSetRates:
+    """BMv2 meters have two rates: committed then peak, each ``rate:burst``."""
+    n_head = 2 if cmd == "meter_set_rates" else 1
+    usage = f"{cmd} takes: meter {'index ' if n_head == 2 else ''}<cir>:<cburst> <pir>:<pburst>"
+    if len(args) != n_head + 2:
+        raise ValueError(usage)
+    index = _ints(args[1:2], ["index"], cmd)[0] if n_head == 2 else None
+    rates = []
+    for pair in args[n_head:]:
+        rate, sep, burst = pair.partition(":")
+        try:
+            r = float(rate)
+        except ValueError:
+            raise ValueError(f"{cmd}: rate {rate!r} is not a number; {usage}") from None
+        if not sep or not r >= 0:
+            raise ValueError(usage)
+        rates.append((r, _ints([burst], ["burst"], cmd)[0]))
+    return MeterSetRates(line, args[0], index, tuple(rates))
 
 
 def parse_stf(text: str, path: str = "<stf>") -> StfFile:

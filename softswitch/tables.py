@@ -1,4 +1,5 @@
-"""Match-action table runtime: entries, lookup by match kind, default action, direct counters."""
+"""Match-action table runtime: entries, lookup by match kind, default action, direct counters and
+direct meters (executed on a hit, as BMv2 does before the action runs)."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from .api import (
     Ternary,
 )
 from .decls import cp_name
+from .meters import MeterCell
 
 
 @dataclass
@@ -33,14 +35,16 @@ class _Entry:
     is_const: bool = False
     counter: list[int] = field(default_factory=lambda: [0, 0])
     ref: tuple[str, int] | None = None   # indirect tables: ("m", member id) or ("g", group id)
+    meter: MeterCell | None = None  # the direct meter's cell, made when first configured
 
 
 class Table:
     """One table; ``lookup`` is called by generated code with a tuple of key values."""
 
-    def __init__(self, info, switch_state):
+    def __init__(self, info, switch_state, meter_kind: int | None = None):
         self.info = info
-        self.st = switch_state  # has .cur_len (bytes of the packet being processed)
+        self.st = switch_state  # has .cur_len (bytes of the packet being processed), .now_us()
+        self.meter_kind = meter_kind  # MeterType of the direct meter (0 packets, 1 bytes), or None
         self.kinds = [k.match_kind for k in info.keys]
         self.widths = [k.width for k in info.keys]
         self.names = [k.name for k in info.keys]
@@ -93,6 +97,8 @@ class Table:
                     e = cand
                     break
         if e is None:
+            if self.meter_kind is not None:
+                self.st.dm_color = -1  # BMv2 runs no meter on a miss: read() leaves its target as is
             if self.profile is not None:
                 return False, -1, ()
             return False, self.default_ai, self.default_args
@@ -100,6 +106,10 @@ class Table:
             c = e.counter
             c[0] += 1
             c[1] += self.st.cur_len
+        if self.meter_kind is not None:
+            m = e.meter
+            self.st.dm_color = 0 if m is None else m.execute(
+                self.st.cur_len if self.meter_kind else 1, self.st.now_us())
         if e.ref is not None:
             m = self.profile.resolve(e.ref, h)
             if m is None:

@@ -25,6 +25,7 @@ from ..types import (
 from . import nodes as ir
 from .body import _Body
 from .common import Unsupported, _pos, _qualify, _Scope, irtype
+from .walk import direct_meter_target
 
 
 class Lowering:
@@ -69,6 +70,10 @@ class Lowering:
         headers = [t for t in self.d.header_order]
         for t in headers:
             irtype(t, "")
+        for name, t in self.tables.items():
+            dm = p.tables[name].direct_meter
+            if dm:
+                t.meter_target = direct_meter_target([self.actions[a] for a in t.actions], dm)
         return ir.Program(headers, self.blocks, roles, self.actions, self.tables, self.functions,
                           self.externs, list(self.d.errors), self.field_lists, self.digests,
                           self.value_sets, p.hdr_t, p.meta_t, p.std_t)
@@ -78,8 +83,10 @@ class Lowering:
         o = inst.obj
         if inst.extern == "register":
             self.externs[inst.name] = ir.Extern(inst.name, "register", o.size, o.width, o.signed)
-        elif inst.extern in ("counter", "meter"):
+        elif inst.extern == "counter":
             self.externs[inst.name] = ir.Extern(inst.name, inst.extern, o.size)
+        elif inst.extern == "meter":
+            self.externs[inst.name] = ir.Extern(inst.name, inst.extern, o.size, meter_kind=o.kind)
         elif inst.extern not in ("action_profile", "action_selector"):  # profiles live in ir.Table
             self.externs[inst.name] = ir.Extern(inst.name, inst.extern, 0, table=getattr(o, "table", None))
 
@@ -206,10 +213,11 @@ class Lowering:
             bound.append([g.lvalue(x) if p.direction != "in" else g.expr_to(x, p.type)
                           for p, x in zip(dirp, args, strict=False)])
         prof = info.profile
+        dm = self.p.extern_insts[info.direct_meter].obj.kind + 1 if info.direct_meter else 0
         self.tables[qname] = ir.Table(qname, blk.name, keys, [a.name for a in info.actions], bound,
                                       info.direct_counter is not None, info.size,
                                       prof.name if prof else None, prof.algo if prof else None, sel, valid,
-                                      fixed_rows=_fixed_rows(info))
+                                      direct_meter=dm, fixed_rows=_fixed_rows(info))
         g.scope.names[local] = ("table", qname)
 
     # ------------------------------------------------------------ parsers

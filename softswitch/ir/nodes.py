@@ -358,6 +358,8 @@ class Table:
     bound: list[list[Expr]]       # directional arguments per action
     direct_counter: bool
     size: int
+    direct_meter: int = 0         # 0: none; else its MeterType + 1 (1 packets, 2 bytes)
+    meter_target: Expr | None = None  # written with the colour on each hit (walk.direct_meter_target)
     profile: str | None = None    # an indirect table: its action profile / selector (P4Info name)
     algo: str | None = None       # the selector's hash algorithm
     selector: list[Key] = field(default_factory=list)   # `selector` keys, hashed in order
@@ -397,6 +399,7 @@ class Extern:
     width: int = 0
     signed: bool = False
     table: str | None = None
+    meter_kind: int = 0  # meter: MeterType (0 packets, 1 bytes)
 
 
 @dataclass

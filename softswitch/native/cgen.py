@@ -146,6 +146,8 @@ class CGen(Identifiers):
             lines.append(f"    {'u64' if x.width <= 64 else 'u128'} R{i}[{max(x.size, 1)}];")
         for name, i in self.ctrs.items():
             lines.append(f"    u64 C{i}[{max(self.prog.externs[name].size, 1)}][2];")
+        for name, i in self.meters.items():
+            lines.append(f"    MCELL M{i}[{max(self.prog.externs[name].size, 1)}];")
         lines.append("    int _unused;")
         lines.append("} ST;")
         lines.append("#define ST_(px) ((ST *)(px)->st)")
@@ -287,8 +289,13 @@ class CGen(Identifiers):
         else:
             self._fixed_lookup(t, tid)
         o.append("    (void)a;")
-        o.append("    switch (ai) {")
         g = StmtGen(self, o, 2)
+        if t.meter_target is not None:  # BMv2: the direct meter's colour lands before the action
+            mt = t.meter_target
+            o.append("    if (*hit) {")
+            g._set(mt, f"(({ctype(mt.t)})px->dm_color & {mask(mt.t)})")
+            o.append("    }")
+        o.append("    switch (ai) {")
         for i, (aname, bound) in enumerate(zip(t.actions, t.bound, strict=True)):
             act = self.prog.actions[aname]
             dirp = [p for p in act.params if p.direction]
@@ -396,7 +403,8 @@ class CGen(Identifiers):
                 raise Unsupported(f"table {t.name}: more than 64 keys")
             kinds = ", ".join("1" if k.kind == "range" else "0" for k in t.keys) or "0"
             exact = int(all(k.kind == "exact" for k in t.keys))
-            tds.append(f"{{{len(t.keys)}, {nargs}, {exact}, {int(t.direct_counter)}, {{{kinds}}}}}")
+            tds.append(f"{{{len(t.keys)}, {nargs}, {exact}, {int(t.direct_counter)}, {t.direct_meter}, "
+                       f"{{{kinds}}}}}")
         o.append(f"#define SS_NTABLES {len(tds)}")
         o.append(f"#define SS_NVS {len(p.value_sets)}")
         o.append(f"static const TDESC SS_TD[{max(len(tds), 1)}] = {{{', '.join(tds) or '{0}'}}};")
@@ -416,6 +424,13 @@ class CGen(Identifiers):
         o.append("    switch (i) {")
         for name, i in self.ctrs.items():
             o.append(f"    case {i}: *size = {self.prog.externs[name].size}; return &st->C{i}[0][0];")
+        o.append("    default: return 0;")
+        o.append("    }")
+        o.append("}")
+        o.append("static MCELL *ss_meter_cells(ST *st, int i, u64 *size) {")
+        o.append("    switch (i) {")
+        for name, i in self.meters.items():
+            o.append(f"    case {i}: *size = {self.prog.externs[name].size}; return st->M{i};")
         o.append("    default: return 0;")
         o.append("    }")
         o.append("}")

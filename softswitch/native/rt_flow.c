@@ -48,6 +48,7 @@ static void px_init(PX *px, SW *sw) {
     px->sw = sw;
     px->st = sw->st;
     px->resubmit_fl = px->recirc_fl = px->clone_fl = SS_NO_FL;
+    px->dm_color = -1;
 }
 
 static void do_parse(PX *px, const uint8_t *d, size_t len, int port, int itype, int fl, const meta_t *pres,

@@ -17,7 +17,7 @@ from ..ir.textgen import Identifiers
 from ..ir.walk import has_dynamic_index
 from ..layout import class_source, emit_source, extract_source
 from ..types import HeaderT, StructT
-from .pexpr import PyExpr, Raw, bits, default
+from .pexpr import PyExpr, Raw, bits, default, wrap
 from .pstmt import StmtGen, scalar_outs
 
 
@@ -132,6 +132,10 @@ class PyGen(Identifiers):
                 code = f"_k{i}"
             keys.append(code + ", ")
         o.append(f"    hit, ai, args = TB_{name}.lookup(({''.join(keys)}){self._selector(t)})")
+        if t.meter_target is not None:  # BMv2: the direct meter's colour lands before the action
+            o.append("    if hit:")
+            StmtGen(self, o, 2).assign(t.meter_target, wrap("_ST.dm_color", t.meter_target.t)
+                                       if isinstance(t.meter_target.t, ir.Bits) else "_ST.dm_color")
         if self.trace:
             o.append(f"    _C.trace.append({'table ' + t.name + ' '!r} + ('hit' if hit else 'miss') "
                      f"+ ' -> ' + ({t.actions!r}[ai] if ai >= 0 else '(no action)'))")

@@ -307,10 +307,18 @@ class StmtGen(StmtWriter):
 
     def _x_meter_execute(self, s) -> None:
         out = self.x(s.out)
-        self.assign(s.out, f"{self.g.obj(s.inst)}.execute({self.x(s.args[0])}, {out})")
+        col = f"{self.g.obj(s.inst)}.execute({self.x(s.args[0])}, {out}, _ST.cur_len, _ST.now_us())"
+        self.assign(s.out, wrap(col, s.out.t) if isinstance(s.out.t, ir.Bits) else col)
 
     def _x_direct_meter_read(self, s) -> None:
-        self.assign(s.out, "0")
+        # the colour of the owning table's hit; after a miss BMv2 writes nothing, so the target
+        # keeps its value.  When the table writes it on each hit (ir.Table.meter_target), p4c's
+        # read() is no statement at all.
+        if self.g.prog.tables[self.g.prog.externs[s.inst].table].meter_target is not None:
+            return
+        out = self.x(s.out)
+        col = f"(_ST.dm_color if _ST.dm_color >= 0 else {out})"
+        self.assign(s.out, wrap(col, s.out.t) if isinstance(s.out.t, ir.Bits) else col)
 
     def _pack(self, items) -> str:
         """``_pack(values, widths)`` of a field list; a varbit adds its current length."""

@@ -28,6 +28,7 @@ from softswitch.api import (
     Ternary,
 )
 from softswitch.server.errors import P4RuntimeError, invalid
+from softswitch.server.meterconf import config_from_proto, config_to_proto
 from softswitch.server.p4info_index import P4InfoIndex, P4InfoTable, decode_bytes, encode_bytes
 
 MT = p4info_pb2.MatchField
@@ -205,10 +206,13 @@ def _priority(table: P4InfoTable, te: p4runtime_pb2.TableEntry, what: str) -> in
 
 def _refuse_unsupported(table: P4InfoTable, te: p4runtime_pb2.TableEntry, what: str) -> None:
     """Fields of an entry this target cannot honour are refused, never silently dropped."""
-    if te.HasField("meter_config") or te.HasField("meter_counter_data"):
+    if te.HasField("meter_counter_data"):
         raise P4RuntimeError(
-            grpc.StatusCode.UNIMPLEMENTED, f"{what}: meters are not supported by this target"
+            grpc.StatusCode.UNIMPLEMENTED, f"{what}: meter counter data is not supported by this target"
         )
+    if te.HasField("meter_config") and (table.direct_meter_id is None or te.is_default_action):
+        holder = "default entry" if te.is_default_action else "table"
+        raise invalid(f"{what}: meter_config given, but the {holder} has no direct meter")
     if te.idle_timeout_ns:
         raise invalid(f"{what}: the table does not support idle timeout")
     if te.HasField("counter_data") and table.direct_counter_id is None:
@@ -237,6 +241,7 @@ def write_table_entry(switch, idx: P4InfoIndex, utype: int, te: p4runtime_pb2.Ta
         raise P4RuntimeError(grpc.StatusCode.PERMISSION_DENIED, f"{what}: table has const entries")
     match = decode_match(table, te.match, what)
     prio = _priority(table, te, what)
+    meter = config_from_proto(te, f"{what}: meter_config")  # checked before the switch changes
     if table.implementation_id and utype in (Update.INSERT, Update.MODIFY):
         insert = utype == Update.INSERT
         if te.action.WhichOneof("type") == "action_profile_action_set":
@@ -258,6 +263,8 @@ def write_table_entry(switch, idx: P4InfoIndex, utype: int, te: p4runtime_pb2.Ta
         _call(switch.table_delete, table.name, match, prio)
     else:
         raise invalid(f"{what}: update type {utype} is not INSERT, MODIFY or DELETE")
+    if meter is not None and utype != Update.DELETE:  # unset on MODIFY: the meter is kept (BMv2)
+        _call(switch.direct_meter_set_config, table.name, match, meter, prio)
 
 
 def indirect_ref(table: P4InfoTable, te: p4runtime_pb2.TableEntry,
@@ -302,7 +309,8 @@ def call_switch(fn, *args):
 
 
 def entry_to_proto(idx: P4InfoIndex, table: P4InfoTable, e: TableEntry,
-                   with_counter: bool) -> p4runtime_pb2.TableEntry:
+                   with_counter: bool, switch=None) -> p4runtime_pb2.TableEntry:
+    """``switch`` given: the entry's direct meter configuration is read too (when configured)."""
     te = p4runtime_pb2.TableEntry(table_id=table.id)
     if e.is_default:
         te.is_default_action = True
@@ -324,6 +332,10 @@ def entry_to_proto(idx: P4InfoIndex, table: P4InfoTable, e: TableEntry,
         te.is_const = True
     if with_counter and table.direct_counter_id is not None and e.counter is not None:
         te.counter_data.packet_count, te.counter_data.byte_count = e.counter
+    if switch is not None and table.direct_meter_id is not None and not e.is_default:
+        cfg = _call(switch.direct_meter_get_config, table.name, e.match, e.priority)
+        if cfg is not None:
+            te.meter_config.CopyFrom(config_to_proto(cfg))
     return te
 
 
@@ -331,6 +343,7 @@ def read_table_entries(switch, idx: P4InfoIndex, query: p4runtime_pb2.TableEntry
                        ) -> Iterator[p4runtime_pb2.TableEntry]:
     tables = [idx.table(query.table_id)] if query.table_id else [idx.tables[t] for t in sorted(idx.tables)]
     with_counter = query.HasField("counter_data")
+    meter_sw = switch if query.HasField("meter_config") else None
     for table in tables:
         what = f"read of table {table.name}"
         if query.is_default_action:
@@ -343,7 +356,7 @@ def read_table_entries(switch, idx: P4InfoIndex, query: p4runtime_pb2.TableEntry
                 continue
             if want_prio is not None and e.priority != want_prio:
                 continue
-            yield entry_to_proto(idx, table, e, with_counter)
+            yield entry_to_proto(idx, table, e, with_counter, meter_sw)
 
 
 def _normal(match: dict[str, MatchValue]) -> dict[str, MatchValue]:
