@@ -21,7 +21,7 @@ BACKENDS = ["python", "native"]
 DECLS = """
 struct learn_t { bit<32> a; bit<8> b; }
 void drop_it(inout standard_metadata_t s) { mark_to_drop(s); }
-void drop_generic<T>(inout T s) { mark_to_drop(s); }
+void drop_generic<T>(inout standard_metadata_t s, in T tag) { mark_to_drop(s); }
 void mirror(in bit<32> sess) { clone(CloneType.I2E, sess); }
 void learn(in bit<32> a) { digest<learn_t>(1, {a, 8w7}); }
 void cut(in bit<32> n) { truncate(n); }
@@ -35,7 +35,7 @@ void again(inout bit<8> m8) { m8 = 0x5a; resubmit_preserving_field_list(1); }
 
 INGRESS = """
     if (hdr.d.w0 == 1) { drop_it(sm); }
-    if (hdr.d.w0 == 2) { drop_generic(sm); }
+    if (hdr.d.w0 == 2) { drop_generic(sm, hdr.d.w1); }
     if (hdr.d.w0 == 3) { mirror(5); }
     if (hdr.d.w0 == 4) { learn(hdr.d.w1); }
     if (hdr.d.w0 == 5) { cut(20); }
