@@ -1,0 +1,46 @@
+"""Write the negative programs found by sweeping p4c's error corpus (``p4_16_errors``) beyond
+the names the other generators cover.
+
+Same format as ``gen_negative.py`` (whose template this reuses): each case is a complete
+v1model program that p4c rejects, its error line marked ``/*ERR*/``.  Most cases put the error
+in a declaration nothing uses, because p4c type-checks every declaration, used or not.  Run
+``python tests/softswitch/negative/gen_negative_corpus.py`` after editing.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from gen_negative import render
+
+HERE = Path(__file__).parent
+
+CASES: dict[str, tuple[str, str, dict[str, str]]] = {
+    "unused_control_empty_ctor_params": (
+        "a type error in a control with an empty constructor parameter list that nothing "
+        "instantiates",
+        "type mismatch",
+        {"top": "control Unused(inout bit<8> v)() {\n    apply {\n        bool b = v; /*ERR*/\n"
+                "    }\n}\n"},
+    ),
+    "unused_control_ctor_param_read": (
+        "a type error on a constructor parameter of a control nothing instantiates",
+        "type mismatch",
+        {"top": "control Unused(inout bit<8> v)(bit<4> k) {\n    apply {\n        v = k; /*ERR*/\n"
+                "    }\n}\n"},
+    ),
+}
+
+
+def main() -> None:
+    for name, (why, expect, parts) in CASES.items():
+        lines = render(parts).splitlines()
+        marked = [i for i, ln in enumerate(lines) if "/*ERR*/" in ln]
+        assert len(marked) == 1, name
+        lines[marked[0]] = lines[marked[0]].replace(" /*ERR*/", "")
+        header = [f"// expect-error: {marked[0] + 3}: {expect}", f"// {why} (p4c rejects this)"]
+        (HERE / f"{name}.p4").write_text("\n".join(header + lines) + "\n")
+
+
+if __name__ == "__main__":
+    main()
