@@ -52,6 +52,19 @@ def unique_properties(gen, table: str, props: list) -> None:
         seen.add(name)
 
 
+def actions_listed_first(gen, table: str, props: list, node) -> None:
+    """``default_action`` names an action of the ``actions`` list, which p4c resolves in
+    property order: a default action before (or without) that list has nothing to invoke."""
+    for p in props:
+        if p.data == "tp_actions":
+            return
+        if p.data == "tp_default":
+            ref = p.children[2]
+            name = str(ref.children[1].children[0]) if isinstance(ref.children[1], Tree) \
+                else str(ref.children[1])
+            raise gen.err(node, f"{table} has no action list, so it cannot invoke '{name}()'")
+
+
 def same_directional_args(gen, action, default_args: list, listed_args: list, node,
                           what: str = "default action") -> None:
     """``default_action = a(x, ...)`` (and an entry's action) must bind ``a``'s directional

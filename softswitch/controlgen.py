@@ -151,6 +151,7 @@ class ControlGen(BlockGen):
         key_nodes: list[Tree] = []
         listed: dict[str, list] = {}   # action -> its directional arguments in the actions list
         checks.unique_properties(self, local, props)
+        checks.actions_listed_first(self, local, props, node)
         for p in props:
             if p.data == "tp_key":
                 for k in p.children[1:]:

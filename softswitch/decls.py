@@ -109,6 +109,10 @@ def is_fixed_width(t: P4Type) -> bool:
     return isinstance(t, StructT) and all(is_fixed_width(ft) for _, ft in t.fields)
 
 
+#: the widest bit<N>/int<N>/varbit<N> p4c's front end accepts
+MAX_WIDTH = 2048
+
+
 class Decls:
     """Program-wide declarations (the global scope)."""
 
@@ -172,6 +176,9 @@ class Decls:
             return IntLitT()
         if d in ("t_bit", "t_int", "t_varbit"):
             w = self.const_int(node.children[0])
+            if w > MAX_WIDTH:  # p4c's P4CConfiguration::maximumWidthSupported
+                raise self.err(node, f"{w}: this implementation does not support bitstrings "
+                                     "this large")
             if w <= 0 and d != "t_bit":
                 raise self.err(node, f"width must be positive, got {w}")
             if d == "t_varbit":

@@ -29,6 +29,19 @@ CASES: dict[str, tuple[str, str, dict[str, str]]] = {
         {"top": "control Unused(inout bit<8> v)(bit<4> k) {\n    apply {\n        v = k; /*ERR*/\n"
                 "    }\n}\n"},
     ),
+    "default_action_before_actions": (
+        "a table whose default_action comes before its actions list (p4c resolves the "
+        "properties in order)",
+        "has no action list",
+        {"decls": "    action nop() { }\n    table t { /*ERR*/\n        default_action = nop;\n"
+                  "        actions = { nop; }\n    }",
+         "apply": "        t.apply();"},
+    ),
+    "bit_width_too_large": (
+        "a bit<N> wider than p4c's front end supports (2048 bits)",
+        "does not support bitstrings this large",
+        {"top": "const bit<4096> wide = 0; /*ERR*/\n"},
+    ),
 }
 
 
