@@ -131,6 +131,22 @@ def no_block_typed_params(ctx, tree: Tree) -> None:
                                  f"{kind} {name}")
 
 
+def int_params(ctx, tree: Tree) -> None:
+    """A parameter of type ``int`` (infinite precision: a compile-time value) must be
+    directionless, and actions take none (p4c: "parameters with type int must be
+    directionless", "actions cannot have parameters with type int")."""
+    in_action = {id(p) for a in tree.find_data("action_decl") for p in a.find_data("param")}
+    for p in tree.find_data("param"):
+        t = p.children[2]
+        if not (isinstance(t, Tree) and t.data == "t_int_inf"):
+            continue
+        name = p.children[3].children[0]
+        if p.children[1] is not None:
+            raise ctx.err(p.children[3], f"{name}: parameters with type int must be directionless")
+        if id(p) in in_action:
+            raise ctx.err(p.children[3], f"{name}: actions cannot have parameters with type int")
+
+
 def no_recursive_blocks(ctx, tree: Tree) -> None:
     """A control or parser cannot instantiate itself, directly or through other blocks (p4c:
     "Self-referencing types not supported"); unchecked, the instances would nest forever."""
@@ -302,7 +318,7 @@ def no_shadowed_extern_type_params(ctx, tree: Tree) -> None:
 def declarations(ctx, tree: Tree) -> None:
     """The checks p4c's type checker makes on every declaration, run on the syntax tree before
     the front-end rewrites drop what nothing uses (unused blocks, uncalled generic functions)."""
-    for check in (no_block_typed_params, no_recursive_blocks, functions_return,
+    for check in (no_block_typed_params, int_params, no_recursive_blocks, functions_return,
                   no_tuple_header_fields, instantiations_and_fields, constant_instance_arguments,
                   no_shadowed_extern_type_params):
         check(ctx, tree)

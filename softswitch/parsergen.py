@@ -53,6 +53,32 @@ class ParserGen(BlockGen):
             raise self.err(self.tree, f"parser {self.name} has no start state")
         for s in states:
             self.state(s)
+        self._reaches_final(states, nm)
+
+    def _reaches_final(self, states: list[Tree], nm) -> None:
+        """Some path from ``start`` must end in accept or reject (a state without a transition
+        rejects); p4c: "Parser never reaches accept or reject state"."""
+        succ: dict[str, list[str]] = {}
+        for s in states:
+            t = s.children[-1]
+            if not (isinstance(t, Tree) and t.data in ("trans_direct", "trans_select")):
+                succ[str(s.children[2].children[0])] = ["reject"]
+            elif t.data == "trans_direct":
+                succ[str(s.children[2].children[0])] = [str(t.children[0].children[0])]
+            else:  # a select no case matches rejects (error.NoMatch)
+                succ[str(s.children[2].children[0])] = ["reject"]
+            if any(str(c.children[0].children[-1]) == "verify" for c in s.find_data("call")
+                   if isinstance(c.children[0], Tree) and c.children[0].data == "ident"):
+                succ[str(s.children[2].children[0])].append("reject")
+        seen, todo = {"start"}, ["start"]
+        while todo:
+            for n in succ.get(todo.pop(), []):
+                if n in ("accept", "reject"):
+                    return
+                if n not in seen:
+                    seen.add(n)
+                    todo.append(n)
+        raise self.err(nm, f"parser {nm.children[0]}: Parser never reaches accept or reject state")
 
     def value_set(self, loc: Tree) -> None:
         """``value_set<T>(size) name;``: T is bit<W> or a struct of bit<W> fields (one per select key)."""

@@ -42,6 +42,23 @@ CASES: dict[str, tuple[str, str, dict[str, str]]] = {
         "does not support bitstrings this large",
         {"top": "const bit<4096> wide = 0; /*ERR*/\n"},
     ),
+    "action_int_param": (
+        "an action parameter of type int (p4c: actions cannot have parameters with type int)",
+        "actions cannot have parameters with type int",
+        {"top": "action scale(int k) { /*ERR*/\n}\n"},
+    ),
+    "int_param_with_direction": (
+        "a function parameter of type int with a direction (int values are compile-time only)",
+        "parameters with type int must be directionless",
+        {"top": "bit<8> plus(in bit<8> a, in int k) { /*ERR*/\n    return a;\n}\n"},
+    ),
+    "parser_never_accepts": (
+        "a parser whose states loop forever without reaching accept or reject",
+        "never reaches accept or reject",
+        {"top": "parser Spin(packet_in pk) { /*ERR*/\n    state start {\n"
+                "        transition one;\n    }\n    state one {\n        transition start;\n"
+                "    }\n}\n"},
+    ),
 }
 
 
