@@ -160,6 +160,9 @@ class Calls:
                 if sym.kind == "control":
                     if method != "apply":
                         raise g.err(callee, f"controls have no method {method}")
+                    if g.in_action is not None:
+                        raise g.err(n, f"{base.children[-1]}.apply(): apply cannot be called "
+                                       "from actions")
                     return self.control_apply(g, sym, args, n, str(base.children[-1]))
                 if sym.kind in ("packet_in", "packet_out"):
                     return self.packet_method(g, sym, method, args, targs, n)

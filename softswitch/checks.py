@@ -315,12 +315,31 @@ def no_shadowed_extern_type_params(ctx, tree: Tree) -> None:
                                      f"parameter of extern {d.children[1].children[0]}")
 
 
+def no_self_typed_extern_methods(ctx, tree: Tree) -> None:
+    """A method of extern ``E`` cannot take or return an ``E`` (p4c: "Self-referencing types not
+    supported: 'E' within 'E'"); the constructor is not a method."""
+    for d in tree.children:
+        if not (isinstance(d, Tree) and d.data == "extern_decl"):
+            continue
+        ext = str(d.children[1].children[0])
+        for m in d.children[3:]:
+            if not (isinstance(m, Tree) and m.data == "method_proto"):
+                continue
+            proto = m.children[-1]
+            for t in proto.iter_subtrees_topdown():
+                if t.data in ("type_name", "specialized_type"):
+                    tok = (t if t.data == "type_name" else t.children[0]).children[-1]
+                    if str(tok) == ext:
+                        raise ctx.err(t, f"Self-referencing types not supported: '{ext}' "
+                                         f"within '{ext}'")
+
+
 def declarations(ctx, tree: Tree) -> None:
     """The checks p4c's type checker makes on every declaration, run on the syntax tree before
     the front-end rewrites drop what nothing uses (unused blocks, uncalled generic functions)."""
     for check in (no_block_typed_params, int_params, no_recursive_blocks, functions_return,
                   no_tuple_header_fields, instantiations_and_fields, constant_instance_arguments,
-                  no_shadowed_extern_type_params):
+                  no_shadowed_extern_type_params, no_self_typed_extern_methods):
         check(ctx, tree)
 
 

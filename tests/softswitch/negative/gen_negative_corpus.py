@@ -59,6 +59,18 @@ CASES: dict[str, tuple[str, str, dict[str, str]]] = {
                 "        transition one;\n    }\n    state one {\n        transition start;\n"
                 "    }\n}\n"},
     ),
+    "extern_method_self_typed": (
+        "a method of an extern taking a value of that extern's own type",
+        "Self-referencing types not supported",
+        {"top": "extern Chain {\n    Chain();\n    void link(in Chain other); /*ERR*/\n}\n"},
+    ),
+    "control_apply_in_action": (
+        "a sub-control applied from inside an action",
+        "apply cannot be called from actions",
+        {"top": "control Leaf() {\n    apply { }\n}\n",
+         "decls": "    Leaf() leaf;\n    action run_leaf() {\n        leaf.apply(); /*ERR*/\n    }",
+         "apply": "        run_leaf();"},
+    ),
 }
 
 
