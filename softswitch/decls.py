@@ -119,6 +119,7 @@ class Decls:
     def __init__(self, lines: LineMap):
         self.lines = lines
         self.types: dict[str, P4Type] = {}
+        self.newtypes: set[str] = set()  # `type T N;` names (their values are T's values here)
         self.errors: list[str] = []
         self.match_kinds: list[str] = []
         self.consts: dict[str, Const] = {}
@@ -320,6 +321,8 @@ class Decls:
 
     def _d_typedef_decl(self, d: Tree) -> None:
         self._declare_type(self._name(d.children[3]), self.resolve_type(d.children[2]), d)
+        if str(d.children[1]) == "type":
+            self.newtypes.add(self._name(d.children[3]))
 
     def _d_enum_decl(self, d: Tree) -> None:
         name = self._name(d.children[1])

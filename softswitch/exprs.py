@@ -533,7 +533,10 @@ class ExprCompiler:
         return wrap_code(f"-{c}", t), t
 
     def _e_pos(self, n):
-        return self.expr(n.children[1])
+        c, t = self.expr(n.children[1])
+        if not isinstance(t, (BitT, IntLitT)):
+            raise self.err(n, f"unary + cannot be applied to {t}")
+        return c, t
 
     def _e_ternary(self, n):
         cond = self.expect_bool(n.children[0])
@@ -551,6 +554,12 @@ class ExprCompiler:
     def _e_cast(self, n):
         dst = self.d.resolve_type(n.children[0])
         c, src = self.expr(n.children[1])
+        tn = n.children[0]
+        if isinstance(tn, Tree) and tn.data == "type_name" and str(tn.children[-1]) in \
+                self.d.newtypes and not isinstance(src, IntLitT) and not same_type(src, dst):
+            # p4c: a new type converts only from (and to) the type it was declared with
+            raise self.err(n, f"invalid cast from {src} to {tn.children[-1]} (a type declared "
+                              f"as {dst})")
         return self.cast(c, src, dst, n), dst
 
     def cast(self, c: str, src: P4Type, dst: P4Type, n) -> str:

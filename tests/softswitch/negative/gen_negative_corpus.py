@@ -71,6 +71,17 @@ CASES: dict[str, tuple[str, str, dict[str, str]]] = {
          "decls": "    Leaf() leaf;\n    action run_leaf() {\n        leaf.apply(); /*ERR*/\n    }",
          "apply": "        run_leaf();"},
     ),
+    "unary_plus_on_bool": (
+        "unary + applied to a bool",
+        "+ cannot be applied to bool",
+        {"apply": "        meta.flag = +meta.flag; /*ERR*/"},
+    ),
+    "newtype_cast_from_other_width": (
+        "a cast to a new type (`type bit<8> N`) from a value of another width",
+        "invalid cast from bit<16> to small_t",
+        {"top": "type bit<8> small_t;\n",
+         "apply": "        small_t s = (small_t)meta.m16; /*ERR*/"},
+    ),
 }
 
 
