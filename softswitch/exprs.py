@@ -210,6 +210,8 @@ class ExprCompiler:
         v, t = parse_int(str(tok))
         if t is None:
             return str(v), IntLitT()
+        if t.signed and t.width == 0:
+            raise self.err(tok, "int<0>: Width of signed type cannot be zero")
         if not t.signed and v > t.mask or t.signed and v >= 1 << t.width:
             raise self.err(tok, f"literal {tok} does not fit in {t}")
         return str(wrap_value(v, t)), t

@@ -82,6 +82,18 @@ CASES: dict[str, tuple[str, str, dict[str, str]]] = {
         {"top": "type bit<8> small_t;\n",
          "apply": "        small_t s = (small_t)meta.m16; /*ERR*/"},
     ),
+    "switch_in_action": (
+        "a switch statement inside an action (p4c's BMv2 back end: not supported in actions)",
+        "switch statements not supported in actions",
+        {"decls": "    action pick() {\n        switch (meta.m8) { /*ERR*/\n"
+                  "            8w0: { meta.m16 = 1; }\n        }\n    }",
+         "apply": "        pick();"},
+    ),
+    "signed_literal_zero_width": (
+        "a signed integer literal of width 0",
+        "Width of signed type cannot be zero",
+        {"apply": "        meta.m8 = (bit<8>)(int<8>)0s0; /*ERR*/"},
+    ),
 }
 
 
