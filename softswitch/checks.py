@@ -147,6 +147,23 @@ def int_params(ctx, tree: Tree) -> None:
             raise ctx.err(p.children[3], f"{name}: actions cannot have parameters with type int")
 
 
+_SIZE_METHODS = {"minSizeInBits", "minSizeInBytes", "maxSizeInBits", "maxSizeInBytes"}
+
+
+def constant_param_defaults(ctx, tree: Tree) -> None:
+    """A parameter's default value is a compile-time constant (p4c: "expression must be a
+    compile-time constant"): no calls besides the size methods p4c folds."""
+    for p in tree.find_data("param"):
+        default = p.children[4]
+        if not isinstance(default, Tree):
+            continue
+        for c in default.iter_subtrees():
+            f = c.children[0] if c.data == "call" else None
+            if f is not None and not (isinstance(f, Tree) and f.data == "member"
+                                      and str(f.children[1].children[0]) in _SIZE_METHODS):
+                raise ctx.err(default, "expression must be a compile-time constant")
+
+
 def no_recursive_blocks(ctx, tree: Tree) -> None:
     """A control or parser cannot instantiate itself, directly or through other blocks (p4c:
     "Self-referencing types not supported"); unchecked, the instances would nest forever."""
@@ -337,7 +354,8 @@ def no_self_typed_extern_methods(ctx, tree: Tree) -> None:
 def declarations(ctx, tree: Tree) -> None:
     """The checks p4c's type checker makes on every declaration, run on the syntax tree before
     the front-end rewrites drop what nothing uses (unused blocks, uncalled generic functions)."""
-    for check in (no_block_typed_params, int_params, no_recursive_blocks, functions_return,
+    for check in (no_block_typed_params, int_params, constant_param_defaults,
+                  no_recursive_blocks, functions_return,
                   no_tuple_header_fields, instantiations_and_fields, constant_instance_arguments,
                   no_shadowed_extern_type_params, no_self_typed_extern_methods):
         check(ctx, tree)

@@ -9,6 +9,7 @@ from .codegen import BlockGen
 from .decls import ann_dict
 from .exprs import Sym, is_const
 from .externs import ValueSet
+from .selects import BOOL_LABEL
 from .types import BitT, BoolT, EnumT, ErrorT, IntLitT, P4Type, StructLikeT
 
 
@@ -50,7 +51,7 @@ class ParserGen(BlockGen):
                 raise self.err(s, f"duplicate state {sname}")
             self.states.add(sname)
         if "start" not in self.states:
-            raise self.err(self.tree, f"parser {self.name} has no start state")
+            raise self.err(self.tree, f"parser {nm.children[0]} has no start state")
         for s in states:
             self.state(s)
         self._reaches_final(states, nm)
@@ -133,11 +134,13 @@ class ParserGen(BlockGen):
     def select(self, sel: Tree) -> None:
         exprs_node, *cases = sel.children
         kts: list[tuple[BitT, P4Type | None]] = []  # key type, and the error/enum type of opaque keys
+        bool_keys: list[bool] = []
         for e in exprs_node.children:
             if e is None:
                 continue
             _c, t = self.ex(e)
             opaque = None
+            bool_keys.append(isinstance(t, BoolT))
             if isinstance(t, BoolT):
                 t = BitT(1)
             if isinstance(t, EnumT) and t.underlying is not None:
@@ -161,10 +164,23 @@ class ParserGen(BlockGen):
                 items = items * len(kts)
             if len(items) != len(kts):
                 raise self.err(case, f"select case has {len(items)} values for {len(kts)} keys")
+            for it, is_bool in zip(items, bool_keys, strict=False):
+                self._label_kind(it, is_bool)
             matches_all = all([self.ks_check(it, t, o) for it, (t, o) in zip(items, kts, strict=False)])
             self.target(str(nxt.children[0]), case)
             if matches_all:  # a default: later cases are never reached
                 break
+
+    def _label_kind(self, it: Tree, is_bool: bool) -> None:
+        """A ``bool`` key is matched by ``true``/``false``, a ``bit<1>`` key by numbers."""
+        v = it.children[0] if it.data == "ks_value" else None
+        if not (isinstance(v, Tree) and v.data == "int_lit"):
+            return
+        if (v.children[0].type == BOOL_LABEL) != is_bool:
+            label = ("true" if str(v.children[0]) == "1w1" else "false") if not is_bool \
+                else str(v.children[0])
+            raise self.err(it, f"select label {label} does not match a key of type "
+                               f"{'bool' if is_bool else 'bit<W>'}")
 
     def ks_check(self, it: Tree, t: BitT, opaque: P4Type | None) -> bool:
         """Check one keyset item; True when it matches every key value."""

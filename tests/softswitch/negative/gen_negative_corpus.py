@@ -94,6 +94,19 @@ CASES: dict[str, tuple[str, str, dict[str, str]]] = {
         "Width of signed type cannot be zero",
         {"apply": "        meta.m8 = (bit<8>)(int<8>)0s0; /*ERR*/"},
     ),
+    "select_bool_key_bit_label": (
+        "a select on a bool matched by a bit<1> label (true/false only)",
+        "does not match a key of type bool",
+        {"parser": "    state start {\n        packet.extract(hdr.ethernet);\n"
+                   "        transition select(meta.flag) {\n            1w1: accept; /*ERR*/\n"
+                   "            default: accept;\n        }\n    }"},
+    ),
+    "param_default_not_constant": (
+        "a parameter default value computed by a function call",
+        "must be a compile-time constant",
+        {"top": "bit<8> seven() {\n    return 7;\n}\n"
+                "bit<8> plus(in bit<8> a, in bit<8> k = seven()) { /*ERR*/\n    return a + k;\n}\n"},
+    ),
 }
 
 
