@@ -164,6 +164,22 @@ def constant_param_defaults(ctx, tree: Tree) -> None:
                 raise ctx.err(default, "expression must be a compile-time constant")
 
 
+def no_object_tuple_fields(ctx, tree: Tree) -> None:
+    """A tuple holds values: a package, parser, control or extern type as a tuple element is
+    an error (p4c: "Field '0' of 'tuple<...>' cannot have type 'package f'")."""
+    objects = {str(d.children[1].children[0]) for d in tree.children if isinstance(d, Tree)
+               and d.data in ("package_decl", "parser_type_decl", "control_type_decl",
+                              "parser_decl", "control_decl", "extern_decl")}
+    for tt in tree.find_data("tuple_type"):
+        for i, a in enumerate(tt.children[0].children):
+            base = a.children[0] if isinstance(a, Tree) and a.data == "specialized_type" else a
+            name = str(base.children[-1]) if isinstance(base, Tree) and base.data == "type_name" \
+                else None
+            if name in objects:
+                raise ctx.err(a, f"Field '{i}' of 'tuple' cannot have type '{name}' (an object, "
+                                 "not a value)")
+
+
 def no_recursive_blocks(ctx, tree: Tree) -> None:
     """A control or parser cannot instantiate itself, directly or through other blocks (p4c:
     "Self-referencing types not supported"); unchecked, the instances would nest forever."""
@@ -355,7 +371,7 @@ def declarations(ctx, tree: Tree) -> None:
     """The checks p4c's type checker makes on every declaration, run on the syntax tree before
     the front-end rewrites drop what nothing uses (unused blocks, uncalled generic functions)."""
     for check in (no_block_typed_params, int_params, constant_param_defaults,
-                  no_recursive_blocks, functions_return,
+                  no_object_tuple_fields, no_recursive_blocks, functions_return,
                   no_tuple_header_fields, instantiations_and_fields, constant_instance_arguments,
                   no_shadowed_extern_type_params, no_self_typed_extern_methods):
         check(ctx, tree)

@@ -107,6 +107,11 @@ CASES: dict[str, tuple[str, str, dict[str, str]]] = {
         {"top": "bit<8> seven() {\n    return 7;\n}\n"
                 "bit<8> plus(in bit<8> a, in bit<8> k = seven()) { /*ERR*/\n    return a + k;\n}\n"},
     ),
+    "tuple_of_control_type": (
+        "a tuple whose element type is a control type (an object, not a value)",
+        "cannot have type",
+        {"top": "control Hook_t();\ntypedef tuple<Hook_t, bit<8>> pair_t; /*ERR*/\n"},
+    ),
 }
 
 
