@@ -186,6 +186,9 @@ class Calls:
             name = str(callee.children[-1])
             sym = g.scope.lookup(name)
             if sym is not None and sym.kind == "action":
+                if targs:
+                    raise g.err(n, f"{name}: Cannot supply type parameters for an action "
+                                   "invocation")
                 return self.action_call(g, sym.info, args, n)
             if sym is None and name in getattr(self.prog, "functions", {}):
                 finfo = self.prog.functions[name]
@@ -217,7 +220,8 @@ class Calls:
         if g.kind != "control":
             raise g.err(n, "controls can only be applied from controls")
         if len(args) != len(sub.params):
-            raise g.err(n, f"{sub.name}.apply expects {len(sub.params)} arguments, got {len(args)}")
+            shown = sub.name.removeprefix("__unused__.")
+            raise g.err(n, f"{shown}.apply expects {len(sub.params)} arguments, got {len(args)}")
         for p, a in zip(sub.params, args, strict=False):
             if p.direction in ("out", "inout"):
                 t = g.lvalue(a)

@@ -328,12 +328,19 @@ def specialize_constructors(tree: Tree) -> None:
     # (p4c type-checks an unused declaration too), unless the package instance (main) names it
     top = {str(t) for d in tree.children if isinstance(d, Tree) and d.data == "instantiation"
            for t in d.scan_values(lambda v: isinstance(v, Token) and v.type == "TYPE_IDENTIFIER")}
+    anywhere = {str(t) for d in tree.find_data("instantiation")
+                for t in d.scan_values(lambda v: isinstance(v, Token) and v.type == "TYPE_IDENTIFIER")}
     out = []
     for d in tree.children:
         block = isinstance(d, Tree) and d.data in ("control_decl", "parser_decl")
         name = _name(d.children[1]) if block else ""
         if name in decls:
-            out += copies.get(name) or ([d] if name in top else [_ctor_params_as_params(d)])
+            if name in top:
+                out += copies.get(name) or [d]
+            elif name not in anywhere:
+                out.append(_ctor_params_as_params(d))
+            else:  # instantiated with the wrong number of arguments: the generator says so
+                out += copies.get(name, [])
         else:
             out.append(d)
     tree.children = out

@@ -112,6 +112,12 @@ CASES: dict[str, tuple[str, str, dict[str, str]]] = {
         "cannot have type",
         {"top": "control Hook_t();\ntypedef tuple<Hook_t, bit<8>> pair_t; /*ERR*/\n"},
     ),
+    "action_call_type_arguments": (
+        "an action called with type arguments (actions are not generic)",
+        "Cannot supply type parameters for an action invocation",
+        {"decls": "    action bump() {\n        meta.m8 = meta.m8 + 1;\n    }",
+         "apply": "        bump<bit<8>>(); /*ERR*/"},
+    ),
 }
 
 
