@@ -118,6 +118,13 @@ CASES: dict[str, tuple[str, str, dict[str, str]]] = {
         {"decls": "    action bump() {\n        meta.m8 = meta.m8 + 1;\n    }",
          "apply": "        bump<bit<8>>(); /*ERR*/"},
     ),
+    "hash_max_untyped_literal": (
+        "hash() with an untyped integer literal as its max (nothing gives its type parameter a "
+        "width)",
+        "could not infer a width",
+        {"apply": "        hash(meta.m16, HashAlgorithm.crc16, 16w0, { hdr.ethernet.etherType },\n"
+                  "             0xFFFF); /*ERR*/"},
+    ),
 }
 
 
