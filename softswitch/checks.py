@@ -307,6 +307,26 @@ def instantiations_and_fields(ctx, tree: Tree) -> None:
                                                f"{_base_name(fld.children[1])}'")
 
 
+def package_arity(ctx, tree: Tree) -> None:
+    """A package instantiation supplies one argument per parameter without a default (p4c:
+    "Ingress: 1 arguments supplied while 0 are expected")."""
+    packages = {str(d.children[1].children[0]): [p for p in d.children[3].children
+                                                 if p is not None]
+                for d in tree.children if isinstance(d, Tree) and d.data == "package_decl"}
+    for inst in tree.find_data("instantiation"):
+        params = packages.get(_base_name(inst.children[1]))
+        if params is None:
+            continue
+        given = [a for a in inst.children[2].children if a is not None] \
+            if inst.children[2] is not None else []
+        required = sum(1 for p in params if p.children[4] is None and not (
+            isinstance(p.children[0], Tree) and "optional" in p.children[0].scan_values(
+                lambda v: isinstance(v, Token))))
+        if not required <= len(given) <= len(params):
+            raise ctx.err(inst, f"{_base_name(inst.children[1])}: {len(given)} arguments "
+                                f"supplied while {len(params)} are expected")
+
+
 def constant_instance_arguments(ctx, tree: Tree) -> None:
     """Instantiation arguments are evaluated at compile time: inside a control or parser they
     cannot name its run-time parameters or its variables (p4c: "z: cannot evaluate to a
@@ -371,7 +391,7 @@ def declarations(ctx, tree: Tree) -> None:
     """The checks p4c's type checker makes on every declaration, run on the syntax tree before
     the front-end rewrites drop what nothing uses (unused blocks, uncalled generic functions)."""
     for check in (no_block_typed_params, int_params, constant_param_defaults,
-                  no_object_tuple_fields, no_recursive_blocks, functions_return,
+                  no_object_tuple_fields, package_arity, no_recursive_blocks, functions_return,
                   no_tuple_header_fields, instantiations_and_fields, constant_instance_arguments,
                   no_shadowed_extern_type_params, no_self_typed_extern_methods):
         check(ctx, tree)

@@ -125,6 +125,12 @@ CASES: dict[str, tuple[str, str, dict[str, str]]] = {
         {"apply": "        hash(meta.m16, HashAlgorithm.crc16, 16w0, { hdr.ethernet.etherType },\n"
                   "             0xFFFF); /*ERR*/"},
     ),
+    "package_arity": (
+        "a package instantiated with more arguments than it declares",
+        "1 arguments supplied while 0 are expected",
+        {"top": "package Empty_p();\nparser Nop_p() {\n    state start {\n"
+                "        transition accept;\n    }\n}\nEmpty_p(Nop_p()) unused_pkg; /*ERR*/\n"},
+    ),
 }
 
 
