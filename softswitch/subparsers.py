@@ -335,12 +335,13 @@ def specialize_constructors(tree: Tree) -> None:
         block = isinstance(d, Tree) and d.data in ("control_decl", "parser_decl")
         name = _name(d.children[1]) if block else ""
         if name in decls:
-            if name in top:
-                out += copies.get(name) or [d]
+            if name in copies:
+                out += copies[name]
+            elif name in top:
+                out.append(d)
             elif name not in anywhere:
                 out.append(_ctor_params_as_params(d))
-            else:  # instantiated with the wrong number of arguments: the generator says so
-                out += copies.get(name, [])
+            # else: instantiated with the wrong number of arguments; the generator says so
         else:
             out.append(d)
     tree.children = out
