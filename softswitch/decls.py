@@ -25,6 +25,7 @@ from .types import (
     IntLitT,
     MatchKindT,
     NamedT,
+    NewBitT,
     P4Type,
     SpecializedT,
     StackT,
@@ -119,7 +120,6 @@ class Decls:
     def __init__(self, lines: LineMap):
         self.lines = lines
         self.types: dict[str, P4Type] = {}
-        self.newtypes: set[str] = set()  # `type T N;` names (their values are T's values here)
         self.errors: list[str] = []
         self.match_kinds: list[str] = []
         self.consts: dict[str, Const] = {}
@@ -320,9 +320,11 @@ class Decls:
         self.header_order.append(s)
 
     def _d_typedef_decl(self, d: Tree) -> None:
-        self._declare_type(self._name(d.children[3]), self.resolve_type(d.children[2]), d)
-        if str(d.children[1]) == "type":
-            self.newtypes.add(self._name(d.children[3]))
+        t = self.resolve_type(d.children[2])
+        name = self._name(d.children[3])
+        if str(d.children[1]) == "type" and type(t) is BitT:  # other new types: aliases
+            t = NewBitT(t.width, t.signed, name)
+        self._declare_type(name, t, d)
 
     def _d_enum_decl(self, d: Tree) -> None:
         name = self._name(d.children[1])

@@ -30,6 +30,8 @@ from .types import (
     StructT,
     TupleT,
     UnionT,
+    newtype_cast_ok,
+    newtype_operand,
     same_type,
 )
 
@@ -402,6 +404,8 @@ class ExprCompiler:
                 x, y = BOOL_CONSTS[ac], BOOL_CONSTS[bc]
                 return str(x and y if op == "&&" else x or y), BoolT()
             return f"({ac} {'and' if op == '&&' else 'or'} {bc})", BoolT()
+        if (nt := newtype_operand(op, at, bt)) is not None:
+            raise self.err(n, f"{op}: cannot be applied to an expression of type {nt}")
         if op in ("==", "!="):
             if isinstance(at, (BitT, IntLitT)) and isinstance(bt, (BitT, IntLitT)):
                 ac, bc, _ = self.unify(a, b, n, op)
@@ -556,12 +560,8 @@ class ExprCompiler:
     def _e_cast(self, n):
         dst = self.d.resolve_type(n.children[0])
         c, src = self.expr(n.children[1])
-        tn = n.children[0]
-        if isinstance(tn, Tree) and tn.data == "type_name" and str(tn.children[-1]) in \
-                self.d.newtypes and not isinstance(src, IntLitT) and not same_type(src, dst):
-            # p4c: a new type converts only from (and to) the type it was declared with
-            raise self.err(n, f"invalid cast from {src} to {tn.children[-1]} (a type declared "
-                              f"as {dst})")
+        if not newtype_cast_ok(src, dst):  # a new type converts only from/to its own type
+            raise self.err(n, f"invalid cast from {src} to {dst}")
         return self.cast(c, src, dst, n), dst
 
     def cast(self, c: str, src: P4Type, dst: P4Type, n) -> str:

@@ -27,6 +27,17 @@ class BitT(P4Type):
 
 
 @dataclass(frozen=True)
+class NewBitT(BitT):
+    """``type bit<W> N;``: N's values are bit<W> values to the backends, a distinct type to the
+    checks (no implicit conversion to or from bit<W>, no arithmetic; casts convert)."""
+
+    newtype: str = ""
+
+    def __str__(self) -> str:
+        return self.newtype
+
+
+@dataclass(frozen=True)
 class VarbitT(P4Type):
     max_width: int
 
@@ -232,3 +243,23 @@ def bit_width(t: P4Type) -> int:
     if isinstance(t, StackT):
         return bit_width(t.elem) * t.size
     raise TypeError(f"type {t} has no fixed bit width")
+
+
+def newtype_cast_ok(src: P4Type, dst: P4Type) -> bool:
+    """p4c's casts of a new type (``type bit<W> N``): to N from a literal, from N or from
+    exactly bit<W>; from N only to N or to exactly bit<W>."""
+    if isinstance(dst, NewBitT):
+        return isinstance(src, IntLitT) or src == dst or (
+            type(src) is BitT and (src.width, src.signed) == (dst.width, dst.signed))
+    if isinstance(src, NewBitT):
+        return dst == src or (type(dst) is BitT and (dst.width, dst.signed) == (src.width, src.signed))
+    return True
+
+
+def newtype_operand(op: str, *types: P4Type) -> P4Type | None:
+    """The new-type operand of a binary operator other than == and != (p4c: such values take
+    no arithmetic, comparison or bitwise operator), or None."""
+    if op in ("==", "!="):
+        return None
+    return next((t for t in types if isinstance(t, NewBitT)), None)
+

@@ -131,6 +131,18 @@ CASES: dict[str, tuple[str, str, dict[str, str]]] = {
         {"top": "package Empty_p();\nparser Nop_p() {\n    state start {\n"
                 "        transition accept;\n    }\n}\nEmpty_p(Nop_p()) unused_pkg; /*ERR*/\n"},
     ),
+    "newtype_implicit_conversion": (
+        "a bit<8> value assigned to a new type over bit<8> without a cast",
+        "cannot use bit<8> where tag_t is expected",
+        {"top": "type bit<8> tag_t;\n",
+         "apply": "        tag_t t = meta.m8; /*ERR*/"},
+    ),
+    "newtype_arithmetic": (
+        "arithmetic on a value of a new type",
+        "cannot be applied to an expression of type tag_t",
+        {"top": "type bit<8> tag_t;\n",
+         "apply": "        tag_t t = (tag_t)meta.m8;\n        tag_t u = t + (tag_t)8w1; /*ERR*/"},
+    ),
 }
 
 
