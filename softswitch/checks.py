@@ -65,6 +65,21 @@ def actions_listed_first(gen, table: str, props: list, node) -> None:
             raise gen.err(node, f"{table} has no action list, so it cannot invoke '{name}()'")
 
 
+def ser_enum_value_fits(ctx, node, name: str, v: int, t) -> None:
+    """An untyped serializable enum value must fit the underlying type (p4c: "Serialized enum
+    constant value ... is out of bounds of the underlying type")."""
+    head = f"{name}: Serialized enum constant value {v} is out of bounds of the underlying type {t}"
+    if not t.signed and v < 0:
+        raise ctx.err(node, f"{head}; the value {v} is negative, but the underlying type {t} is "
+                            "unsigned")
+    need = (v.bit_length() + 1 if v >= 0 else (-v - 1).bit_length() + 1) if t.signed \
+        else v.bit_length()
+    if need > t.width:
+        kind = "signed" if t.signed else "unsigned"
+        raise ctx.err(node, f"{head}; the value {v} requires {need} bits but the underlying "
+                            f"{kind} type {t} only contains {t.width} bits")
+
+
 def same_directional_args(gen, action, default_args: list, listed_args: list, node,
                           what: str = "default action") -> None:
     """``default_action = a(x, ...)`` (and an entry's action) must bind ``a``'s directional

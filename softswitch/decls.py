@@ -12,7 +12,7 @@ from lark import Token, Tree
 
 from . import checks
 from .api import P4CompileError
-from .exprs import ExprCompiler, GlobalScope, warn_unfit
+from .exprs import ExprCompiler, GlobalScope
 from .frontend import LineMap
 from .literals import parse_int
 from .types import (
@@ -244,6 +244,12 @@ class Decls:
         except ValueError:
             raise self.err(node, "expression is not a compile-time constant") from None
 
+    def const_type(self, node) -> P4Type:
+        """The type of a compile-time expression (``int`` for an untyped literal)."""
+        if isinstance(node, Token):
+            return parse_int(str(node))[1] or IntLitT()
+        return ExprCompiler(self, GlobalScope(self)).expr(node)[1]
+
     # ---------------------------------------------------------------- declarations
     def collect(self, tree: Tree) -> None:
         for d in tree.children:
@@ -335,6 +341,11 @@ class Decls:
     def _d_ser_enum_decl(self, d: Tree) -> None:
         under = self.resolve_type(d.children[1])
         name = self._name(d.children[2])
+        if isinstance(under, NewBitT):
+            shown = d.children[1].children[-1] if d.children[1].data == "type_name" else under
+            raise self.err(d.children[1], f"{shown}: Illegal type for enum; only bit<> and int<> "
+                                          "are allowed; note that type-declared types are not "
+                                          "allowed even if they are fixed-size")
         if not isinstance(under, BitT):
             raise self.err(d, f"enum {name}: underlying type must be bit<W> or int<W>, not {under}")
         e = EnumT(name, [], under)
@@ -345,7 +356,8 @@ class Decls:
             checks.unique_members(self, m, f"enum {name}", [mname], e.members)
             e.members.append(mname)
             value = self.const_int(m.children[1])
-            warn_unfit(self, value, under, m.children[1])
+            if isinstance(self.const_type(m.children[1]), IntLitT):
+                checks.ser_enum_value_fits(self, m, mname, value, under)
             e.values[mname] = value & under.mask
         self._declare_type(name, e, d)
 
