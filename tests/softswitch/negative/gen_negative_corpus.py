@@ -143,6 +143,16 @@ CASES: dict[str, tuple[str, str, dict[str, str]]] = {
         {"top": "type bit<8> tag_t;\n",
          "apply": "        tag_t t = (tag_t)meta.m8;\n        tag_t u = t + (tag_t)8w1; /*ERR*/"},
     ),
+    "ser_enum_value_out_of_range": (
+        "a serializable enum member whose untyped value does not fit the underlying type",
+        "is out of bounds of the underlying type",
+        {"top": "enum bit<4> nibble_e {\n    LOW = 1,\n    HIGH = 16 /*ERR*/\n}\n"},
+    ),
+    "ser_enum_over_new_type": (
+        "a serializable enum whose underlying type is a type-declared type",
+        "Illegal type for enum",
+        {"top": "type bit<8> tag_t;\nenum tag_t tag_e { /*ERR*/\n    A = 1\n}\n"},
+    ),
 }
 
 
