@@ -54,7 +54,13 @@ def unique_properties(gen, table: str, props: list) -> None:
 
 def actions_listed_first(gen, table: str, props: list, node) -> None:
     """``default_action`` names an action of the ``actions`` list, which p4c resolves in
-    property order: a default action before (or without) that list has nothing to invoke."""
+    property order: a default action before (or without) that list has nothing to invoke; and
+    entries before the key have no key type ("Could not find type for table key")."""
+    kinds = [p.data for p in props]
+    if "tp_entries" in kinds and "tp_key" in kinds \
+            and kinds.index("tp_entries") < kinds.index("tp_key"):
+        raise gen.err(props[kinds.index("tp_key")], f"{table}: Could not find type for table "
+                                                    "key Key (its entries come before the key)")
     for p in props:
         if p.data == "tp_actions":
             return

@@ -153,6 +153,14 @@ CASES: dict[str, tuple[str, str, dict[str, str]]] = {
         "Illegal type for enum",
         {"top": "type bit<8> tag_t;\nenum tag_t tag_e { /*ERR*/\n    A = 1\n}\n"},
     ),
+    "entries_before_key": (
+        "a table whose const entries come before its key (p4c resolves properties in order)",
+        "Could not find type for table key",
+        {"decls": "    action nop() { }\n    table t {\n        actions = { nop; }\n"
+                  "        const entries = {\n            16w1 : nop();\n        }\n"
+                  "        key = { hdr.ethernet.etherType : exact; } /*ERR*/\n    }",
+         "apply": "        t.apply();"},
+    ),
 }
 
 
