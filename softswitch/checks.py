@@ -201,6 +201,15 @@ def no_object_tuple_fields(ctx, tree: Tree) -> None:
                                  "not a value)")
 
 
+def unique_type_params(ctx, tree: Tree) -> None:
+    """Type parameters of one declaration have distinct names (p4c: duplicate declaration)."""
+    for tp in tree.find_data("type_params"):
+        names = [str(c.children[0]) for c in tp.children if isinstance(c, Tree)]
+        dup = next((n for i, n in enumerate(names) if n in names[:i]), None)
+        if dup is not None:
+            raise ctx.err(tp, f"duplicate type parameter {dup}")
+
+
 def no_recursive_blocks(ctx, tree: Tree) -> None:
     """A control or parser cannot instantiate itself, directly or through other blocks (p4c:
     "Self-referencing types not supported"); unchecked, the instances would nest forever."""
@@ -412,8 +421,9 @@ def declarations(ctx, tree: Tree) -> None:
     """The checks p4c's type checker makes on every declaration, run on the syntax tree before
     the front-end rewrites drop what nothing uses (unused blocks, uncalled generic functions)."""
     for check in (no_block_typed_params, int_params, constant_param_defaults,
-                  no_object_tuple_fields, package_arity, no_recursive_blocks, functions_return,
-                  no_tuple_header_fields, instantiations_and_fields, constant_instance_arguments,
+                  no_object_tuple_fields, package_arity, unique_type_params, no_recursive_blocks,
+                  functions_return, no_tuple_header_fields, instantiations_and_fields,
+                  constant_instance_arguments,
                   no_shadowed_extern_type_params, no_self_typed_extern_methods):
         check(ctx, tree)
 

@@ -161,6 +161,16 @@ CASES: dict[str, tuple[str, str, dict[str, str]]] = {
                   "        key = { hdr.ethernet.etherType : exact; } /*ERR*/\n    }",
          "apply": "        t.apply();"},
     ),
+    "package_duplicate_type_parameter": (
+        "a package type declaring one type parameter name twice",
+        "duplicate type parameter T",
+        {"top": "package Twice_p<T, T>(); /*ERR*/\n"},
+    ),
+    "new_type_of_tuple": (
+        "a `type` declaration over a tuple (only base types can be given a new type)",
+        "can only be applied to base types",
+        {"top": "type tuple<bit<8>> pair_t; /*ERR*/\n"},
+    ),
 }
 
 
