@@ -328,7 +328,7 @@ class Decls:
     def _d_typedef_decl(self, d: Tree) -> None:
         t = self.resolve_type(d.children[2])
         name = self._name(d.children[3])
-        if str(d.children[1]) == "type" and isinstance(t, (TupleT, StructLikeT, StackT)):
+        if str(d.children[1]) == "type" and not isinstance(t, (BitT, BoolT, IntLitT)):
             raise self.err(d.children[3], f"{name}: `type' can only be applied to base types")
         if str(d.children[1]) == "type" and type(t) is BitT:  # other new types: aliases
             t = NewBitT(t.width, t.signed, name)
