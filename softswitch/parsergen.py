@@ -204,8 +204,12 @@ class ParserGen(BlockGen):
             const(it.children[0])
             return const(it.children[1]) == 0
         if it.data == "ks_range":
-            const(it.children[0])
-            const(it.children[1])
+            lo, hi = const(it.children[0]), const(it.children[1])
+            if t.signed:  # compare as signed values
+                lo, hi = (v - (1 << t.width) if v >> (t.width - 1) else v for v in (lo, hi))
+            if hi < lo:
+                raise self.err(it, f"{t.width}w{lo:#x}-{t.width}w{hi:#x}: Range end is less than "
+                                   "start.")
             return False
         const(it.children[0])
         return False

@@ -171,6 +171,14 @@ CASES: dict[str, tuple[str, str, dict[str, str]]] = {
         "can only be applied to base types",
         {"top": "type tuple<bit<8>> pair_t; /*ERR*/\n"},
     ),
+    "select_empty_range": (
+        "a select case range whose end is below its start",
+        "Range end is less than start",
+        {"parser": "    state start {\n        packet.extract(hdr.ethernet);\n"
+                   "        transition select(hdr.ethernet.etherType) {\n"
+                   "            0x0806 .. 0x0800: accept; /*ERR*/\n"
+                   "            default: accept;\n        }\n    }"},
+    ),
 }
 
 
