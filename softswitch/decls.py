@@ -277,7 +277,11 @@ class Decls:
         for f in d.children[2:]:
             fname = self._name(f.children[2])
             if f.children[0] is not None:
-                self.field_annotations[(owner, fname)] = ann_dict(f.children[0], self)
+                anns = self.field_annotations[(owner, fname)] = ann_dict(f.children[0], self)
+                if "match" in anns and (len(anns["match"]) != 1
+                                        or anns["match"][0] not in self.match_kinds):
+                    raise self.err(f, f"{fname}: @match must name one match_kind (p4c: "
+                                      "expected a match_kind)")
             if fname in seen:
                 raise self.err(f, f"duplicate field {fname} in {owner}")
             seen.add(fname)

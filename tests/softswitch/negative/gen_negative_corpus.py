@@ -179,6 +179,11 @@ CASES: dict[str, tuple[str, str, dict[str, str]]] = {
                    "            0x0806 .. 0x0800: accept; /*ERR*/\n"
                    "            default: accept;\n        }\n    }"},
     ),
+    "match_annotation_not_a_match_kind": (
+        "a struct field annotated @match with an expression instead of a match_kind",
+        "@match must name one match_kind",
+        {"top": "struct vs_t {\n    @match(ternary) bit<16> a;\n    @match(1 + 1) bit<8> b; /*ERR*/\n}\n"},
+    ),
 }
 
 
