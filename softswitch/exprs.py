@@ -30,7 +30,7 @@ from .types import (
     StructT,
     TupleT,
     UnionT,
-    newtype_cast_ok,
+    cast_error,
     newtype_operand,
     same_type,
 )
@@ -560,8 +560,8 @@ class ExprCompiler:
     def _e_cast(self, n):
         dst = self.d.resolve_type(n.children[0])
         c, src = self.expr(n.children[1])
-        if not newtype_cast_ok(src, dst):  # a new type converts only from/to its own type
-            raise self.err(n, f"invalid cast from {src} to {dst}")
+        if (why := cast_error(src, dst)) is not None:
+            raise self.err(n, why)
         return self.cast(c, src, dst, n), dst
 
     def cast(self, c: str, src: P4Type, dst: P4Type, n) -> str:

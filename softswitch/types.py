@@ -245,15 +245,20 @@ def bit_width(t: P4Type) -> int:
     raise TypeError(f"type {t} has no fixed bit width")
 
 
-def newtype_cast_ok(src: P4Type, dst: P4Type) -> bool:
-    """p4c's casts of a new type (``type bit<W> N``): to N from a literal, from N or from
-    exactly bit<W>; from N only to N or to exactly bit<W>."""
-    if isinstance(dst, NewBitT):
-        return isinstance(src, IntLitT) or src == dst or (
-            type(src) is BitT and (src.width, src.signed) == (dst.width, dst.signed))
-    if isinstance(src, NewBitT):
-        return dst == src or (type(dst) is BitT and (dst.width, dst.signed) == (src.width, src.signed))
-    return True
+def cast_error(src: P4Type, dst: P4Type) -> str | None:
+    """Why p4c refuses the cast ``(dst) e`` of a value of type ``src`` (None: this check lets it
+    through).  A new type (``type bit<W> N``) converts to N from a literal, from N or from
+    exactly bit<W>, and from N only to N or exactly bit<W>; a header, struct or union is made
+    by casting a list expression, never another value."""
+    if isinstance(dst, NewBitT) and not (isinstance(src, IntLitT) or src == dst or (
+            type(src) is BitT and (src.width, src.signed) == (dst.width, dst.signed))):
+        return f"invalid cast from {src} to {dst}"
+    if isinstance(src, NewBitT) and not isinstance(dst, NewBitT) and not (
+            type(dst) is BitT and (dst.width, dst.signed) == (src.width, src.signed)):
+        return f"invalid cast from {src} to {dst}"
+    if isinstance(dst, StructLikeT) and not isinstance(src, ListT):
+        return f"{dst}: cast not supported"
+    return None
 
 
 def newtype_operand(op: str, *types: P4Type) -> P4Type | None:

@@ -184,6 +184,12 @@ CASES: dict[str, tuple[str, str, dict[str, str]]] = {
         "@match must name one match_kind",
         {"top": "struct vs_t {\n    @match(ternary) bit<16> a;\n    @match(1 + 1) bit<8> b; /*ERR*/\n}\n"},
     ),
+    "struct_value_cast": (
+        "a cast of a struct value to a struct type (only list expressions are cast to structs)",
+        "cast not supported",
+        {"top": "struct pair_t {\n    bit<8> a;\n    bit<8> b;\n}\n",
+         "apply": "        pair_t p = { 1, 2 };\n        pair_t q = (pair_t)p; /*ERR*/"},
+    ),
 }
 
 
