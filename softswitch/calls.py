@@ -405,6 +405,11 @@ class Calls:
         arities = sorted({len(s.params) for s in sigs})
         if len(args) not in arities:
             raise g.err(n, f"{name} takes {' or '.join(map(str, arities))} arguments, got {len(args)}")
+        ntps = {len(s.type_params) for s in sigs if len(s.params) == len(args)}
+        given = [t for t in targs.children if t is not None] if targs is not None else []
+        if given and len(given) not in ntps:  # p4c: type arguments must match type parameters
+            raise g.err(n, f"{name}: {len(given)} type arguments supplied while "
+                           f"{' or '.join(map(str, sorted(ntps)))} are expected")
         if name == "verify":
             if g.kind != "parser":
                 raise g.err(n, "verify() can only be called in a parser")

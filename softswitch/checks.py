@@ -210,6 +210,18 @@ def unique_type_params(ctx, tree: Tree) -> None:
             raise ctx.err(tp, f"duplicate type parameter {dup}")
 
 
+def generic_types_specialized(ctx, tree: Tree) -> None:
+    """A parameter or variable of a generic extern type names its type arguments (p4c: the
+    type has type parameters but is not specialized; nothing there infers them)."""
+    generic = {str(d.children[1].children[0]) for d in tree.children if isinstance(d, Tree)
+               and d.data == "extern_decl" and d.children[2] is not None}
+    for node in (*tree.find_data("param"), *tree.find_data("var_decl")):
+        t = node.children[2] if node.data == "param" else node.children[1]
+        if isinstance(t, Tree) and t.data == "type_name" and str(t.children[-1]) in generic:
+            raise ctx.err(t, f"{t.children[-1]}: a generic type needs its type arguments "
+                             f"({t.children[-1]}<...>)")
+
+
 def no_recursive_blocks(ctx, tree: Tree) -> None:
     """A control or parser cannot instantiate itself, directly or through other blocks (p4c:
     "Self-referencing types not supported"); unchecked, the instances would nest forever."""
@@ -421,7 +433,8 @@ def declarations(ctx, tree: Tree) -> None:
     """The checks p4c's type checker makes on every declaration, run on the syntax tree before
     the front-end rewrites drop what nothing uses (unused blocks, uncalled generic functions)."""
     for check in (no_block_typed_params, int_params, constant_param_defaults,
-                  no_object_tuple_fields, package_arity, unique_type_params, no_recursive_blocks,
+                  no_object_tuple_fields, package_arity, unique_type_params,
+                  generic_types_specialized, no_recursive_blocks,
                   functions_return, no_tuple_header_fields, instantiations_and_fields,
                   constant_instance_arguments,
                   no_shadowed_extern_type_params, no_self_typed_extern_methods):

@@ -190,6 +190,17 @@ CASES: dict[str, tuple[str, str, dict[str, str]]] = {
         {"top": "struct pair_t {\n    bit<8> a;\n    bit<8> b;\n}\n",
          "apply": "        pair_t p = { 1, 2 };\n        pair_t q = (pair_t)p; /*ERR*/"},
     ),
+    "extern_function_type_arguments": (
+        "an extern function called with more type arguments than it declares",
+        "2 type arguments supplied while 1 are expected",
+        {"apply": "        random<bit<8>, bit<8>>(meta.m8, 0, 7); /*ERR*/"},
+    ),
+    "generic_extern_without_type_arguments": (
+        "a parameter of a generic extern type that names no type arguments",
+        "a generic type needs its type arguments",
+        {"top": "extern Box<T> {\n    Box();\n    T get();\n}\n"
+                "control Holder(Box b) { /*ERR*/\n    apply { }\n}\n"},
+    ),
 }
 
 
