@@ -10,7 +10,7 @@ from .codegen import ActionInfo, BlockGen, KeyInfo, TableInfo, text_of
 from .decls import ann_dict
 from .exprs import DuplicateName, Scope, Sym, is_const
 from .layout import field_width
-from .types import BitT, BoolT, EnumT, ErrorT, IntLitT, NamedT, StackT, StructLikeT
+from .types import BitT, BoolT, EnumT, ErrorT, IntLitT, NamedT, StackT, StructLikeT, VarbitT
 
 
 class ControlGen(BlockGen):
@@ -175,6 +175,9 @@ class ControlGen(BlockGen):
                     elif isinstance(t, (NamedT, IntLitT, StructLikeT, StackT)):
                         raise self.err(k, f"table key of type {t}: keys must be bit<W>, int<W>, bool, "
                                           "an enum or error")
+                    elif isinstance(t, VarbitT) and kind != "exact":
+                        raise self.err(k, f"table key of type {t} cannot be matched with {kind} "
+                                          "(a varbit key matches exactly)")
                     else:
                         w = field_width(t)
                     kd = ann_dict(kann, self.d)

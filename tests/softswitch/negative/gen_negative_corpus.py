@@ -201,6 +201,14 @@ CASES: dict[str, tuple[str, str, dict[str, str]]] = {
         {"top": "extern Box<T> {\n    Box();\n    T get();\n}\n"
                 "control Holder(Box b) { /*ERR*/\n    apply { }\n}\n"},
     ),
+    "varbit_lpm_key": (
+        "a varbit field used as an lpm table key",
+        "cannot be matched with lpm",
+        {"top": "header opt_h {\n    varbit<32> data;\n}\n",
+         "decls": "    opt_h o;\n    table t {\n        key = { o.data : lpm; } /*ERR*/\n"
+                  "        actions = { NoAction; }\n    }",
+         "apply": "        t.apply();"},
+    ),
 }
 
 
