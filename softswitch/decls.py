@@ -433,6 +433,10 @@ class Decls:
             ptype = self.resolve_type(t, tvars)
             if direction and self._is_extern(ptype):
                 raise self.err(p, f"{self._name(nm)}: extern values cannot be passed in/out/inout")
+            if isinstance(_default, Tree) and not isinstance(ptype, TypeVar) \
+                    and not any(_default.find_data("ident")):  # names resolve where it is used
+                ec = ExprCompiler(self, GlobalScope(self))
+                ec.convert(*ec.expr(_default, ptype), ptype, _default)
             out.append(Param(self._name(nm), direction, ptype, p,
                              ann_dict(ann, self)))
         return out

@@ -209,6 +209,11 @@ CASES: dict[str, tuple[str, str, dict[str, str]]] = {
                   "        actions = { NoAction; }\n    }",
          "apply": "        t.apply();"},
     ),
+    "param_default_wrong_type": (
+        "a parameter default of another type than the parameter (nothing calls the function)",
+        "cannot use bool where bit<8> is expected",
+        {"top": "bit<8> plus(in bit<8> a, in bit<8> k = true) { /*ERR*/\n    return a + k;\n}\n"},
+    ),
 }
 
 
