@@ -268,7 +268,7 @@ class CGen(Identifiers):
             put = "putb64" if k.width <= 64 else "putb128"
             item = f"{{ {put}(sb, so, {k.width}, {self.x(k.expr)}); so += {k.width}; }}"
             o.append(f"      if ({self.x(v)}) {item}" if v is not None else f"      {item}")
-        o.append(f"      h = ss_sel_hash({ALGO[t.algo]}, sb, (so + 7) / 8); }}")
+        o.append(f"      h = ss_sel_hash(px, {ALGO[t.algo]}, sb, (so + 7) / 8); }}")
 
     def _table(self, t: ir.Table, b: ir.Block) -> None:
         self.fn_kind = "control"

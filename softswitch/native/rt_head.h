@@ -249,7 +249,7 @@ static int64_t ss_now(PX *px);    /* rt_tail.c: meter time, microseconds since t
 /* kind 1 = range; dmeter: 0 none, else the direct meter's MeterType + 1 */
 typedef struct { int nkeys, nargs, exact, direct, dmeter; int kinds[SS_MAXKEYS]; } TDESC;
 static int ss_lookup(PX *px, int tid, const u128 *keys, uint32_t h, const u128 **args, int *ai);
-static uint32_t ss_sel_hash(int algo, const uint8_t *d, size_t n);
+static uint32_t ss_sel_hash(PX *px, int algo, const uint8_t *d, size_t n);
 static int ss_lookup_miss(PX *px, int tid, const u128 **args, int *ai);
 static void ss_digest_push(PX *px, int id, const u128 *vals, int n);
 static int ss_vs_match(PX *px, int id, const u128 *keys, int nk);

@@ -81,13 +81,14 @@ static inline int keys_eq(const u128 *a, const u128 *b, int n) {
 
 /* an action selector's hash as BMv2's ActionProfile::choose_from_group takes it (unsigned int);
  * identity is BMv2's: the first (at most) 8 bytes, big-endian */
-static uint32_t ss_sel_hash(int algo, const uint8_t *d, size_t n) {
+static uint32_t ss_sel_hash(PX *px, int algo, const uint8_t *d, size_t n) {
     if (algo == 3) {
         u64 v = 0;
         for (size_t i = 0; i < n && i < 8; i++) v = (v << 8) | d[i];
         return (uint32_t)v;
     }
-    return (uint32_t)ss_hash(algo, d, n, 0);
+    /* a selector's custom CRCs keep their default parameters (profiles.selector_hash) */
+    return (uint32_t)ss_hash(px, algo == 6 ? 1 : algo == 7 ? 0 : algo, d, n, 0);
 }
 
 static int ss_lookup(PX *px, int tid, const u128 *keys, uint32_t h, const u128 **args, int *ai) {
