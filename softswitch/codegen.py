@@ -327,6 +327,9 @@ class BlockGen:
             raise self.err(n, "return with a value is only allowed in functions")
 
     def _s_switch_stmt(self, n):
+        if self.in_action is not None:  # p4c's BMv2 back end (its actions are straight-line)
+            raise self.err(n, "SwitchStatement: switch statements not supported in actions on "
+                              "this target")
         e = n.children[0]
         if isinstance(e, Tree) and e.data == "member" and str(e.children[1].children[0]) == "action_run":
             tinfo = self.applied_table(e.children[0])
