@@ -314,6 +314,28 @@ class BlockGen:
         finally:
             self.scope = outer
 
+    def _s_loop_stmt(self, n):
+        """A ``for`` loop as loops.py leaves it: condition, body, update statements."""
+        if self.kind == "parser":
+            raise self.err(n, "for loops are not allowed in a parser")
+        cond, body, update = n.children
+        if cond is not None:
+            self.ec().expect_bool(cond)
+        self.loops = getattr(self, "loops", 0) + 1
+        try:
+            self.sub(body)
+        finally:
+            self.loops -= 1
+        self.sub(update)
+
+    def _s_break_stmt(self, n):
+        if not getattr(self, "loops", 0):
+            raise self.err(n, "break outside a loop")
+
+    def _s_continue_stmt(self, n):
+        if not getattr(self, "loops", 0):
+            raise self.err(n, "continue outside a loop")
+
     def _s_exit_stmt(self, n):
         if self.kind == "parser":
             raise self.err(n, "exit is not allowed in a parser")

@@ -305,9 +305,6 @@ class Decls:
     def _d_struct_decl(self, d: Tree) -> None:
         name = self._name(d.children[1])
         s = StructT(name, self._fields(d, name), ann_dict(d.children[0], self))
-        for fname, ft in s.fields:
-            if isinstance(ft, (VarbitT,)):
-                raise self.err(d, f"struct {name}: varbit field {fname} is only allowed in headers")
         self._declare_type(name, s, d)
         self.header_order.append(s)
 

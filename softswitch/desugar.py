@@ -29,6 +29,7 @@ from lark import Token, Tree
 from .api import P4CompileError
 from .codegen import text_of
 from .literals import parse_int
+from .loops import desugar_loop, range_loop, three_clause
 from .selects import rewrite_select
 from .specialize import specialize
 from .subparsers import inline_subparsers, instantiate_direct_applies, specialize_constructors
@@ -350,6 +351,10 @@ class Desugar:
         elif d == "return_stmt":
             if s.children[0] is not None:
                 s.children[0] = self.expr(s.children[0], pre)
+        elif d in ("for_stmt", "for_in_stmt"):
+            return self.stmts((three_clause if d == "for_stmt" else range_loop)(self, s))
+        elif d == "loop_stmt":
+            desugar_loop(self, s)
         return pre + [s]
 
     # ------------------------------------------------------------ expressions

@@ -540,6 +540,25 @@ class _Body:
     def _s_exit_stmt(self, n):
         return [ir.Exit()]
 
+    def _s_loop_stmt(self, n):
+        cond, body, update = n.children
+        pre = self._pre
+        self._pre = []
+        test: list[ir.Stmt] = []
+        if cond is not None:
+            c, _ = self.expr(cond)
+            test = self._pre + [ir.If(ir.Unary(ir.Bool(), "!", c), [ir.Break()], [])]
+            self._pre = []
+        r = [ir.Loop(test + self.sub(body), self.sub(update))]
+        self._pre = pre
+        return r
+
+    def _s_break_stmt(self, n):
+        return [ir.Break()]
+
+    def _s_continue_stmt(self, n):
+        return [ir.Continue()]
+
     def _s_return_stmt(self, n):
         e = n.children[0]
         if e is None:

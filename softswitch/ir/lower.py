@@ -22,7 +22,7 @@ from ..types import (
 )
 from . import nodes as ir
 from .body import _Body
-from .common import Unsupported, _pos, _qualify, _Scope, irtype
+from .common import Unsupported, _pos, _qualify, _Scope, irtype, struct_varbit
 
 
 class Lowering:
@@ -65,7 +65,8 @@ class Lowering:
             self._block(bname, tree, "parser" if role == "parser" else "control")
         headers = [t for t in self.d.header_order]
         for t in headers:
-            irtype(t, "")
+            if struct_varbit(t) is None:  # such a struct is checked where a value of it is made
+                irtype(t, "")
         return ir.Program(headers, self.blocks, roles, self.actions, self.tables, self.functions,
                           self.externs, list(self.d.errors), self.field_lists, self.digests,
                           self.value_sets, p.hdr_t, p.meta_t, p.std_t)

@@ -209,6 +209,25 @@ class Switch(Stmt):
 
 
 @dataclass
+class Loop(Stmt):
+    """A ``for`` loop: ``body`` runs (its first statements test the condition and ``Break``),
+    then ``update``; ``Continue`` goes to ``update``, ``Break`` leaves the loop."""
+
+    body: list[Stmt]
+    update: list[Stmt]
+
+
+@dataclass
+class Break(Stmt):
+    pass
+
+
+@dataclass
+class Continue(Stmt):
+    pass
+
+
+@dataclass
 class Exit(Stmt):
     pass
 

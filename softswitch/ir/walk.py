@@ -9,15 +9,18 @@ from . import nodes as ir
 
 def dynamic_elems(s: ir.Stmt) -> list[ir.StackElem]:
     """Stack elements with a run-time index that statement ``s`` itself evaluates (inner ones
-    first; for ``if``/``switch`` only the condition), probed before the statement runs."""
-    roots = [s.cond] if isinstance(s, ir.If) else [s.value] if isinstance(s, ir.Switch) else [s]
+    first; for ``if``/``switch`` only the condition; for a loop none, its test is an ``if``),
+    probed before the statement runs."""
+    roots = [s.cond] if isinstance(s, ir.If) else [s.value] if isinstance(s, ir.Switch) \
+        else [] if isinstance(s, ir.Loop) else [s]
     out: list[ir.StackElem] = []
 
     def walk(x) -> None:
         if isinstance(x, (list, tuple)):
             for y in x:
                 walk(y)
-        elif isinstance(x, (ir.Expr, ir.Stmt)) and not isinstance(x, (ir.If, ir.Switch)) or x is s:
+        elif isinstance(x, (ir.Expr, ir.Stmt)) and not isinstance(x, (ir.If, ir.Switch, ir.Loop)) \
+                or x is s:
             for f in dataclasses.fields(x):
                 walk(getattr(x, f.name))
             if isinstance(x, ir.StackElem) and x.which == "index" and not isinstance(x.index, ir.Const):
