@@ -187,13 +187,17 @@ class CGen(Identifiers):
         return f"static void C_{self.cid(b.name)}(PX *px, L_{self.cid(b.name)} *L)"
 
     def call_args(self, params: list[ir.Param], args: list[ir.Expr], pre: list[str]) -> list[str]:
-        """C arguments; compound values by address (temporaries for list expressions)."""
+        """C arguments; compound values by address (list expressions through temporaries whose
+        declarations go to ``pre``)."""
         out = []
         for prm, a in zip(params, args, strict=True):
             if isinstance(prm.t, ir.Comp):
-                if isinstance(a, ir.StructInit):
-                    raise Unsupported("list expression passed as an argument")
-                out.append(f"&{self.x(a)}")
+                if isinstance(a, ir.StructInit):  # a temporary declared by the caller
+                    tmp = f"_ca{len(pre)}"
+                    pre.append(f"{ctype(prm.t)} {tmp} = {self.x(a)};")
+                    out.append(f"&{tmp}")
+                else:
+                    out.append(f"&{self.x(a)}")
             elif prm.direction in ("out", "inout"):
                 out.append(f"&{self.x(a)}")
             else:
