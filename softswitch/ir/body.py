@@ -27,6 +27,7 @@ from ..types import (
     StructT,
     TupleT,
     UnionT,
+    VarbitT,
 )
 from . import nodes as ir
 from .calls import lower_call_stmt
@@ -509,6 +510,8 @@ class _Body:
             return call
         lhs, lt = self.expr(lhs_node)
         out: list[ir.Stmt] = [ir.Assign(lhs, self.expr_to(rhs_node, lt))]
+        if isinstance(lt, VarbitT) and isinstance(lhs, ir.Field) and isinstance(out[0].rhs, ir.Field):
+            out.append(ir.VarbitLen(lhs.base, out[0].rhs.base))
         sibs = union_siblings(lhs)
         if sibs:  # a union member assigned a valid header invalidates the other members
             out.append(ir.If(ir.Valid(ir.Bool(), lhs), [ir.SetValid(x, False) for x in sibs], []))

@@ -238,6 +238,15 @@ class Return(Stmt):
 
 
 @dataclass
+class VarbitLen(Stmt):
+    """After a varbit field assignment: the destination header takes the source header's
+    current varbit length too (BMv2's ``assign_VL`` copies value and width)."""
+
+    dst: Expr
+    src: Expr
+
+
+@dataclass
 class SetValid(Stmt):
     hdr: Expr
     valid: bool

@@ -161,6 +161,9 @@ class StmtGen(StmtWriter):
         else:
             self.emit(f"return {self.x(s.value)};")
 
+    def _VarbitLen(self, s: ir.VarbitLen) -> None:
+        self.emit(f"{self.x(s.dst)}._vbl = {self.x(s.src)}._vbl;")
+
     def _SetValid(self, s: ir.SetValid) -> None:
         h = self.x(s.hdr)
         if s.valid:

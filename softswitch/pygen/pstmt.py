@@ -155,6 +155,9 @@ class StmtGen(StmtWriter):
     def _Return(self, s: ir.Return) -> None:
         self.emit(self.g.return_code(None if s.value is None else self.x(s.value)))
 
+    def _VarbitLen(self, s: ir.VarbitLen) -> None:
+        self.emit(f"{self.x(s.dst)}._vbl = {self.x(s.src)}._vbl")
+
     def _SetValid(self, s: ir.SetValid) -> None:
         h = self.x(s.hdr)
         if s.valid:
