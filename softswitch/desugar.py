@@ -3,6 +3,7 @@ so that both generators (python and IR -> C) see only plain statements:
 
 - compound assignment ``x op= e`` becomes ``x = x op e`` (p4c's RemoveOpAssign; an lvalue has
   no side effects, so evaluating it twice is safe);
+- ``for`` loops of both forms become one ``loop_stmt`` (loops.py);
 - named arguments and parameter defaults become positional arguments, a don't-care ``_``
   for an ``out`` parameter becomes a fresh temporary (p4c's argument binding);
 - ``Sub.apply(...)`` of a type is instantiated and sub-parser applies are inlined
