@@ -19,6 +19,7 @@ from lark import Token
 from pcpp import Preprocessor
 from pcpp.preprocessor import Action, OutputDirective
 
+from . import progcache
 from .api import P4CompileError
 
 INCLUDE_DIR = str(Path(__file__).parent / "p4include")
@@ -127,13 +128,21 @@ def preprocess_text(text: str, filename: str = "<source>", defines: dict[str, st
     opened, not even the bundled ``core.p4``/``v1model.p4``."""
     if len(text) > MAX_SOURCE_BYTES:
         raise P4CompileError(f"program is {len(text)} bytes (limit {MAX_SOURCE_BYTES})", filename, 0, 0)
-    pre = _Pre(allow_include)
+    search: list[str] = []
     if allow_include:
-        for d in include_dirs:
-            pre.add_path(str(d))
+        search = [str(d) for d in include_dirs]
         if filename and os.path.dirname(filename):
-            pre.add_path(os.path.dirname(os.path.abspath(filename)))
-        pre.add_path(INCLUDE_DIR)
+            search.append(os.path.dirname(os.path.abspath(filename)))
+        search.append(INCLUDE_DIR)
+    return progcache.preprocessed(text, filename, defines, search, allow_include,
+                                  lambda: _run_preprocessor(text, filename, defines, search, allow_include))
+
+
+def _run_preprocessor(text: str, filename: str, defines: dict[str, str] | None, search: Sequence[str],
+                      allow_include: bool) -> str:
+    pre = _Pre(allow_include)
+    for d in search:
+        pre.add_path(d)
     for k, v in (defines or {}).items():
         pre.define(f"{k} {v}" if v not in (None, "") else f"{k} 1")
     pre.lastfile = filename

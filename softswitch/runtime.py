@@ -6,7 +6,7 @@ from collections import deque
 from collections.abc import Sequence
 from pathlib import Path
 
-from . import frontend, pygen
+from . import frontend, progcache, pygen
 from .api import MatchValue, P4CompileError, Replica, RuntimeAPIError, TableEntry
 from .pipeline import PacketFlow
 from .program import Program
@@ -48,9 +48,9 @@ class Switch(PacketFlow):
 
     @classmethod
     def _build(cls, text: str, filename: str, cpu_port: int | None, trace: bool) -> Switch:
-        parsed = frontend.parse(text, filename)
         try:
-            prog = Program(parsed, trace=trace)
+            prog = progcache.checked(text, filename, trace,
+                                     lambda: Program(frontend.parse(text, filename), trace=trace))
             return cls(prog, cpu_port, text, filename)
         except RecursionError:
             raise P4CompileError("program nesting too deep", filename, 0, 0) from None

@@ -17,6 +17,7 @@ from pathlib import Path
 from cffi import FFI
 
 from ..api import P4CompileError
+from ..cachedir import cache_dir
 from ..ir import Lowering, Unsupported
 from ..ir import nodes as ir
 from . import subset
@@ -78,14 +79,6 @@ def compiler() -> str | None:
     """The C compiler: ``$CC`` or ``cc`` on PATH (None when there is none)."""
     cc = os.environ.get("CC") or "cc"
     return shutil.which(cc)
-
-
-def cache_dir() -> Path:
-    d = os.environ.get("SOFTSWITCH_CACHE")
-    if d:
-        return Path(d)
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "softswitch"
 
 
 def sanitize() -> bool:
