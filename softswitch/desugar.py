@@ -30,7 +30,7 @@ from lark import Token, Tree
 from .api import P4CompileError
 from .codegen import text_of
 from .literals import parse_int
-from .loops import desugar_loop, range_loop, three_clause
+from .loops import desugar_loop, each_loop, range_loop, three_clause
 from .selects import rewrite_select
 from .specialize import specialize
 from .subparsers import inline_subparsers, instantiate_direct_applies, specialize_constructors
@@ -352,8 +352,9 @@ class Desugar:
         elif d == "return_stmt":
             if s.children[0] is not None:
                 s.children[0] = self.expr(s.children[0], pre)
-        elif d in ("for_stmt", "for_in_stmt"):
-            return self.stmts((three_clause if d == "for_stmt" else range_loop)(self, s))
+        elif d in ("for_stmt", "for_in_stmt", "for_each_stmt"):
+            rewrite = {"for_stmt": three_clause, "for_in_stmt": range_loop, "for_each_stmt": each_loop}[d]
+            return self.stmts(rewrite(self, s))
         elif d == "loop_stmt":
             desugar_loop(self, s)
         return pre + [s]
