@@ -15,6 +15,8 @@ from lark import Token, Tree
 
 from .decls import Decls, Param
 from .exprs import DuplicateName, ExprCompiler, Scope, Sym, is_const
+from .staticassert import fold as fold_static_assert
+from .staticassert import is_static_assert
 from .types import (
     BitT,
     BoolT,
@@ -296,6 +298,10 @@ class BlockGen:
 
     def _s_call_stmt(self, n):
         e = n.children[0]
+        if is_static_assert(e):  # checked now, nothing left to run
+            fold_static_assert(self.ec(), e)
+            n.data, n.children = "empty_stmt", []
+            return
         if not (isinstance(e, Tree) and e.data in ("call", "tcall")):
             raise self.err(n, "expression statement must be a call")
         self.prog.calls.call_stmt(self, e)

@@ -14,6 +14,8 @@ from lark import Token, Tree
 
 from .layout import pyfield
 from .literals import parse_int
+from .staticassert import fold as fold_static_assert
+from .staticassert import is_static_assert
 from .types import (
     BitT,
     BoolT,
@@ -345,6 +347,9 @@ class ExprCompiler:
 
     # ------------------------------------------------------------ calls
     def _e_call(self, n):
+        if is_static_assert(n):  # folded here, also in constant expressions
+            fold_static_assert(self, n)
+            return "True", BoolT()
         if self.gen is None:
             raise self.err(n, "calls are not allowed in constant expressions")
         code, t = self.gen.call(n, as_expr=True)
