@@ -1,6 +1,7 @@
 // P4_16 1.2.5 for-in loops over a list expression (items evaluated once, before the first
 // iteration, even when the body changes a variable an item reads) and over a header stack
-// (each element in index order, invalid ones included).
+// (each element in index order, invalid ones included).  The deparser gives emit a stack
+// type argument (`emit<e_t[3]>`).
 #include <core.p4>
 #include <v1model.p4>
 
@@ -49,5 +50,5 @@ control MyIngress(inout headers_t hdr, inout meta_t m, inout standard_metadata_t
 }
 control MyEgress(inout headers_t hdr, inout meta_t m, inout standard_metadata_t sm) { apply {} }
 control MyCompute(inout headers_t hdr, inout meta_t m) { apply {} }
-control MyDeparser(packet_out pk, in headers_t hdr) { apply { pk.emit(hdr.n); pk.emit(hdr.st); } }
+control MyDeparser(packet_out pk, in headers_t hdr) { apply { pk.emit<n_t>(hdr.n); pk.emit<e_t[3]>(hdr.st); } }
 V1Switch(MyParser(), MyVerify(), MyIngress(), MyEgress(), MyCompute(), MyDeparser()) main;
