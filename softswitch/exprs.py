@@ -12,7 +12,7 @@ from typing import Any
 
 from lark import Token, Tree
 
-from .layout import pyfield
+from .layout import SIZE_METHODS, pyfield, type_size
 from .literals import parse_int
 from .staticassert import fold as fold_static_assert
 from .staticassert import is_static_assert
@@ -350,12 +350,35 @@ class ExprCompiler:
         if is_static_assert(n):  # folded here, also in constant expressions
             fold_static_assert(self, n)
             return "True", BoolT()
+        size = self._size_call(n)
+        if size is not None:  # a compile-time constant: the call becomes its literal
+            n.data, n.children = "int_lit", [Token("INTEGER", str(size))]
+            return str(size), IntLitT()
         if self.gen is None:
             raise self.err(n, "calls are not allowed in constant expressions")
         code, t = self.gen.call(n, as_expr=True)
         return code, t
 
     _e_tcall = _e_call
+
+    def _size_call(self, n) -> int | None:
+        """``x.minSizeInBits()`` / ``T.maxSizeInBytes()`` & co. (P4_16 1.2.4), else None."""
+        callee = n.children[0] if n.data == "call" else None
+        if not (isinstance(callee, Tree) and callee.data in ("member", "type_member")):
+            return None
+        method = str(callee.children[1].children[0])
+        if method not in SIZE_METHODS:
+            return None
+        if n.children[1] is not None and any(a is not None for a in n.children[1].children):
+            raise self.err(n, f"{method}() takes no arguments")
+        if callee.data == "type_member":
+            t = self.d.resolve_type(Tree("type_name", list(callee.children[0].children)))
+        else:
+            _code, t = self.expr(callee.children[0])
+        size = type_size(t, method)
+        if size is None:
+            raise self.err(n, f"{method}() is not defined for {t}")
+        return size
 
     def _e_ctor_call(self, n):
         raise self.err(n, "constructor calls are only allowed in instantiations")
