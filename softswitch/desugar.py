@@ -3,7 +3,8 @@ so that both generators (python and IR -> C) see only plain statements:
 
 - compound assignment ``x op= e`` becomes ``x = x op e`` (p4c's RemoveOpAssign; an lvalue has
   no side effects, so evaluating it twice is safe);
-- ``for`` loops of both forms become one ``loop_stmt`` (loops.py);
+- ``for`` loops of both forms become one ``loop_stmt`` (loops.py); ``{#}`` becomes
+  ``setInvalid()``/``isValid()`` (invalidhdr.py);
 - named arguments and parameter defaults become positional arguments, a don't-care ``_``
   for an ``out`` parameter becomes a fresh temporary (p4c's argument binding);
 - ``Sub.apply(...)`` of a type is instantiated and sub-parser applies are inlined
@@ -29,6 +30,7 @@ from lark import Token, Tree
 
 from .api import P4CompileError
 from .codegen import text_of
+from .invalidhdr import rewrite_invalid
 from .literals import parse_int
 from .loops import desugar_loop, each_loop, range_loop, three_clause
 from .selects import rewrite_select
@@ -605,6 +607,7 @@ class Desugar:
 
 def desugar(tree: Tree, err: Err) -> None:
     """Rewrite ``tree`` in place; errors are ``err(node, message)``."""
+    rewrite_invalid(tree, err)
     instantiate_direct_applies(tree)
     specialize_constructors(tree)
     inline_subparsers(tree, err)
