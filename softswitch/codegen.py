@@ -353,6 +353,8 @@ class BlockGen:
             raise self.err(n, "return with a value is only allowed in functions")
 
     def _s_switch_stmt(self, n):
+        if self.kind == "parser":  # not a parser statement in p4c's grammar
+            raise self.err(n, "switch statements are not allowed in a parser")
         e = n.children[0]
         if isinstance(e, Tree) and e.data == "member" and str(e.children[1].children[0]) == "action_run":
             tinfo = self.applied_table(e.children[0])
