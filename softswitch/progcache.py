@@ -190,18 +190,11 @@ def preprocessed(text: str, filename: str, defines: dict[str, str] | None, searc
         return run()
     key = _key("pre", text, filename, os.getcwd(),
                json.dumps(sorted((defines or {}).items())), "\0".join(search), str(allow_include))
-    path = d / f"{key}.pre.json"
-    text_out = _cached_text(path)
-    if text_out is not None:
-        return text_out
-    with _building(path):
-        text_out = _cached_text(path)
-        if text_out is not None:
-            return text_out
-        out = run()
+    def dump(out: str) -> bytes:
         deps = _deps(out, search if allow_include else ())
-        _write(path, json.dumps({"deps": deps, "text": out}).encode())
-    return out
+        return json.dumps({"deps": deps, "text": out}).encode()
+
+    return _through(d / f"{key}.pre.json", _cached_text, run, dump)
 
 
 def _cached_text(path: Path) -> str | None:
@@ -223,21 +216,31 @@ def checked(text: str, filename: str, trace: bool, build: Callable[[], T]) -> T:
     d = _dir() if enabled() else None
     if d is None:
         return build()
-    path = d / f"{_key('prog', text, filename, str(trace))}.prog.pickle"
-    found = _unpickled(path)
+    def dump(prog: T) -> bytes | None:
+        try:
+            return pickle.dumps(prog, protocol=pickle.HIGHEST_PROTOCOL)
+        except (pickle.PicklingError, TypeError, AttributeError, RecursionError):
+            return None  # a program that does not pickle is simply not cached
+
+    return _through(d / f"{_key('prog', text, filename, str(trace))}.prog.pickle", _unpickled, build, dump)
+
+
+def _through(path: Path, load: Callable[[Path], T | None], build: Callable[[], T],
+             dump: Callable[[T], bytes | None]) -> T:
+    """The entry at ``path`` if ``load`` can use it, else ``build()``'s result, stored by one
+    builder while any other waits for it."""
+    found = load(path)
     if found is not None:
         return found
     with _building(path):
-        found = _unpickled(path)
+        found = load(path)
         if found is not None:
             return found
-        prog = build()
-        try:
-            data = pickle.dumps(prog, protocol=pickle.HIGHEST_PROTOCOL)
-        except (pickle.PicklingError, TypeError, AttributeError, RecursionError):
-            return prog
-        _write(path, data)
-    return prog
+        made = build()
+        data = dump(made)
+        if data is not None:
+            _write(path, data)
+    return made
 
 
 def _unpickled(path: Path):
