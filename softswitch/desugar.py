@@ -30,6 +30,7 @@ from lark import Token, Tree
 
 from .api import P4CompileError
 from .codegen import text_of
+from .genericblocks import specialize_generic_blocks
 from .invalidhdr import rewrite_invalid
 from .literals import parse_int
 from .loops import desugar_loop, each_loop, range_loop, three_clause
@@ -608,6 +609,7 @@ class Desugar:
 def desugar(tree: Tree, err: Err) -> None:
     """Rewrite ``tree`` in place; errors are ``err(node, message)``."""
     rewrite_invalid(tree, err)
+    specialize_generic_blocks(tree, err)
     instantiate_direct_applies(tree)
     specialize_constructors(tree)
     inline_subparsers(tree, err)
