@@ -176,7 +176,8 @@ class ExprCompiler:
         raise self.err(node, f"type mismatch: cannot use {src} where {dst} is expected (cast needed)")
 
     def list_to_struct(self, code: str, src: ListT, dst: StructLikeT, node) -> str:
-        if len(src.elems) != len(dst.fields):
+        dots = isinstance(src, KVListT) and src.dots
+        if len(src.elems) != len(dst.fields) and not dots:
             raise self.err(node, f"cannot initialise {dst} from a list of {len(src.elems)} elements")
         items = self._list_items.get(code)
         if items is None:
@@ -185,11 +186,24 @@ class ExprCompiler:
             items = src.ordered(items, dst)
             if items is None:
                 raise self.err(node, f"struct expression {src} does not name the fields of {dst}")
-        parts = [self.convert(c, t, ft, node) for (c, t), (_, ft) in zip(items, dst.fields, strict=False)]
+        parts = [self.convert(*it, ft, node) if it is not None else self._default(ft, fname, node)
+                 for it, (fname, ft) in zip(items, dst.fields, strict=False)]
         valid = ", True" if isinstance(dst, HeaderT) else ""
         return f"_mk({dst.pyname}, ({''.join(p + ', ' for p in parts)}){valid})"
 
     _list_items: dict[str, list[tuple[str, P4Type]]] = {}
+
+    def _default(self, t: P4Type, fname: str, node) -> str:
+        """The value ``...`` gives field ``fname``: 0, false, or a struct of those."""
+        if isinstance(t, BoolT):
+            return "False"
+        if isinstance(t, (BitT, EnumT, ErrorT)):
+            return "0"
+        if isinstance(t, StructT):
+            parts = [self._default(ft, f, node) for f, ft in t.fields]
+            return f"_mk({t.pyname}, ({''.join(p + ', ' for p in parts)}))"
+        raise self.err(node, f"'...' cannot give field {fname} of type {t} a default value here "
+                             "(only scalars and structs of scalars)")
 
     def expect_bool(self, node) -> str:
         code, t = self.expr(node)
@@ -262,14 +276,16 @@ class ExprCompiler:
         return code, ListT(tuple(t for _, t in items))
 
     def _e_struct_expr(self, n, expected=None):
-        """``{a = x, b = y}``: a list expression whose items are matched to fields by name."""
-        names = tuple(str(kv.children[0]) for kv in n.children)
+        """``{a = x, b = y}``: a list expression whose items are matched to fields by name
+        (``{a = x, ...}``: the other fields take default values)."""
+        kvs = [kv for kv in n.children if isinstance(kv, Tree)]
+        names = tuple(str(kv.children[0]) for kv in kvs)
         if len(set(names)) != len(names):
             raise self.err(n, "duplicate field in a struct expression")
-        items = [self.expr(kv.children[1]) for kv in n.children]
+        items = [self.expr(kv.children[1]) for kv in kvs]
         code = "(" + "".join(c + ", " for c, _ in items) + ")"
         ExprCompiler._list_items[code] = items
-        return code, KVListT(tuple(t for _, t in items), names)
+        return code, KVListT(tuple(t for _, t in items), names, len(kvs) < len(n.children))
 
     # ------------------------------------------------------------ members
     def _e_member(self, n):

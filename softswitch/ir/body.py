@@ -47,6 +47,13 @@ def _bits(t: P4Type) -> BitT | None:
     return None
 
 
+def _default(t: P4Type) -> ir.Expr:
+    """The value ``{..., ...}`` gives a field it leaves out (the checker allowed only these)."""
+    if isinstance(t, StructT):
+        return ir.StructInit(irtype(t), [_default(ft) for _, ft in t.fields])
+    return ir.Const(irtype(t), 0)
+
+
 class _Body:
     def __init__(self, low, scope: _Scope, kind: str, block: str | None):
         self.low = low
@@ -74,7 +81,8 @@ class _Body:
         if isinstance(src, ListT) and isinstance(dst, StructLikeT):
             if isinstance(src, KVListT):
                 e = src.ordered(e, dst)
-            items = [self.conv(x, xt, ft) for (x, xt), (_, ft) in zip(e, dst.fields, strict=True)]
+            items = [self.conv(*it, ft) if it is not None else _default(ft)
+                     for it, (_, ft) in zip(e, dst.fields, strict=True)]
             return ir.StructInit(irtype(dst), items)
         if isinstance(src, ListT):
             raise Unsupported(f"list expression converted to {dst}")
@@ -181,8 +189,10 @@ class _Body:
         return items, ListT(tuple(t for _, t in items))
 
     def _e_struct_expr(self, n):
-        items = [self.expr(kv.children[1]) for kv in n.children]
-        return items, KVListT(tuple(t for _, t in items), tuple(str(kv.children[0]) for kv in n.children))
+        kvs = [kv for kv in n.children if isinstance(kv, Tree)]
+        items = [self.expr(kv.children[1]) for kv in kvs]
+        names = tuple(str(kv.children[0]) for kv in kvs)
+        return items, KVListT(tuple(t for _, t in items), names, len(kvs) < len(n.children))
 
     def _e_member(self, n):
         base, member = n.children[0], str(n.children[1].children[0])
