@@ -37,4 +37,25 @@ def has_dynamic_index(e: ir.Expr) -> bool:
     return bool(dynamic_elems(ir.If(e, [], [])))
 
 
-__all__ = ["dynamic_elems", "has_dynamic_index"]
+def stacks_used(p: ir.Program) -> list[ir.Stack]:
+    """Every header-stack type the code of ``p`` uses (locals, parameters, values of blocks,
+    actions, functions and tables), in first-seen order: a backend declares each once."""
+    seen: dict[tuple, ir.Stack] = {}
+
+    def walk(x) -> None:
+        if isinstance(x, (list, tuple)):
+            for y in x:
+                walk(y)
+        elif isinstance(x, ir.Stack):
+            seen.setdefault((x.elem.pyname, x.size), x)
+        elif dataclasses.is_dataclass(x) and not isinstance(x, type) and isinstance(
+                x, (ir.Expr, ir.Stmt, ir.Param, ir.Action, ir.Function, ir.Block, ir.Table)):
+            for f in dataclasses.fields(x):
+                walk(getattr(x, f.name))
+
+    walk([list(p.blocks.values()), list(p.actions.values()), list(p.functions.values()),
+          list(p.tables.values())])
+    return list(seen.values())
+
+
+__all__ = ["dynamic_elems", "has_dynamic_index", "stacks_used"]

@@ -12,6 +12,7 @@ from __future__ import annotations
 from ..ir import nodes as ir
 from ..ir.common import Unsupported, fresh_out, irtype
 from ..ir.textgen import Identifiers
+from ..ir.walk import stacks_used
 from ..layout import pyfield
 from ..types import HeaderT, StructLikeT, VarbitT
 from .ccomp import CompoundFns
@@ -78,6 +79,8 @@ class CGen(Identifiers):
         o.append(f"#define ERR_INVALID_ARG {errs.index('ParserInvalidArgument')}")
         for t in p.headers:
             self._struct(t)
+        for st in stacks_used(p):  # stacks no struct holds (locals of functions, actions)
+            self._stack_type(st)
         o.append(f"typedef T_{p.hdr_t.pyname} hdr_t;")
         o.append(f"typedef T_{p.meta_t.pyname} meta_t;")
         o.append(f"typedef T_{p.std_t.pyname} std_t;")
@@ -106,12 +109,16 @@ class CGen(Identifiers):
         self._entries()
         return "\n".join(o) + "\n"
 
+    def _stack_type(self, st: ir.Stack) -> None:
+        if ctype(st) not in self.stack_types:
+            self.stack_types.add(ctype(st))
+            self.out.append(f"typedef struct {{ T_{st.elem.pyname} h[{st.size}]; u64 n; }} {ctype(st)};")
+
     def _struct(self, t: StructLikeT) -> None:
         for _f, ft in t.fields:
             st = irtype(ft)
-            if isinstance(st, ir.Stack) and ctype(st) not in self.stack_types:
-                self.stack_types.add(ctype(st))
-                self.out.append(f"typedef struct {{ T_{st.elem.pyname} h[{st.size}]; u64 n; }} {ctype(st)};")
+            if isinstance(st, ir.Stack):
+                self._stack_type(st)
         lines = [f"typedef struct T_{t.pyname} {{"]
         if isinstance(t, HeaderT):
             lines.append("    uint8_t _v;")
