@@ -16,11 +16,11 @@ from .calls import Calls, ExternInst
 from .codegen import ActionInfo, TableInfo
 from .controlgen import ControlGen
 from .decls import Decls
-from .desugar import desugar
 from .exprs import ExprCompiler, GlobalScope, Scope, Sym
 from .frontend import ParsedProgram
 from .functions import FuncGen
 from .parsergen import ParserGen
+from .passes import desugar
 from .tables import Table
 from .types import BoolT, HeaderT, NamedT, SpecializedT, StructT
 
