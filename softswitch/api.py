@@ -89,6 +89,20 @@ class TableEntry:
     is_default: bool = False
     is_const: bool = False
     counter: tuple[int, int] | None = None  # (packets, bytes) of the table's direct counter
+    member_id: int | None = None   # an indirect table's entry: the action profile member it runs
+    group_id: int | None = None    # ... or the selector group it picks a member from
+    action_set: list[tuple[str, dict[str, int]]] | None = None  # ... or its one-shot action set
+
+
+@dataclass(frozen=True)
+class MeterConfig:
+    """Rates and bursts of a two-rate three-colour meter, in P4Runtime's units: rates in
+    packets or bytes per second (the meter's ``MeterType``), bursts in packets or bytes."""
+
+    cir: int
+    cburst: int
+    pir: int
+    pburst: int
 
 
 @dataclass(frozen=True)
@@ -149,4 +163,25 @@ class SwitchAPI(Protocol):
     def direct_counter_write(self, table: str, match: dict[str, MatchValue], packets: int,
                              bytes_: int, priority: int | None = None) -> None: ...
     def register_reset(self, name: str) -> None: ...
+
+    # meters (BMv2's trTCM; ``None`` = unconfigured, every packet GREEN)
+    def meter_set_config(self, name: str, index: int | None, config: MeterConfig | None) -> None:
+        """Configure one cell, or every cell when ``index`` is None."""
+    def meter_get_config(self, name: str, index: int) -> MeterConfig | None: ...
+    def direct_meter_set_config(self, table: str, match: dict[str, MatchValue],
+                                config: MeterConfig | None, priority: int | None = None) -> None: ...
+    def direct_meter_get_config(self, table: str, match: dict[str, MatchValue],
+                                priority: int | None = None) -> MeterConfig | None: ...
+    def set_clock(self, clock) -> None:
+        """Meter time source: a callable returning microseconds since the switch started (tests
+        advance it by hand); ``None`` restores the monotonic clock."""
+
+    # custom CRCs (BMv2 set_crc16_parameters / set_crc32_parameters)
+    def crc_set_parameters(self, params) -> None:
+        """Parameters (``crc.CrcParams``) of crc16_custom or crc32_custom, by their width."""
+    def crc_get_parameters(self, width: int): ...
+
+    # random() and HashAlgorithm.random (rng.py)
+    def seed_random(self, seed: int) -> None:
+        """Restart the switch's generator from ``seed``: repeatable, equal on both backends."""
     def value_set_set(self, name: str, members: list) -> None: ...

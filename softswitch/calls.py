@@ -2,18 +2,22 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from lark import Tree
 
 from .binding import bind_arguments, compatible
+from .codegen import text_of
 from .decls import ann_dict, is_fixed_width
 from .exprs import Sym, is_const, wrap_code
 from .externs import Counter, DirectCounter, Meter, Register
 from .functions import call_function
+from .implementation import profile_info
 from .layout import SIZE_METHODS, pyfield, size_in_bits
 from .types import (
+    STACK_ONLY,
+    ArrayT,
     BitT,
     BoolT,
     EnumT,
@@ -24,14 +28,15 @@ from .types import (
     P4Type,
     SpecializedT,
     StackT,
-        StructT,
+    StructT,
     UnionT,
     VarbitT,
 )
 from .unions import union_next_member
 from .v1funcs import v1_function
 
-SUPPORTED_EXTERNS = {"register", "counter", "direct_counter", "meter", "direct_meter"}
+SUPPORTED_EXTERNS = {"register", "counter", "direct_counter", "meter", "direct_meter", "action_profile",
+                     "action_selector"}
 EXTERN_FUNCS = {"mark_to_drop", "hash", "verify_checksum", "update_checksum", "verify_checksum_with_payload",
                 "update_checksum_with_payload", "clone", "clone_preserving_field_list", "clone3", "resubmit",
                 "recirculate",
@@ -52,6 +57,7 @@ class ExternInst:
     type_args: tuple
     annotations: dict
     table: str | None = None
+    read_targets: list[str] = field(default_factory=list)  # direct_meter: read()'s destinations
 
 
 def _args(n: Tree) -> tuple[Tree, list]:
@@ -86,21 +92,13 @@ class Calls:
         if base not in SUPPORTED_EXTERNS:
             raise g.err(loc, f"extern {base} is not supported by this target")
         args = [a for a in (args_node.children if args_node is not None else []) if a is not None]
-        ctors = g.d.externs[base].ctors
-        if not any(len(c) == len(args) for c in ctors):
-            raise g.err(loc, f"{base} constructor takes {' or '.join(str(len(c)) for c in ctors)} "
-                             f"arguments, got {len(args)}")
-        vals = []
-        ctor = next(c for c in ctors if len(c) == len(args))
-        for a, p in zip(args, ctor, strict=True):
-            c = g.ex(a)[0] if isinstance(p.type, NamedT) else g.ex_to(a, p.type)
-            if not is_const(c):
-                raise g.err(a, "constructor arguments must be compile-time constants")
-            vals.append(int(c))
+        vals = self.ctor_values(g, base, args, loc)
         annd = ann_dict(ann, g.d)
         qname = g.qualify(local, annd)
         pyname = f"X_{self.prog.pyident(qname)}"
-        if base == "register":
+        if base in ("action_profile", "action_selector"):
+            obj = profile_info(qname, base, vals, annd)
+        elif base == "register":
             if not targs or not isinstance(targs[0], BitT):
                 raise g.err(loc, "register needs a bit<W>/int<W> element type")
             obj = Register(qname, vals[0], targs[0].width, targs[0].signed)
@@ -115,6 +113,27 @@ class Calls:
         inst = ExternInst(qname, base, pyname, obj, targs, annd)
         self.prog.extern_insts[qname] = inst
         g.scope.declare(local, Sym("extern", t, pyname, False, inst))
+
+    def ctor_values(self, g, base: str, args: list, loc: Tree) -> list:
+        """Compile-time constructor arguments (ints; enum members as their names)."""
+        ctors = g.d.externs[base].ctors
+        if not any(len(c) == len(args) for c in ctors):
+            raise g.err(loc, f"{base} constructor takes {' or '.join(str(len(c)) for c in ctors)} "
+                             f"arguments, got {len(args)}")
+        vals: list = []
+        ctor = next(c for c in ctors if len(c) == len(args))
+        for a, p in zip(args, ctor, strict=True):
+            algo = getattr(p.type, "name", None) == "HashAlgorithm"
+            c, t = g.ex(a) if algo or isinstance(p.type, NamedT) else (g.ex_to(a, p.type), None)
+            if not is_const(c):
+                raise g.err(a, "constructor arguments must be compile-time constants")
+            if algo:
+                if not (isinstance(t, EnumT) and t.name == "HashAlgorithm"):
+                    raise g.err(a, f"{base}: the algorithm must be a HashAlgorithm member, got {t}")
+                vals.append(t.members[int(c)])
+            else:
+                vals.append(int(c))
+        return vals
 
     # ------------------------------------------------------------ dispatch
     def call_expr(self, g, n: Tree) -> tuple[str, P4Type]:
@@ -178,6 +197,9 @@ class Calls:
                     raise g.err(args[0], f"{method} count must not be negative, got {k}")
                 g.lvalue(base)
                 return []
+            if isinstance(t, ArrayT) and method in STACK_ONLY + ("isValid", "setValid", "setInvalid"):
+                what = "header stacks" if method in STACK_ONLY else "headers and header unions"
+                raise g.err(callee, f"{method} is only defined for {what}; {t} is an array of {t.elem}")
             raise g.err(callee, f"type {t} has no method {method}")
         if isinstance(callee, Tree) and callee.data == "ident":
             name = str(callee.children[-1])
@@ -371,6 +393,13 @@ class Calls:
         if inst.extern == "direct_meter":
             t = g.lvalue(args[0])
             self._color(t, args[0], g)
+            # p4c's BMv2 back end (DirectMeterMap::setDestination): one result field per meter
+            target = text_of(args[0])
+            other = next((p for p in inst.read_targets if p != target), None)
+            if other is not None:
+                raise g.err(args[0], f"all meter operations must write to the same destination, "
+                                     f"however {target} and {other} are different")
+            inst.read_targets.append(target)
             return []
         raise g.err(n, f"{inst.extern}.{method} is not supported")
 

@@ -19,6 +19,7 @@ import sys
 from pathlib import Path
 
 from softswitch.api import P4CompileError
+from softswitch.crc import parse_params
 
 _LOG_LEVELS = {"trace": logging.DEBUG, "debug": logging.DEBUG, "info": logging.INFO,
                "warn": logging.WARNING, "warning": logging.WARNING, "error": logging.ERROR,
@@ -51,6 +52,11 @@ def _main_parser() -> argparse.ArgumentParser:
     p.add_argument("--backend", choices=("native", "python", "auto"), default=None,
                    help="packet pipeline: native (P4 compiled to C, the default when a C compiler is "
                         "present) or python (softswitch only)")
+    for w in (16, 32):
+        p.add_argument(f"--crc{w}-parameters", nargs=5, default=None,
+                       metavar=("POLY", "INIT", "XOR", "REFLECT_DATA", "REFLECT_REMAINDER"),
+                       help=f"parameters of HashAlgorithm.crc{w}_custom, as BMv2's set_crc{w}_parameters "
+                            "(softswitch: one setting for every call site)")
     return p
 
 
@@ -79,6 +85,14 @@ def parse_args(argv: list[str]) -> tuple[argparse.Namespace, argparse.Namespace]
         mp.error("a PROGRAM.p4 or --no-p4 is required")
     if targs.cpu_port < 0:
         mp.error(f"--cpu-port {targs.cpu_port}: must be >= 0")
+    args.crc_params = []
+    for w in (16, 32):
+        words = getattr(args, f"crc{w}_parameters")
+        if words is not None:
+            try:
+                args.crc_params.append(parse_params(w, words))
+            except ValueError as err:
+                mp.error(f"--crc{w}-parameters: {err}")
     return args, targs
 
 
@@ -117,6 +131,7 @@ def run_switch(args: argparse.Namespace, targs: argparse.Namespace) -> int:
     if args.thrift_port is not None:
         log.info("--thrift-port %d ignored: this target has no Thrift server", args.thrift_port)
     device = Device(device_id=args.device_id, cpu_port=cpu_port)
+    device.crc_params = list(getattr(args, "crc_params", []))
     if args.backend:
         backend.set_default(args.backend)
     if args.program:

@@ -75,6 +75,8 @@ class TableInfo:
     runtime: Any = None
     applied: bool = False
     priority_rule: Any = None      # entries.PriorityRule: how entry priorities compare
+    selector_keys: list[KeyInfo] = field(default_factory=list)  # `selector` keys (hashed, not matched)
+    profile: Any = None            # profiles.ProfileInfo of the `implementation` property
 
 
 def text_of(node) -> str:

@@ -9,6 +9,7 @@ from . import checks, checks_v1model, entries
 from .codegen import ActionInfo, BlockGen, KeyInfo, TableInfo, text_of
 from .decls import ann_dict
 from .exprs import DuplicateName, Scope, Sym, is_const
+from .implementation import table_profile
 from .layout import field_width
 from .types import BitT, BoolT, EnumT, ErrorT, IntLitT, NamedT, StackT, StructLikeT
 
@@ -150,6 +151,7 @@ class ControlGen(BlockGen):
         prio_props: dict[str, Tree] = {}
         key_nodes: list[Tree] = []
         listed: dict[str, list] = {}   # action -> its directional arguments in the actions list
+        profile = None
         checks.unique_properties(self, local, props)
         for p in props:
             if p.data == "tp_key":
@@ -158,8 +160,6 @@ class ControlGen(BlockGen):
                     kind = str(kind_node.children[0])
                     if kind not in self.d.match_kinds:
                         raise self.err(k, f"unknown match kind {kind}")
-                    if kind == "selector":
-                        raise self.err(k, "action selectors are not supported")
                     code, t = self.ex(kexpr)
                     if isinstance(t, BoolT):
                         code, w = f"int({code})", 1
@@ -221,8 +221,8 @@ class ControlGen(BlockGen):
                         dmeter = sym.info.name
                     sym.info.table = qname
                     sym.info.obj.table = qname
-                elif pname in ("implementation",):
-                    raise self.err(p, "action profiles/selectors are not supported")
+                elif pname == "implementation":
+                    profile = table_profile(self, p, ann_dict(gann, self.d), gexpr, qname)
                 elif pname in ("largest_priority_wins", "priority_delta"):
                     prio_props[pname] = gexpr
                 elif pname in ("support_timeout", "max_group_size", "psa_direct_counter"):
@@ -232,6 +232,13 @@ class ControlGen(BlockGen):
         if not actions:
             raise self.err(node, f"table {local} has no actions")
         checks.unique_key_names(self, local, keys, key_nodes)
+        selector_keys = [k for k in keys if k.match_kind == "selector"]
+        keys = [k for k in keys if k.match_kind != "selector"]
+        if selector_keys and (profile is None or not profile.with_selector):
+            raise self.err(node, f"table {local}: selector keys need implementation = action_selector(...)")
+        if profile is not None and entries_node:
+            raise self.err(node, f"table {local}: entries in the program on a table with an action "
+                                 "profile are not supported by this target")
         if sum(1 for k in keys if k.match_kind == "lpm") > 1:
             raise self.err(node, f"table {local} has more than one lpm key")
         info = TableInfo(qname, local, self.name, keys, actions, act_ann, None, default_const, [],
@@ -249,6 +256,10 @@ class ControlGen(BlockGen):
                 actions.append(noact)
                 act_ann.append({"defaultonly": []})
             info.default = (noact, ())
+        info.selector_keys, info.profile = selector_keys, profile
+        if profile is not None and default is not None:  # p4c's BMv2 back end ignores it
+            self.d.warn(node, "unsupported", f"Target does not support default_action for {local} "
+                                             "(due to action profiles)")
         info.priority_rule = entries.priority_rule(self, prio_props)
         if entries_node:
             prios = entries.priorities(self, info, entries_node, entries_const, info.priority_rule)

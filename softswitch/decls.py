@@ -6,6 +6,7 @@ and evaluates constants, so the code generator only sees resolved types.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from lark import Token, Tree
@@ -16,6 +17,7 @@ from .exprs import ExprCompiler, GlobalScope, warn_unfit
 from .frontend import LineMap
 from .literals import parse_int
 from .types import (
+    ArrayT,
     BitT,
     BoolT,
     DontCareT,
@@ -128,6 +130,10 @@ class Decls:
         self.global_externs: list[Tree] = []
         self.functions: dict[str, Tree] = {}
         self.header_order: list[StructLikeT] = []
+        self._arrays: dict[tuple, ArrayT] = {}
+        #: names a type made after the program started naming them (an array type first met in a
+        #: block); set by ``program.Program``
+        self.type_namer: Callable[[StructLikeT], None] | None = None
         self.field_annotations: dict[tuple[str, str], dict[str, list]] = {}
         #: warnings found while checking ((line of the preprocessed text, kind, text) -> node);
         #: p4warnings.py formats them with the others
@@ -190,15 +196,33 @@ class Decls:
             return self._specialize(str(base), args, node)
         if d == "stack_type":
             elem = self.resolve_type(node.children[0], tvars)
-            if not isinstance(elem, (HeaderT, UnionT)):
-                raise self.err(node, f"header stack element must be a header or header union, not {elem}")
             size = self.const_int(node.children[1])
             if size <= 0:
-                raise self.err(node, "header stack size must be positive")
-            return StackT(elem, size)
+                raise self.err(node, f"array size must be positive, got {size}")
+            if isinstance(elem, (HeaderT, UnionT)):
+                return StackT(elem, size)
+            return self.array_type(elem, size, node)
         if d == "tuple_type":
             return TupleT(tuple(self.resolve_type(a, tvars) for a in node.children[0].children))
         raise self.err(node, f"unsupported type syntax {d}")
+
+    def array_type(self, elem: P4Type, size: int, node) -> P4Type:
+        """``elem[size]`` of a non-header type: one ``ArrayT`` per element type and size."""
+        if not isinstance(elem, (BitT, BoolT, ErrorT, EnumT, StructT, TypeVar)):
+            raise self.err(node, f"array element type {elem} is not supported: elements are "
+                                 "headers, header unions, bit<W>, int<W>, bool, error, enums, "
+                                 "structs or arrays")
+        key = (elem, size)  # structs and enums hash by identity (also after unpickling)
+        t = self._arrays.get(key)
+        if t is None:
+            t = ArrayT(f"{elem}[{size}]", [(str(i), elem) for i in range(size)], elem=elem, size=size)
+            self._arrays[key] = t
+            if isinstance(elem, TypeVar):  # a generic body checked with T opaque: no code
+                return t
+            self.header_order.append(t)
+            if self.type_namer is not None:
+                self.type_namer(t)
+        return t
 
     def _named_type(self, name: str, node, tvars: dict[str, P4Type]) -> P4Type:
         if name in tvars:

@@ -17,6 +17,8 @@ from .literals import parse_int
 from .staticassert import fold as fold_static_assert
 from .staticassert import is_static_assert
 from .types import (
+    STACK_ONLY,
+    ArrayT,
     BitT,
     BoolT,
     EnumT,
@@ -295,6 +297,8 @@ class ExprCompiler:
             if sym is not None and sym.kind in ("table", "extern"):
                 raise self.err(n, f"{sym.kind} member {member} must be called")
         code, t = self.expr(base)
+        if isinstance(t, ArrayT):
+            return self.array_member(t, member, n)
         if isinstance(t, StructLikeT):
             ft = t.field_type(member)
             if ft is None:
@@ -323,8 +327,19 @@ class ExprCompiler:
             return f"{code}.next()", t.elem
         raise self.err(n, f"header stack has no member {member}")
 
+    def array_member(self, t: ArrayT, member: str, n):
+        """``.size`` of an array of a non-header type; the header-stack members are not defined."""
+        if member == "size":
+            return str(t.size), BitT(32)
+        if member in STACK_ONLY:
+            raise self.err(n, f"{member} is only defined for header stacks; {t} is an array "
+                              f"of {t.elem}")
+        raise self.err(n, f"array {t} has no member {member}")
+
     def _e_index(self, n):
         code, t = self.expr(n.children[0])
+        if isinstance(t, ArrayT):
+            return self.array_index(code, t, n)
         if isinstance(t, TupleT):  # P4_16 8.11: a tuple indexed by a compile-time constant
             i = self._const_of(n.children[1])
             if not 0 <= i < len(t.elems):
@@ -339,6 +354,18 @@ class ExprCompiler:
             if not 0 <= int(icode) < t.size:
                 raise self.err(n, f"index {icode} out of range for stack of size {t.size}")
             return f"{code}.h[{icode}]", t.elem
+        return f"{code}.at({icode})", t.elem
+
+    def array_index(self, code: str, t: ArrayT, n):
+        icode, it = self.expr(n.children[1])
+        if not isinstance(it, (BitT, IntLitT)):
+            raise self.err(n, f"array index must be an integer, not {it}")
+        if is_const(icode):  # p4c's wording
+            if int(icode) < 0:
+                raise self.err(n, f"Negative array index {icode}")
+            if int(icode) >= t.size:
+                raise self.err(n, f"Array index {icode} larger or equal to array size {t.size}")
+            return f"{code}.{pyfield(icode)}", t.elem
         return f"{code}.at({icode})", t.elem
 
     def _e_slice(self, n):
@@ -594,8 +621,17 @@ class ExprCompiler:
 
     def _e_cast(self, n):
         dst = self.d.resolve_type(n.children[0])
+        if isinstance(n.children[1], Tree) and n.children[1].data == "invalid_hdr":
+            if not isinstance(dst, (HeaderT, UnionT)):
+                raise self.err(n, f"cannot cast {{#}} to {dst}: it is an invalid header or header union")
+            return f"{dst.pyname}()", dst  # a new header or union is invalid
         c, src = self.expr(n.children[1])
         return self.cast(c, src, dst, n), dst
+
+    def _e_invalid_hdr(self, n):
+        """``{#}`` without a cast: p4c (1.2.5) gives it no type, so it fits nothing."""
+        raise self.err(n, "{#} has an unknown type here (p4c: \"Cannot cast implicitly type "
+                          "'Unknown type'\"); write (H){#} for an invalid header of type H")
 
     def cast(self, c: str, src: P4Type, dst: P4Type, n) -> str:
         if same_type(src, dst):

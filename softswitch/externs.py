@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-import random as _random
 import zlib
 from dataclasses import dataclass, field
+
+from .meters import MeterCell
 
 
 def _crc16_table() -> list[int]:
@@ -56,15 +57,17 @@ def identity(data: bytes) -> int:
     return int.from_bytes(data, "big")
 
 
-def rand_hash(data: bytes) -> int:
-    return _random.getrandbits(64)
-
-
 # HashAlgorithm enum order of v1model.p4: crc32, crc32_custom, crc16, crc16_custom, random, identity,
-# csum16, xor16.  The *_custom variants use the default polynomials (BMv2 allows changing them at
-# runtime through its CLI, which this target does not offer).
-ALGORITHMS = {"crc32": crc32, "crc32_custom": crc32, "crc16": crc16, "crc16_custom": crc16,
-              "random": rand_hash, "identity": identity, "csum16": csum16, "xor16": xor16}
+# csum16, xor16.  The *_custom variants are per switch (``crc.CustomCrc`` in ``SwitchState``, set
+# by the control plane); ``hash_functions`` binds them.
+ALGORITHMS = {"crc32": crc32, "crc16": crc16, "identity": identity, "csum16": csum16, "xor16": xor16}
+
+
+def hash_functions(state) -> dict:
+    """The algorithms one switch computes: the fixed ones, its two custom CRCs and its random
+    source (``rng.py``)."""
+    return {**ALGORITHMS, "crc16_custom": state.crc16_custom, "crc32_custom": state.crc32_custom,
+            "random": state.rng.hash}
 
 
 def pack_bits(vals: tuple, widths: tuple) -> bytes:
@@ -127,18 +130,23 @@ class DirectCounter:
 
 @dataclass
 class Meter:
-    """Meters: without a rate configuration API every packet is GREEN (0), as an unconfigured
-    BMv2 meter reports; see README."""
+    """A ``meter`` (indirect: ``size`` cells) or ``direct_meter`` (its cells live in the owning
+    table's entries).  Cells are made when the control plane first configures them; an
+    unconfigured cell marks GREEN (0) as BMv2 does.  ``kind`` is MeterType: 0 packets, 1 bytes."""
 
     name: str
     size: int
     kind: int
     direct: bool = False
     table: str | None = None
+    cells: dict[int, MeterCell] = field(default_factory=dict)
 
-    def execute(self, i: int, old: int = 0) -> int:
+    def execute(self, i: int, old: int, nbytes: int, now_us: int) -> int:
         # BMv2 execute_meter: out-of-bounds index leaves the destination unchanged
-        return 0 if 0 <= i < self.size else old
+        if not 0 <= i < self.size:
+            return old
+        c = self.cells.get(i)
+        return 0 if c is None else c.execute(nbytes if self.kind else 1, now_us)
 
 
 @dataclass

@@ -434,4 +434,21 @@ def parse(text: str, filename: str = "<source>") -> ParsedProgram:
         f, ln = lm.where(line)
         what = "end of input" if tok.type == "$END" else repr(str(tok))
         raise P4CompileError(f"syntax error: unexpected {what}", f, ln, col) from None
+    _array_declarators(tree)
     return ParsedProgram(tree, lm)
+
+
+def _array_declarators(tree: lark.Tree) -> None:
+    """p4c's C-style declarators, ``bit<8> a[2][3];``, as the spec's ``bit<8>[3][2] a;`` (as in
+    C, ``a`` holds 2 arrays of 3); ``tuple<>`` as a tuple type with no type arguments."""
+    for node in tree.iter_subtrees():
+        if node.data == "tuple_type0":  # tuple<>: the empty tuple type
+            node.data, node.children = "tuple_type", [lark.Tree("type_args", [], meta=node.meta)]
+            continue
+        if node.data not in ("field_arr", "var_decl_arr"):
+            continue
+        ann, t, name, dims = node.children[:4]
+        for d in reversed(dims.children):
+            t = lark.Tree("stack_type", [t, d], meta=dims.meta)
+        node.children = [ann, t, name, *node.children[4:]]
+        node.data = "field" if node.data == "field_arr" else "var_decl"

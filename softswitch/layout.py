@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import keyword
 
-from .types import BitT, BoolT, EnumT, HeaderT, P4Type, StackT, StructLikeT, VarbitT
+from .types import ArrayT, BitT, BoolT, EnumT, HeaderT, P4Type, StackT, StructLikeT, VarbitT
 
 _RESERVED = {"copy", "_vals", "_inval", "_fields", "_v", "_vbl"}
 
@@ -13,6 +13,8 @@ def pyfield(name: str) -> str:
     """Python attribute for a P4 field (P4 allows names like ``not`` or ``copy``)."""
     if keyword.iskeyword(name) or keyword.issoftkeyword(name) or name in _RESERVED:
         return name + "_f"
+    if name[:1].isdigit():  # an array element (``ArrayT``): P4 names never start with a digit
+        return "e" + name
     return name
 
 
@@ -122,12 +124,25 @@ def class_source(t: StructLikeT, oob: int) -> str:
     else:
         L.append(f"        return ({vals}{',' if t.fields else ''})")
     L += _asg_source(t, is_hdr)
+    if isinstance(t, ArrayT):
+        L += _array_access(t, oob)
     if is_hdr:
         L.append("    def _inval(self):")
         L.append("        self._v = False")
         for n, ft in t.fields:
             L.append(f"        self.{pyfield(n)} = {default_code(ft, oob)}")
     return "\n".join(L)
+
+
+def _array_access(t: ArrayT, oob: int) -> list[str]:
+    """``at(i)``/``put(i, v)`` of an array at a run-time index: out of range raises
+    ``IndexOutOfRange`` (StackOutOfBounds in a parser; in a control the statement is skipped)."""
+    return ["    def at(self, i):",
+            f"        if not 0 <= i < {t.size}: raise _OOR({oob})",
+            "        return getattr(self, self._fields[i])",
+            "    def put(self, i, v):",
+            f"        if not 0 <= i < {t.size}: raise _OOR({oob})",
+            "        setattr(self, self._fields[i], v)"]
 
 
 def _asg_source(t: StructLikeT, is_hdr: bool) -> list[str]:

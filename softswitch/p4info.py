@@ -10,11 +10,12 @@ from __future__ import annotations
 from typing import Any
 
 from .decls import cp_name
-from .types import BitT, BoolT, EnumT, HeaderT, StructT
+from .types import ArrayT, BitT, BoolT, EnumT, HeaderT, StructT
 
 # The P4Ids.Prefix values of p4info.proto (p4c uses these): controller headers 0x04, meters 0x14,
 # direct meters 0x15, registers 0x16, digests 0x17.
 PREFIX = {"action": 0x01, "table": 0x02, "value_set": 0x03, "controller_header": 0x04,
+          "action_profile": 0x11,
           "counter": 0x12, "direct_counter": 0x13, "meter": 0x14, "direct_meter": 0x15,
           "register": 0x16, "digest": 0x17}
 
@@ -166,6 +167,8 @@ def build_p4info(prog) -> Any:
             ar.annotations.extend(_ann_strings(ann))
         if t.default_const and t.default is not None:
             pt.const_default_action_id = ids.get("action", t.default[0].name, t.default[0].annotations)
+        if t.profile is not None:
+            pt.implementation_id = ids.get("action_profile", t.profile.name, t.profile.annotations)
         if t.direct_counter:
             pt.direct_resource_ids.append(dc_ids[t.direct_counter])
         if t.direct_meter:
@@ -207,6 +210,7 @@ def build_p4info(prog) -> Any:
                 m.size = o.size
             elif o.table:
                 m.direct_table_id = ids.get("table", o.table)
+    _action_profiles(info, prog, ids, {t.name for t in tables})
     for h in prog.decls.header_order:
         if isinstance(h, HeaderT) and "controller_header" in h.annotations:
             cname = h.annotations["controller_header"][0]
@@ -235,14 +239,39 @@ def build_p4info(prog) -> Any:
     return info
 
 
+def _action_profiles(info, prog, ids: _Ids, listed: set[str]) -> None:
+    """``action_profiles`` as p4c lists them: the tables using each, whether it has a selector,
+    the size its constructor gives (a profile no listed table uses is left out)."""
+    profs = [p for p in prog.profiles.values() if any(t in listed for t in p.tables)]
+    names = [p.name for p in profs]
+    for p in sorted(profs, key=lambda p: p.name):
+        ap = info.action_profiles.add()
+        _preamble(ap.preamble, ids.get("action_profile", p.name, p.annotations), p.name,
+                  _alias(p.name, names), p.annotations)
+        ap.table_ids.extend(ids.get("table", t) for t in p.tables if t in listed)
+        ap.with_selector = p.with_selector
+        ap.size = p.size
+        ap.max_group_size = p.max_group_size   # p4c reads @max_group_size(N) of a selector
+
+
 def _struct_info(info, st: StructT) -> None:
     s = info.type_info.structs[st.name]
     for fname, ft in st.fields:
         m = s.members.add()
         m.name = fname
-        if isinstance(ft, BitT) and ft.signed:
-            m.type_spec.bitstring.int.bitwidth = ft.width
-        elif isinstance(ft, BoolT):
-            m.type_spec.bool.SetInParent()
-        else:
-            m.type_spec.bitstring.bit.bitwidth = _width(ft)
+        _member_spec(m.type_spec, ft)
+
+
+def _member_spec(spec, ft) -> None:
+    """A digest member's type: an array of a non-header type is a tuple of its elements (P4Runtime
+    has no array type spec besides header stacks)."""
+    if isinstance(ft, ArrayT):
+        spec.tuple.SetInParent()
+        for _ in range(ft.size):
+            _member_spec(spec.tuple.members.add(), ft.elem)
+    elif isinstance(ft, BitT) and ft.signed:
+        spec.bitstring.int.bitwidth = ft.width
+    elif isinstance(ft, BoolT):
+        spec.bool.SetInParent()
+    else:
+        spec.bitstring.bit.bitwidth = _width(ft)

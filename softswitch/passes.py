@@ -1,5 +1,5 @@
 """The syntax-tree rewrites p4c's front end makes, run once before the checks, in their order:
-``{#}`` (invalidhdr.py), generic blocks (genericblocks.py), direct applies, extern instances
+generic blocks (genericblocks.py), direct applies, extern instances
 passed to sub-blocks and constructor arguments (subparsers.py), sub-parser inlining,
 generic functions and constants (specialize.py), then statements and expressions
 (desugar.py: compound assignment, loops, arguments, side effects in p4c's order)."""
@@ -10,7 +10,6 @@ from lark import Tree
 
 from .desugar import Desugar, Err
 from .genericblocks import specialize_generic_blocks
-from .invalidhdr import rewrite_invalid
 from .specialize import specialize
 from .subparsers import (
     hoist_extern_arguments,
@@ -22,7 +21,6 @@ from .subparsers import (
 
 def desugar(tree: Tree, err: Err) -> None:
     """Rewrite ``tree`` in place; errors are ``err(node, message)``."""
-    rewrite_invalid(tree, err)
     specialize_generic_blocks(tree, err)
     instantiate_direct_applies(tree)
     hoist_extern_arguments(tree)

@@ -149,6 +149,7 @@ class PacketFlow:
         ctx = PacketCtx(trace=trace)
         self._ns["_C"] = ctx
         self.prog.state.cur_len = len(item.data)
+        self.prog.state.dm_color = -1
         hdr, meta, std = self._parse(item.data, item.port, item.itype, item.preserved, ctx)
         try:
             self._verify(self._L("verify", hdr, meta))
@@ -218,6 +219,7 @@ class PacketFlow:
         self._ns["_C"] = ctx
         hdr, meta, std = item.hdr, item.meta, item.std
         self.prog.state.cur_len = std.packet_length
+        self.prog.state.dm_color = -1
         try:
             self._egress(self._L("egress", hdr, meta, std))
         except rtlib.Exit:

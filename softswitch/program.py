@@ -6,32 +6,55 @@ from that (``softswitch/pygen``, ``softswitch/native``)."""
 from __future__ import annotations
 
 import re
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from lark import Tree
 
-from . import checks, checks_v1model, p4warnings
+from . import checks, checks_v1model, implementation, p4warnings
 from .calls import Calls, ExternInst
 from .codegen import ActionInfo, TableInfo
 from .controlgen import ControlGen
+from .crc import CustomCrc
 from .decls import Decls
 from .exprs import ExprCompiler, GlobalScope, Scope, Sym
 from .frontend import ParsedProgram
 from .functions import FuncGen
 from .parsergen import ParserGen
 from .passes import desugar
+from .profiles import ProfileInfo
+from .rng import XorShift64
 from .tables import Table
-from .types import BoolT, HeaderT, NamedT, SpecializedT, StructT
+from .types import BoolT, HeaderT, NamedT, SpecializedT, StructLikeT, StructT
 
 V1_ORDER = ("parser", "verify", "ingress", "egress", "compute", "deparser")
 
 
 @dataclass
 class SwitchState:
-    """Mutable per-switch state the generated code reads (packet length for counters)."""
+    """Mutable per-switch state the generated code reads: packet length (counters, byte meters),
+    the meter clock, the colour of the last direct-meter execution, the custom CRCs."""
 
     cur_len: int = 0
+    clock: Callable[[], int] | None = None  # injected: microseconds since the switch started
+    t0_ns: int = field(default_factory=time.monotonic_ns)
+    dm_color: int = -1                        # -1: the last table with a direct meter missed
+    crc16_custom: CustomCrc = field(default_factory=lambda: CustomCrc(16))
+    crc32_custom: CustomCrc = field(default_factory=lambda: CustomCrc(32))
+    rng: XorShift64 = field(default_factory=XorShift64)  # random() and HashAlgorithm.random
+
+    def start(self) -> None:
+        """A switch starts running the program (a checked program may come from a pickle made
+        earlier): the meter clock starts now and the random source gets a fresh seed."""
+        self.t0_ns = time.monotonic_ns()
+        self.rng = XorShift64()
+
+    def now_us(self) -> int:
+        if self.clock is not None:
+            return self.clock()
+        return (time.monotonic_ns() - self.t0_ns) // 1000
 
 
 @dataclass
@@ -88,6 +111,7 @@ class Program:
         self.actions: dict[str, ActionInfo] = {}
         self.direct_actions: set[str] = set()   # actions called from an apply block
         self.extern_insts: dict[str, ExternInst] = {}
+        self.profiles: dict[str, ProfileInfo] = {}   # action profiles/selectors by P4Info name
         self.digests: dict[str, StructT] = {}
         self.value_sets: dict[str, Any] = {}
         self.state = SwitchState()
@@ -100,9 +124,11 @@ class Program:
         for name, tree in self.decls.functions.items():  # declaration order: a function may call earlier ones
             self.functions[name] = FuncGen(self, tree).generate()
         self._pipeline()
+        self._check_direct_meters()
         checks_v1model.check_program(self.decls, self.decls.controls, self.decls.parsers, self.block_names)
         checks_v1model.check_user_types(self.decls, self.block_params["parser"])
         self._check_unused()
+        implementation.attach(self)
         self.warnings: list[str] = p4warnings.collect(parsed.tree, self.decls)
 
     # ------------------------------------------------------------ helpers
@@ -117,14 +143,28 @@ class Program:
         return self._top.actions.get(name)
 
     def new_table_runtime(self, info: TableInfo) -> None:
-        info.runtime = Table(info, self.state)
+        dm = self.extern_insts.get(info.direct_meter) if info.direct_meter else None
+        info.runtime = Table(info, self.state, dm.obj.kind if dm is not None else None)
+
+    def _check_direct_meters(self) -> None:
+        """p4c's BMv2 back end (``DirectMeterMap::setTable``): a table with a direct meter needs
+        an action that reads it (the read's target is the meter's result field)."""
+        for info in self.tables.values():
+            if info.direct_meter and not self.extern_insts[info.direct_meter].read_targets:
+                raise self.decls.err(info.node, f"table {info.local} with direct meter "
+                                                f"{info.direct_meter} must have at least one action "
+                                                "with a read method call")
 
     # ------------------------------------------------------------ generation
     def _type_names(self) -> None:
         """Python class names of the header/struct types (``layout.class_source``, both backends'
         type names)."""
         for t in self.decls.header_order:
-            t.pyname = ("H_" if isinstance(t, HeaderT) else "S_") + self.pyident(t.name)
+            self._type_name(t)
+        self.decls.type_namer = self._type_name
+
+    def _type_name(self, t: StructLikeT) -> None:
+        t.pyname = ("H_" if isinstance(t, HeaderT) else "S_") + self.pyident(t.name)
 
     def _top_actions(self) -> None:
         self._top = _TopGen(self)
@@ -172,7 +212,8 @@ class Program:
         """Type-check parsers/controls that are declared but never instantiated (as p4c does);
         their code and tables are discarded."""
         used = self.generated
-        saved = (dict(self.tables), dict(self.actions), dict(self.extern_insts), dict(self.value_sets))
+        saved = (dict(self.tables), dict(self.actions), dict(self.extern_insts), dict(self.value_sets),
+                 {k: (v, list(v.tables)) for k, v in self.profiles.items()})
         self.checking_unused = True
         try:
             for name, tree in self.decls.controls.items():
@@ -182,7 +223,10 @@ class Program:
                 if name not in used:
                     ParserGen(self, f"__unused__.{name}", tree).generate()
         finally:
-            self.tables, self.actions, self.extern_insts, self.value_sets = saved
+            self.tables, self.actions, self.extern_insts, self.value_sets, profs = saved
+            self.profiles = {k: v for k, (v, _t) in profs.items()}
+            for v, tabs in profs.values():
+                v.tables[:] = tabs
             self.checking_unused = False
 
     def _check_signatures(self) -> None:

@@ -7,7 +7,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from . import frontend, progcache, pygen
-from .api import MatchValue, P4CompileError, Replica, RuntimeAPIError, TableEntry
+from .api import MatchValue, MeterConfig, P4CompileError, Replica, RuntimeAPIError, TableEntry
+from .crc import CrcParams
+from .meters import MeterCell, check_config
 from .pipeline import PacketFlow
 from .program import Program
 from .pygen import PyCode
@@ -20,6 +22,7 @@ class Switch(PacketFlow):
 
     def __init__(self, program: Program, cpu_port: int | None = None, source: str = "",
                  filename: str = "<program>"):
+        program.state.start()
         super().__init__(program, self._compile(program, filename))
         self.cpu_port = cpu_port
         self.source = source
@@ -114,6 +117,88 @@ class Switch(PacketFlow):
     def table_clear(self, table: str) -> None:
         self._table(table).clear()
 
+    # ------------------------------------------------------------ action profiles / selectors
+    def _profile(self, name: str):
+        info = self.prog.profiles.get(name)
+        if info is None:
+            found = [i for i in self.prog.profiles.values() if i.name.split(".")[-1] == name]
+            info = found[0] if len(found) == 1 else None
+        if info is None:
+            raise RuntimeAPIError(f"no action profile {name}; profiles are {sorted(self.prog.profiles)}")
+        return info.runtime
+
+    def _profile_changed(self, prof) -> None:
+        """Hook for backends that copy the tables of a profile elsewhere (native)."""
+
+    def act_prof_add_member(self, profile: str, member_id: int, action: str,
+                            params: dict[str, int] | None = None) -> None:
+        p = self._profile(profile)
+        if member_id < 0:
+            raise ValueError(f"member id {member_id} is negative")
+        p.add_member(member_id, action, params)
+        self._profile_changed(p)
+
+    def act_prof_modify_member(self, profile: str, member_id: int, action: str,
+                               params: dict[str, int] | None = None) -> None:
+        p = self._profile(profile)
+        p.modify_member(member_id, action, params)
+        self._profile_changed(p)
+
+    def act_prof_delete_member(self, profile: str, member_id: int) -> None:
+        p = self._profile(profile)
+        p.delete_member(member_id)
+        self._profile_changed(p)
+
+    def act_prof_create_group(self, profile: str, group_id: int, members: Sequence[int] = (),
+                              weights: Sequence[int] | None = None, max_size: int = 0) -> None:
+        p = self._profile(profile)
+        if group_id < 0:
+            raise ValueError(f"group id {group_id} is negative")
+        p.create_group(group_id, list(members), list(weights) if weights else None, max_size)
+        self._profile_changed(p)
+
+    def act_prof_modify_group(self, profile: str, group_id: int, members: Sequence[int],
+                              weights: Sequence[int] | None = None, max_size: int | None = None) -> None:
+        p = self._profile(profile)
+        p.modify_group(group_id, list(members), list(weights) if weights else None, max_size)
+        self._profile_changed(p)
+
+    def act_prof_delete_group(self, profile: str, group_id: int) -> None:
+        p = self._profile(profile)
+        p.delete_group(group_id)
+        self._profile_changed(p)
+
+    def act_prof_members(self, profile: str) -> dict[int, tuple[str, dict[str, int]]]:
+        """member id -> (action, action data), in BMv2 handle order (re-adding them in this order
+        keeps every group's member order)."""
+        members = sorted(self._profile(profile).members.items(), key=lambda kv: kv[1].handle)
+        return {i: (m.action, dict(m.params)) for i, m in members if i >= 0}
+
+    def act_prof_groups(self, profile: str) -> dict[int, list[int]]:
+        """group id -> member ids (in the order given)."""
+        return {i: list(g.members) for i, g in sorted(self._profile(profile).groups.items()) if i >= 0}
+
+    def table_add_indirect(self, table: str, match: dict[str, MatchValue], member_id: int | None = None,
+                           group_id: int | None = None, priority: int | None = None) -> None:
+        """An entry of an indirect table pointing at a member or (selector) a group."""
+        self._table(table).add_indirect(match, _ref(member_id, group_id), priority)
+
+    def table_modify_indirect(self, table: str, match: dict[str, MatchValue], member_id: int | None = None,
+                              group_id: int | None = None, priority: int | None = None) -> None:
+        self._table(table).modify_indirect(match, _ref(member_id, group_id), priority)
+
+    def table_add_one_shot(self, table: str, match: dict[str, MatchValue],
+                           actions: Sequence[tuple[str, dict[str, int] | None]],
+                           priority: int | None = None) -> None:
+        """An entry of a selector table with its own action set (P4Runtime one-shot): hidden
+        members and a group, released with the entry."""
+        self._table(table).add_one_shot(match, list(actions), priority)
+
+    def table_modify_one_shot(self, table: str, match: dict[str, MatchValue],
+                              actions: Sequence[tuple[str, dict[str, int] | None]],
+                              priority: int | None = None) -> None:
+        self._table(table).modify_one_shot(match, list(actions), priority)
+
     # ------------------------------------------------------------ PRE
     def mc_group_set(self, group_id: int, replicas: list[Replica]) -> None:
         if not 0 < group_id < 1 << 16:
@@ -200,6 +285,72 @@ class Switch(PacketFlow):
             raise RuntimeAPIError(f"table {t.info.name} has no direct counter")
         t.find(match, priority).counter[:] = [packets, bytes_]
 
+    # ------------------------------------------------------------ meters, custom CRCs
+    def set_clock(self, clock) -> None:
+        """Meter time: ``clock()`` gives microseconds since the switch started (None: monotonic)."""
+        self.prog.state.clock = clock
+
+    def _meter_cells(self, name: str, index: int | None):
+        m = self._inst(name, ("meter",))
+        if index is None:
+            return m, range(m.size)
+        if not isinstance(index, int) or not 0 <= index < m.size:
+            raise RuntimeAPIError(f"meter {m.name}: index {index} out of range 0..{m.size - 1}")
+        return m, [index]
+
+    def meter_set_config(self, name: str, index: int | None, config: MeterConfig | None) -> None:
+        """Rates and bursts of one cell, or of every cell when ``index`` is None (BMv2
+        ``meter_set_rates`` / ``meter_array_set_rates``); ``None`` makes cells unconfigured."""
+        m, idxs = self._meter_cells(name, index)
+        if config is not None:
+            check_config(config, f"meter {m.name}")
+        for i in idxs:
+            if config is None:
+                m.cells.pop(i, None)
+            else:
+                m.cells.setdefault(i, MeterCell()).configure(config)
+
+    def meter_get_config(self, name: str, index: int) -> MeterConfig | None:
+        m, _ = self._meter_cells(name, index)
+        c = m.cells.get(index)
+        return None if c is None else c.config
+
+    def _direct_meter_entry(self, table: str, match, priority):
+        t = self._table(table)
+        if t.meter_kind is None:
+            raise RuntimeAPIError(f"table {t.info.name} has no direct meter")
+        return t, t.find(match, priority)
+
+    def direct_meter_set_config(self, table: str, match: dict[str, MatchValue], config: MeterConfig | None,
+                                priority: int | None = None) -> None:
+        t, e = self._direct_meter_entry(table, match, priority)
+        if config is None:
+            e.meter = None
+            return
+        check_config(config, f"direct meter of {t.info.name}")
+        if e.meter is None:
+            e.meter = MeterCell()
+        e.meter.configure(config)
+
+    def direct_meter_get_config(self, table: str, match: dict[str, MatchValue],
+                                priority: int | None = None) -> MeterConfig | None:
+        _t, e = self._direct_meter_entry(table, match, priority)
+        return None if e.meter is None else e.meter.config
+
+    def seed_random(self, seed: int) -> None:
+        """Restart ``random()`` / ``HashAlgorithm.random`` from ``seed`` (repeatable runs; both
+        backends give the same values).  Switches start from a seed drawn from the OS."""
+        self.prog.state.rng.seed(seed)
+
+    def crc_set_parameters(self, params: CrcParams) -> None:
+        """Parameters of ``crc16_custom`` (width 16) or ``crc32_custom`` (width 32)."""
+        getattr(self.prog.state, f"crc{params.width}_custom").configure(params)
+
+    def crc_get_parameters(self, width: int) -> CrcParams:
+        if width not in (16, 32):
+            raise RuntimeAPIError(f"no crc{width}_custom; custom CRCs are crc16_custom and crc32_custom")
+        return getattr(self.prog.state, f"crc{width}_custom").params
+
     # ------------------------------------------------------------ parser value sets (extension)
     def value_set_set(self, name: str, members: list[dict[str, MatchValue]]) -> None:
         """Replace the members of a parser value set (P4Runtime ValueSetEntry semantics)."""
@@ -249,6 +400,14 @@ class Switch(PacketFlow):
     def digests(self) -> list[tuple[str, tuple[int, ...]]]:
         out, self.digest_queue = self.digest_queue, deque()
         return list(out)
+
+
+def _ref(member_id: int | None, group_id: int | None) -> tuple[str, int]:
+    if (member_id is None) == (group_id is None):
+        raise RuntimeAPIError("an indirect entry names exactly one of member_id and group_id")
+    if (member_id if member_id is not None else group_id) < 0:  # type: ignore[operator]
+        raise ValueError("member and group ids are not negative")
+    return ("m", member_id) if member_id is not None else ("g", group_id)  # type: ignore[return-value]
 
 
 def _check_replicas(replicas: list[Replica]) -> None:

@@ -10,8 +10,8 @@ generators (python and IR -> C), so neither has to know these constructs:
   arguments given (``f<bit<8>>(x)``) or inferred from the arguments' declared types; each
   distinct set of type arguments gets one copy ``f<bit<8>>`` declared before the first
   declaration that calls it, with the type parameters substituted; the generic declaration
-  itself goes away. A generic function nothing calls is still type-checked, as p4c does: one
-  copy whose type parameters are opaque empty structs.
+  itself goes away. Every generic function is also type-checked as p4c does, where it is
+  declared: one copy whose type parameters are opaque empty structs.
 
 Names are tracked by scope (parameters, locals, constants in the order they are declared), so
 a local that shadows a constant is left alone.
@@ -31,6 +31,9 @@ from .treetypes import Bind, TypeIndex, name_of, type_text
 Err = Callable[[object, str], P4CompileError]
 Env = dict[str, Bind]
 
+#: annotation of the copy of a generic function checked with opaque type parameters: checked
+#: like any function, never lowered to code (nothing calls it)
+CHECK_ONLY = "__generic_body_check"
 _NAMED = {"var_decl": (2, 1), "const_decl": (2, 1), "param": (3, 2), "instantiation": (3, 1)}
 _SHADOW = {"action_decl": 1, "table_decl": 1, "value_set_decl": 3}
 
@@ -71,16 +74,16 @@ class Specializer:
                 where[name_of(d.children[2])] = len(out)
                 continue
             out += self.top(d)
-        called = {n for n, _ in self.specs}
-        for name, pos in sorted(where.items(), key=lambda kv: -kv[1]):
-            if name not in called:
-                out[pos:pos] = self.uncalled(self.generics[name], out)
+        for name, pos in sorted(where.items(), key=lambda kv: -kv[1]):  # every one, called or not
+            out[pos:pos] = self.uncalled(self.generics[name], out)
         self.tree.children = out
 
     def uncalled(self, decl: Tree, out: list) -> list:
-        """A generic function nothing calls, as p4c checks it: a copy whose type parameters are
-        opaque types (empty structs named after them), so its body may only copy, compare and
-        pass its ``T`` values, as for every ``T``. Returns the declarations to insert."""
+        """A generic function checked as p4c checks it where it is declared, whether or not
+        something calls it (spec: operations on values of a type variable): a copy whose type
+        parameters are opaque types (empty structs named after them), so its body may only
+        copy, compare and pass its ``T`` values, as for every ``T`` (no arithmetic, casts or
+        methods).  Returns the declarations to insert."""
         taken = {name_of(c) for d in out if isinstance(d, Tree) for c in d.children[:4]
                  if isinstance(c, Tree) and c.data == "name"} | self.declared
         binding: dict[str, Tree] = {}
@@ -98,8 +101,14 @@ class Specializer:
             structs.append(st)
             binding[tv] = _mk("type_name", [Token("TYPE_IDENTIFIER", sname)], decl)
         saved, self.pending = self.pending, []
-        self.pending_copy(decl, f"{name_of(decl.children[2])}<{', '.join(tvars)}>", binding)
+        spec = f"{name_of(decl.children[2])}<{', '.join(tvars)}>"
+        while spec in self.specs.values() or spec in taken:  # a call's copy may have that name
+            spec += "'"
+        self.pending_copy(decl, spec, binding)
         copy_ = self.pending.pop()
+        mark = _mk("annotation", [Token("ANNOT", "@" + CHECK_ONLY)], decl)
+        anns = copy_.children[0].children if isinstance(copy_.children[0], Tree) else []
+        copy_.children[0] = _mk("annotations", [*anns, mark], decl)
         self.pending = saved
         return structs + self.top(copy_)
 
@@ -262,23 +271,110 @@ class Specializer:
         params = [p for p in (decl.children[4].children if decl.children[4] is not None else [])
                   if p is not None]
         args = [a for a in (e.children[-1].children if e.children[-1] is not None else []) if a is not None]
+        untyped: list[tuple[Tree, Tree, Tree]] = []
         for i, a in enumerate(args):
             p = self._param_for(a, i, params)
             if p is None or a.data == "dontcare_arg":
                 continue
             value = a.children[1] if a.data == "named_arg" else a
-            self.unify(p.children[2], self._type(value, env), set(tvars), binding, a)
+            at = self._type(value, env)
+            if at is None:
+                untyped.append((p, value, a))
+            self.unify(p.children[2], at, set(tvars), binding, a)
+        for p, value, a in untyped:  # what typed arguments left open (a list expression also
+            pt = p.children[2]          # fits a struct or tuple another argument decided)
+            if not (pt.data == "type_name" and str(pt.children[-1]) in binding):
+                self.unify(pt, self._untyped_type(value, env), set(tvars), binding, a)
         missing = [tv for tv in tvars if tv not in binding]
         if missing:
             raise self.err(e, f"cannot infer type argument {missing[0]} of {name}; give it "
                               f"explicitly ({name}<...>(...))")
+        ints = self._int_params(e, name, decl, params, args, binding, env)
         targs = tuple(type_text(binding[tv]) for tv in tvars)
-        spec = self.specs.get((name, targs))
+        key = targs + tuple(f"{pn}={_lit_text(v)}" for pn, v in ints.items())
+        spec = self.specs.get((name, key))
         if spec is None:
-            spec = f"{name}<{', '.join(targs)}>"
-            self.specs[(name, targs)] = spec
+            spec = f"{name}<{', '.join(targs)}>" + (f"#{len(self.specs)}" if ints else "")
+            self.specs[(name, key)] = spec
             self.types.functions[spec] = self.pending_copy(decl, spec, binding)
-        return _mk("call", [_ident(spec, f), e.children[-1]], e)
+            self._constant_params(self.types.functions[spec], ints)
+        kept = [a for i, a in enumerate(args) if self._pname(a, i, params) not in ints]
+        arglist = _mk("args", kept or [None], e.children[-1]) if ints else e.children[-1]
+        return _mk("call", [_ident(spec, f), arglist], e)
+
+    def _pname(self, a: Tree, i: int, params: list[Tree]) -> str | None:
+        p = self._param_for(a, i, params)
+        return name_of(p.children[3]) if p is not None else None
+
+    def _int_params(self, e, name: str, decl: Tree, params: list[Tree], args: list[Tree],
+                    binding: dict[str, Tree], env: Env) -> dict[str, Tree]:
+        """A type variable bound to ``int`` (an untyped literal argument): p4c rejects it in the
+        return type (a run-time value needs a width) and for out/inout parameters; an in or
+        directionless parameter of type int is a compile-time constant, so the copy declares it
+        as a local constant with the literal or top-level constant passed (one copy per value).
+        Returns name -> value."""
+        ints = {tv for tv, t in binding.items() if isinstance(t, Tree) and t.data == "t_int_inf"}
+        if not ints:
+            return {}
+        if self._mentions(decl.children[1], ints):
+            tv = next(iter(ints))
+            raise self.err(e, f"{name}: 'int' type can only be unified with 'int', 'bit<>', or "
+                              f"'signed<>' types, not with '<returned type>' (return type {tv} is "
+                              f"bound to int by an untyped literal argument; give {tv} explicitly)")
+        out: dict[str, Tree] = {}
+        for i, a in enumerate(args):
+            p = self._param_for(a, i, params)
+            if p is None or not self._mentions(p.children[2], ints):
+                continue
+            value = a.children[1] if a.data == "named_arg" else a
+            literal = isinstance(value, Tree) and value.data == "int_lit" or self._global_int(value, env)
+            if p.children[1] is not None and str(p.children[1]) in ("out", "inout") or not literal:
+                raise self.err(a, f"{name}: parameter {name_of(p.children[3])} would have type int, "
+                                  "which only a compile-time constant may have; give the type "
+                                  "argument explicitly")
+            out[name_of(p.children[3])] = value
+        return out
+
+    def _global_int(self, value, env: Env) -> bool:
+        """Is ``value`` the name of a top-level ``int`` constant (visible in the function too)?"""
+        if not (isinstance(value, Tree) and value.data == "ident"):
+            return False
+        b = env.get(str(value.children[-1]))
+        return b is not None and b is self.genv.get(str(value.children[-1])) \
+            and isinstance(b.type, Tree) and b.type.data == "t_int_inf"
+
+    @staticmethod
+    def _mentions(t, tvs: set[str]) -> bool:
+        return isinstance(t, Tree) and any(
+            isinstance(c, Tree) and c.data == "type_name" and str(c.children[-1]) in tvs
+            for c in t.iter_subtrees())
+
+    @staticmethod
+    def _constant_params(copy_: Tree, ints: dict[str, Tree]) -> None:
+        """In the specialised copy, the int parameters become local constants."""
+        if not ints:
+            return
+        plist = copy_.children[4]
+        consts = []
+        for p in [p for p in plist.children if p is not None]:
+            if name_of(p.children[3]) in ints:
+                plist.children.remove(p)
+                consts.append(_mk("const_decl", [None, p.children[2], p.children[3],
+                                                 copy.deepcopy(ints[name_of(p.children[3])])], p))
+        body = copy_.children[5]
+        body.children[0:0] = consts
+
+    def _untyped_type(self, value, env: Env) -> Tree | None:
+        """The type p4c gives an argument without a declared type: a list expression is a tuple
+        of its items' types (P4 spec, list expressions), when each is known."""
+        if isinstance(value, Tree) and value.data == "int_lit":
+            return _mk("t_int_inf", [], value)  # an untyped literal: T is int (p4c binds it so)
+        if isinstance(value, Tree) and value.data == "list_expr":
+            items = [x for x in value.children[0].children if x is not None]
+            types = [self._type(x, env) or self._untyped_type(x, env) for x in items]
+            if items and all(t is not None for t in types):
+                return _mk("tuple_type", [Tree("type_args", [copy.deepcopy(t) for t in types])], value)
+        return None
 
     @staticmethod
     def _param_for(a: Tree, i: int, params: list[Tree]) -> Tree | None:
@@ -316,6 +412,10 @@ class Specializer:
         new.children[3] = None
         self.pending.append(new)
         return new
+
+
+def _lit_text(v: Tree) -> str:
+    return str(v.children[0]) if isinstance(v, Tree) and v.children else ""
 
 
 def specialize(tree: Tree, err: Err) -> None:

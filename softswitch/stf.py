@@ -24,10 +24,11 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from softswitch.api import Replica
+from softswitch.api import MeterConfig, Replica
 from softswitch.stf_names import ProgramNames, action_params, entry_match
 from softswitch.stf_syntax import (
     AddEntry,
+    AddIndirect,
     CheckCounter,
     Checkpoint,
     Command,
@@ -35,7 +36,11 @@ from softswitch.stf_syntax import (
     McGroup,
     McNodeAssociate,
     McNodeCreate,
+    MeterGetRates,
+    MeterSetRates,
     MirroringAdd,
+    ProfileGroup,
+    ProfileMember,
     RegisterRead,
     RegisterWrite,
     SendPacket,
@@ -143,6 +148,45 @@ class _Run:
             priority += 1           # P4Runtime wants > 0, so p + 1 keeps the order
         self.sw.table_add(table.name, action.name, match, params, priority)
 
+    def do_AddIndirect(self, cmd: AddIndirect) -> None:
+        table = self.names.table(cmd.table)
+        match = entry_match(table, self.names, [(k.name, k.text) for k in cmd.keys])
+        if table.needs_priority and cmd.priority is None:
+            raise ValueError(f"table {table.name} has ternary/range/optional keys: give a priority")
+        priority = cmd.priority if table.needs_priority else None
+        self.sw.table_add_indirect(table.name, match, cmd.member, cmd.group, priority)
+
+    def do_ProfileMember(self, cmd: ProfileMember) -> None:
+        prof, table = self.names.profile(cmd.profile)
+        if cmd.op == "delete":
+            self.sw.act_prof_delete_member(prof, cmd.member)
+            return
+        action = self.names.action(table, cmd.action.name)
+        params = action_params(action, list(cmd.action.args))
+        do = self.sw.act_prof_add_member if cmd.op == "create" else self.sw.act_prof_modify_member
+        do(prof, cmd.member, action.name, params)
+
+    def do_ProfileGroup(self, cmd: ProfileGroup) -> None:
+        prof, _table = self.names.profile(cmd.profile)
+        if cmd.op == "create":
+            self.sw.act_prof_create_group(prof, cmd.group, cmd.members)
+        elif cmd.op == "delete":
+            self.sw.act_prof_delete_group(prof, cmd.group)
+        else:
+            members = self.sw.act_prof_groups(prof).get(cmd.group)
+            if members is None:
+                raise ValueError(f"action profile {prof}: no group {cmd.group}")
+            (mid,) = cmd.members
+            if cmd.op == "add":
+                if mid in members:
+                    raise ValueError(f"member {mid} is already in group {cmd.group}")
+                members.append(mid)
+            else:
+                if mid not in members:
+                    raise ValueError(f"member {mid} is not in group {cmd.group}")
+                members.remove(mid)
+            self.sw.act_prof_modify_group(prof, cmd.group, members)
+
     def do_SetDefault(self, cmd: SetDefault) -> None:
         table = self.names.table(cmd.table)
         action = self.names.action(table, cmd.action.name)
@@ -238,6 +282,15 @@ class _Run:
         if cmd.expected is not None and got != cmd.expected:
             self.fail(cmd.line, f"register {name}[{cmd.index}] = {got} ({got:#x}), "
                       f"expected {cmd.expected} ({cmd.expected:#x})")
+
+    def do_MeterSetRates(self, cmd: MeterSetRates) -> None:
+        """simple_switch_CLI rates are units per microsecond; the API takes units per second."""
+        (cir, cburst), (pir, pburst) = cmd.rates
+        cfg = MeterConfig(round(cir * 1e6), cburst, round(pir * 1e6), pburst)
+        self.sw.meter_set_config(self.names.meter(cmd.meter), cmd.index, cfg)
+
+    def do_MeterGetRates(self, cmd: MeterGetRates) -> None:
+        self.sw.meter_get_config(self.names.meter(cmd.meter), cmd.index)
 
     _OPS = {"==": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator.le,
             ">": operator.gt, ">=": operator.ge}

@@ -76,8 +76,12 @@ class ProgramNames:
             fields = tuple(FieldInfo(mf.name, mf.bitwidth, _match_kind(mf)) for mf in t.match_fields)
             acts = tuple(actions[r.id] for r in t.action_refs if r.id in actions)
             self.tables[t.preamble.name] = StfTable(t.preamble.name, fields, acts)
+        tnames = {t.preamble.id: t.preamble.name for t in p4info.tables}
+        self.profiles = {ap.preamble.name: [tnames[i] for i in ap.table_ids if i in tnames]
+                         for ap in getattr(p4info, "action_profiles", [])}
         self.registers = {r.preamble.name: r for r in getattr(p4info, "registers", [])}
         self.counters = {c.preamble.name: c for c in getattr(p4info, "counters", [])}
+        self.meters = {m.preamble.name: m for m in getattr(p4info, "meters", [])}
 
     def table(self, name: str) -> StfTable:
         return self.tables[_suffix_pick(name, list(self.tables), "table")]
@@ -86,8 +90,18 @@ class ProgramNames:
         by_name = {a.name: a for a in table.actions}
         return by_name[_suffix_pick(name, list(by_name), "action", f"table {table.name}")]
 
+    def profile(self, name: str) -> tuple[str, StfTable]:
+        """An action profile's P4Info name and one of its tables (whose actions its members run)."""
+        full = _suffix_pick(name, list(self.profiles), "action profile")
+        if not self.profiles[full]:
+            raise LookupError(f"action profile {full} belongs to no table")
+        return full, self.tables[self.profiles[full][0]]
+
     def register(self, name: str) -> str:
         return _suffix_pick(name, list(self.registers), "register")
+
+    def meter(self, name: str) -> str:
+        return _suffix_pick(name, list(self.meters), "meter")
 
     def counter(self, name: str) -> str:
         return _suffix_pick(name, list(self.counters), "counter")

@@ -16,6 +16,23 @@ The grammar follows what p4c's BMv2 STF runner accepts (one command per line,
     register_write <register> <index> <value>
     register_read <register> <index>        (p4c's form: reads, checks nothing)
     check_counter <counter>(<index>) [packets|bytes] [== != < <= > >=] <number>
+    meter_set_rates <meter> <index> <cir>:<cburst> <pir>:<pburst>
+    meter_array_set_rates <meter> <cir>:<cburst> <pir>:<pburst>   (every cell)
+    meter_get_rates <meter> <index>         (p4c's form: reads, checks nothing)
+      (rates in packets or bytes per microsecond, as simple_switch_CLI takes them)
+
+Action profiles and selectors (p4c's runner has no command for them; extension only, below):
+
+    act_prof_create_member <profile> <member id> <action>(<param>:<value>, ...)
+    act_prof_modify_member <profile> <member id> <action>(<param>:<value>, ...)
+    act_prof_delete_member <profile> <member id>
+    act_prof_create_group <profile> <group id> [<member id> ...]
+    act_prof_add_member_to_group <profile> <member id> <group id>   (and _remove_member_from_group)
+    act_prof_delete_group <profile> <group id>
+    add <table> [<priority>] <key>:<value> ... member(<member id>)   (or group(<group id>))
+
+The names are simple_switch_CLI's; ids are the control plane's (P4Runtime member/group ids),
+not BMv2 handles.
 
 Keys: exact ``0x0a``/``10``/``10.0.0.1``; ternary ``v&&&m``, or hex/binary digits with
 ``*`` for don't-care digits (as p4c: the mask covers the digits written, so ``0x0a``
@@ -29,8 +46,9 @@ Header lines ``# defines: NAME=VALUE NAME2`` and ``# cpu_port: N`` carry
 compile options for the program under test (see ``StfFile``).
 
 Softswitch extension, invisible to p4c's runner (a comment there): a line
-``#!softswitch <command>`` is a command only this runner executes.  Its one use is
-the register check ``#!softswitch register_read <register> <index> <expected value>``;
+``#!softswitch <command>`` is a command only this runner executes.  Its uses are
+the register check ``#!softswitch register_read <register> <index> <expected value>``
+(and the action profile commands above);
 a plain ``register_read`` with an expected value is refused, so a file that p4c's
 runner would misread cannot be written by accident.  ``p4c_dialect_problems`` lists
 what in a file p4c's runner would not parse (lpm ``v/len`` keys, ``&&&`` masks,
@@ -173,8 +191,60 @@ class CheckCounter:
     value: int
 
 
+@dataclass(frozen=True)
+class ProfileMember:
+    """``act_prof_create_member`` / ``act_prof_modify_member`` (``action`` given) or
+    ``act_prof_delete_member`` of an action profile or selector (extension)."""
+
+    line: int
+    op: str  # create | modify | delete
+    profile: str
+    member: int
+    action: ActionCall | None = None
+
+
+@dataclass(frozen=True)
+class ProfileGroup:
+    """``act_prof_create_group`` (with its members), ``act_prof_delete_group``,
+    ``act_prof_add_member_to_group`` / ``act_prof_remove_member_from_group`` (extension)."""
+
+    line: int
+    op: str  # create | delete | add | remove
+    profile: str
+    group: int
+    members: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
+class AddIndirect:
+    """``add TABLE [PRIO] KEYS... member(ID)`` or ``group(ID)``: an indirect entry (extension)."""
+
+    line: int
+    table: str
+    keys: tuple[KeyValue, ...]
+    member: int | None
+    group: int | None
+    priority: int | None = None
+
+
+@dataclass(frozen=True)
+class MeterSetRates:
+    line: int
+    meter: str
+    index: int | None                     # None: meter_array_set_rates (every cell)
+    rates: tuple[tuple[float, int], ...]  # (units per microsecond, burst): committed, peak
+
+
+@dataclass(frozen=True)
+class MeterGetRates:
+    line: int
+    meter: str
+    index: int
+
+
 Command = (AddEntry | SetDefault | SendPacket | ExpectPacket | Checkpoint | MirroringAdd | McGroup
-           | McNodeCreate | McNodeAssociate | RegisterWrite | RegisterRead | CheckCounter)
+           | McNodeCreate | McNodeAssociate | RegisterWrite | RegisterRead | CheckCounter
+           | ProfileMember | ProfileGroup | AddIndirect | MeterSetRates | MeterGetRates)
 
 
 @dataclass
@@ -240,7 +310,7 @@ def _parse_call(text: str) -> ActionCall:
     return ActionCall(m.group(1), tuple(args))
 
 
-def _parse_add(line: int, rest: str) -> AddEntry:
+def _parse_add(line: int, rest: str, extension: bool = False) -> AddEntry:
     if "(" not in rest:
         raise ValueError("add needs an action call, e.g. add tbl key:1 act(p:2)")
     head, call = rest.split("(", 1)
@@ -254,7 +324,13 @@ def _parse_add(line: int, rest: str) -> AddEntry:
     after = tail[1].strip()
     if after and not re.match(r"^=\s*\S+$", after):
         raise ValueError(f"unexpected text after the action call: {after!r}")
-    action = _parse_call(f"{action_name}({tail[0]})")
+    if action_name in ("member", "group") and re.fullmatch(r"\s*\w+\s*", tail[0]):
+        if not extension:
+            raise ValueError(f"add ... {action_name}(N) is a softswitch extension: write "
+                             f"'{EXTENSION} add {rest.strip()}'")
+        action = ActionCall(action_name, (("id", parse_number(tail[0])),))
+    else:
+        action = _parse_call(f"{action_name}({tail[0]})")
     table, *items = call_words[:-1]
     priority = None
     if items and re.fullmatch(r"[0-9]+", items[0]):
@@ -268,6 +344,40 @@ def _parse_add(line: int, rest: str) -> AddEntry:
             raise ValueError(f"key {item!r} is not field:value")
         keys.append(KeyValue(name, value))
     return AddEntry(line, table, tuple(keys), action, priority)
+
+
+def _indirect(e: AddEntry) -> AddEntry | AddIndirect:
+    """An ``add`` whose "action" is ``member(ID)`` or ``group(ID)``: an indirect entry."""
+    if e.action.name not in ("member", "group") or [n for n, _ in e.action.args] != ["id"]:
+        return e
+    ref = e.action.args[0][1]
+    return AddIndirect(e.line, e.table, e.keys, ref if e.action.name == "member" else None,
+                       ref if e.action.name == "group" else None, e.priority)
+
+
+def _parse_profile(line: int, cmd: str, args: list[str], rest: str) -> ProfileMember | ProfileGroup:
+    """The simple_switch_CLI-named profile commands, with control-plane ids instead of handles."""
+    if cmd in ("act_prof_create_member", "act_prof_modify_member"):
+        if len(args) < 3:
+            raise ValueError(f"{cmd} takes: profile member_id action(param:value, ...)")
+        (mid,) = _ints(args[1:2], ["member_id"], cmd)
+        call = rest.split(None, 2)[2]
+        return ProfileMember(line, cmd.split("_")[2], args[0], mid, _parse_call(call))
+    if cmd == "act_prof_delete_member":
+        (mid,) = _ints(args[1:], ["member_id"], cmd)
+        return ProfileMember(line, "delete", args[0], mid)
+    if cmd == "act_prof_create_group":
+        if len(args) < 2:
+            raise ValueError(f"{cmd} takes: profile group_id [member_id ...]")
+        nums = _ints(args[1:], ["group_id"] + ["member_id"] * (len(args) - 2), cmd)
+        return ProfileGroup(line, "create", args[0], nums[0], tuple(nums[1:]))
+    if cmd == "act_prof_delete_group":
+        (gid,) = _ints(args[1:], ["group_id"], cmd)
+        return ProfileGroup(line, "delete", args[0], gid)
+    if cmd in ("act_prof_add_member_to_group", "act_prof_remove_member_from_group"):
+        mid, gid = _ints(args[1:], ["member_id", "group_id"], cmd)
+        return ProfileGroup(line, "add" if "_add_" in cmd else "remove", args[0], gid, (mid,))
+    raise ValueError(f"unknown STF command {cmd!r}")
 
 
 def _ints(words: list[str], names: list[str], cmd: str) -> list[int]:
@@ -291,7 +401,12 @@ def parse_command(line: int, text: str, extension: bool = False) -> Command | No
     cmd, args = words[0].lower(), words[1:]
     rest = text.strip()[len(words[0]):].strip()
     if cmd == "add":
-        return _parse_add(line, rest)
+        entry = _parse_add(line, rest, extension)
+        return _indirect(entry) if extension else entry
+    if cmd.startswith("act_prof_"):
+        if not extension:
+            raise ValueError(f"{cmd} is a softswitch extension: write '{EXTENSION} {text.strip()}'")
+        return _parse_profile(line, cmd, args, rest)
     if cmd == "setdefault":
         if not args:
             raise ValueError("setdefault needs a table and an action call")
@@ -358,7 +473,34 @@ def parse_command(line: int, text: str, extension: bool = False) -> Command | No
             kind, op, value = "packets", "==", "0"
         (number,) = _ints([value], ["number"], cmd)
         return CheckCounter(line, name, index, kind, op, number)
+    if cmd in ("meter_set_rates", "meter_array_set_rates"):
+        return _parse_meter_rates(line, cmd, args)
+    if cmd == "meter_get_rates":
+        if len(args) != 2:
+            raise ValueError("meter_get_rates takes: meter index")
+        (index,) = _ints(args[1:], ["index"], cmd)
+        return MeterGetRates(line, args[0], index)
     raise ValueError(f"unknown STF command {words[0]!r}")
+
+
+def _parse_meter_rates(line: int, cmd: str, args: list[str]) -> MeterSetRates:
+    """BMv2 meters have two rates: committed then peak, each ``rate:burst``."""
+    n_head = 2 if cmd == "meter_set_rates" else 1
+    usage = f"{cmd} takes: meter {'index ' if n_head == 2 else ''}<cir>:<cburst> <pir>:<pburst>"
+    if len(args) != n_head + 2:
+        raise ValueError(usage)
+    index = _ints(args[1:2], ["index"], cmd)[0] if n_head == 2 else None
+    rates = []
+    for pair in args[n_head:]:
+        rate, sep, burst = pair.partition(":")
+        try:
+            r = float(rate)
+        except ValueError:
+            raise ValueError(f"{cmd}: rate {rate!r} is not a number; {usage}") from None
+        if not sep or not r >= 0:
+            raise ValueError(usage)
+        rates.append((r, _ints([burst], ["burst"], cmd)[0]))
+    return MeterSetRates(line, args[0], index, tuple(rates))
 
 
 def parse_stf(text: str, path: str = "<stf>") -> StfFile:

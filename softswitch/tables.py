@@ -1,4 +1,5 @@
-"""Match-action table runtime: entries, lookup by match kind, default action, direct counters."""
+"""Match-action table runtime: entries, lookup by match kind, default action, direct counters and
+direct meters (executed on a hit, as BMv2 does before the action runs)."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from .api import (
     Ternary,
 )
 from .decls import cp_name
+from .meters import MeterCell
 
 
 @dataclass
@@ -32,14 +34,17 @@ class _Entry:
     seq: int = 0
     is_const: bool = False
     counter: list[int] = field(default_factory=lambda: [0, 0])
+    ref: tuple[str, int] | None = None   # indirect tables: ("m", member id) or ("g", group id)
+    meter: MeterCell | None = None  # the direct meter's cell, made when first configured
 
 
 class Table:
     """One table; ``lookup`` is called by generated code with a tuple of key values."""
 
-    def __init__(self, info, switch_state):
+    def __init__(self, info, switch_state, meter_kind: int | None = None):
         self.info = info
-        self.st = switch_state  # has .cur_len (bytes of the packet being processed)
+        self.st = switch_state  # has .cur_len (bytes of the packet being processed), .now_us()
+        self.meter_kind = meter_kind  # MeterType of the direct meter (0 packets, 1 bytes), or None
         self.kinds = [k.match_kind for k in info.keys]
         self.widths = [k.width for k in info.keys]
         self.names = [k.name for k in info.keys]
@@ -57,6 +62,7 @@ class Table:
         self.default_ai = info.actions.index(da)
         self.default_args = tuple(dargs)
         self.initial_default = (self.default_ai, self.default_args)
+        self.profile = None   # profiles.ActionProfile of an indirect table (program.py sets it)
         rule = getattr(info, "priority_rule", None)
         self.largest_wins = rule.largest_wins if rule is not None else True
         for vals, a, args, prio in info.const_entries:
@@ -69,7 +75,9 @@ class Table:
         self._rebuild()
 
     # ------------------------------------------------------------ lookup
-    def lookup(self, key: tuple):
+    def lookup(self, key: tuple, h: int = 0):
+        """(hit, action index, action data); ``h`` is the selector hash of an indirect table.
+        Action index -1 runs no action (an indirect table's miss or empty group, as BMv2)."""
         e = None
         if self.exact_only:
             e = self._exact.get(key)
@@ -89,12 +97,28 @@ class Table:
                     e = cand
                     break
         if e is None:
+            if self.meter_kind is not None:
+                self.st.dm_color = -1  # BMv2 runs no meter on a miss: read() leaves its target as is
+            if self.profile is not None:
+                return False, -1, ()
             return False, self.default_ai, self.default_args
         if self.info.direct_counter is not None:
             c = e.counter
             c[0] += 1
             c[1] += self.st.cur_len
+        if self.meter_kind is not None:
+            m = e.meter
+            self.st.dm_color = 0 if m is None else m.execute(
+                self.st.cur_len if self.meter_kind else 1, self.st.now_us())
+        if e.ref is not None:
+            m = self.profile.resolve(e.ref, h)
+            if m is None:
+                return True, -1, ()
+            return True, self.member_ai(m.action), m.args
         return True, e.ai, e.args
+
+    def member_ai(self, action: str) -> int:
+        return next(i for i, a in enumerate(self.info.actions) if a.name == action)
 
     def _matches(self, norm: tuple, key: tuple) -> bool:
         for kind, n, k in zip(self.kinds, norm, key, strict=False):
@@ -245,7 +269,13 @@ class Table:
             return priority
         return None
 
+    def _direct_only(self) -> None:
+        if self.profile is not None:
+            raise RuntimeAPIError(f"table {self.info.name} is indirect (implementation "
+                                  f"{self.profile.info.name}): its entries point at members or groups")
+
     def add(self, action, match, params, priority) -> None:
+        self._direct_only()
         if self.info.entries_const:
             raise RuntimeAPIError(f"table {self.info.name} has const entries")
         priority = self._check_prio(priority)
@@ -260,6 +290,7 @@ class Table:
         self._rebuild()
 
     def modify(self, action, match, params, priority) -> None:
+        self._direct_only()
         priority = self._check_prio(priority)
         norm, _s, _p = self._normalise(match)
         k = self._key(norm, priority)
@@ -273,9 +304,72 @@ class Table:
     def delete(self, match, priority) -> None:
         priority = self._check_prio(priority)
         norm, _s, _p = self._normalise(match)
-        if self.entries.pop(self._key(norm, priority), None) is None:
+        e = self.entries.pop(self._key(norm, priority), None)
+        if e is None:
             raise EntryNotFoundError(f"table {self.info.name}: no such entry")
+        if e.ref is not None:
+            self.profile.ref(e.ref, -1)
+            self.profile.release_one_shot(e.ref)
         self._rebuild()
+
+    # ------------------------------------------------------------ indirect entries
+    def _indirect(self, ref: tuple[str, int]):
+        if self.profile is None:
+            raise RuntimeAPIError(f"table {self.info.name} has no action profile: entries name an action")
+        self.profile.check_ref(ref)
+        return self.profile
+
+    def add_indirect(self, match, ref: tuple[str, int], priority) -> None:
+        """An entry pointing at member ``("m", id)`` or group ``("g", id)`` of the table's profile."""
+        prof = self._indirect(ref)
+        priority = self._check_prio(priority)
+        e = self._make(match, -1, (), priority)
+        e.ref = ref
+        k = self._key(e.norm, priority)
+        if k in self.entries:
+            raise EntryExistsError(f"table {self.info.name}: entry already exists")
+        if len(self.entries) >= self.info.size:
+            raise TableFullError(f"table {self.info.name} is full ({self.info.size} entries)")
+        self.entries[k] = e
+        prof.ref(ref, 1)
+        self._rebuild()
+
+    def modify_indirect(self, match, ref: tuple[str, int], priority) -> None:
+        prof = self._indirect(ref)
+        priority = self._check_prio(priority)
+        norm, _s, _p = self._normalise(match)
+        e = self.entries.get(self._key(norm, priority))
+        if e is None:
+            raise EntryNotFoundError(f"table {self.info.name}: no such entry")
+        prof.ref(e.ref, -1)
+        prof.release_one_shot(e.ref)
+        e.ref = ref
+        prof.ref(ref, 1)
+        self._rebuild()
+
+    def add_one_shot(self, match, actions: list, priority) -> None:
+        """An entry running one of ``actions`` [(action, params)] picked by the selector."""
+        prof = self._profile_of()
+        ref = prof.one_shot(actions)
+        try:
+            self.add_indirect(match, ref, priority)
+        except (RuntimeAPIError, ValueError):
+            prof.release_one_shot(ref)
+            raise
+
+    def modify_one_shot(self, match, actions: list, priority) -> None:
+        prof = self._profile_of()
+        ref = prof.one_shot(actions)
+        try:
+            self.modify_indirect(match, ref, priority)
+        except (RuntimeAPIError, ValueError):
+            prof.release_one_shot(ref)
+            raise
+
+    def _profile_of(self):
+        if self.profile is None:
+            raise RuntimeAPIError(f"table {self.info.name} has no action profile: entries name an action")
+        return self.profile
 
     def find(self, match, priority) -> _Entry:
         priority = self._check_prio(priority)
@@ -289,6 +383,9 @@ class Table:
         return e
 
     def set_default(self, action, params) -> None:
+        if self.profile is not None:
+            raise RuntimeAPIError(f"table {self.info.name} is indirect: p4c's BMv2 back end gives it "
+                                  "no default action to change")
         if self.info.default_const:
             raise RuntimeAPIError(f"table {self.info.name} has a const default action")
         ai = self.action_index(action, True)
@@ -298,10 +395,21 @@ class Table:
         self.default_ai, self.default_args = self.initial_default
 
     def clear(self) -> None:
+        for e in self.entries.values():
+            if e.ref is not None:
+                self.profile.ref(e.ref, -1)
+                self.profile.release_one_shot(e.ref)
         self.entries.clear()
         self._rebuild()
 
     def to_entry(self, e: _Entry) -> TableEntry:
+        if e.ref is not None:
+            shot = e.ref[1] < 0
+            return TableEntry(self.info.name, dict(e.match), "", {}, e.priority, False, False,
+                              tuple(e.counter) if self.info.direct_counter else None,
+                              e.ref[1] if e.ref[0] == "m" else None,
+                              e.ref[1] if e.ref[0] == "g" and not shot else None,
+                              self.profile.action_set(e.ref) if shot else None)
         a = self.info.actions[e.ai]
         params = {cp_name(p): (v & ((1 << p.type.width) - 1)
                                if isinstance(v, int) and hasattr(p.type, "width")

@@ -119,6 +119,17 @@ class StructT(StructLikeT):
     pass
 
 
+@dataclass(eq=False)
+class ArrayT(StructT):
+    """An array of a non-header type (``bit<8>[4]``, ``S[2]``; P4 spec "Arrays", 2025): a struct
+    whose fields ``0`` .. ``size-1`` hold the elements, so assignment, ``==``, initialisers,
+    layout in headers and both backends treat it as one; indexing and ``.size`` are its own.
+    One object per (element type, size) in a program (``Decls.array_type``)."""
+
+    elem: P4Type | None = None
+    size: int = 0
+
+
 class UnionT(StructLikeT):
     """A header_union: header members, at most one valid (setting one valid invalidates the others)."""
 
@@ -209,6 +220,10 @@ class NamedT(P4Type):
 
     def __str__(self) -> str:
         return self.name
+
+
+#: members and methods of header stacks that arrays of other types do not have
+STACK_ONLY = ("next", "last", "lastIndex", "nextIndex", "push_front", "pop_front")
 
 
 def same_type(a: P4Type, b: P4Type) -> bool:

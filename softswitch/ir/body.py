@@ -12,6 +12,7 @@ from lark import Token, Tree
 from ..layout import SIZE_METHODS, pyfield, size_in_bits
 from ..literals import parse_int
 from ..types import (
+    ArrayT,
     BitT,
     BoolT,
     EnumT,
@@ -148,7 +149,7 @@ class _Body:
         ent = self.scope.lookup(name)
         if ent is not None and ent[0] == "val":
             e = ent[1]
-            return e, self._ptype(e)
+            return e, IntLitT() if isinstance(e, _Lit) else self._ptype(e)
         c = self.d.consts.get(name)
         if c is not None:
             if isinstance(c.type, IntLitT):
@@ -204,6 +205,8 @@ class _Body:
             e = ir.Ref(ir.Bool(), "local", var)
             return (e if member == "hit" else ir.Unary(ir.Bool(), "!", e)), BoolT()
         e, t = self.expr(base)
+        if isinstance(t, ArrayT) and member == "size":
+            return self.const(t.size, BitT(32)), BitT(32)
         if isinstance(t, StructLikeT):
             ft = t.field_type(member)
             f = ir.Field(irtype(ft, f"field {member}"), e, pyfield(member))
@@ -227,6 +230,13 @@ class _Body:
         i, _it = self.expr(n.children[1])
         if isinstance(i, _Lit):
             i = self.const(i.value, BitT(32))
+        if isinstance(t, ArrayT):  # a constant index is a field; a run-time one as in stacks
+            et = irtype(t.elem, "array element")
+            if isinstance(i, ir.Const):
+                f = ir.Field(et, e, pyfield(str(i.value)))
+                f.ptype = t.elem
+                return f, t.elem
+            return ir.StackElem(et, e, i, "index"), t.elem
         return ir.StackElem(ir.Comp(t.elem), e, i, "index"), t.elem
 
     def _e_slice(self, n):
@@ -372,6 +382,13 @@ class _Body:
 
     def _e_cast(self, n):
         dst = self.d.resolve_type(n.children[0])
+        if isinstance(n.children[1], Tree) and n.children[1].data == "invalid_hdr":
+            it = irtype(dst, "(H){#}")  # a fresh temporary: invalid, as a new header or union
+            name = self.fresh("invalid")
+            self._pre.append(ir.VarDecl(name, it, None))
+            ref = ir.Ref(it, "local", name)
+            ref.ptype = dst
+            return ref, dst
         e, src = self.expr(n.children[1])
         return self.cast(e, src, dst), dst
 
@@ -499,6 +516,11 @@ class _Body:
     def _s_const_decl(self, n):
         _ann, tnode, nm, init = n.children
         t = self.d.resolve_type(tnode)
+        if isinstance(t, IntLitT):  # `const int k = 5;`: stays a literal until it meets a width
+            v, _vt = self.expr(init)
+            if isinstance(v, _Lit):
+                self.scope.names[str(nm.children[0])] = ("val", v)
+                return []
         self.scope.names[str(nm.children[0])] = ("val", self.expr_to(init, t))
         return []
 

@@ -50,7 +50,7 @@ def irtype(t: P4Type, where: str = "") -> ir.IRType:
     if isinstance(t, StackT):
         irtype(t.elem, f"{where} (stack element)")
         return ir.Stack(t.elem, t.size)
-    if isinstance(t, StructLikeT) and type(t).__name__ in ("HeaderT", "StructT", "UnionT"):
+    if isinstance(t, StructLikeT) and type(t).__name__ in ("HeaderT", "StructT", "UnionT", "ArrayT"):
         for fname, ft in t.fields:
             if struct_varbit(t) == fname:
                 raise Unsupported(f"a value of struct {t.name} (varbit field {fname} outside a "

@@ -12,17 +12,20 @@ from lark import Tree
 
 from ..decls import ann_dict
 from ..layout import pyfield
+from ..specialize import CHECK_ONLY
 from ..types import (
     BitT,
     BoolT,
     EnumT,
     ErrorT,
+    HeaderT,
     NamedT,
     StructLikeT,
 )
 from . import nodes as ir
 from .body import _Body
 from .common import Unsupported, _pos, _qualify, _Scope, irtype, struct_varbit
+from .walk import direct_meter_target
 
 
 class Lowering:
@@ -48,7 +51,8 @@ class Lowering:
         for inst in p.extern_insts.values():
             self._extern(inst)
         for name, tree in self.d.functions.items():
-            self._function(name, tree)
+            if not _check_only(tree):
+                self._function(name, tree)
         top: dict = {name: ("action", info) for name, info in p._top.actions.items()}
         for d in self.d.global_externs:  # top-level register/counter/meter instances
             sym = p.gscope.names.get(str(d.children[3].children[0]))
@@ -67,6 +71,10 @@ class Lowering:
         for t in headers:
             if struct_varbit(t) is None:  # such a struct is checked where a value of it is made
                 irtype(t, "")
+        for name, t in self.tables.items():
+            dm = p.tables[name].direct_meter
+            if dm:
+                t.meter_target = direct_meter_target([self.actions[a] for a in t.actions], dm)
         return ir.Program(headers, self.blocks, roles, self.actions, self.tables, self.functions,
                           self.externs, list(self.d.errors), self.field_lists, self.digests,
                           self.value_sets, p.hdr_t, p.meta_t, p.std_t)
@@ -76,9 +84,11 @@ class Lowering:
         o = inst.obj
         if inst.extern == "register":
             self.externs[inst.name] = ir.Extern(inst.name, "register", o.size, o.width, o.signed)
-        elif inst.extern in ("counter", "meter"):
+        elif inst.extern == "counter":
             self.externs[inst.name] = ir.Extern(inst.name, inst.extern, o.size)
-        else:
+        elif inst.extern == "meter":
+            self.externs[inst.name] = ir.Extern(inst.name, inst.extern, o.size, meter_kind=o.kind)
+        elif inst.extern not in ("action_profile", "action_selector"):  # profiles live in ir.Table
             self.externs[inst.name] = ir.Extern(inst.name, inst.extern, 0, table=getattr(o, "table", None))
 
     def _params(self, params) -> list[ir.Param]:
@@ -181,12 +191,19 @@ class Lowering:
         local = str(nm.children[0])
         qname = _qualify(blk.name, local, ann_dict(ann, self.d))
         info = self.p.tables[qname]
-        keys = []
-        kexprs = [k.children[0] for p in props if p.data == "tp_key" for k in p.children[1:]]
+        keys, sel, valid = [], [], []
+        knodes = [k for p in props if p.data == "tp_key" for k in p.children[1:]]
+        kexprs = [k.children[0] for k in knodes if str(k.children[1].children[0]) != "selector"]
+        sexprs = [k.children[0] for k in knodes if str(k.children[1].children[0]) == "selector"]
         for ki, kx in zip(info.keys, kexprs, strict=True):
             e, t = g.expr(kx)
             e = g.to_bits(e, t) if not isinstance(t, BoolT) else ir.Cast(ir.Bits(1), e)
             keys.append(ir.Key(ki.name, ki.match_kind, ki.width, e))
+        for ki, kx in zip(info.selector_keys, sexprs, strict=True):
+            e, t = g.expr(kx)
+            valid.append(_header_validity(e))
+            e = g.to_bits(e, t) if not isinstance(t, BoolT) else ir.Cast(ir.Bits(1), e)
+            sel.append(ir.Key(ki.name, ki.match_kind, ki.width, e))
         bound = []
         alist = [ar for p in props if p.data == "tp_actions" for ar in p.children[1:]]
         for a in info.actions:
@@ -196,8 +213,12 @@ class Lowering:
             dirp = [p for p in a.params if p.direction]
             bound.append([g.lvalue(x) if p.direction != "in" else g.expr_to(x, p.type)
                           for p, x in zip(dirp, args, strict=False)])
+        prof = info.profile
+        dm = self.p.extern_insts[info.direct_meter].obj.kind + 1 if info.direct_meter else 0
         self.tables[qname] = ir.Table(qname, blk.name, keys, [a.name for a in info.actions], bound,
-                                      info.direct_counter is not None, info.size)
+                                      info.direct_counter is not None, info.size,
+                                      prof.name if prof else None, prof.algo if prof else None, sel, valid,
+                                      direct_meter=dm, fixed_rows=_fixed_rows(info))
         g.scope.names[local] = ("table", qname)
 
     # ------------------------------------------------------------ parsers
@@ -300,6 +321,12 @@ class Lowering:
         return f"{base}_{self.tmp}"
 
 
+def _check_only(tree: Tree) -> bool:
+    """Is ``tree`` the copy of a generic function made only to check its body (specialize.py)?"""
+    anns = tree.children[0]
+    return isinstance(anns, Tree) and any(str(a.children[0]) == "@" + CHECK_ONLY for a in anns.children)
+
+
 def _annotated_field_lists(prog) -> dict[int, list[str]]:
     out: dict[int, list[str]] = {}
     for (sname, fname), ann in prog.decls.field_annotations.items():
@@ -312,3 +339,23 @@ def _annotated_field_lists(prog) -> dict[int, list[str]]:
 
 
 __all__ = ["Lowering", "Unsupported", "irtype"]
+
+
+def _fixed_rows(info) -> list[tuple[tuple[int, ...], int, tuple[int, ...]]] | None:
+    """The rows of a table no control-plane write can change (``const entries``, exact keys
+    only, no direct counter or meter, no action profile), in lookup order; None for any other."""
+    rt = info.runtime
+    if (not info.entries_const or not rt.exact_only or info.direct_counter is not None
+            or info.direct_meter is not None or info.profile is not None or not info.keys):
+        return None
+    return [(tuple(v for v, _m in e.norm), e.ai, tuple(int(a) for a in e.args)) for e in rt.const]
+
+
+def _header_validity(e: ir.Expr) -> ir.Expr | None:
+    """A selector key that is a header field: the header's validity (BMv2 hashes the fields of
+    valid headers only); ``None`` for metadata and other always-present values."""
+    if isinstance(e, ir.Field) and isinstance(e.base.t, ir.Comp) and isinstance(e.base.t.t, HeaderT):
+        return ir.Valid(ir.Bool(), e.base)
+    if isinstance(e, ir.Valid):   # `h.isValid()` is BMv2's field h.$valid$: skipped when invalid
+        return ir.Valid(ir.Bool(), e.base)
+    return None

@@ -386,6 +386,16 @@ class Table:
     bound: list[list[Expr]]       # directional arguments per action
     direct_counter: bool
     size: int
+    profile: str | None = None    # an indirect table: its action profile / selector (P4Info name)
+    algo: str | None = None       # the selector's hash algorithm
+    selector: list[Key] = field(default_factory=list)   # `selector` keys, hashed in order
+    selector_valid: list[Expr | None] = field(default_factory=list)  # the header validity of each
+    direct_meter: int = 0         # 0: none; else its MeterType + 1 (1 packets, 2 bytes)
+    meter_target: Expr | None = None  # written with the colour on each hit (walk.direct_meter_target)
+    # an exact-match table whose entries are `const` and that has no direct resource: its rows
+    # (key values, action index, action data) can never change, so a backend may compile them
+    # into the lookup; None for every other table
+    fixed_rows: list[tuple[tuple[int, ...], int, tuple[int, ...]]] | None = None
 
 
 @dataclass
@@ -417,6 +427,7 @@ class Extern:
     width: int = 0
     signed: bool = False
     table: str | None = None
+    meter_kind: int = 0  # meter: MeterType (0 packets, 1 bytes)
 
 
 @dataclass

@@ -58,4 +58,36 @@ def stacks_used(p: ir.Program) -> list[ir.Stack]:
     return list(seen.values())
 
 
-__all__ = ["dynamic_elems", "has_dynamic_index", "stacks_used"]
+def nodes_of(x, kind: type) -> list:
+    """Every node of class ``kind`` in ``x`` (statements, expressions, lists), nested ones too."""
+    out: list = []
+
+    def walk(y) -> None:
+        if isinstance(y, (list, tuple)):
+            for z in y:
+                walk(z)
+        elif dataclasses.is_dataclass(y) and isinstance(y, (ir.Expr, ir.Stmt)):
+            if isinstance(y, kind):
+                out.append(y)
+            for f in dataclasses.fields(y):
+                walk(getattr(y, f.name))
+
+    walk(x)
+    return out
+
+
+def direct_meter_target(actions: list[ir.Action], meter: str) -> ir.Expr | None:
+    """The field BMv2 writes a direct meter's colour into on every hit of its table: p4c makes
+    the one target of the meter's ``read`` calls its ``result_target``.  None when the calls
+    name different targets or one the table cannot see (an action parameter or local); the
+    ``read`` itself then assigns, as a fallback."""
+    reads = [c for a in actions for c in nodes_of(a.body, ir.ExternCall)
+             if c.name == "direct_meter.read" and c.inst == meter]
+    if not reads or any(r.out != reads[0].out for r in reads):
+        return None
+    if any(ref.kind not in ("param", "var") for ref in nodes_of(reads[0].out, ir.Ref)):
+        return None
+    return reads[0].out
+
+
+__all__ = ["direct_meter_target", "dynamic_elems", "has_dynamic_index", "nodes_of", "stacks_used"]

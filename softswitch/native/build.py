@@ -28,10 +28,17 @@ _PARTS = ("rt_head.h", None, "rt_tail.c", "rt_flow.c", "rt_loop.c")
 CDEF = """
 typedef struct SW SW;
 typedef struct OUTL OUTL;
+typedef struct { double rate[2]; uint64_t burst[2], tokens[2], last[2]; int configured; } MCELL;
 SW *ss_new(void);
 void ss_free(SW *sw);
 int ss_tbl_load(SW *sw, int tid, int n, const uint64_t *kv, const uint64_t *km, const int *ai,
-                const uint64_t *args, const uint64_t *cnt);
+                const uint64_t *args, const uint64_t *cnt, const MCELL *mtr, const int *gsz, int ng,
+                const int *gai, const uint64_t *gargs);
+int ss_tbl_meters(SW *sw, int tid, MCELL *out, int n);
+int ss_meter_access(SW *sw, int mid, uint64_t idx, MCELL *cell, int write);
+void ss_set_now(SW *sw, int ext, int64_t now_us);
+void ss_rng_seed(SW *sw, uint64_t state);
+int ss_crc_set(SW *sw, int width, uint64_t poly, uint64_t init, uint64_t xorv, int refin, int refout);
 int ss_tbl_default(SW *sw, int tid, int ai, const uint64_t *args);
 int ss_tbl_counters(SW *sw, int tid, uint64_t *out, int n);
 int ss_mc_set(SW *sw, int gid, int n, const int *ports, const int *rids);

@@ -71,6 +71,8 @@ class CExpr:
 
     def _StackElem(self, e: ir.StackElem) -> str:
         b = self(e.base)
+        if isinstance(e.base.t, ir.Comp):
+            return self._array_elem(e, b)
         n = e.base.t.size
         scratch = f"ss_scratch_{e.base.t.elem.pyname}"
         self.g.scratch.add(e.base.t.elem.pyname)
@@ -90,6 +92,21 @@ class CExpr:
                     f"if (!_p) {oob} _p; }}))")
         return (f"(*({{ u64 _i = ({b}).n; T_{e.base.t.elem.pyname} *_p = _i < {n} ? &({b}).h[_i] : 0; "
                 f"if (!_p) {oob} _p; }}))")
+
+    def _array_elem(self, e: ir.StackElem, b: str) -> str:
+        """An element of a non-header array (a struct of fields ``e0``..) at a run-time index: a
+        pointer chosen by ``switch``; out of range as for stacks, through a scratch element."""
+        ct = ctype(e.t)
+        self.g.array_scratch.add(ct)
+        if self.g.fn_kind == "parser":
+            oob = f"px->reject = ERR_OOB; px->exit = 1; _p = &ss_ascratch_{ct};"
+        else:
+            oob = f"px->oob = 1; _p = &ss_ascratch_{ct};"
+        t = e.base.t.t
+        cases = " ".join(f"case {k}: _p = &({b}).f_{pyfield(f)}; break;"
+                         for k, (f, _ft) in enumerate(t.fields))
+        return (f"(*({{ u64 _i = (u64)({self(e.index)}); {ct} *_p; switch (_i) {{ {cases} "
+                f"default: {oob} }} _p; }}))")
 
     def _StackInfo(self, e: ir.StackInfo) -> str:
         b = self(e.base)

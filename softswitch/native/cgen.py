@@ -14,10 +14,10 @@ from ..ir.common import Unsupported, fresh_out, irtype
 from ..ir.textgen import Identifiers
 from ..ir.walk import stacks_used
 from ..layout import pyfield
-from ..types import HeaderT, StructLikeT, VarbitT
+from ..types import ArrayT, HeaderT, StructLikeT, VarbitT
 from .ccomp import CompoundFns
 from .cexpr import CExpr, ctype, lit, mask
-from .cstmt import StmtGen
+from .cstmt import ALGO, StmtGen
 
 ROLE_PARAMS = {
     "parser": ("pk", "hdr", "meta", "std"),
@@ -27,6 +27,13 @@ ROLE_PARAMS = {
     "compute": ("hdr", "meta"),
     "deparser": ("ob", "hdr"),
 }
+
+
+M64 = (1 << 64) - 1
+
+
+def _u128(v: int) -> str:
+    return f"U128({v >> 64:#x}ull, {v & M64:#x}ull)"
 
 
 class CGen(Identifiers):
@@ -44,6 +51,8 @@ class CGen(Identifiers):
         self.x = CExpr(self)
         self.frame: str | None = None  # C type of the current frame (L)
         self.scratch: set[str] = set()   # stack element types needing an out-of-range scratch element
+        self.array_scratch: set[str] = set()  # the same for array elements, by C type
+        self.has_arrays = any(isinstance(t, ArrayT) for t in prog.headers)
         self.stack_types: set[str] = set()
         self.fn_kind = ""
 
@@ -103,6 +112,8 @@ class CGen(Identifiers):
         self.out = o
         for name in sorted(self.scratch):
             o.append(f"static T_{name} ss_scratch_{name};")
+        for ct in sorted(self.array_scratch):
+            o.append(f"static {ct} ss_ascratch_{ct};")
         self._prototypes()
         o += self.comp.definitions()
         o += body
@@ -142,6 +153,8 @@ class CGen(Identifiers):
             lines.append(f"    {'u64' if x.width <= 64 else 'u128'} R{i}[{max(x.size, 1)}];")
         for name, i in self.ctrs.items():
             lines.append(f"    u64 C{i}[{max(self.prog.externs[name].size, 1)}][2];")
+        for name, i in self.meters.items():
+            lines.append(f"    MCELL M{i}[{max(self.prog.externs[name].size, 1)}];")
         lines.append("    int _unused;")
         lines.append("} ST;")
         lines.append("#define ST_(px) ((ST *)(px)->st)")
@@ -203,6 +216,8 @@ class CGen(Identifiers):
                     tmp = f"_ca{len(pre)}"
                     pre.append(f"{ctype(prm.t)} {tmp} = {self.x(a)};")
                     out.append(f"&{tmp}")
+                elif isinstance(a, ir.CallF):  # a value, not an lvalue: a one-element array literal
+                    out.append(f"(({ctype(prm.t)}[]){{ {self.x(a)} }})")
                 else:
                     out.append(f"&{self.x(a)}")
             elif prm.direction in ("out", "inout"):
@@ -235,6 +250,36 @@ class CGen(Identifiers):
         g.stmts(b.body)
         self.out.append("}")
 
+    def _fixed_lookup(self, t: ir.Table, tid: int) -> None:
+        """A table whose rows can never change (``ir.Table.fixed_rows``): the rows compiled into
+        compares, as ``ss_lookup`` would find them (exact keys: at most one row matches), and
+        the run-time default action on a miss.  dhc.p4 applies K + 1 such tables per packet."""
+        o = self.out
+        for r, (_vals, _ai, args) in enumerate(t.fixed_rows or []):
+            if args:
+                data = ", ".join(_u128(v) for v in args)
+                o.append(f"    static const u128 R{r}[{len(args)}] = {{{data}}};")
+        for r, (vals, ai, args) in enumerate(t.fixed_rows or []):
+            cond = " && ".join(f"k[{i}] == {_u128(v)}" for i, v in enumerate(vals))
+            head = "if" if r == 0 else "else if"
+            o.append(f"    {head} ({cond}) {{ ai = {ai}; a = {f'R{r}' if args else 'NULL'}; *hit = 1; }}")
+        miss = f"*hit = ss_lookup_miss(px, {tid}, &a, &ai);"
+        o.append(f"    else {miss}" if t.fixed_rows else f"    {miss}")
+
+    def _selector(self, t: ir.Table) -> None:
+        """``h``: an action selector's hash over its keys, fields of invalid headers left out (BMv2's
+        BufBuilder); bits packed MSB first, the last byte zero-padded, as ``externs.pack_bits``."""
+        if not t.selector:
+            return
+        o = self.out
+        nb = (sum(k.width for k in t.selector) + 7) // 8
+        o.append(f"    {{ uint8_t sb[{nb} + 1]; memset(sb, 0, sizeof sb); size_t so = 0;")
+        for k, v in zip(t.selector, t.selector_valid, strict=True):
+            put = "putb64" if k.width <= 64 else "putb128"
+            item = f"{{ {put}(sb, so, {k.width}, {self.x(k.expr)}); so += {k.width}; }}"
+            o.append(f"      if ({self.x(v)}) {item}" if v is not None else f"      {item}")
+        o.append(f"      h = ss_sel_hash(px, {ALGO[t.algo]}, sb, (so + 7) / 8); }}")
+
     def _table(self, t: ir.Table, b: ir.Block) -> None:
         self.fn_kind = "control"
         tid = self.table_ids[t.name]
@@ -247,11 +292,20 @@ class CGen(Identifiers):
                 o.append(f"    px->oob = 0; k[{i}] = (u128)({c}); if (px->oob) k[{i}] = 0;")
             else:
                 o.append(f"    k[{i}] = (u128)({c});")
-        o.append("    const u128 *a; int ai;")
-        o.append(f"    *hit = ss_lookup(px, {tid}, k, &a, &ai);")
+        o.append("    const u128 *a; int ai; uint32_t h = 0;")
+        self._selector(t)
+        if t.fixed_rows is None:
+            o.append(f"    *hit = ss_lookup(px, {tid}, k, h, &a, &ai);")
+        else:
+            self._fixed_lookup(t, tid)
         o.append("    (void)a;")
-        o.append("    switch (ai) {")
         g = StmtGen(self, o, 2)
+        if t.meter_target is not None:  # BMv2: the direct meter's colour lands before the action
+            mt = t.meter_target
+            o.append("    if (*hit) {")
+            g._set(mt, f"(({ctype(mt.t)})px->dm_color & {mask(mt.t)})")
+            o.append("    }")
+        o.append("    switch (ai) {")
         for i, (aname, bound) in enumerate(zip(t.actions, t.bound, strict=True)):
             act = self.prog.actions[aname]
             dirp = [p for p in act.params if p.direction]
@@ -283,7 +337,7 @@ class CGen(Identifiers):
             g.stmts(st.body)
             for i, k in enumerate(st.keys):
                 o.append(f"        {ctype(k.t)} k{i} = {self.x(k)};")
-            if st.keys and self.stack_types:
+            if st.keys and (self.stack_types or self.has_arrays):
                 o.append("        if (px->reject) return ERR_OOB;")
             for case in st.cases:
                 conds = []
@@ -359,7 +413,8 @@ class CGen(Identifiers):
                 raise Unsupported(f"table {t.name}: more than 64 keys")
             kinds = ", ".join("1" if k.kind == "range" else "0" for k in t.keys) or "0"
             exact = int(all(k.kind == "exact" for k in t.keys))
-            tds.append(f"{{{len(t.keys)}, {nargs}, {exact}, {int(t.direct_counter)}, {{{kinds}}}}}")
+            tds.append(f"{{{len(t.keys)}, {nargs}, {exact}, {int(t.direct_counter)}, {t.direct_meter}, "
+                       f"{{{kinds}}}}}")
         o.append(f"#define SS_NTABLES {len(tds)}")
         o.append(f"#define SS_NVS {len(p.value_sets)}")
         o.append(f"static const TDESC SS_TD[{max(len(tds), 1)}] = {{{', '.join(tds) or '{0}'}}};")
@@ -379,6 +434,13 @@ class CGen(Identifiers):
         o.append("    switch (i) {")
         for name, i in self.ctrs.items():
             o.append(f"    case {i}: *size = {self.prog.externs[name].size}; return &st->C{i}[0][0];")
+        o.append("    default: return 0;")
+        o.append("    }")
+        o.append("}")
+        o.append("static MCELL *ss_meter_cells(ST *st, int i, u64 *size) {")
+        o.append("    switch (i) {")
+        for name, i in self.meters.items():
+            o.append(f"    case {i}: *size = {self.prog.externs[name].size}; return st->M{i};")
         o.append("    default: return 0;")
         o.append("    }")
         o.append("}")

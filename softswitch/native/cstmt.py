@@ -9,8 +9,8 @@ from ..layout import cpath, field_width, flat_fields, pyfield
 from ..types import HeaderT, VarbitT
 from .cexpr import Raw, ctype, lit, mask
 
-ALGO = {"crc32": 0, "crc32_custom": 0, "crc16": 1, "crc16_custom": 1, "random": 2, "identity": 3, "csum16": 4,
-        "xor16": 5}
+ALGO = {"crc32": 0, "crc32_custom": 7, "crc16": 1, "crc16_custom": 6, "random": 2, "identity": 3,
+        "csum16": 4, "xor16": 5}
 
 
 class StmtGen(StmtWriter):
@@ -27,7 +27,7 @@ class StmtGen(StmtWriter):
     def stmts(self, ss: list[ir.Stmt]) -> None:
         for s in ss:
             self._guarded(s)
-            if self.g.stack_types:  # a stack index out of range rejects in a parser (see _guarded)
+            if self.g.stack_types or self.g.has_arrays:  # an index out of range rejects in a parser
                 if self.g.fn_kind == "parser":
                     self.emit("if (px->reject) return ERR_OOB;")
                 elif self.g.fn_kind != "function":
@@ -119,7 +119,9 @@ class StmtGen(StmtWriter):
             self.emit(f"{ctype(s.value.t)} {v} = {self.x(s.value)};")
         first = True
         for labels, body in s.cases:
-            if labels is None:
+            if labels is None and s.table is not None:  # no action ran (-1): BMv2 skips the switch
+                self.emit(f"{'if' if first else 'else if'} ({v} >= 0) {{")
+            elif labels is None:
                 self.emit("if (1) {" if first else "else {")
             else:
                 keys = [str(k) if s.table is not None else lit(k, s.value.t) for k in labels]
@@ -424,12 +426,29 @@ class StmtGen(StmtWriter):
         self.emit(f"{{ u64 _i = (u64)({self.x(s.args[0])}); if (_i < {size}) {{ ST_(px)->C{cid}[_i][0]++; "
                   f"ST_(px)->C{cid}[_i][1] += px->cur_len; }} }}")
 
+    def _set(self, out: ir.Expr, code: str) -> None:
+        """``out = code`` for a scalar lvalue or a slice (``code`` already has out's width)."""
+        if isinstance(out, ir.Slice):
+            self._AssignSlice(ir.AssignSlice(out.x, out.hi, out.lo, Raw(out.t, code)))
+        else:
+            self.emit(f"{self.x(out)} = {code};")
+
     def _x_meter_execute(self, s) -> None:
-        size = self.g.prog.externs[s.inst].size
-        self.emit(f"if ((u64)({self.x(s.args[0])}) < {size}) {self.x(s.out)} = 0;")
+        x = self.g.prog.externs[s.inst]
+        amount = "px->cur_len" if x.meter_kind else "1"
+        self.emit(f"{{ u64 _i = (u64)({self.x(s.args[0])}); if (_i < {x.size}) {{")
+        self._set(s.out, f"(({ctype(s.out.t)})ss_meter_exec(&ST_(px)->M{self.g.meters[s.inst]}[_i], "
+                         f"{amount}, ss_now(px)) & {mask(s.out.t)})")
+        self.emit("} }")
 
     def _x_direct_meter_read(self, s) -> None:
-        self.emit(f"{self.x(s.out)} = 0;")
+        # set by ss_lookup on a hit of the owning table; after a miss the target keeps its value
+        # (with ir.Table.meter_target the table function writes it and read() is no statement)
+        if self.g.prog.tables[self.g.prog.externs[s.inst].table].meter_target is not None:
+            return
+        self.emit("if (px->dm_color >= 0) {")
+        self._set(s.out, f"(({ctype(s.out.t)})px->dm_color & {mask(s.out.t)})")
+        self.emit("}")
 
     def _pack(self, items, payload: bool) -> tuple[str, str]:
         """Emit a byte buffer holding a field list (MSB first, zero-padded); returns (buf, len)."""
@@ -472,7 +491,7 @@ class StmtGen(StmtWriter):
         self.emit("{")
         buf, n = self._pack(items, False)
         self.emit(
-            f"{self.x(s.out)} = ({ctype(t)})(((u128)({self.x(base)}) + ss_hash({ALGO[s.extra['algo']]}, "
+            f"{self.x(s.out)} = ({ctype(t)})(((u128)({self.x(base)}) + ss_hash(px, {ALGO[s.extra['algo']]}, "
             f"{buf}, {n}, (u128)({self.x(mx)}))) & {mask(t)});"
         )
         self.emit("}")
@@ -482,7 +501,7 @@ class StmtGen(StmtWriter):
         t = s.out.t
         self.emit(f"if ({self.x(cond)}) {{")
         buf, n = self._pack(items, payload)
-        h = f"(({ctype(t)})ss_hash({ALGO[s.extra['algo']]}, {buf}, {n}, 0) & {mask(t)})"
+        h = f"(({ctype(t)})ss_hash(px, {ALGO[s.extra['algo']]}, {buf}, {n}, 0) & {mask(t)})"
         if s.name.startswith("verify"):
             self.emit(f"if ({h} != {self.x(s.out)}) px->checksum_error = 1;")
         else:
@@ -506,8 +525,8 @@ class StmtGen(StmtWriter):
         ct = ctype(t)
         self.emit(
             f"{{ {ct} _lo = {self.x(lo)}, _hi = {self.x(hi)}; if (_lo > _hi) {{ {ct} _t = _lo; _lo = _hi; "
-            f"_hi = _t; }} u128 _span = (u128)(_hi - _lo) + 1; "
-            f"{self.x(s.out)} = ({ct})(_lo + (_span ? (u128)h_random() % _span : (u128)h_random())); }}"
+            f"_hi = _t; }} u128 _span = (u128)(_hi - _lo) + 1, _r = h_random(ss_rng(px)); "
+            f"{self.x(s.out)} = ({ct})(_lo + (_span ? _r % _span : _r)); }}"
         )
 
     def _x_digest(self, s) -> None:

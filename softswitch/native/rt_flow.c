@@ -48,6 +48,7 @@ static void px_init(PX *px, SW *sw) {
     px->sw = sw;
     px->st = sw->st;
     px->resubmit_fl = px->recirc_fl = px->clone_fl = SS_NO_FL;
+    px->dm_color = -1;
 }
 
 static void do_parse(PX *px, const uint8_t *d, size_t len, int port, int itype, int fl, const meta_t *pres,
@@ -62,6 +63,7 @@ static void do_parse(PX *px, const uint8_t *d, size_t len, int port, int itype, 
     PKT pk = {d, len * 8, 0};
     int err = ss_parse(px, &pk, hdr, meta, std);
     if (err >= 0) std->f_parser_error = err;
+    px->reject = 0;  /* an index out of range in the parser is its error, not a drop */
     px->payload = d + (pk.pos >> 3);
     px->payload_len = len - (pk.pos >> 3);
 }

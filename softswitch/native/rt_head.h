@@ -23,6 +23,12 @@ static inline i128 sx128(u128 v, int w) { return w >= 128 ? (i128)v : ((i128)(v 
 
 /* n <= 64 bits at bit offset pos (MSB first); the caller checked the bounds */
 static inline u64 getb64(const uint8_t *d, size_t pos, int n) {
+    if (((pos | (size_t)n) & 7) == 0) {  /* whole bytes on a byte boundary: most header fields */
+        const uint8_t *p = d + (pos >> 3);
+        u64 v = 0;
+        for (int i = 0; i < (n >> 3); i++) v = (v << 8) | p[i];
+        return v;
+    }
     size_t start = pos >> 3, end = (pos + n + 7) >> 3;
     u128 v = 0;
     for (size_t i = start; i < end; i++) v = (v << 8) | d[i];
@@ -34,6 +40,11 @@ static inline u128 getb128(const uint8_t *d, size_t pos, int n) {
     return ((u128)getb64(d, pos, n - 64) << 64) | getb64(d, pos + n - 64, 64);
 }
 static inline void putb64(uint8_t *d, size_t pos, int n, u64 v) {
+    if (((pos | (size_t)n) & 7) == 0) {
+        uint8_t *p = d + (pos >> 3);
+        for (int i = (n >> 3) - 1; i >= 0; i--) { p[i] = (uint8_t)v; v >>= 8; }
+        return;
+    }
     while (n > 0) {
         size_t byte = pos >> 3;
         int off = pos & 7, take = 8 - off;
@@ -96,11 +107,11 @@ static u64 h_xor16(const uint8_t *d, size_t n) {
     if (n & 1) x ^= (unsigned)d[n - 1] << 8;
     return x;
 }
-static u64 ss_rng_state = 0x9E3779B97F4A7C15ull;
-static u64 h_random(void) {
-    u64 x = ss_rng_state;
+/* random source (softswitch/rng.py): xorshift64 over the switch's state */
+static u64 h_random(u64 *state) {
+    u64 x = *state;
     x ^= x << 13; x ^= x >> 7; x ^= x << 17;
-    ss_rng_state = x;
+    *state = x;
     return x;
 }
 /* identity: the data as one big-endian integer; reduced modulo mx exactly (mx = 0: low 128 bits) */
@@ -120,18 +131,80 @@ static u128 h_identity_mod(const uint8_t *d, size_t n, u128 mx) {
     }
     return v;
 }
-static u128 ss_hash(int algo, const uint8_t *d, size_t n, u128 mx) {
-    /* algo: 0 crc32, 1 crc16, 2 random, 3 identity, 4 csum16, 5 xor16 */
+/* custom CRCs (softswitch/crc.py, BMv2's crc_custom): parameters set by the control plane */
+typedef struct {
+    u64 poly, init, xorv;
+    int refin, refout, width;
+    u64 table[256];
+} CRCC;
+static u64 reflect_bits(u64 v, int n) {
+    u64 r = 0;
+    for (int i = 0; i < n; i++, v >>= 1) r = (r << 1) | (v & 1);
+    return r;
+}
+static void crcc_config(CRCC *c, int width, u64 poly, u64 init, u64 xorv, int refin, int refout) {
+    u64 m = M64(width), top = (u64)1 << (width - 1);
+    c->width = width; c->poly = poly; c->init = init; c->xorv = xorv; c->refin = refin; c->refout = refout;
+    for (u64 d = 0; d < 256; d++) {
+        u64 r = d << (width - 8);
+        for (int k = 0; k < 8; k++) r = (r & top) ? ((r << 1) ^ poly) & m : (r << 1) & m;
+        c->table[d] = r;
+    }
+}
+static u64 crcc_run(const CRCC *c, const uint8_t *d, size_t n) {
+    u64 m = M64(c->width), r = c->init;
+    int sh = c->width - 8;
+    for (size_t i = 0; i < n; i++) {
+        u64 b = c->refin ? reflect_bits(d[i], 8) : d[i];
+        r = c->table[b ^ (r >> sh)] ^ ((r << 8) & m);
+    }
+    if (c->refout) r = reflect_bits(r, c->width);
+    return r ^ c->xorv;
+}
+
+struct PX_;
+static const CRCC *ss_crcc(const struct PX_ *px, int width);  /* rt_tail.c: the switch's CRCs */
+static u64 *ss_rng(const struct PX_ *px);                      /* rt_tail.c: its random state */
+
+static u128 ss_hash(const struct PX_ *px, int algo, const uint8_t *d, size_t n, u128 mx) {
+    /* algo: 0 crc32, 1 crc16, 2 random, 3 identity, 4 csum16, 5 xor16, 6 crc16_custom,
+     * 7 crc32_custom */
     u64 h;
     switch (algo) {
     case 0: h = h_crc32(d, n); break;
     case 1: h = h_crc16(d, n); break;
-    case 2: h = h_random(); break;
+    case 2: h = h_random(ss_rng(px)); break;
     case 3: return h_identity_mod(d, n, mx);
     case 4: h = h_csum16(d, n); break;
+    case 6: h = crcc_run(ss_crcc(px, 16), d, n); break;
+    case 7: h = crcc_run(ss_crcc(px, 32), d, n); break;
     default: h = h_xor16(d, n); break;
     }
     return mx ? (u128)h % mx : (u128)h;
+}
+
+/* ---------------------------------------------------------------- meters (softswitch/meters.py) */
+/* a two-rate three-colour marker as BMv2's Meter; buckets [0] peak (RED), [1] committed (YELLOW) */
+typedef struct {
+    double rate[2];       /* units per microsecond */
+    u64 burst[2], tokens[2], last[2];
+    int configured;
+} MCELL;
+static int ss_meter_exec(MCELL *m, u64 amount, int64_t now_us) {
+    if (!m->configured) return 0;
+    double t = now_us > 0 ? (double)now_us : 0.0;
+    for (int r = 0; r < 2; r++) {
+        double x = t * m->rate[r];  /* saturated below: a cast of 2^64 or more is undefined */
+        u64 since = x >= 18446744073709551616.0 ? ~(u64)0 : (u64)x;
+        if (since > m->last[r]) {  /* tokens <= burst always: add without overflow */
+            u64 add = since - m->last[r];
+            m->tokens[r] = add >= m->burst[r] - m->tokens[r] ? m->burst[r] : m->tokens[r] + add;
+            m->last[r] = since;
+        }
+        if (m->tokens[r] < amount) return 2 - r;
+        m->tokens[r] -= amount;
+    }
+    return 0;
 }
 
 /* ---------------------------------------------------------------- packets and context */
@@ -150,7 +223,7 @@ static int ob_reserve(OBUF *o, size_t extra) {
 }
 
 struct SW;
-typedef struct {
+typedef struct PX_ {
     struct SW *sw;
     void *st;                     /* the program's stateful externs (generated type ST) */
     int clone_set, clone_type, clone_fl;
@@ -165,13 +238,18 @@ typedef struct {
     const uint8_t *payload;
     size_t payload_len;
     u64 cur_len;
+    int dm_color;                 /* colour of the last direct-meter table hit; -1 after a miss */
 } PX;
+static int64_t ss_now(PX *px);    /* rt_tail.c: meter time, microseconds since the switch started */
 
 #define SS_NO_FL (-1)
 
 /* tables: implemented in rt_tail.c, described by the generated SS_TD[] */
 #define SS_MAXKEYS 64
-typedef struct { int nkeys, nargs, exact, direct; int kinds[SS_MAXKEYS]; } TDESC; /* kind 1 = range */
-static int ss_lookup(PX *px, int tid, const u128 *keys, const u128 **args, int *ai);
+/* kind 1 = range; dmeter: 0 none, else the direct meter's MeterType + 1 */
+typedef struct { int nkeys, nargs, exact, direct, dmeter; int kinds[SS_MAXKEYS]; } TDESC;
+static int ss_lookup(PX *px, int tid, const u128 *keys, uint32_t h, const u128 **args, int *ai);
+static uint32_t ss_sel_hash(PX *px, int algo, const uint8_t *d, size_t n);
+static int ss_lookup_miss(PX *px, int tid, const u128 **args, int *ai);
 static void ss_digest_push(PX *px, int id, const u128 *vals, int n);
 static int ss_vs_match(PX *px, int id, const u128 *keys, int nk);

@@ -15,7 +15,13 @@
 #define MAX_PASSES 64
 enum { NORMAL = 0, INGRESS_CLONE = 1, EGRESS_CLONE = 2, RECIRC = 4, REPLICATION = 5, RESUBMIT = 6 };
 
-typedef struct { u128 *kv, *km, *args; int *ai; u64 *cnt; int n, *hidx; u64 hmask; int def_ai; u128 *def_args; } TBL;
+/* gsz/goff/gai/gargs: an indirect table's rows; gsz[i] = 0 runs row i's own action, n > 0 one of
+ * the n members at goff[i] (in BMv2's order), -1 nothing (an empty group) */
+typedef struct {
+    u128 *kv, *km, *args; int *ai; u64 *cnt; int n, *hidx; u64 hmask; int def_ai; u128 *def_args;
+    MCELL *mtr;        /* direct meter cells of the rows (tables with a direct meter) */
+    int *gsz, *goff, *gai; u128 *gargs;
+} TBL;
 typedef struct { int n; int *port, *rid; } GRP;
 typedef struct { uint32_t id; int n; int *port, *rid; u64 trunc; } SESS;
 typedef struct { int id, n; u128 v[64]; } DIG;
@@ -35,6 +41,11 @@ typedef struct SW {
     int dq_n, dq_cap;
     OUTL pin;          /* frames for the CPU port (loop mode) */
     u64 stats[8];      /* rx, tx, passes exceeded, oversize, send errors, packet-in dropped, digests dropped */
+    CRCC crc16c, crc32c;  /* crc16_custom, crc32_custom */
+    u64 rng;           /* random source state (softswitch/rng.py) */
+    int clock_ext;     /* 1: meter time is now_us, set by the caller before each packet */
+    int64_t now_us;
+    struct timespec t0;
 } SW;
 
 typedef struct ITEM {
@@ -68,7 +79,19 @@ static inline int keys_eq(const u128 *a, const u128 *b, int n) {
     return 1;
 }
 
-static int ss_lookup(PX *px, int tid, const u128 *keys, const u128 **args, int *ai) {
+/* an action selector's hash as BMv2's ActionProfile::choose_from_group takes it (unsigned int);
+ * identity is BMv2's: the first (at most) 8 bytes, big-endian */
+static uint32_t ss_sel_hash(PX *px, int algo, const uint8_t *d, size_t n) {
+    if (algo == 3) {
+        u64 v = 0;
+        for (size_t i = 0; i < n && i < 8; i++) v = (v << 8) | d[i];
+        return (uint32_t)v;
+    }
+    /* a selector's custom CRCs keep their default parameters (profiles.selector_hash) */
+    return (uint32_t)ss_hash(px, algo == 6 ? 1 : algo == 7 ? 0 : algo, d, n, 0);
+}
+
+static int ss_lookup(PX *px, int tid, const u128 *keys, uint32_t h, const u128 **args, int *ai) {
     TBL *t = &px->sw->tbl[tid];
     const TDESC *d = &SS_TD[tid];
     int nk = d->nkeys, idx = -1;
@@ -89,24 +112,47 @@ static int ss_lookup(PX *px, int tid, const u128 *keys, const u128 **args, int *
             if (ok) idx = i;
         }
     }
-    if (idx < 0) { *ai = t->def_ai; *args = t->def_args; return 0; }
+    if (idx < 0) {
+        if (d->dmeter) px->dm_color = -1;  /* no meter runs on a miss (BMv2) */
+        *ai = t->def_ai; *args = t->def_args; return 0;
+    }
     if (d->direct) { t->cnt[2 * idx]++; t->cnt[2 * idx + 1] += px->cur_len; }
+    if (d->dmeter) px->dm_color = ss_meter_exec(&t->mtr[idx], d->dmeter == 2 ? px->cur_len : 1, ss_now(px));
+    if (t->gsz && t->gsz[idx]) {
+        int n = t->gsz[idx];
+        if (n < 0) { *ai = -1; *args = t->def_args; return 1; }
+        int m = t->goff[idx] + (int)(h % (uint32_t)n);
+        *ai = t->gai[m];
+        *args = &t->gargs[(size_t)m * (d->nargs ? d->nargs : 1)];
+        return 1;
+    }
     *ai = t->ai[idx];
     *args = &t->args[(size_t)idx * (d->nargs ? d->nargs : 1)];
     return 1;
 }
 
+/* the miss of a table whose rows the generated code compares itself (cgen._fixed_lookup) */
+static int ss_lookup_miss(PX *px, int tid, const u128 **args, int *ai) {
+    TBL *t = &px->sw->tbl[tid];
+    *ai = t->def_ai;
+    *args = t->def_args;
+    return 0;
+}
+
 static void tbl_free(TBL *t) {
-    free(t->kv); free(t->km); free(t->args); free(t->ai); free(t->cnt); free(t->hidx);
-    t->kv = t->km = t->args = NULL; t->ai = t->hidx = NULL; t->cnt = NULL; t->n = 0;
+    free(t->kv); free(t->km); free(t->args); free(t->ai); free(t->cnt); free(t->hidx); free(t->mtr);
+    free(t->gsz); free(t->goff); free(t->gai); free(t->gargs);
+    t->kv = t->km = t->args = t->gargs = NULL; t->ai = t->hidx = t->gsz = t->goff = t->gai = NULL;
+    t->cnt = NULL; t->mtr = NULL; t->n = 0;
 }
 
 static u128 w2(const u64 *p, size_t i) { return U128(p[2 * i + 1], p[2 * i]); }
 
 /* replace a table's entries: n rows of keys (value/mask or low/high as lo,hi word pairs), action
- * index, action data and direct-counter values; rows in lookup order (the first match wins) */
+ * index, action data, direct-counter values and direct-meter cells (NULL: unconfigured); rows in
+ * lookup order (the first match wins) */
 int ss_tbl_load(SW *sw, int tid, int n, const u64 *kv, const u64 *km, const int *ai, const u64 *args,
-                const u64 *cnt) {
+                const u64 *cnt, const MCELL *mtr, const int *gsz, int ng, const int *gai, const u64 *gargs) {
     if (tid < 0 || tid >= SS_NTABLES) return -1;
     const TDESC *d = &SS_TD[tid];
     int nk = d->nkeys, na = d->nargs ? d->nargs : 1;
@@ -117,11 +163,29 @@ int ss_tbl_load(SW *sw, int tid, int n, const u64 *kv, const u64 *km, const int 
     t.args = calloc((size_t)n * na + 1, sizeof(u128));
     t.ai = calloc((size_t)n + 1, sizeof(int));
     t.cnt = calloc((size_t)n * 2 + 1, sizeof(u64));
-    if (!t.kv || !t.km || !t.args || !t.ai || !t.cnt) { tbl_free(&t); return -2; }
+    t.mtr = calloc((size_t)n + 1, sizeof(MCELL));
+    if (!t.kv || !t.km || !t.args || !t.ai || !t.cnt || !t.mtr) { tbl_free(&t); return -2; }
+    if (mtr) memcpy(t.mtr, mtr, sizeof(MCELL) * n);
     for (size_t i = 0; i < (size_t)n * nk; i++) { t.kv[i] = w2(kv, i); t.km[i] = w2(km, i); }
     for (size_t i = 0; i < (size_t)n * na; i++) t.args[i] = w2(args, i);
     memcpy(t.ai, ai, sizeof(int) * n);
     memcpy(t.cnt, cnt, sizeof(u64) * 2 * n);
+    if (gsz) {  /* an indirect table: ng member rows for its group entries */
+        t.gsz = calloc((size_t)n + 1, sizeof(int));
+        t.goff = calloc((size_t)n + 1, sizeof(int));
+        t.gai = calloc((size_t)ng + 1, sizeof(int));
+        t.gargs = calloc((size_t)ng * na + 1, sizeof(u128));
+        if (!t.gsz || !t.goff || !t.gai || !t.gargs) { tbl_free(&t); return -2; }
+        int off = 0;
+        for (int i = 0; i < n; i++) {
+            t.gsz[i] = gsz[i];
+            t.goff[i] = off;
+            if (gsz[i] > 0) off += gsz[i];
+        }
+        if (off != ng) { tbl_free(&t); return -1; }
+        memcpy(t.gai, gai, sizeof(int) * ng);
+        for (size_t i = 0; i < (size_t)ng * na; i++) t.gargs[i] = w2(gargs, i);
+    }
     if (d->exact && n > 0) {
         u64 size = 16;
         while (size < 2 * (u64)n + 2) size *= 2;
@@ -170,6 +234,54 @@ int ss_tbl_counters(SW *sw, int tid, u64 *out, int n) {
     return m;
 }
 
+/* direct meter cells of the loaded rows */
+int ss_tbl_meters(SW *sw, int tid, MCELL *out, int n) {
+    if (tid < 0 || tid >= SS_NTABLES) return -1;
+    pthread_mutex_lock(&sw->mu);
+    TBL *t = &sw->tbl[tid];
+    int m = n < t->n ? n : t->n;
+    memcpy(out, t->mtr, sizeof(MCELL) * m);
+    pthread_mutex_unlock(&sw->mu);
+    return m;
+}
+
+/* ---------------------------------------------------------------- meter time, custom CRCs */
+static int64_t ss_now(PX *px) {
+    SW *sw = px->sw;
+    if (sw->clock_ext) return sw->now_us;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)(ts.tv_sec - sw->t0.tv_sec) * 1000000 + (ts.tv_nsec - sw->t0.tv_nsec) / 1000;
+}
+
+/* ext 1: meter time is now_us from here on (a test clock); ext 0: the monotonic clock */
+void ss_set_now(SW *sw, int ext, int64_t now_us) {
+    sw->clock_ext = ext;
+    sw->now_us = now_us;
+}
+
+static const CRCC *ss_crcc(const struct PX_ *px, int width) {
+    return width == 16 ? &px->sw->crc16c : &px->sw->crc32c;
+}
+
+static u64 *ss_rng(const struct PX_ *px) { return &px->sw->rng; }
+
+void ss_rng_seed(SW *sw, u64 state) {
+    pthread_mutex_lock(&sw->mu);
+    sw->rng = state;
+    pthread_mutex_unlock(&sw->mu);
+}
+
+int ss_crc_set(SW *sw, int width, u64 poly, u64 init, u64 xorv, int refin, int refout) {
+    if (width != 16 && width != 32) return -1;
+    CRCC c;
+    crcc_config(&c, width, poly, init, xorv, refin, refout);
+    pthread_mutex_lock(&sw->mu);
+    if (width == 16) sw->crc16c = c; else sw->crc32c = c;
+    pthread_mutex_unlock(&sw->mu);
+    return 0;
+}
+
 /* ---------------------------------------------------------------- switch object */
 SW *ss_new(void) {
     SW *sw = calloc(1, sizeof(SW));
@@ -182,6 +294,10 @@ SW *ss_new(void) {
         sw->tbl[i].def_args = calloc(na, sizeof(u128));
     }
     if (!sw->st || !sw->mc) { free(sw->st); free(sw->mc); free(sw); return NULL; }
+    crcc_config(&sw->crc16c, 16, 0x8005, 0, 0, 1, 1);
+    crcc_config(&sw->crc32c, 32, 0x04C11DB7u, 0xFFFFFFFFu, 0xFFFFFFFFu, 1, 1);
+    clock_gettime(CLOCK_MONOTONIC, &sw->t0);
+    sw->rng = 0x9E3779B97F4A7C15ull;
     return sw;
 }
 
@@ -287,6 +403,16 @@ int ss_ctr_access(SW *sw, int cid, u64 idx, u64 *pb, int write) {
     pthread_mutex_lock(&sw->mu);
     if (write) { cells[2 * idx] = pb[0]; cells[2 * idx + 1] = pb[1]; }
     else { pb[0] = cells[2 * idx]; pb[1] = cells[2 * idx + 1]; }
+    pthread_mutex_unlock(&sw->mu);
+    return 0;
+}
+
+int ss_meter_access(SW *sw, int mid, u64 idx, MCELL *cell, int write) {
+    u64 size;
+    MCELL *cells = ss_meter_cells(sw->st, mid, &size);
+    if (!cells || idx >= size) return -1;
+    pthread_mutex_lock(&sw->mu);
+    if (write) cells[idx] = *cell; else *cell = cells[idx];
     pthread_mutex_unlock(&sw->mu);
     return 0;
 }

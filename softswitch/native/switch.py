@@ -3,12 +3,16 @@
 The Python program object stays the control-plane model: it validates and normalises every
 table write, keeps entries for reads, and P4Info comes from it.  Each write is then mirrored into
 the C structures (a table is reloaded in lookup order; C keeps the direct counters, which are
-pulled back before the reload).  Registers, counters and digests live only in C.
+pulled back before the reload; so does the dynamic state of direct meters).  Registers,
+counters, meter buckets and digests live in C; the Python side keeps meter configurations for
+reads and pushes every change.
 """
 
 from __future__ import annotations
 
-from ..api import MatchValue, Replica, RuntimeAPIError, TableEntry
+from ..api import MatchValue, MeterConfig, Replica, RuntimeAPIError, TableEntry
+from ..crc import CrcParams
+from ..meters import MeterCell
 from ..runtime import Switch
 from .build import NativeModule, build
 
@@ -31,6 +35,7 @@ class NativeSwitch(Switch):
         self.sw = ffi.gc(sw, lib.ss_free)
         self._tid = dict(self.mod.gen.table_ids)
         self._rows: dict[str, list] = {}
+        lib.ss_rng_seed(self.sw, self.prog.state.rng.state)  # the same random source as Python
         self._digest_names = [t.name for t in self.mod.ir.digests]
         for name in self._tid:
             self._sync(name)
@@ -46,6 +51,9 @@ class NativeSwitch(Switch):
             raise ValueError(f"ingress port {port} out of range 0..510")
         ffi, lib = self.ffi, self.lib
         data = bytes(data)
+        clock = self.prog.state.clock
+        if clock is not None:
+            lib.ss_set_now(self.sw, 1, clock())
         outl = lib.ss_process(self.sw, port, data, len(data))
         if outl == ffi.NULL:
             raise MemoryError("native switch: out of memory")
@@ -75,10 +83,12 @@ class NativeSwitch(Switch):
     def _info(self, table: str):
         return self._table(table).info
 
-    def _sync(self, name: str) -> None:
-        """Reload one table into C in lookup order (the order ``tables.Table.lookup`` uses)."""
+    def _sync(self, name: str, pull: bool = True) -> None:
+        """Reload one table into C in lookup order (the order ``tables.Table.lookup`` uses);
+        ``pull=False`` when the caller pulled already and then changed entries' counters/meters."""
         t = self.prog.tables[name].runtime
-        self._pull(name)
+        if pull:
+            self._pull(name)
         allents = t.const + list(t.entries.values())
         if t.exact_only:
             rows = allents
@@ -90,32 +100,53 @@ class NativeSwitch(Switch):
         data_counts = [len([q for q in self.mod.ir.actions[a].params if not q.direction]) for a in td.actions]
         na = max(data_counts + [0]) or 1
         kv, km, ai, args, cnt = [], [], [], [], []
+        gsz, gai, gargs = [], [], []
+        metered = t.meter_kind is not None
+        mtr = self.ffi.new("MCELL[]", len(rows) or 1) if metered else self.ffi.NULL
         for e in rows:
             for v, m in e.norm:
                 kv += _w2(v)
                 km += _w2(m)
-            ai.append(e.ai)
-            a = list(e.args) + [0] * (na - len(e.args))
-            for v in a:
-                args += _w2(int(v))
+            e_ai, e_args = e.ai, e.args
+            if e.ref is not None:  # an indirect entry: its member, or its group's members in order
+                mbrs = [t.profile.members[e.ref[1]]] if e.ref[0] == "m" else t.profile.ordered(e.ref[1])
+                e_ai, e_args = (t.member_ai(mbrs[0].action), mbrs[0].args) if mbrs else (-1, ())
+                gsz.append(0 if e.ref[0] == "m" else len(mbrs) or -1)
+                for m in mbrs if e.ref[0] == "g" else []:
+                    gai.append(t.member_ai(m.action))
+                    gargs += _args(m.args, na)
+            ai.append(e_ai)
+            args += _args(e_args, na)
             cnt += [e.counter[0], e.counter[1]]
+            if metered and e.meter is not None:
+                _to_c(e.meter, mtr[len(ai) - 1])
         ffi = self.ffi
         rc = self.lib.ss_tbl_load(self.sw, self._tid[name], len(rows), ffi.new("uint64_t[]", kv or [0]),
                                   ffi.new("uint64_t[]", km or [0]), ffi.new("int[]", ai or [0]),
-                                  ffi.new("uint64_t[]", args or [0]), ffi.new("uint64_t[]", cnt or [0]))
+                                  ffi.new("uint64_t[]", args or [0]), ffi.new("uint64_t[]", cnt or [0]), mtr,
+                                  ffi.new("int[]", gsz or [0]) if t.profile is not None else ffi.NULL,
+                                  len(gai), ffi.new("int[]", gai or [0]), ffi.new("uint64_t[]", gargs or [0]))
         if rc != 0:
             raise MemoryError(f"native switch: cannot load table {name}")
         self._rows[name] = rows
 
     def _pull(self, name: str) -> None:
-        """Copy the direct counters C kept into the Python entries (before reading or reloading)."""
+        """Copy the direct counters and direct-meter buckets C kept into the Python entries (before
+        reading or reloading)."""
         rows = self._rows.get(name)
-        if not rows or self.prog.tables[name].direct_counter is None:
+        if not rows:
             return
-        buf = self.ffi.new("uint64_t[]", 2 * len(rows))
-        n = self.lib.ss_tbl_counters(self.sw, self._tid[name], buf, len(rows))
-        for i in range(n):
-            rows[i].counter[:] = [buf[2 * i], buf[2 * i + 1]]
+        if self.prog.tables[name].direct_counter is not None:
+            buf = self.ffi.new("uint64_t[]", 2 * len(rows))
+            n = self.lib.ss_tbl_counters(self.sw, self._tid[name], buf, len(rows))
+            for i in range(n):
+                rows[i].counter[:] = [buf[2 * i], buf[2 * i + 1]]
+        if self.prog.tables[name].runtime.meter_kind is not None:
+            cells = self.ffi.new("MCELL[]", len(rows))
+            n = self.lib.ss_tbl_meters(self.sw, self._tid[name], cells, len(rows))
+            for i in range(n):
+                if rows[i].meter is not None:
+                    rows[i].meter.load([*cells[i].burst, *cells[i].tokens, *cells[i].last])
 
     def _push_default(self, name: str) -> None:
         t = self.prog.tables[name].runtime
@@ -125,7 +156,8 @@ class NativeSwitch(Switch):
             args += _w2(int(v))
         # the C side sizes default arguments by the table's widest action
         args += [0, 0] * 64
-        self.lib.ss_tbl_default(self.sw, self._tid[name], t.default_ai, self.ffi.new("uint64_t[]", args))
+        ai = -1 if t.profile is not None else t.default_ai  # an indirect table's miss runs nothing
+        self.lib.ss_tbl_default(self.sw, self._tid[name], ai, self.ffi.new("uint64_t[]", args))
 
     def _qname(self, table: str) -> str:
         return self._info(table).name
@@ -152,6 +184,30 @@ class NativeSwitch(Switch):
         self._rows[q] = []
         self._sync(q)
 
+    def table_add_indirect(self, table, match, member_id=None, group_id=None, priority=None) -> None:
+        super().table_add_indirect(table, match, member_id, group_id, priority)
+        self._sync(self._qname(table))
+
+    def table_modify_indirect(self, table, match, member_id=None, group_id=None, priority=None) -> None:
+        q = self._qname(table)
+        self._pull(q)
+        super().table_modify_indirect(table, match, member_id, group_id, priority)
+        self._sync(q)
+
+    def table_add_one_shot(self, table, match, actions, priority=None) -> None:
+        super().table_add_one_shot(table, match, actions, priority)
+        self._sync(self._qname(table))
+
+    def table_modify_one_shot(self, table, match, actions, priority=None) -> None:
+        q = self._qname(table)
+        self._pull(q)
+        super().table_modify_one_shot(table, match, actions, priority)
+        self._sync(q)
+
+    def _profile_changed(self, prof) -> None:
+        for t in prof.tables:
+            self._sync(t.info.name)
+
     def table_set_default(self, table, action, params=None) -> None:
         super().table_set_default(table, action, params)
         self._push_default(self._qname(table))
@@ -176,7 +232,7 @@ class NativeSwitch(Switch):
         q = self._qname(table)
         self._pull(q)
         super().direct_counter_write(table, match, packets, bytes_, priority)
-        self._sync(q)
+        self._sync(q, pull=False)
 
     # ------------------------------------------------------------ PRE
     def mc_group_set(self, group_id: int, replicas: list[Replica]) -> None:
@@ -244,6 +300,40 @@ class NativeSwitch(Switch):
         self.lib.ss_ctr_access(self.sw, self._ctr(name, index), index,
                                self.ffi.new("uint64_t[2]", [packets, bytes_]), 1)
 
+    def meter_set_config(self, name: str, index: int | None, config: MeterConfig | None) -> None:
+        super().meter_set_config(name, index, config)
+        m, idxs = self._meter_cells(name, index)
+        mid = self.mod.gen.meters[m.name]
+        off = self.ffi.new("MCELL *")
+        for i in idxs:
+            cell = m.cells.get(i)
+            if cell is not None:
+                _to_c(cell, off[0])
+            else:
+                off[0].configured = 0
+            self.lib.ss_meter_access(self.sw, mid, i, off, 1)
+
+    def direct_meter_set_config(self, table, match, config, priority=None) -> None:
+        q = self._qname(table)
+        self._pull(q)
+        super().direct_meter_set_config(table, match, config, priority)
+        self._sync(q, pull=False)
+
+    def set_clock(self, clock) -> None:
+        super().set_clock(clock)
+        if clock is None:
+            self.lib.ss_set_now(self.sw, 0, 0)
+
+    def seed_random(self, seed: int) -> None:
+        super().seed_random(seed)
+        self.lib.ss_rng_seed(self.sw, self.prog.state.rng.state)
+
+    def crc_set_parameters(self, params: CrcParams) -> None:
+        super().crc_set_parameters(params)
+        p = params
+        self.lib.ss_crc_set(self.sw, p.width, p.polynomial, p.initial_remainder, p.final_xor_value,
+                            int(p.data_reflected), int(p.remainder_reflected))
+
     def value_set_set(self, name: str, members: list) -> None:
         super().value_set_set(name, members)
         vs = self._value_set(name)
@@ -271,6 +361,22 @@ class NativeSwitch(Switch):
             out.append((self._digest_names[idp[0]], words))
 
 
+def _to_c(cell: MeterCell, c) -> None:
+    """A Python meter cell into a C ``MCELL`` (same fields, same order)."""
+    rates, words = cell.state()
+    c.rate[0], c.rate[1] = rates
+    c.burst[0], c.burst[1], c.tokens[0], c.tokens[1], c.last[0], c.last[1] = words
+    c.configured = int(cell.config is not None)
+
+
 def _w2(v: int) -> list[int]:
     v &= _M128
     return [v & 0xFFFFFFFFFFFFFFFF, v >> 64]
+
+
+def _args(vals: tuple, na: int) -> list[int]:
+    """Action data padded to the table's widest action, as 128-bit word pairs."""
+    out: list[int] = []
+    for v in list(vals) + [0] * (na - len(vals)):
+        out += _w2(int(v))
+    return out

@@ -9,15 +9,15 @@ the per-packet context ``_C`` that ``pipeline.PacketFlow`` swaps in.
 
 from __future__ import annotations
 
-import random
 from dataclasses import dataclass
 from typing import Any
 
 from .. import rtlib
 from ..api import P4CompileError
-from ..externs import ALGORITHMS, pack_bits
+from ..externs import hash_functions, pack_bits
 from ..ir import Lowering, Unsupported
 from ..ir import nodes as ir
+from ..profiles import selector_hash
 from ..program import PacketCtx
 from ..types import StructLikeT
 from .pgen import PyGen
@@ -67,9 +67,10 @@ def _namespace(prog, irp: ir.Program, gen: PyGen) -> dict[str, Any]:
     ns: dict[str, Any] = {
         "_Exit": rtlib.Exit, "_Locals": rtlib.Locals, "_Reject": rtlib.Reject, "_Stack": rtlib.Stack,
         "_mk": rtlib.mk, "_eq": rtlib.eq, "_fresh": rtlib.fresh, "_OOR": rtlib.IndexOutOfRange,
-        "_pack": pack_bits, "_HASH": ALGORITHMS, "_look": rtlib.look, "_lookh": rtlib.lookh,
+        "_pack": pack_bits, "_SELH": selector_hash, "_HASH": hash_functions(prog.state),
+        "_look": rtlib.look, "_lookh": rtlib.lookh,
         "_adv": rtlib.adv, "_REJECT": rtlib.reject_state, "_ST": prog.state, "_C": PacketCtx(),
-        "_rand": lambda lo, hi: random.randint(min(lo, hi), max(lo, hi)),
+        "_rand": prog.state.rng.randint,
         "_ERR_HDR_TOO_LONG": errors.index("HeaderTooShort"),
         "_ERR_INVALID_ARG": errors.index("ParserInvalidArgument"),
     }

@@ -87,6 +87,8 @@ class PyExpr:
 
     def _StackElem(self, e: ir.StackElem) -> str:
         b = self(e.base)
+        if isinstance(e.base.t, ir.Comp):  # an array of a non-header type: a run-time index
+            return f"{b}.at({self(e.index)})"  # out of range: rtlib.IndexOutOfRange
         if e.which == "index":
             if isinstance(e.index, ir.Const) and e.index.value < e.base.t.size:
                 return f"{b}.h[{e.index.value}]"

@@ -17,7 +17,7 @@ from ..ir.textgen import Identifiers
 from ..ir.walk import has_dynamic_index
 from ..layout import class_source, emit_source, extract_source
 from ..types import HeaderT, StructT
-from .pexpr import PyExpr, Raw, bits, default
+from .pexpr import PyExpr, Raw, bits, default, wrap
 from .pstmt import StmtGen, scalar_outs
 
 
@@ -131,10 +131,14 @@ class PyGen(Identifiers):
                 o += ["    try:", f"        _k{i} = {code}", "    except _OOR:", f"        _k{i} = 0"]
                 code = f"_k{i}"
             keys.append(code + ", ")
-        o.append(f"    hit, ai, args = TB_{name}.lookup(({''.join(keys)}))")
+        o.append(f"    hit, ai, args = TB_{name}.lookup(({''.join(keys)}){self._selector(t)})")
+        if t.meter_target is not None:  # BMv2: the direct meter's colour lands before the action
+            o.append("    if hit:")
+            StmtGen(self, o, 2).assign(t.meter_target, wrap("_ST.dm_color", t.meter_target.t)
+                                       if isinstance(t.meter_target.t, ir.Bits) else "_ST.dm_color")
         if self.trace:
             o.append(f"    _C.trace.append({'table ' + t.name + ' '!r} + ('hit' if hit else 'miss') "
-                     f"+ ' -> ' + {t.actions!r}[ai])")
+                     f"+ ' -> ' + ({t.actions!r}[ai] if ai >= 0 else '(no action)'))")
         g = StmtGen(self, o, 2)
         for i, (aname, bound) in enumerate(zip(t.actions, t.bound, strict=True)):
             act = self.prog.actions[aname]
@@ -147,6 +151,19 @@ class PyGen(Identifiers):
                    copy_on_exit=True)
         o.append("    return hit, ai")
         o.append("")
+
+    def _selector(self, t: ir.Table) -> str:
+        """Lines computing an action selector's hash ``_h`` (fields of valid headers only, as
+        BMv2's BufBuilder); the extra lookup argument."""
+        if not t.selector:
+            return ""
+        o = self.out
+        o.append("    _si = []")
+        for k, v in zip(t.selector, t.selector_valid, strict=True):
+            item = f"_si.append(({bits(self.x(k.expr), k.expr.t)}, {k.width}))"
+            o.append(f"    if {self.x(v)}: {item}" if v is not None else f"    {item}")
+        o.append(f"    _h = _SELH({t.algo!r}, _pack(tuple(v for v, _ in _si), tuple(w for _, w in _si)))")
+        return ", _h"
 
     def _parser(self, b: ir.Block) -> None:
         self.fn_kind = "parser"

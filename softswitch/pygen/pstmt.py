@@ -16,6 +16,11 @@ def scalar_outs(params: list[ir.Param]) -> list[int]:
             if p.direction in ("out", "inout") and not isinstance(p.t, (ir.Comp, ir.Stack))]
 
 
+def _array_elem(e: ir.Expr) -> bool:
+    """Is ``e`` a scalar element of a non-header array at a run-time index (written by ``put``)?"""
+    return isinstance(e, ir.StackElem) and isinstance(e.base.t, ir.Comp)
+
+
 class StmtGen(StmtWriter):
     """Emits the statements of one function body as Python source."""
 
@@ -73,6 +78,8 @@ class StmtGen(StmtWriter):
             self._AssignSlice(ir.AssignSlice(lhs.x, lhs.hi, lhs.lo, Raw(lhs.t, rhs_code)))
         elif isinstance(lhs.t, (ir.Comp, ir.Stack)):  # in place: BMv2's assign_header & co.
             self.emit(f"{self.x(lhs)}._asg({rhs_code})")
+        elif _array_elem(lhs):
+            self.emit(f"{self.x(lhs.base)}.put({self.x(lhs.index)}, {rhs_code})")
         else:
             self.emit(f"{self.x(lhs)} = {rhs_code}")
 
@@ -85,7 +92,7 @@ class StmtGen(StmtWriter):
         keep = t.mask ^ (((1 << w) - 1) << s.lo)
         lc = self.x(s.lhs)
         code = f"({bits(lc, t)} & {keep}) | ({bits(self.x(s.rhs), s.rhs.t)} << {s.lo})"
-        self.emit(f"{lc} = {wrap(code, t) if t.signed else '(' + code + ')'}")
+        self.assign(s.lhs, wrap(code, t) if t.signed else "(" + code + ")")
 
     def _VarDecl(self, s: ir.VarDecl) -> None:
         if s.init is None:
@@ -119,7 +126,9 @@ class StmtGen(StmtWriter):
     def _cases(self, v: str, s: ir.Switch) -> None:
         first = True
         for labels, body in s.cases:
-            if labels is None:
+            if labels is None and s.table is not None:  # no action ran (-1): BMv2 skips the switch
+                self.emit(f"{'if' if first else 'elif'} {v} >= 0:")
+            elif labels is None:
                 self.emit("if True:" if first else "else:")
             else:
                 keys = [str(k) if s.table is not None else self.x(ir.Const(s.value.t, k)) for k in labels]
@@ -320,10 +329,18 @@ class StmtGen(StmtWriter):
 
     def _x_meter_execute(self, s) -> None:
         out = self.x(s.out)
-        self.assign(s.out, f"{self.g.obj(s.inst)}.execute({self.x(s.args[0])}, {out})")
+        col = f"{self.g.obj(s.inst)}.execute({self.x(s.args[0])}, {out}, _ST.cur_len, _ST.now_us())"
+        self.assign(s.out, wrap(col, s.out.t) if isinstance(s.out.t, ir.Bits) else col)
 
     def _x_direct_meter_read(self, s) -> None:
-        self.assign(s.out, "0")
+        # the colour of the owning table's hit; after a miss BMv2 writes nothing, so the target
+        # keeps its value.  When the table writes it on each hit (ir.Table.meter_target), p4c's
+        # read() is no statement at all.
+        if self.g.prog.tables[self.g.prog.externs[s.inst].table].meter_target is not None:
+            return
+        out = self.x(s.out)
+        col = f"(_ST.dm_color if _ST.dm_color >= 0 else {out})"
+        self.assign(s.out, wrap(col, s.out.t) if isinstance(s.out.t, ir.Bits) else col)
 
     def _pack(self, items) -> str:
         """``_pack(values, widths)`` of a field list; a varbit adds its current length."""

@@ -97,6 +97,8 @@ class Device:
         self.packet_in: Callable[[p4runtime_pb2.PacketIn], None] = lambda msg: None
         #: called after the pipeline changed (the native port loop restarts on it)
         self.on_change: Callable[[], None] = lambda: None
+        #: custom CRC parameters (``crc.CrcParams``) applied to every pipeline installed
+        self.crc_params: list = []
 
     @staticmethod
     def _drop(port: int, frame: bytes) -> None:
@@ -107,6 +109,8 @@ class Device:
     def install_program(self, switch, device_config: bytes) -> None:
         """Install a program loaded outside P4Runtime (the CLI's PROGRAM.p4)."""
         with self.lock:
+            for params in self.crc_params:
+                switch.crc_set_parameters(params)
             self.pipeline = InstalledPipeline(switch=switch, index=P4InfoIndex.build(switch.p4info),
                                      p4info=switch.p4info, device_config=device_config)
         self.on_change()
@@ -115,6 +119,8 @@ class Device:
         with self.lock:
             if reconcile and self.pipeline is not None:
                 _carry_state(self.pipeline, new)
+            for params in self.crc_params:
+                new.switch.crc_set_parameters(params)
             self.pipeline = new
             self.saved = None
         self.on_change()
@@ -193,16 +199,40 @@ def _carry_state(old: InstalledPipeline, new: InstalledPipeline) -> None:
     """RECONCILE_AND_COMMIT: replay the old program's runtime state into the new one.
 
     Entries of tables that keep their name (and whose actions still exist) are
-    re-inserted; PRE state is copied.  Anything that no longer fits fails the
+    re-inserted with their direct meter configurations; configurations of meters that keep their
+    name and size, and PRE state, are copied.  Anything that no longer fits fails the
     request and the old pipeline stays in place.
     """
     src, dst = old.switch, new.switch
     try:
+        kept = {p.name for p in new.index.profiles.values()}
+        for prof in (p.name for p in old.index.profiles.values() if p.name in kept):
+            for mid, (action, params) in src.act_prof_members(prof).items():
+                dst.act_prof_add_member(prof, mid, action, params)
+            for gid, members in src.act_prof_groups(prof).items():
+                dst.act_prof_create_group(prof, gid, members)
         for name in old.index.table_by_name:
             if name not in new.index.table_by_name:
                 continue
+            metered = old.index.tables[old.index.table_by_name[name]].direct_meter_id is not None and \
+                new.index.tables[new.index.table_by_name[name]].direct_meter_id is not None
             for e in src.table_entries(name):
-                dst.table_add(name, e.action, e.match, e.params, e.priority)
+                if e.action_set is not None:
+                    dst.table_add_one_shot(name, e.match, e.action_set, e.priority)
+                elif e.member_id is not None or e.group_id is not None:
+                    dst.table_add_indirect(name, e.match, e.member_id, e.group_id, e.priority)
+                else:
+                    dst.table_add(name, e.action, e.match, e.params, e.priority)
+                cfg = src.direct_meter_get_config(name, e.match, e.priority) if metered else None
+                if cfg is not None:
+                    dst.direct_meter_set_config(name, e.match, cfg, e.priority)
+        new_meters = {m.name: m for m in new.index.meters.values()}
+        for m in old.index.meters.values():
+            if m.name in new_meters and new_meters[m.name].size == m.size:
+                for i in range(m.size):
+                    cfg = src.meter_get_config(m.name, i)
+                    if cfg is not None:
+                        dst.meter_set_config(m.name, i, cfg)
         for gid, reps in src.mc_groups().items():
             dst.mc_group_set(gid, [Replica(r.port, r.rid) for r in reps])
         for sid, reps in src.clone_sessions().items():

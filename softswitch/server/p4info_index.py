@@ -71,6 +71,8 @@ class P4InfoTable:
     is_const: bool
     direct_counter_id: int | None
     size: int
+    implementation_id: int = 0   # its action profile / selector (0: a direct table)
+    direct_meter_id: int | None = None
 
     @property
     def needs_priority(self) -> bool:
@@ -95,6 +97,21 @@ class CounterInfo:
 
 
 @dataclass(frozen=True)
+class ProfileInfo:
+    id: int
+    name: str
+    with_selector: bool
+    table_ids: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class MeterInfo:
+    id: int
+    name: str
+    size: int
+
+
+@dataclass(frozen=True)
 class PacketMetadataField:
     id: int
     name: str
@@ -111,10 +128,12 @@ class P4InfoIndex:
     counters: dict[int, CounterInfo] = field(default_factory=dict)
     direct_counters: dict[int, int] = field(default_factory=dict)  # direct counter id -> table id
     registers: dict[int, str] = field(default_factory=dict)
-    meters: dict[int, str] = field(default_factory=dict)
+    meters: dict[int, MeterInfo] = field(default_factory=dict)
+    direct_meters: dict[int, int] = field(default_factory=dict)  # direct meter id -> table id
     packet_metadata: dict[str, list[PacketMetadataField]] = field(default_factory=dict)
     table_by_name: dict[str, int] = field(default_factory=dict)
     action_by_name: dict[str, int] = field(default_factory=dict)
+    profiles: dict[int, ProfileInfo] = field(default_factory=dict)
 
     @classmethod
     def build(cls, p4info: p4info_pb2.P4Info) -> P4InfoIndex:
@@ -128,11 +147,18 @@ class P4InfoIndex:
         for dc in p4info.direct_counters:
             idx.direct_counters[dc.preamble.id] = dc.direct_table_id
             direct_of_table[dc.direct_table_id] = dc.preamble.id
+        meter_of_table: dict[int, int] = {}
+        for dm in p4info.direct_meters:
+            idx.direct_meters[dm.preamble.id] = dm.direct_table_id
+            meter_of_table[dm.direct_table_id] = dm.preamble.id
         for t in p4info.tables:
             for rid in t.direct_resource_ids:  # the table's own list links it too
                 if rid in idx.direct_counters:
                     idx.direct_counters[rid] = t.preamble.id
                     direct_of_table[t.preamble.id] = rid
+                if rid in idx.direct_meters:
+                    idx.direct_meters[rid] = t.preamble.id
+                    meter_of_table[t.preamble.id] = rid
             scopes = {ref.id: ref.scope for ref in t.action_refs}
             idx.tables[t.preamble.id] = P4InfoTable(
                 id=t.preamble.id, name=t.preamble.name,
@@ -144,14 +170,19 @@ class P4InfoIndex:
                 is_const=t.is_const_table,
                 direct_counter_id=direct_of_table.get(t.preamble.id),
                 size=t.size,
+                implementation_id=t.implementation_id,
+                direct_meter_id=meter_of_table.get(t.preamble.id),
             )
             idx.table_by_name[t.preamble.name] = t.preamble.id
+        for ap in p4info.action_profiles:
+            idx.profiles[ap.preamble.id] = ProfileInfo(ap.preamble.id, ap.preamble.name, ap.with_selector,
+                                                       tuple(ap.table_ids))
         for c in p4info.counters:
             idx.counters[c.preamble.id] = CounterInfo(c.preamble.id, c.preamble.name, c.size, c.spec.unit)
         for r in p4info.registers:
             idx.registers[r.preamble.id] = r.preamble.name
         for m in p4info.meters:
-            idx.meters[m.preamble.id] = m.preamble.name
+            idx.meters[m.preamble.id] = MeterInfo(m.preamble.id, m.preamble.name, m.size)
         for cpm in p4info.controller_packet_metadata:
             idx.packet_metadata[cpm.preamble.name] = [
                 PacketMetadataField(m.id, m.name, m.bitwidth) for m in cpm.metadata]
@@ -168,6 +199,18 @@ class P4InfoIndex:
             return self.actions[action_id]
         except KeyError:
             raise invalid(f"unknown action id {action_id}") from None
+
+    def profile(self, profile_id: int) -> ProfileInfo:
+        try:
+            return self.profiles[profile_id]
+        except KeyError:
+            raise invalid(f"unknown action profile id {profile_id}") from None
+
+    def meter(self, meter_id: int) -> MeterInfo:
+        try:
+            return self.meters[meter_id]
+        except KeyError:
+            raise invalid(f"unknown meter id {meter_id}") from None
 
     def counter(self, counter_id: int) -> CounterInfo:
         try:

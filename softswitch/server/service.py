@@ -28,7 +28,7 @@ from google.protobuf import any_pb2
 from google.rpc import code_pb2, status_pb2
 from p4.v1 import p4runtime_pb2, p4runtime_pb2_grpc
 
-from softswitch.server import translate
+from softswitch.server import meters, profiles, translate
 from softswitch.server.arbitration import Arbitrator, Stream
 from softswitch.server.device import Device, compile_pipeline
 from softswitch.server.errors import P4RuntimeError
@@ -210,6 +210,14 @@ class P4RuntimeService(p4runtime_pb2_grpc.P4RuntimeServicer):
                                     p.clone_params)
             elif kind == "counter_entry":
                 translate.write_counter(p.switch, p.index, update.type, update.entity.counter_entry)
+            elif kind == "action_profile_member":
+                profiles.write_member(p.switch, p.index, update.type, update.entity.action_profile_member)
+            elif kind == "action_profile_group":
+                profiles.write_group(p.switch, p.index, update.type, update.entity.action_profile_group)
+            elif kind == "meter_entry":
+                meters.write_meter(p.switch, p.index, update.type, update.entity.meter_entry)
+            elif kind == "direct_meter_entry":
+                meters.write_direct_meter(p.switch, p.index, update.type, update.entity.direct_meter_entry)
             elif kind is None:
                 raise P4RuntimeError(grpc.StatusCode.INVALID_ARGUMENT, "update without an entity")
             else:
@@ -243,9 +251,21 @@ class P4RuntimeService(p4runtime_pb2_grpc.P4RuntimeServicer):
         elif kind == "counter_entry":
             for ce in translate.read_counters(p.switch, p.index, q.counter_entry):
                 yield p4runtime_pb2.Entity(counter_entry=ce)
+        elif kind == "action_profile_member":
+            for m in profiles.read_members(p.switch, p.index, q.action_profile_member):
+                yield p4runtime_pb2.Entity(action_profile_member=m)
+        elif kind == "action_profile_group":
+            for g in profiles.read_groups(p.switch, p.index, q.action_profile_group):
+                yield p4runtime_pb2.Entity(action_profile_group=g)
         elif kind == "direct_counter_entry":
             for dce in translate.read_direct_counters(p.switch, p.index, q.direct_counter_entry):
                 yield p4runtime_pb2.Entity(direct_counter_entry=dce)
+        elif kind == "meter_entry":
+            for me in meters.read_meters(p.switch, p.index, q.meter_entry):
+                yield p4runtime_pb2.Entity(meter_entry=me)
+        elif kind == "direct_meter_entry":
+            for dme in meters.read_direct_meters(p.switch, p.index, q.direct_meter_entry):
+                yield p4runtime_pb2.Entity(direct_meter_entry=dme)
         elif kind is None:
             raise P4RuntimeError(grpc.StatusCode.INVALID_ARGUMENT, "read of an empty entity")
         else:

@@ -28,6 +28,7 @@ from softswitch.api import (
     Ternary,
 )
 from softswitch.server.errors import P4RuntimeError, invalid
+from softswitch.server.meterconf import config_from_proto, config_to_proto
 from softswitch.server.p4info_index import P4InfoIndex, P4InfoTable, decode_bytes, encode_bytes
 
 MT = p4info_pb2.MatchField
@@ -44,6 +45,9 @@ def _exists(message: str) -> P4RuntimeError:
 
 def api_error(err: Exception) -> P4RuntimeError:
     """Map a Switch API exception to the P4Runtime code the spec prescribes."""
+    code = getattr(err, "code", None)  # profiles.ProfileError names its P4Runtime code
+    if isinstance(err, RuntimeAPIError) and isinstance(code, str) and hasattr(grpc.StatusCode, code):
+        return P4RuntimeError(getattr(grpc.StatusCode, code), str(err))
     if isinstance(err, EntryExistsError):
         return _exists(str(err))
     if isinstance(err, EntryNotFoundError):
@@ -149,8 +153,8 @@ def decode_action(idx: P4InfoIndex, table: P4InfoTable, te: p4runtime_pb2.TableE
     if kind is None:
         raise invalid(f"{what}: no action given")
     if kind != "action":
-        raise P4RuntimeError(grpc.StatusCode.UNIMPLEMENTED,
-                             f"{what}: action profiles are not supported ({kind})")
+        raise invalid(f"{what}: {kind} given, but the table has no action profile" if
+                      not table.implementation_id else f"{what}: {kind} is not an action")
     act = te.action.action
     info = idx.action(act.action_id)
     if act.action_id not in table.action_ids:
@@ -202,10 +206,13 @@ def _priority(table: P4InfoTable, te: p4runtime_pb2.TableEntry, what: str) -> in
 
 def _refuse_unsupported(table: P4InfoTable, te: p4runtime_pb2.TableEntry, what: str) -> None:
     """Fields of an entry this target cannot honour are refused, never silently dropped."""
-    if te.HasField("meter_config") or te.HasField("meter_counter_data"):
+    if te.HasField("meter_counter_data"):
         raise P4RuntimeError(
-            grpc.StatusCode.UNIMPLEMENTED, f"{what}: meters are not supported by this target"
+            grpc.StatusCode.UNIMPLEMENTED, f"{what}: meter counter data is not supported by this target"
         )
+    if te.HasField("meter_config") and (table.direct_meter_id is None or te.is_default_action):
+        holder = "default entry" if te.is_default_action else "table"
+        raise invalid(f"{what}: meter_config given, but the {holder} has no direct meter")
     if te.idle_timeout_ns:
         raise invalid(f"{what}: the table does not support idle timeout")
     if te.HasField("counter_data") and table.direct_counter_id is None:
@@ -234,6 +241,18 @@ def write_table_entry(switch, idx: P4InfoIndex, utype: int, te: p4runtime_pb2.Ta
         raise P4RuntimeError(grpc.StatusCode.PERMISSION_DENIED, f"{what}: table has const entries")
     match = decode_match(table, te.match, what)
     prio = _priority(table, te, what)
+    meter = config_from_proto(te, f"{what}: meter_config")  # checked before the switch changes
+    if table.implementation_id and utype in (Update.INSERT, Update.MODIFY):
+        insert = utype == Update.INSERT
+        if te.action.WhichOneof("type") == "action_profile_action_set":
+            actions = one_shot_actions(idx, table, te, what)
+            _call(switch.table_add_one_shot if insert else switch.table_modify_one_shot, table.name, match,
+                  actions, prio)
+            return
+        member, group = indirect_ref(table, te, what)
+        _call(switch.table_add_indirect if insert else switch.table_modify_indirect, table.name, match,
+              member, group, prio)
+        return
     if utype == Update.INSERT:
         action, params = decode_action(idx, table, te, what)
         _call(switch.table_add, table.name, action, match, params, prio)
@@ -244,6 +263,37 @@ def write_table_entry(switch, idx: P4InfoIndex, utype: int, te: p4runtime_pb2.Ta
         _call(switch.table_delete, table.name, match, prio)
     else:
         raise invalid(f"{what}: update type {utype} is not INSERT, MODIFY or DELETE")
+    if meter is not None and utype != Update.DELETE:  # unset on MODIFY: the meter is kept (BMv2)
+        _call(switch.direct_meter_set_config, table.name, match, meter, prio)
+
+
+def indirect_ref(table: P4InfoTable, te: p4runtime_pb2.TableEntry,
+                 what: str) -> tuple[int | None, int | None]:
+    """(member id, group id) of an entry of a table with an action profile or selector."""
+    kind = te.action.WhichOneof("type")
+    if kind == "action_profile_member_id":
+        return te.action.action_profile_member_id, None
+    if kind == "action_profile_group_id":
+        return None, te.action.action_profile_group_id
+    raise invalid(f"{what}: the table has an action profile: give a member or group id, not {kind}")
+
+
+def one_shot_actions(idx: P4InfoIndex, table: P4InfoTable, te: p4runtime_pb2.TableEntry,
+                     what: str) -> list[tuple[str, dict[str, int]]]:
+    """The (action, params) of a one-shot ``action_profile_action_set`` (weights 1)."""
+    out = []
+    for pa in te.action.action_profile_action_set.action_profile_actions:
+        if pa.weight <= 0:
+            raise invalid(f"{what}: one-shot action weight {pa.weight} must be positive")
+        if pa.weight != 1:
+            raise P4RuntimeError(grpc.StatusCode.UNIMPLEMENTED, f"{what}: weight {pa.weight}: only weight "
+                                                                "1 is supported (BMv2 groups are sets)")
+        if pa.WhichOneof("watch_kind") is not None:
+            raise P4RuntimeError(grpc.StatusCode.UNIMPLEMENTED, f"{what}: watch ports are not supported")
+        single = p4runtime_pb2.TableEntry(table_id=table.id)
+        single.action.action.CopyFrom(pa.action)
+        out.append(decode_action(idx, table, single, what))
+    return out
 
 
 def _call(fn, *args):
@@ -253,8 +303,14 @@ def _call(fn, *args):
         raise api_error(err) from err
 
 
+def call_switch(fn, *args):
+    """A Switch API call whose failure becomes the P4Runtime status the specification gives."""
+    return _call(fn, *args)
+
+
 def entry_to_proto(idx: P4InfoIndex, table: P4InfoTable, e: TableEntry,
-                   with_counter: bool) -> p4runtime_pb2.TableEntry:
+                   with_counter: bool, switch=None) -> p4runtime_pb2.TableEntry:
+    """``switch`` given: the entry's direct meter configuration is read too (when configured)."""
     te = p4runtime_pb2.TableEntry(table_id=table.id)
     if e.is_default:
         te.is_default_action = True
@@ -262,11 +318,24 @@ def entry_to_proto(idx: P4InfoIndex, table: P4InfoTable, e: TableEntry,
         te.match.extend(encode_match(table, e.match))
     if e.priority is not None and table.needs_priority:
         te.priority = e.priority
-    te.action.CopyFrom(encode_action(idx, e.action, e.params))
+    if e.action_set is not None:
+        for action, params in e.action_set:
+            pa = te.action.action_profile_action_set.action_profile_actions.add(weight=1)
+            pa.action.CopyFrom(encode_action(idx, action, params).action)
+    elif e.member_id is not None:
+        te.action.action_profile_member_id = e.member_id
+    elif e.group_id is not None:
+        te.action.action_profile_group_id = e.group_id
+    else:
+        te.action.CopyFrom(encode_action(idx, e.action, e.params))
     if e.is_const:
         te.is_const = True
     if with_counter and table.direct_counter_id is not None and e.counter is not None:
         te.counter_data.packet_count, te.counter_data.byte_count = e.counter
+    if switch is not None and table.direct_meter_id is not None and not e.is_default:
+        cfg = _call(switch.direct_meter_get_config, table.name, e.match, e.priority)
+        if cfg is not None:
+            te.meter_config.CopyFrom(config_to_proto(cfg))
     return te
 
 
@@ -274,6 +343,7 @@ def read_table_entries(switch, idx: P4InfoIndex, query: p4runtime_pb2.TableEntry
                        ) -> Iterator[p4runtime_pb2.TableEntry]:
     tables = [idx.table(query.table_id)] if query.table_id else [idx.tables[t] for t in sorted(idx.tables)]
     with_counter = query.HasField("counter_data")
+    meter_sw = switch if query.HasField("meter_config") else None
     for table in tables:
         what = f"read of table {table.name}"
         if query.is_default_action:
@@ -286,7 +356,7 @@ def read_table_entries(switch, idx: P4InfoIndex, query: p4runtime_pb2.TableEntry
                 continue
             if want_prio is not None and e.priority != want_prio:
                 continue
-            yield entry_to_proto(idx, table, e, with_counter)
+            yield entry_to_proto(idx, table, e, with_counter, meter_sw)
 
 
 def _normal(match: dict[str, MatchValue]) -> dict[str, MatchValue]:

@@ -26,6 +26,7 @@ from .unit.helpers import switch
 ROOT = Path(__file__).resolve().parents[2]
 PROGRAMS = sorted((Path(__file__).parent / "programs").glob("*.p4")) + [ROOT / "p4src" / "dhc.p4"]
 PREFIX = {"actions": 0x01, "tables": 0x02, "value_sets": 0x03, "controller_packet_metadata": 0x04,
+          "action_profiles": 0x11,
           "counters": 0x12, "direct_counters": 0x13, "meters": 0x14, "direct_meters": 0x15,
           "registers": 0x16, "digests": 0x17}
 
@@ -93,6 +94,13 @@ def test_p4info_follows_p4c_rules(path: Path):
             assert t.const_default_action_id in action_ids
         for rid in t.direct_resource_ids:
             assert rid in ids
+        if t.implementation_id:  # an action profile / selector that lists the table back
+            prof = [p for p in info.action_profiles if p.preamble.id == t.implementation_id]
+            assert len(prof) == 1 and t.preamble.id in prof[0].table_ids, t.preamble.name
+    for p in info.action_profiles:
+        assert p.size > 0 and p.table_ids
+        for tid in p.table_ids:
+            assert any(t.preamble.id == tid and t.implementation_id == p.preamble.id for t in info.tables)
     direct = _direct_calls(parse(preprocess(str(path), defines={}, include_dirs=[])).tree)
     listed = set(action_ids.values())
     assert by_table <= listed

@@ -10,11 +10,16 @@ from softswitch.api import Exact, Lpm, Optional, Range, Ternary
 from softswitch.stf import compare_packet
 from softswitch.stf_names import FieldInfo, match_value
 from softswitch.stf_syntax import (
+    ActionCall,
     AddEntry,
+    AddIndirect,
     CheckCounter,
     Checkpoint,
     ExpectPacket,
+    KeyValue,
     McNodeCreate,
+    ProfileGroup,
+    ProfileMember,
     RegisterRead,
     SendPacket,
     StfSyntaxError,
@@ -82,6 +87,28 @@ def test_register_check_is_a_softswitch_extension():
     assert p4c_dialect_problems("#!softswitch register_read r 3 16\nregister_read r 3\n") == []
     probs = p4c_dialect_problems("add t k:10.0.0.0/8 a()\nadd t k:0x0a&&&0xff a()\nregister_read r 3 16\n")
     assert [p.split(":")[0] for p in probs] == ["1", "2", "3"]
+
+
+def test_action_profile_commands_are_a_softswitch_extension():
+    text = """#!softswitch act_prof_create_member ap 3 set(port:1, v:0x2)
+#!softswitch act_prof_delete_member ap 3
+#!softswitch act_prof_create_group ap 7 3 4
+#!softswitch act_prof_remove_member_from_group ap 4 7
+#!softswitch add t 5 k:0x0* group(7)
+#!softswitch add t k:1 member(3)
+"""
+    assert parse_stf(text).commands == [
+        ProfileMember(1, "create", "ap", 3, ActionCall("set", (("port", 1), ("v", 2)))),
+        ProfileMember(2, "delete", "ap", 3),
+        ProfileGroup(3, "create", "ap", 7, (3, 4)),
+        ProfileGroup(4, "remove", "ap", 7, (4,)),
+        AddIndirect(5, "t", (KeyValue("k", "0x0*"),), None, 7, 5),
+        AddIndirect(6, "t", (KeyValue("k", "1"),), 3, None, None),
+    ]
+    assert p4c_dialect_problems(text) == []   # comments to p4c's runner
+    for line in ("act_prof_create_group ap 7", "add t k:1 member(3)"):
+        with pytest.raises(StfSyntaxError, match="softswitch extension"):
+            parse_stf(line + "\n")
 
 
 @pytest.mark.parametrize("line, reason", [

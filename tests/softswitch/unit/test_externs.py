@@ -6,6 +6,8 @@ import pytest
 
 from softswitch.api import RuntimeAPIError
 from softswitch.externs import crc16, crc32, csum16, pack_bits, xor16
+from softswitch.native.build import compiler
+from softswitch.rng import XorShift64
 
 from .helpers import frame, run_words, switch, words
 
@@ -137,3 +139,29 @@ def test_truncate_in_ingress_cuts_the_transmitted_frame():
     sw = switch("truncate(32w16);")
     (out,) = sw.process(0, frame(1, 2))
     assert out[1] == frame(1, 2)[:16]
+
+
+RANDOM_INGRESS = """
+    random(hdr.d.w0, 32w10, 32w20);
+    random(hdr.d.w1, 32w0, 32w0xFFFFFFFF);
+    random(meta.m8, 8w200, 8w100);
+    hdr.d.w2 = (bit<32>)meta.m8;
+    hash(hdr.d.w3, HashAlgorithm.random, 32w0, {hdr.d.w4}, 32w1000);
+"""
+
+
+def test_seeded_random_is_repeatable_and_equal_on_both_backends():
+    """``seed_random`` (rng.py): the same values on both backends and on every run with that
+    seed, within the bounds (swapped when lo > hi), the reference computed here."""
+    backends = ["python"] + (["native"] if compiler() is not None else [])
+    runs = {}
+    for b in backends:
+        sw = switch(RANDOM_INGRESS, backend=b)
+        sw.seed_random(2024)
+        runs[b] = [run_words(sw)[:4] for _ in range(40)]
+    ref = XorShift64(2024)
+    want = [[10 + ref.next() % 11, ref.next() % (1 << 32), 100 + ref.next() % 101, ref.next() % 1000]
+            for _ in range(40)]
+    for b in backends:
+        assert runs[b] == want, b
+    assert len({tuple(r) for r in want}) > 30

@@ -1,0 +1,242 @@
+"""Action profiles and action selectors (v1model ``action_profile``/``action_selector``) at run time.
+
+A table whose ``implementation`` is a profile holds no action data: each entry points at a
+*member* (an action and its data) or, with a selector, at a *group* of members.  The model is
+BMv2's ``ActionProfile`` (``src/bm_sim/action_profile.cpp``):
+
+- every member and group gets a BMv2 handle when it is created, the smallest free one (BMv2's
+  ``HandleMgr``); a group's members are kept in ascending handle order (``RandAccessUIntSet``);
+- a packet hitting a group entry runs member ``get_nth(h % n)``, ``h`` being the selector's
+  hash over the ``selector`` key fields cast to ``unsigned int`` (32 bits); fields of invalid
+  headers are left out of the hashed bytes, as BMv2's ``BufBuilder`` skips them;
+- an entry pointing at an empty group runs no action (``empty_action``; the entry still hits);
+- a miss runs no action either: p4c's BMv2 back end emits no default entry for such tables
+  ("Target does not support default_action ... (due to action profiles)");
+- a member used by a group or an entry, or a group used by an entry, cannot be deleted.
+
+Ids are the control plane's (P4Runtime ``member_id``/``group_id``); handles are internal and
+decide only the order of a group's members.  Group weights other than 1 are refused (BMv2
+groups are sets, a member is in a group at most once).  A one-shot entry (P4Runtime
+``action_profile_action_set``) gets hidden members and a group, ids below 0, released with it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from .api import RuntimeAPIError
+from .externs import ALGORITHMS
+
+
+class ProfileError(RuntimeAPIError):
+    """A refused profile request; ``code`` is the P4Runtime status name it maps to."""
+
+    def __init__(self, msg: str, code: str = "INVALID_ARGUMENT"):
+        super().__init__(msg)
+        self.code = code
+
+
+@dataclass
+class ProfileInfo:
+    """A profile as the program declares it (P4Info ``action_profiles``)."""
+
+    name: str
+    size: int
+    with_selector: bool
+    algo: str | None
+    annotations: dict[str, list]
+    tables: list[str] = field(default_factory=list)
+    runtime: Any = None
+
+    @property
+    def max_group_size(self) -> int:
+        """``@max_group_size(N)`` of a selector (0: no limit), as p4c puts it in P4Info."""
+        v = self.annotations.get("max_group_size")
+        return v[0] if self.with_selector and v and isinstance(v[0], int) else 0
+
+
+@dataclass
+class Member:
+    action: str                 # P4Info name of the action
+    params: dict[str, int]      # control-plane action data
+    args: tuple                 # the data as the pipeline gets it
+    handle: int
+
+
+@dataclass
+class Group:
+    members: list[int]          # member ids, as the control plane gave them
+    handle: int
+    max_size: int = 0
+
+
+def selector_hash(algo: str, data: bytes) -> int:
+    """BMv2's ``ActionProfile::choose_from_group`` hash: the algorithm's value as ``unsigned int``."""
+    if algo == "identity":  # BMv2's identity: the first (at most) 8 bytes, big-endian
+        h = int.from_bytes(data[:8], "big")
+    else:
+        h = ALGORITHMS[algo](data)
+    return h & 0xFFFFFFFF
+
+
+def _smallest_free(used: set[int]) -> int:
+    h = 0
+    while h in used:
+        h += 1
+    return h
+
+
+class ActionProfile:
+    """Members and groups of one profile, shared by every table whose implementation it is."""
+
+    def __init__(self, info: ProfileInfo):
+        self.info = info
+        self.tables: list[Any] = []          # tables.Table runtimes using it
+        self.members: dict[int, Member] = {}
+        self.groups: dict[int, Group] = {}
+        self.refs: dict[tuple[str, int], int] = {}
+
+    # ------------------------------------------------------------ members
+    def _action(self, action: str, params: dict[str, int] | None) -> tuple[str, tuple]:
+        """Check the action against every table of the profile; its full name and data."""
+        if not self.tables:
+            raise ProfileError(f"action profile {self.info.name} is used by no table")
+        name, args = None, ()
+        for t in self.tables:
+            ai = t.action_index(action, False)
+            name, args = t.info.actions[ai].name, t.action_args(ai, params)
+        return name, args
+
+    def add_member(self, mid: int, action: str, params: dict[str, int] | None) -> None:
+        if mid in self.members:
+            raise ProfileError(f"{self.info.name}: member {mid} already exists", "ALREADY_EXISTS")
+        if len(self.members) >= self.info.size:
+            raise ProfileError(f"{self.info.name} is full ({self.info.size} members)", "RESOURCE_EXHAUSTED")
+        name, args = self._action(action, params)
+        handle = _smallest_free({m.handle for m in self.members.values()})
+        self.members[mid] = Member(name, dict(params or {}), args, handle)
+
+    def modify_member(self, mid: int, action: str, params: dict[str, int] | None) -> None:
+        m = self.member(mid)
+        m.action, m.args = self._action(action, params)
+        m.params = dict(params or {})
+
+    def delete_member(self, mid: int) -> None:
+        self.member(mid)
+        if self.refs.get(("m", mid)) or any(mid in g.members for g in self.groups.values()):
+            raise ProfileError(f"{self.info.name}: member {mid} is still used", "FAILED_PRECONDITION")
+        del self.members[mid]
+
+    def member(self, mid: int) -> Member:
+        m = self.members.get(mid)
+        if m is None:
+            raise ProfileError(f"{self.info.name}: no member {mid}", "NOT_FOUND")
+        return m
+
+    # ------------------------------------------------------------ groups
+    def _check_group(self, members: list[int], weights: list[int] | None, max_size: int) -> list[int]:
+        if not self.info.with_selector:
+            raise ProfileError(f"{self.info.name} is an action profile without selector: no groups")
+        for w in weights or []:
+            if w not in (0, 1):
+                raise ProfileError(f"{self.info.name}: member weight {w}: only weight 1 is supported "
+                                   "(a BMv2 group holds a member once)", "UNIMPLEMENTED")
+        if len(set(members)) != len(members):
+            raise ProfileError(f"{self.info.name}: a member is listed twice in a group")
+        for mid in members:
+            self.member(mid)
+        if max_size and len(members) > max_size:
+            raise ProfileError(f"{self.info.name}: group of {len(members)} members exceeds its "
+                               f"max_size {max_size}", "RESOURCE_EXHAUSTED")
+        limit = self.info.max_group_size
+        if limit and (max_size > limit or len(members) > limit):
+            raise ProfileError(f"{self.info.name}: a group holds at most {limit} members "
+                               "(@max_group_size)", "RESOURCE_EXHAUSTED")
+        return list(members)
+
+    def create_group(self, gid: int, members: list[int], weights: list[int] | None = None,
+                     max_size: int = 0) -> None:
+        if gid in self.groups:
+            raise ProfileError(f"{self.info.name}: group {gid} already exists", "ALREADY_EXISTS")
+        mids = self._check_group(members, weights, max_size)
+        handle = _smallest_free({g.handle for g in self.groups.values()})
+        self.groups[gid] = Group(mids, handle, max_size)
+
+    def modify_group(self, gid: int, members: list[int], weights: list[int] | None = None,
+                     max_size: int | None = None) -> None:
+        g = self.group(gid)
+        size = g.max_size if max_size is None else max_size
+        g.members = self._check_group(members, weights, size)
+        g.max_size = size
+
+    def delete_group(self, gid: int) -> None:
+        self.group(gid)
+        if self.refs.get(("g", gid)):
+            raise ProfileError(f"{self.info.name}: group {gid} is still used", "FAILED_PRECONDITION")
+        del self.groups[gid]
+
+    def group(self, gid: int) -> Group:
+        g = self.groups.get(gid)
+        if g is None:
+            raise ProfileError(f"{self.info.name}: no group {gid}", "NOT_FOUND")
+        return g
+
+    def ordered(self, gid: int) -> list[Member]:
+        """A group's members in BMv2's order (ascending handle): what ``h % n`` indexes."""
+        return sorted((self.members[m] for m in self.groups[gid].members), key=lambda m: m.handle)
+
+    # ------------------------------------------------------------ one-shot action sets
+    def one_shot(self, actions: list[tuple[str, dict[str, int] | None]]) -> tuple[str, int]:
+        """Hidden members and a group for a one-shot entry (P4Runtime ``action_profile_action_set``):
+        ids below 0, left out of reads, released with the entry; members created in the set's
+        order, so they take the smallest free handles as a controller writing them would."""
+        if not self.info.with_selector:
+            raise ProfileError(f"{self.info.name} has no selector: one-shot action sets need one")
+        if not actions:
+            raise ProfileError(f"{self.info.name}: an empty one-shot action set")
+        mids: list[int] = []
+        try:
+            for action, params in actions:
+                mids.append(min(list(self.members) + [0]) - 1)
+                self.add_member(mids[-1], action, params)
+            gid = min(list(self.groups) + [0]) - 1
+            self.create_group(gid, mids)
+        except (RuntimeAPIError, ValueError):
+            for mid in mids:
+                self.members.pop(mid, None)
+            raise
+        return ("g", gid)
+
+    def release_one_shot(self, ref: tuple[str, int]) -> None:
+        if ref[1] >= 0 or self.refs.get(ref):
+            return
+        for mid in self.groups.pop(ref[1]).members:
+            del self.members[mid]
+
+    def action_set(self, ref: tuple[str, int]) -> list[tuple[str, dict[str, int]]]:
+        return [(self.members[m].action, dict(self.members[m].params)) for m in self.groups[ref[1]].members]
+
+    # ------------------------------------------------------------ table entries
+    def check_ref(self, ref: tuple[str, int]) -> None:
+        kind, i = ref
+        if kind == "m":
+            self.member(i)
+        else:
+            if not self.info.with_selector:
+                raise ProfileError(f"{self.info.name} has no selector: entries point at members only")
+            self.group(i)
+
+    def ref(self, ref: tuple[str, int], delta: int) -> None:
+        self.refs[ref] = self.refs.get(ref, 0) + delta
+
+    def resolve(self, ref: tuple[str, int], h: int) -> Member | None:
+        """The member an entry runs (``None``: an empty group)."""
+        kind, i = ref
+        if kind == "m":
+            return self.members[i]
+        mbrs = self.ordered(i)
+        return mbrs[h % len(mbrs)] if mbrs else None
+
+
+__all__ = ["ActionProfile", "Group", "Member", "ProfileError", "ProfileInfo", "selector_hash"]
