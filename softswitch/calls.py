@@ -179,6 +179,9 @@ class Calls:
                 if sym.kind == "control":
                     if method != "apply":
                         raise g.err(callee, f"controls have no method {method}")
+                    if g.in_action is not None:
+                        raise g.err(n, f"{base.children[-1]}.apply(): apply cannot be called "
+                                       "from actions")
                     return self.control_apply(g, sym, args, n, str(base.children[-1]))
                 if sym.kind in ("packet_in", "packet_out"):
                     return self.packet_method(g, sym, method, args, targs, n)
@@ -205,6 +208,9 @@ class Calls:
             name = str(callee.children[-1])
             sym = g.scope.lookup(name)
             if sym is not None and sym.kind == "action":
+                if targs:
+                    raise g.err(n, f"{name}: Cannot supply type parameters for an action "
+                                   "invocation")
                 return self.action_call(g, sym.info, args, n)
             if sym is None and name in getattr(self.prog, "functions", {}):
                 finfo = self.prog.functions[name]
@@ -236,7 +242,8 @@ class Calls:
         if g.kind != "control":
             raise g.err(n, "controls can only be applied from controls")
         if len(args) != len(sub.params):
-            raise g.err(n, f"{sub.name}.apply expects {len(sub.params)} arguments, got {len(args)}")
+            shown = sub.name.removeprefix("__unused__.")
+            raise g.err(n, f"{shown}.apply expects {len(sub.params)} arguments, got {len(args)}")
         for p, a in zip(sub.params, args, strict=False):
             if p.direction in ("out", "inout"):
                 t = g.lvalue(a)
@@ -427,6 +434,11 @@ class Calls:
         arities = sorted({len(s.params) for s in sigs})
         if len(args) not in arities:
             raise g.err(n, f"{name} takes {' or '.join(map(str, arities))} arguments, got {len(args)}")
+        ntps = {len(s.type_params) for s in sigs if len(s.params) == len(args)}
+        given = [t for t in targs.children if t is not None] if targs is not None else []
+        if given and len(given) not in ntps:  # p4c: type arguments must match type parameters
+            raise g.err(n, f"{name}: {len(given)} type arguments supplied while "
+                           f"{' or '.join(map(str, sorted(ntps)))} are expected")
         if name == "verify":
             if g.kind != "parser":
                 raise g.err(n, "verify() can only be called in a parser")

@@ -52,6 +52,40 @@ def unique_properties(gen, table: str, props: list) -> None:
         seen.add(name)
 
 
+def actions_listed_first(gen, table: str, props: list, node) -> None:
+    """``default_action`` names an action of the ``actions`` list, which p4c resolves in
+    property order: a default action before (or without) that list has nothing to invoke; and
+    entries before the key have no key type ("Could not find type for table key")."""
+    kinds = [p.data for p in props]
+    if "tp_entries" in kinds and "tp_key" in kinds \
+            and kinds.index("tp_entries") < kinds.index("tp_key"):
+        raise gen.err(props[kinds.index("tp_key")], f"{table}: Could not find type for table "
+                                                    "key Key (its entries come before the key)")
+    for p in props:
+        if p.data == "tp_actions":
+            return
+        if p.data == "tp_default":
+            ref = p.children[2]
+            name = str(ref.children[1].children[0]) if isinstance(ref.children[1], Tree) \
+                else str(ref.children[1])
+            raise gen.err(node, f"{table} has no action list, so it cannot invoke '{name}()'")
+
+
+def ser_enum_value_fits(ctx, node, name: str, v: int, t) -> None:
+    """An untyped serializable enum value must fit the underlying type (p4c: "Serialized enum
+    constant value ... is out of bounds of the underlying type")."""
+    head = f"{name}: Serialized enum constant value {v} is out of bounds of the underlying type {t}"
+    if not t.signed and v < 0:
+        raise ctx.err(node, f"{head}; the value {v} is negative, but the underlying type {t} is "
+                            "unsigned")
+    need = (v.bit_length() + 1 if v >= 0 else (-v - 1).bit_length() + 1) if t.signed \
+        else v.bit_length()
+    if need > t.width:
+        kind = "signed" if t.signed else "unsigned"
+        raise ctx.err(node, f"{head}; the value {v} requires {need} bits but the underlying "
+                            f"{kind} type {t} only contains {t.width} bits")
+
+
 def same_directional_args(gen, action, default_args: list, listed_args: list, node,
                           what: str = "default action") -> None:
     """``default_action = a(x, ...)`` (and an entry's action) must bind ``a``'s directional
@@ -116,6 +150,76 @@ def no_block_typed_params(ctx, tree: Tree) -> None:
             if kind:
                 raise ctx.err(t, f"{p.children[3].children[0]}: parameter cannot have type "
                                  f"{kind} {name}")
+
+
+def int_params(ctx, tree: Tree) -> None:
+    """A parameter of type ``int`` (infinite precision: a compile-time value) must be
+    directionless, and actions take none (p4c: "parameters with type int must be
+    directionless", "actions cannot have parameters with type int")."""
+    in_action = {id(p) for a in tree.find_data("action_decl") for p in a.find_data("param")}
+    for p in tree.find_data("param"):
+        t = p.children[2]
+        if not (isinstance(t, Tree) and t.data == "t_int_inf"):
+            continue
+        name = p.children[3].children[0]
+        if p.children[1] is not None:
+            raise ctx.err(p.children[3], f"{name}: parameters with type int must be directionless")
+        if id(p) in in_action:
+            raise ctx.err(p.children[3], f"{name}: actions cannot have parameters with type int")
+
+
+_SIZE_METHODS = {"minSizeInBits", "minSizeInBytes", "maxSizeInBits", "maxSizeInBytes"}
+
+
+def constant_param_defaults(ctx, tree: Tree) -> None:
+    """A parameter's default value is a compile-time constant (p4c: "expression must be a
+    compile-time constant"): no calls besides the size methods p4c folds."""
+    for p in tree.find_data("param"):
+        default = p.children[4]
+        if not isinstance(default, Tree):
+            continue
+        for c in default.iter_subtrees():
+            f = c.children[0] if c.data == "call" else None
+            if f is not None and not (isinstance(f, Tree) and f.data == "member"
+                                      and str(f.children[1].children[0]) in _SIZE_METHODS):
+                raise ctx.err(default, "expression must be a compile-time constant")
+
+
+def no_object_tuple_fields(ctx, tree: Tree) -> None:
+    """A tuple holds values: a package, parser, control or extern type as a tuple element is
+    an error (p4c: "Field '0' of 'tuple<...>' cannot have type 'package f'")."""
+    objects = {str(d.children[1].children[0]) for d in tree.children if isinstance(d, Tree)
+               and d.data in ("package_decl", "parser_type_decl", "control_type_decl",
+                              "parser_decl", "control_decl", "extern_decl")}
+    for tt in tree.find_data("tuple_type"):
+        for i, a in enumerate(tt.children[0].children):
+            base = a.children[0] if isinstance(a, Tree) and a.data == "specialized_type" else a
+            name = str(base.children[-1]) if isinstance(base, Tree) and base.data == "type_name" \
+                else None
+            if name in objects:
+                raise ctx.err(a, f"Field '{i}' of 'tuple' cannot have type '{name}' (an object, "
+                                 "not a value)")
+
+
+def unique_type_params(ctx, tree: Tree) -> None:
+    """Type parameters of one declaration have distinct names (p4c: duplicate declaration)."""
+    for tp in tree.find_data("type_params"):
+        names = [str(c.children[0]) for c in tp.children if isinstance(c, Tree)]
+        dup = next((n for i, n in enumerate(names) if n in names[:i]), None)
+        if dup is not None:
+            raise ctx.err(tp, f"duplicate type parameter {dup}")
+
+
+def generic_types_specialized(ctx, tree: Tree) -> None:
+    """A parameter or variable of a generic extern type names its type arguments (p4c: the
+    type has type parameters but is not specialized; nothing there infers them)."""
+    generic = {str(d.children[1].children[0]) for d in tree.children if isinstance(d, Tree)
+               and d.data == "extern_decl" and d.children[2] is not None}
+    for node in (*tree.find_data("param"), *tree.find_data("var_decl")):
+        t = node.children[2] if node.data == "param" else node.children[1]
+        if isinstance(t, Tree) and t.data == "type_name" and str(t.children[-1]) in generic:
+            raise ctx.err(t, f"{t.children[-1]}: a generic type needs its type arguments "
+                             f"({t.children[-1]}<...>)")
 
 
 def no_recursive_blocks(ctx, tree: Tree) -> None:
@@ -245,6 +349,26 @@ def instantiations_and_fields(ctx, tree: Tree) -> None:
                                                f"{_base_name(fld.children[1])}'")
 
 
+def package_arity(ctx, tree: Tree) -> None:
+    """A package instantiation supplies one argument per parameter without a default (p4c:
+    "Ingress: 1 arguments supplied while 0 are expected")."""
+    packages = {str(d.children[1].children[0]): [p for p in d.children[3].children
+                                                 if p is not None]
+                for d in tree.children if isinstance(d, Tree) and d.data == "package_decl"}
+    for inst in tree.find_data("instantiation"):
+        params = packages.get(_base_name(inst.children[1]))
+        if params is None:
+            continue
+        given = [a for a in inst.children[2].children if a is not None] \
+            if inst.children[2] is not None else []
+        required = sum(1 for p in params if p.children[4] is None and not (
+            isinstance(p.children[0], Tree) and "optional" in p.children[0].scan_values(
+                lambda v: isinstance(v, Token))))
+        if not required <= len(given) <= len(params):
+            raise ctx.err(inst, f"{_base_name(inst.children[1])}: {len(given)} arguments "
+                                f"supplied while {len(params)} are expected")
+
+
 def constant_instance_arguments(ctx, tree: Tree) -> None:
     """Instantiation arguments are evaluated at compile time: inside a control or parser they
     cannot name its run-time parameters or its variables (p4c: "z: cannot evaluate to a
@@ -286,12 +410,34 @@ def no_shadowed_extern_type_params(ctx, tree: Tree) -> None:
                                      f"parameter of extern {d.children[1].children[0]}")
 
 
+def no_self_typed_extern_methods(ctx, tree: Tree) -> None:
+    """A method of extern ``E`` cannot take or return an ``E`` (p4c: "Self-referencing types not
+    supported: 'E' within 'E'"); the constructor is not a method."""
+    for d in tree.children:
+        if not (isinstance(d, Tree) and d.data == "extern_decl"):
+            continue
+        ext = str(d.children[1].children[0])
+        for m in d.children[3:]:
+            if not (isinstance(m, Tree) and m.data == "method_proto"):
+                continue
+            proto = m.children[-1]
+            for t in proto.iter_subtrees_topdown():
+                if t.data in ("type_name", "specialized_type"):
+                    tok = (t if t.data == "type_name" else t.children[0]).children[-1]
+                    if str(tok) == ext:
+                        raise ctx.err(t, f"Self-referencing types not supported: '{ext}' "
+                                         f"within '{ext}'")
+
+
 def declarations(ctx, tree: Tree) -> None:
     """The checks p4c's type checker makes on every declaration, run on the syntax tree before
     the front-end rewrites drop what nothing uses (unused blocks, uncalled generic functions)."""
-    for check in (no_block_typed_params, no_recursive_blocks, functions_return,
-                  no_tuple_header_fields, instantiations_and_fields, constant_instance_arguments,
-                  no_shadowed_extern_type_params):
+    for check in (no_block_typed_params, int_params, constant_param_defaults,
+                  no_object_tuple_fields, package_arity, unique_type_params,
+                  generic_types_specialized, no_recursive_blocks,
+                  functions_return, no_tuple_header_fields, instantiations_and_fields,
+                  constant_instance_arguments,
+                  no_shadowed_extern_type_params, no_self_typed_extern_methods):
         check(ctx, tree)
 
 

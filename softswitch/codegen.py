@@ -357,6 +357,9 @@ class BlockGen:
     def _s_switch_stmt(self, n):
         if self.kind == "parser":  # not a parser statement in p4c's grammar
             raise self.err(n, "switch statements are not allowed in a parser")
+        if self.in_action is not None:  # p4c's BMv2 back end (its actions are straight-line)
+            raise self.err(n, "SwitchStatement: switch statements not supported in actions on "
+                              "this target")
         e = n.children[0]
         if isinstance(e, Tree) and e.data == "member" and str(e.children[1].children[0]) == "action_run":
             tinfo = self.applied_table(e.children[0])

@@ -11,7 +11,7 @@ from .decls import ann_dict
 from .exprs import DuplicateName, Scope, Sym, is_const
 from .implementation import table_profile
 from .layout import field_width
-from .types import BitT, BoolT, EnumT, ErrorT, IntLitT, NamedT, StackT, StructLikeT
+from .types import BitT, BoolT, EnumT, ErrorT, IntLitT, NamedT, StackT, StructLikeT, VarbitT
 
 
 class ControlGen(BlockGen):
@@ -153,6 +153,7 @@ class ControlGen(BlockGen):
         listed: dict[str, list] = {}   # action -> its directional arguments in the actions list
         profile = None
         checks.unique_properties(self, local, props)
+        checks.actions_listed_first(self, local, props, node)
         for p in props:
             if p.data == "tp_key":
                 for k in p.children[1:]:
@@ -174,6 +175,9 @@ class ControlGen(BlockGen):
                     elif isinstance(t, (NamedT, IntLitT, StructLikeT, StackT)):
                         raise self.err(k, f"table key of type {t}: keys must be bit<W>, int<W>, bool, "
                                           "an enum or error")
+                    elif isinstance(t, VarbitT) and kind != "exact":
+                        raise self.err(k, f"table key of type {t} cannot be matched with {kind} "
+                                          "(a varbit key matches exactly)")
                     else:
                         w = field_width(t)
                     kd = ann_dict(kann, self.d)

@@ -13,7 +13,7 @@ from lark import Token, Tree
 
 from . import checks
 from .api import P4CompileError
-from .exprs import ExprCompiler, GlobalScope, warn_unfit
+from .exprs import ExprCompiler, GlobalScope
 from .frontend import LineMap
 from .literals import parse_int
 from .types import (
@@ -27,6 +27,7 @@ from .types import (
     IntLitT,
     MatchKindT,
     NamedT,
+    NewBitT,
     P4Type,
     SpecializedT,
     StackT,
@@ -111,6 +112,10 @@ def is_fixed_width(t: P4Type) -> bool:
     return isinstance(t, StructT) and all(is_fixed_width(ft) for _, ft in t.fields)
 
 
+#: the widest bit<N>/int<N>/varbit<N> p4c's front end accepts
+MAX_WIDTH = 2048
+
+
 class Decls:
     """Program-wide declarations (the global scope)."""
 
@@ -178,6 +183,9 @@ class Decls:
             return IntLitT()
         if d in ("t_bit", "t_int", "t_varbit"):
             w = self.const_int(node.children[0])
+            if w > MAX_WIDTH:  # p4c's P4CConfiguration::maximumWidthSupported
+                raise self.err(node, f"{w}: this implementation does not support bitstrings "
+                                     "this large")
             if w <= 0 and d != "t_bit":
                 raise self.err(node, f"width must be positive, got {w}")
             if d == "t_varbit":
@@ -260,6 +268,12 @@ class Decls:
         except ValueError:
             raise self.err(node, "expression is not a compile-time constant") from None
 
+    def const_type(self, node) -> P4Type:
+        """The type of a compile-time expression (``int`` for an untyped literal)."""
+        if isinstance(node, Token):
+            return parse_int(str(node))[1] or IntLitT()
+        return ExprCompiler(self, GlobalScope(self)).expr(node)[1]
+
     # ---------------------------------------------------------------- declarations
     def collect(self, tree: Tree) -> None:
         for d in tree.children:
@@ -287,7 +301,11 @@ class Decls:
         for f in d.children[2:]:
             fname = self._name(f.children[2])
             if f.children[0] is not None:
-                self.field_annotations[(owner, fname)] = ann_dict(f.children[0], self)
+                anns = self.field_annotations[(owner, fname)] = ann_dict(f.children[0], self)
+                if "match" in anns and (len(anns["match"]) != 1
+                                        or anns["match"][0] not in self.match_kinds):
+                    raise self.err(f, f"{fname}: @match must name one match_kind (p4c: "
+                                      "expected a match_kind)")
             if fname in seen:
                 raise self.err(f, f"duplicate field {fname} in {owner}")
             seen.add(fname)
@@ -333,7 +351,13 @@ class Decls:
         self.header_order.append(s)
 
     def _d_typedef_decl(self, d: Tree) -> None:
-        self._declare_type(self._name(d.children[3]), self.resolve_type(d.children[2]), d)
+        t = self.resolve_type(d.children[2])
+        name = self._name(d.children[3])
+        if str(d.children[1]) == "type" and not isinstance(t, (BitT, BoolT, IntLitT)):
+            raise self.err(d.children[3], f"{name}: `type' can only be applied to base types")
+        if str(d.children[1]) == "type" and type(t) is BitT:  # other new types: aliases
+            t = NewBitT(t.width, t.signed, name)
+        self._declare_type(name, t, d)
 
     def _d_enum_decl(self, d: Tree) -> None:
         name = self._name(d.children[1])
@@ -344,6 +368,11 @@ class Decls:
     def _d_ser_enum_decl(self, d: Tree) -> None:
         under = self.resolve_type(d.children[1])
         name = self._name(d.children[2])
+        if isinstance(under, NewBitT):
+            shown = d.children[1].children[-1] if d.children[1].data == "type_name" else under
+            raise self.err(d.children[1], f"{shown}: Illegal type for enum; only bit<> and int<> "
+                                          "are allowed; note that type-declared types are not "
+                                          "allowed even if they are fixed-size")
         if not isinstance(under, BitT):
             raise self.err(d, f"enum {name}: underlying type must be bit<W> or int<W>, not {under}")
         e = EnumT(name, [], under)
@@ -354,7 +383,8 @@ class Decls:
             checks.unique_members(self, m, f"enum {name}", [mname], e.members)
             e.members.append(mname)
             value = self.const_int(m.children[1])
-            warn_unfit(self, value, under, m.children[1])
+            if isinstance(self.const_type(m.children[1]), IntLitT):
+                checks.ser_enum_value_fits(self, m, mname, value, under)
             e.values[mname] = value & under.mask
         self._declare_type(name, e, d)
 
@@ -400,6 +430,10 @@ class Decls:
             ptype = self.resolve_type(t, tvars)
             if direction and self._is_extern(ptype):
                 raise self.err(p, f"{self._name(nm)}: extern values cannot be passed in/out/inout")
+            if isinstance(_default, Tree) and not isinstance(ptype, TypeVar) \
+                    and not any(_default.find_data("ident")):  # names resolve where it is used
+                ec = ExprCompiler(self, GlobalScope(self))
+                ec.convert(*ec.expr(_default, ptype), ptype, _default)
             out.append(Param(self._name(nm), direction, ptype, p,
                              ann_dict(ann, self)))
         return out

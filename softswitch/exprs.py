@@ -34,6 +34,8 @@ from .types import (
     StructT,
     TupleT,
     UnionT,
+    cast_error,
+    newtype_operand,
     same_type,
 )
 
@@ -228,6 +230,8 @@ class ExprCompiler:
         v, t = parse_int(str(tok))
         if t is None:
             return str(v), IntLitT()
+        if t.signed and t.width == 0:
+            raise self.err(tok, "int<0>: Width of signed type cannot be zero")
         if not t.signed and v > t.mask or t.signed and v >= 1 << t.width:
             raise self.err(tok, f"literal {tok} does not fit in {t}")
         return str(wrap_value(v, t)), t
@@ -471,6 +475,8 @@ class ExprCompiler:
                 x, y = BOOL_CONSTS[ac], BOOL_CONSTS[bc]
                 return str(x and y if op == "&&" else x or y), BoolT()
             return f"({ac} {'and' if op == '&&' else 'or'} {bc})", BoolT()
+        if (nt := newtype_operand(op, at, bt)) is not None:
+            raise self.err(n, f"{op}: cannot be applied to an expression of type {nt}")
         if op in ("==", "!="):
             if isinstance(at, (BitT, IntLitT)) and isinstance(bt, (BitT, IntLitT)):
                 ac, bc, _ = self.unify(a, b, n, op)
@@ -604,7 +610,10 @@ class ExprCompiler:
         return wrap_code(f"-{c}", t), t
 
     def _e_pos(self, n):
-        return self.expr(n.children[1])
+        c, t = self.expr(n.children[1])
+        if not isinstance(t, (BitT, IntLitT)):
+            raise self.err(n, f"unary + cannot be applied to {t}")
+        return c, t
 
     def _e_ternary(self, n):
         cond = self.expect_bool(n.children[0])
@@ -626,6 +635,8 @@ class ExprCompiler:
                 raise self.err(n, f"cannot cast {{#}} to {dst}: it is an invalid header or header union")
             return f"{dst.pyname}()", dst  # a new header or union is invalid
         c, src = self.expr(n.children[1])
+        if (why := cast_error(src, dst)) is not None:
+            raise self.err(n, why)
         return self.cast(c, src, dst, n), dst
 
     def _e_invalid_hdr(self, n):

@@ -9,6 +9,7 @@ from .codegen import BlockGen
 from .decls import ann_dict
 from .exprs import Sym, is_const
 from .externs import ValueSet
+from .selects import BOOL_LABEL
 from .types import BitT, BoolT, EnumT, ErrorT, IntLitT, P4Type, StructLikeT
 
 
@@ -50,9 +51,35 @@ class ParserGen(BlockGen):
                 raise self.err(s, f"duplicate state {sname}")
             self.states.add(sname)
         if "start" not in self.states:
-            raise self.err(self.tree, f"parser {self.name} has no start state")
+            raise self.err(self.tree, f"parser {nm.children[0]} has no start state")
         for s in states:
             self.state(s)
+        self._reaches_final(states, nm)
+
+    def _reaches_final(self, states: list[Tree], nm) -> None:
+        """Some path from ``start`` must end in accept or reject (a state without a transition
+        rejects); p4c: "Parser never reaches accept or reject state"."""
+        succ: dict[str, list[str]] = {}
+        for s in states:
+            t = s.children[-1]
+            if not (isinstance(t, Tree) and t.data in ("trans_direct", "trans_select")):
+                succ[str(s.children[2].children[0])] = ["reject"]
+            elif t.data == "trans_direct":
+                succ[str(s.children[2].children[0])] = [str(t.children[0].children[0])]
+            else:  # a select no case matches rejects (error.NoMatch)
+                succ[str(s.children[2].children[0])] = ["reject"]
+            if any(str(c.children[0].children[-1]) == "verify" for c in s.find_data("call")
+                   if isinstance(c.children[0], Tree) and c.children[0].data == "ident"):
+                succ[str(s.children[2].children[0])].append("reject")
+        seen, todo = {"start"}, ["start"]
+        while todo:
+            for n in succ.get(todo.pop(), []):
+                if n in ("accept", "reject"):
+                    return
+                if n not in seen:
+                    seen.add(n)
+                    todo.append(n)
+        raise self.err(nm, f"parser {nm.children[0]}: Parser never reaches accept or reject state")
 
     def value_set(self, loc: Tree) -> None:
         """``value_set<T>(size) name;``: T is bit<W> or a struct of bit<W> fields (one per select key)."""
@@ -107,11 +134,13 @@ class ParserGen(BlockGen):
     def select(self, sel: Tree) -> None:
         exprs_node, *cases = sel.children
         kts: list[tuple[BitT, P4Type | None]] = []  # key type, and the error/enum type of opaque keys
+        bool_keys: list[bool] = []
         for e in exprs_node.children:
             if e is None:
                 continue
             _c, t = self.ex(e)
             opaque = None
+            bool_keys.append(isinstance(t, BoolT))
             if isinstance(t, BoolT):
                 t = BitT(1)
             if isinstance(t, EnumT) and t.underlying is not None:
@@ -135,10 +164,23 @@ class ParserGen(BlockGen):
                 items = items * len(kts)
             if len(items) != len(kts):
                 raise self.err(case, f"select case has {len(items)} values for {len(kts)} keys")
+            for it, is_bool in zip(items, bool_keys, strict=False):
+                self._label_kind(it, is_bool)
             matches_all = all([self.ks_check(it, t, o) for it, (t, o) in zip(items, kts, strict=False)])
             self.target(str(nxt.children[0]), case)
             if matches_all:  # a default: later cases are never reached
                 break
+
+    def _label_kind(self, it: Tree, is_bool: bool) -> None:
+        """A ``bool`` key is matched by ``true``/``false``, a ``bit<1>`` key by numbers."""
+        v = it.children[0] if it.data == "ks_value" else None
+        if not (isinstance(v, Tree) and v.data == "int_lit"):
+            return
+        if (v.children[0].type == BOOL_LABEL) != is_bool:
+            label = ("true" if str(v.children[0]) == "1w1" else "false") if not is_bool \
+                else str(v.children[0])
+            raise self.err(it, f"select label {label} does not match a key of type "
+                               f"{'bool' if is_bool else 'bit<W>'}")
 
     def ks_check(self, it: Tree, t: BitT, opaque: P4Type | None) -> bool:
         """Check one keyset item; True when it matches every key value."""
@@ -162,8 +204,12 @@ class ParserGen(BlockGen):
             const(it.children[0])
             return const(it.children[1]) == 0
         if it.data == "ks_range":
-            const(it.children[0])
-            const(it.children[1])
+            lo, hi = const(it.children[0]), const(it.children[1])
+            if t.signed:  # compare as signed values
+                lo, hi = (v - (1 << t.width) if v >> (t.width - 1) else v for v in (lo, hi))
+            if hi < lo:
+                raise self.err(it, f"{t.width}w{lo:#x}-{t.width}w{hi:#x}: Range end is less than "
+                                   "start.")
             return False
         const(it.children[0])
         return False

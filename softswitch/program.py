@@ -123,7 +123,7 @@ class Program:
         self.functions: dict = {}
         for name, tree in self.decls.functions.items():  # declaration order: a function may call earlier ones
             self.functions[name] = FuncGen(self, tree).generate()
-        self._pipeline()
+        self._pipeline(parsed.tree)
         self._check_direct_meters()
         checks_v1model.check_program(self.decls, self.decls.controls, self.decls.parsers, self.block_names)
         checks_v1model.check_user_types(self.decls, self.block_params["parser"])
@@ -176,11 +176,15 @@ class Program:
             info = self._top.action(node, top_level=True)
             self.gscope.declare(name, Sym("action", BoolT(), info.pyfn, False, info))
 
-    def _pipeline(self) -> None:
+    def _pipeline(self, tree: Tree) -> None:
         d = self.decls
         main = d.instances.get("main")
         if main is None:
-            raise d.err(None, "program has no 'main' package instance")
+            named = next((c for decl in tree.children if isinstance(decl, Tree)
+                          for c in decl.children[:4] if isinstance(c, Tree) and c.data == "name"
+                          and str(c.children[0]) == "main"), None)
+            raise d.err(named, "main: is not a package instance" if named is not None
+                        else "program has no 'main' package instance")
         t = d.resolve_type(main.children[1])
         tname = t.base if isinstance(t, SpecializedT) else getattr(t, "name", "")
         if tname != "V1Switch":

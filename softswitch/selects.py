@@ -24,6 +24,9 @@ from lark import Token, Tree
 from .api import P4CompileError
 
 Err = Callable[[object, str], P4CompileError]
+#: the token type of a ``1w1``/``1w0`` label that was ``true``/``false`` (the parser's checks
+#: tell it from a ``bit<1>`` label, which a ``bool`` key does not match)
+BOOL_LABEL = "BOOL_LABEL"
 
 
 def _items(ks: Tree) -> list[Tree] | None:
@@ -45,7 +48,7 @@ def rewrite_select(sel: Tree, err: Err) -> None:
     for ks in sel.find_data("ks_value"):
         v = ks.children[0]
         if isinstance(v, Tree) and v.data in ("true_lit", "false_lit"):
-            ks.children[0] = _bit1("1w1" if v.data == "true_lit" else "1w0", v)
+            ks.children[0] = _bit1("1w1" if v.data == "true_lit" else "1w0", v, BOOL_LABEL)
     keys = list(sel.children[0].children)
     cases = [c for c in sel.children[1:] if isinstance(c, Tree)]
     rows = [_items(c.children[0]) for c in cases]
@@ -91,8 +94,8 @@ def _error_member(name: str, like) -> Tree:
     return _mk("error_member", [Token("ERROR", "error"), Tree("name", [Token("IDENTIFIER", name)])], like)
 
 
-def _bit1(text: str, like) -> Tree:
-    return _mk("int_lit", [Token("INTEGER", text)], like)
+def _bit1(text: str, like, kind: str = "INTEGER") -> Tree:
+    return _mk("int_lit", [Token(kind, text)], like)
 
 
 def _mk(data: str, children: list, like) -> Tree:

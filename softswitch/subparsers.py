@@ -374,19 +374,40 @@ def specialize_constructors(tree: Tree) -> None:
             type_node = loc.children[1]
             loc.children[1] = Tree("type_name", [Token("TYPE_IDENTIFIER", new)], type_node.meta)
             loc.children[2] = None
-    # a block with constructor parameters that no block instantiates is dropped unless the
-    # package instance (main) names it: p4c accepts an unused declaration
+    # a block with constructor parameters that no block instantiates stays only to be checked
+    # (p4c type-checks an unused declaration too), unless the package instance (main) names it
     top = {str(t) for d in tree.children if isinstance(d, Tree) and d.data == "instantiation"
            for t in d.scan_values(lambda v: isinstance(v, Token) and v.type == "TYPE_IDENTIFIER")}
+    anywhere = {str(t) for d in tree.find_data("instantiation")
+                for t in d.scan_values(lambda v: isinstance(v, Token) and v.type == "TYPE_IDENTIFIER")}
     out = []
     for d in tree.children:
         block = isinstance(d, Tree) and d.data in ("control_decl", "parser_decl")
         name = _name(d.children[1]) if block else ""
         if name in decls:
-            out += copies.get(name) or ([d] if name in top else [])
+            if name in copies:
+                out += copies[name]
+            elif name in top:
+                out.append(d)
+            elif name not in anywhere:
+                out.append(_ctor_params_as_params(d))
+            # else: instantiated with the wrong number of arguments; the generator says so
         else:
             out.append(d)
     tree.children = out
+
+
+def _ctor_params_as_params(d: Tree) -> Tree:
+    """An uninstantiated block with constructor parameters, for the checks only: its constructor
+    parameters become directionless apply parameters (read-only values of their types)."""
+    ctor = d.children[4].children[0] if d.children[4].children else None
+    extra = [p for p in ctor.children if p is not None] if ctor is not None else []
+    if extra:
+        params = d.children[3]
+        own = [p for p in params.children if p is not None]
+        d.children[3] = Tree("params", own + extra, params.meta)
+    d.children[4] = None
+    return d
 
 
 def inline_subparsers(tree: Tree, err: Err) -> None:

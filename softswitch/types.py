@@ -27,6 +27,17 @@ class BitT(P4Type):
 
 
 @dataclass(frozen=True)
+class NewBitT(BitT):
+    """``type bit<W> N;``: N's values are bit<W> values to the backends, a distinct type to the
+    checks (no implicit conversion to or from bit<W>, no arithmetic; casts convert)."""
+
+    newtype: str = ""
+
+    def __str__(self) -> str:
+        return self.newtype
+
+
+@dataclass(frozen=True)
 class VarbitT(P4Type):
     max_width: int
 
@@ -251,3 +262,28 @@ def bit_width(t: P4Type) -> int:
     if isinstance(t, StackT):
         return bit_width(t.elem) * t.size
     raise TypeError(f"type {t} has no fixed bit width")
+
+
+def cast_error(src: P4Type, dst: P4Type) -> str | None:
+    """Why p4c refuses the cast ``(dst) e`` of a value of type ``src`` (None: this check lets it
+    through).  A new type (``type bit<W> N``) converts to N from a literal, from N or from
+    exactly bit<W>, and from N only to N or exactly bit<W>; a header, struct or union is made
+    by casting a list expression, never another value."""
+    if isinstance(dst, NewBitT) and not (isinstance(src, IntLitT) or src == dst or (
+            type(src) is BitT and (src.width, src.signed) == (dst.width, dst.signed))):
+        return f"invalid cast from {src} to {dst}"
+    if isinstance(src, NewBitT) and not isinstance(dst, NewBitT) and not (
+            type(dst) is BitT and (dst.width, dst.signed) == (src.width, src.signed)):
+        return f"invalid cast from {src} to {dst}"
+    if isinstance(dst, StructLikeT) and not isinstance(src, ListT):
+        return f"{dst}: cast not supported"
+    return None
+
+
+def newtype_operand(op: str, *types: P4Type) -> P4Type | None:
+    """The new-type operand of a binary operator other than == and != (p4c: such values take
+    no arithmetic, comparison or bitwise operator), or None."""
+    if op in ("==", "!="):
+        return None
+    return next((t for t in types if isinstance(t, NewBitT)), None)
+

@@ -89,8 +89,10 @@ def v1_function(calls, g, name: str, args, n, targs=None) -> list[str]:
         if isinstance(g.ex(args[2])[1], IntLitT):
             g.ex_to(args[2], ot)
         _field_list(g, args[3])
-        _mx, mx_t = g.ex(args[4])
-        if not isinstance(mx_t, (BitT, IntLitT)):
+        mx, mx_t = g.ex(args[4])
+        if isinstance(mx_t, IntLitT):  # max's type parameter M is bound by nothing else
+            raise g.err(args[4], f"{mx}: could not infer a width (hash max)")
+        if not isinstance(mx_t, BitT):
             raise g.err(args[4], f"hash max must be an integer, got {mx_t}")
     elif name in ("verify_checksum", "verify_checksum_with_payload", "update_checksum",
                   "update_checksum_with_payload"):

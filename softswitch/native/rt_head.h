@@ -22,7 +22,7 @@ static inline i64 sx64(u64 v, int w) { return w >= 64 ? (i64)v : ((i64)(v << (64
 static inline i128 sx128(u128 v, int w) { return w >= 128 ? (i128)v : ((i128)(v << (128 - w))) >> (128 - w); }
 
 /* n <= 64 bits at bit offset pos (MSB first); the caller checked the bounds */
-static inline u64 getb64(const uint8_t *d, size_t pos, int n) {
+static inline __attribute__((always_inline)) u64 getb64(const uint8_t *d, size_t pos, int n) {
     if (((pos | (size_t)n) & 7) == 0) {  /* whole bytes on a byte boundary: most header fields */
         const uint8_t *p = d + (pos >> 3);
         u64 v = 0;
@@ -39,7 +39,7 @@ static inline u128 getb128(const uint8_t *d, size_t pos, int n) {
     if (n <= 64) return getb64(d, pos, n);
     return ((u128)getb64(d, pos, n - 64) << 64) | getb64(d, pos + n - 64, 64);
 }
-static inline void putb64(uint8_t *d, size_t pos, int n, u64 v) {
+static inline __attribute__((always_inline)) void putb64(uint8_t *d, size_t pos, int n, u64 v) {
     if (((pos | (size_t)n) & 7) == 0) {
         uint8_t *p = d + (pos >> 3);
         for (int i = (n >> 3) - 1; i >= 0; i--) { p[i] = (uint8_t)v; v >>= 8; }

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from softswitch import Switch
+from softswitch.api import P4CompileError
 
 from .helpers import run_words, switch
 
@@ -68,7 +71,12 @@ def test_duplicate_and_covered_const_entries_warn_and_the_first_wins():
         assert run_words(sw, 5)[2:4] == [10, 1]
 
 
-def test_serializable_enum_member_that_does_not_fit_warns_and_is_truncated():
-    sw = switch("hdr.d.w2 = (bit<32>) E.A;", decls="enum bit<8> E { A = 300, B = 0x1F }")
-    assert len(sw.prog.warnings) == 1 and "300: value does not fit in 8 bits" in sw.prog.warnings[0]
-    assert run_words(sw, 1)[2] == 300 & 0xFF
+def test_serializable_enum_member_that_does_not_fit_is_an_error_a_typed_one_wraps():
+    """p4c's error corpus (serenum-typedef): an untyped value out of the underlying type's range
+    is an error; a typed value wraps as any typed constant does."""
+    with pytest.raises(P4CompileError, match="300 is out of bounds of the underlying type bit<8>"):
+        switch("hdr.d.w2 = (bit<32>) E.A;", decls="enum bit<8> E { A = 300, B = 0x1F }")
+    with pytest.raises(P4CompileError, match="-1 is negative, but the underlying type bit<4>"):
+        switch("", decls="enum bit<4> E { A = -1 }")
+    sw = switch("hdr.d.w2 = (bit<32>) E.A;", decls="enum bit<8> E { A = (bit<8>)4 * 100, B = 0x1F }")
+    assert sw.prog.warnings == [] and run_words(sw, 1)[2] == 400 & 0xFF

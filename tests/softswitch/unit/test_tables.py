@@ -227,3 +227,31 @@ def test_switch_on_a_value_with_fallthrough_labels():
 def test_atomic_annotated_block():
     sw = switch("@atomic { hdr.d.w1 = hdr.d.w0 + 1; }")
     assert run_words(sw, 1)[1] == 2
+
+
+@pytest.mark.parametrize("backend", ["python", "native"])
+def test_parenthesised_single_mask_and_range_keysets(backend):
+    """``(v &&& m)`` and ``(lo .. hi)`` are keysets of one key too (P4_16's tupleKeysetExpression
+    with one reduced element), in const entries and in select cases."""
+    ilocals = """
+        action put(bit<32> v) { hdr.d.w2 = v; }
+        table tm {
+            key = { hdr.d.w0 : ternary; }
+            actions = { put; NoAction; }
+            const entries = { (32w0x10 &&& 32w0xF0) : put(1); }
+        }
+        table tr {
+            key = { hdr.d.w1 : range; }
+            actions = { put; NoAction; }
+            const entries = { (32w5 .. 32w9) : put(2); }
+        }
+    """
+    parser = """
+    state start { pkt.extract(hdr.eth); transition select(hdr.eth.etype) {
+        (16w0x88b0 &&& 16w0xFFF0): parse_d; default: accept; } }
+    state parse_d { pkt.extract(hdr.d); transition accept; }
+    """
+    sw = switch("tm.apply(); tr.apply();", backend=backend, ilocals=ilocals, parser=parser)
+    assert run_words(sw, 0x13, 0)[2] == 1
+    assert run_words(sw, 0x23, 7)[2] == 2
+    assert run_words(sw, 0x23, 10)[2] == 0

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from .helpers import frame, run_words, switch, words
 
 DECLS = """
@@ -72,3 +74,24 @@ def test_set_valid_zeroes_an_invalid_header_like_bmv2_add_header():
     sw = switch(ingress)
     out = sw.process(0, frame(etype=0x800))
     assert words(out[0][1])[:3] == [0, 1, 9]
+
+
+@pytest.mark.parametrize("backend", ["python", "native"])
+def test_new_type_values_casts_and_table_keys(backend):
+    """``type bit<8> tag_t``: a distinct type to the checks, bit<8> values at run time."""
+    ingress = """
+        meta.tg = (tag_t)(bit<8>)hdr.d.w0;
+        if (meta.tg == (tag_t)8w5) { hdr.d.w1 = (bit<32>)(bit<8>)meta.tg; }
+        by_tag.apply();
+    """
+    ilocals = """
+        action mark(bit<32> v) { hdr.d.w2 = v; }
+        table by_tag {
+            key = { meta.tg: exact; }
+            actions = { mark; NoAction; }
+            const entries = { 5: mark(77); }
+        }
+    """
+    sw = switch(ingress, backend=backend, decls=DECLS, mfields="tag_t tg;", ilocals=ilocals)
+    assert run_words(sw, 5)[:3] == [5, 5, 77]
+    assert run_words(sw, 6)[:3] == [6, 0, 0]
