@@ -15,6 +15,8 @@ from lark import Token, Tree
 
 from .decls import Decls, Param
 from .exprs import DuplicateName, ExprCompiler, Scope, Sym, is_const
+from .staticassert import fold as fold_static_assert
+from .staticassert import is_static_assert
 from .types import (
     BitT,
     BoolT,
@@ -298,6 +300,10 @@ class BlockGen:
 
     def _s_call_stmt(self, n):
         e = n.children[0]
+        if is_static_assert(e):  # checked now, nothing left to run
+            fold_static_assert(self.ec(), e)
+            n.data, n.children = "empty_stmt", []
+            return
         if not (isinstance(e, Tree) and e.data in ("call", "tcall")):
             raise self.err(n, "expression statement must be a call")
         self.prog.calls.call_stmt(self, e)
@@ -316,6 +322,28 @@ class BlockGen:
         finally:
             self.scope = outer
 
+    def _s_loop_stmt(self, n):
+        """A ``for`` loop as loops.py leaves it: condition, body, update statements."""
+        if self.kind == "parser":
+            raise self.err(n, "for loops are not allowed in a parser")
+        cond, body, update = n.children
+        if cond is not None:
+            self.ec().expect_bool(cond)
+        self.loops = getattr(self, "loops", 0) + 1
+        try:
+            self.sub(body)
+        finally:
+            self.loops -= 1
+        self.sub(update)
+
+    def _s_break_stmt(self, n):
+        if not getattr(self, "loops", 0):
+            raise self.err(n, "break outside a loop")
+
+    def _s_continue_stmt(self, n):
+        if not getattr(self, "loops", 0):
+            raise self.err(n, "continue outside a loop")
+
     def _s_exit_stmt(self, n):
         if self.kind == "parser":
             raise self.err(n, "exit is not allowed in a parser")
@@ -327,6 +355,8 @@ class BlockGen:
             raise self.err(n, "return with a value is only allowed in functions")
 
     def _s_switch_stmt(self, n):
+        if self.kind == "parser":  # not a parser statement in p4c's grammar
+            raise self.err(n, "switch statements are not allowed in a parser")
         if self.in_action is not None:  # p4c's BMv2 back end (its actions are straight-line)
             raise self.err(n, "SwitchStatement: switch statements not supported in actions on "
                               "this target")

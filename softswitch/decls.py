@@ -347,9 +347,6 @@ class Decls:
     def _d_struct_decl(self, d: Tree) -> None:
         name = self._name(d.children[1])
         s = StructT(name, self._fields(d, name), ann_dict(d.children[0], self))
-        for fname, ft in s.fields:
-            if isinstance(ft, (VarbitT,)):
-                raise self.err(d, f"struct {name}: varbit field {fname} is only allowed in headers")
         self._declare_type(name, s, d)
         self.header_order.append(s)
 
@@ -500,12 +497,14 @@ class Decls:
 
     def _d_parser_decl(self, d: Tree) -> None:
         if d.children[2] is not None:
-            raise self.err(d, "generic parsers are not supported")
+            raise self.err(d, "generic parser: instantiate it with explicit type arguments "
+                              "(P<...>() p;), its type arguments are not inferred here")
         self.parsers[self._name(d.children[1])] = d
 
     def _d_control_decl(self, d: Tree) -> None:
         if d.children[2] is not None:
-            raise self.err(d, "generic controls are not supported")
+            raise self.err(d, "generic control: instantiate it with explicit type arguments "
+                              "(C<...>() c;), its type arguments are not inferred here")
         self.controls[self._name(d.children[1])] = d
 
     def _d_instantiation(self, d: Tree) -> None:

@@ -3,15 +3,16 @@ so that both generators (python and IR -> C) see only plain statements:
 
 - compound assignment ``x op= e`` becomes ``x = x op e`` (p4c's RemoveOpAssign; an lvalue has
   no side effects, so evaluating it twice is safe);
+- ``for`` loops of both forms become one ``loop_stmt`` (loops.py);
 - named arguments and parameter defaults become positional arguments, a don't-care ``_``
   for an ``out`` parameter becomes a fresh temporary (p4c's argument binding);
-- ``Sub.apply(...)`` of a type is instantiated and sub-parser applies are inlined
-  (subparsers.py);
 - a call of a function with ``out``/``inout`` parameters inside an expression is hoisted into
   a temporary before the statement, left to right, with the operands evaluated before it
   saved first and ``&&``/``||``/``?:`` short-circuits kept (p4c's SideEffectOrdering); so is
   ``t.apply().hit``/``.miss`` of a table; control/parser variable initialisers with effects
-  move to the start of ``apply``/the start state; then specialize.py and selects.py run.
+  move to the start of ``apply``/the start state; ``select`` keysets go to selects.py.
+
+passes.py runs this after the other tree rewrites (sub-parsers, generic blocks, constants).
 
 Temporaries are ``var_decl`` nodes with the callee's declared type, ``hoist_decl`` nodes (a
 local whose type is the type of its initial value) for saved operands, or ``typed_decl`` nodes
@@ -29,9 +30,8 @@ from lark import Token, Tree
 from .api import P4CompileError
 from .codegen import text_of
 from .literals import parse_int
+from .loops import desugar_loop, each_loop, range_loop, three_clause
 from .selects import rewrite_select
-from .specialize import specialize
-from .subparsers import inline_subparsers, instantiate_direct_applies, specialize_constructors
 
 #: expression kinds whose value never changes, so they need no saving before a call
 _CONSTANT = {"int_lit", "true_lit", "false_lit", "string_lit", "error_member", "type_member"}
@@ -350,6 +350,11 @@ class Desugar:
         elif d == "return_stmt":
             if s.children[0] is not None:
                 s.children[0] = self.expr(s.children[0], pre)
+        elif d in ("for_stmt", "for_in_stmt", "for_each_stmt"):
+            rewrite = {"for_stmt": three_clause, "for_in_stmt": range_loop, "for_each_stmt": each_loop}[d]
+            return self.stmts(rewrite(self, s))
+        elif d == "loop_stmt":
+            desugar_loop(self, s)
         return pre + [s]
 
     # ------------------------------------------------------------ expressions
@@ -595,11 +600,3 @@ class Desugar:
         pre.append(self.var(tmp, copy.deepcopy(t), None, a))
         return self.ident(tmp, a)
 
-
-def desugar(tree: Tree, err: Err) -> None:
-    """Rewrite ``tree`` in place; errors are ``err(node, message)``."""
-    instantiate_direct_applies(tree)
-    specialize_constructors(tree)
-    inline_subparsers(tree, err)
-    specialize(tree, err)
-    Desugar(tree, err).run()

@@ -12,8 +12,10 @@ from typing import Any
 
 from lark import Token, Tree
 
-from .layout import pyfield
+from .layout import SIZE_METHODS, pyfield, type_size
 from .literals import parse_int
+from .staticassert import fold as fold_static_assert
+from .staticassert import is_static_assert
 from .types import (
     STACK_ONLY,
     ArrayT,
@@ -178,7 +180,8 @@ class ExprCompiler:
         raise self.err(node, f"type mismatch: cannot use {src} where {dst} is expected (cast needed)")
 
     def list_to_struct(self, code: str, src: ListT, dst: StructLikeT, node) -> str:
-        if len(src.elems) != len(dst.fields):
+        dots = isinstance(src, KVListT) and src.dots
+        if len(src.elems) != len(dst.fields) and not dots:
             raise self.err(node, f"cannot initialise {dst} from a list of {len(src.elems)} elements")
         items = self._list_items.get(code)
         if items is None:
@@ -187,11 +190,24 @@ class ExprCompiler:
             items = src.ordered(items, dst)
             if items is None:
                 raise self.err(node, f"struct expression {src} does not name the fields of {dst}")
-        parts = [self.convert(c, t, ft, node) for (c, t), (_, ft) in zip(items, dst.fields, strict=False)]
+        parts = [self.convert(*it, ft, node) if it is not None else self._default(ft, fname, node)
+                 for it, (fname, ft) in zip(items, dst.fields, strict=False)]
         valid = ", True" if isinstance(dst, HeaderT) else ""
         return f"_mk({dst.pyname}, ({''.join(p + ', ' for p in parts)}){valid})"
 
     _list_items: dict[str, list[tuple[str, P4Type]]] = {}
+
+    def _default(self, t: P4Type, fname: str, node) -> str:
+        """The value ``...`` gives field ``fname``: 0, false, or a struct of those."""
+        if isinstance(t, BoolT):
+            return "False"
+        if isinstance(t, (BitT, EnumT, ErrorT)):
+            return "0"
+        if isinstance(t, StructT):
+            parts = [self._default(ft, f, node) for f, ft in t.fields]
+            return f"_mk({t.pyname}, ({''.join(p + ', ' for p in parts)}))"
+        raise self.err(node, f"'...' cannot give field {fname} of type {t} a default value here "
+                             "(only scalars and structs of scalars)")
 
     def expect_bool(self, node) -> str:
         code, t = self.expr(node)
@@ -266,14 +282,16 @@ class ExprCompiler:
         return code, ListT(tuple(t for _, t in items))
 
     def _e_struct_expr(self, n, expected=None):
-        """``{a = x, b = y}``: a list expression whose items are matched to fields by name."""
-        names = tuple(str(kv.children[0]) for kv in n.children)
+        """``{a = x, b = y}``: a list expression whose items are matched to fields by name
+        (``{a = x, ...}``: the other fields take default values)."""
+        kvs = [kv for kv in n.children if isinstance(kv, Tree)]
+        names = tuple(str(kv.children[0]) for kv in kvs)
         if len(set(names)) != len(names):
             raise self.err(n, "duplicate field in a struct expression")
-        items = [self.expr(kv.children[1]) for kv in n.children]
+        items = [self.expr(kv.children[1]) for kv in kvs]
         code = "(" + "".join(c + ", " for c, _ in items) + ")"
         ExprCompiler._list_items[code] = items
-        return code, KVListT(tuple(t for _, t in items), names)
+        return code, KVListT(tuple(t for _, t in items), names, len(kvs) < len(n.children))
 
     # ------------------------------------------------------------ members
     def _e_member(self, n):
@@ -376,12 +394,38 @@ class ExprCompiler:
 
     # ------------------------------------------------------------ calls
     def _e_call(self, n):
+        if is_static_assert(n):  # folded here, also in constant expressions
+            fold_static_assert(self, n)
+            return "True", BoolT()
+        size = self._size_call(n)
+        if size is not None:  # a compile-time constant: the call becomes its literal
+            n.data, n.children = "int_lit", [Token("INTEGER", str(size))]
+            return str(size), IntLitT()
         if self.gen is None:
             raise self.err(n, "calls are not allowed in constant expressions")
         code, t = self.gen.call(n, as_expr=True)
         return code, t
 
     _e_tcall = _e_call
+
+    def _size_call(self, n) -> int | None:
+        """``x.minSizeInBits()`` / ``T.maxSizeInBytes()`` & co. (P4_16 1.2.4), else None."""
+        callee = n.children[0] if n.data == "call" else None
+        if not (isinstance(callee, Tree) and callee.data in ("member", "type_member")):
+            return None
+        method = str(callee.children[1].children[0])
+        if method not in SIZE_METHODS:
+            return None
+        if n.children[1] is not None and any(a is not None for a in n.children[1].children):
+            raise self.err(n, f"{method}() takes no arguments")
+        if callee.data == "type_member":
+            t = self.d.resolve_type(Tree("type_name", list(callee.children[0].children)))
+        else:
+            _code, t = self.expr(callee.children[0])
+        size = type_size(t, method)
+        if size is None:
+            raise self.err(n, f"{method}() is not defined for {t}")
+        return size
 
     def _e_ctor_call(self, n):
         raise self.err(n, "constructor calls are only allowed in instantiations")

@@ -26,7 +26,8 @@ INCLUDE_DIR = str(Path(__file__).parent / "p4include")
 _GRAMMAR = Path(__file__).with_name("grammar.lark")
 _PARSER: lark.Lark | None = None
 
-_TYPE_TOKENS = {"bit", "int", "varbit", "bool", "error", "string", "tuple", "_", "<", ">", ",", "void"}
+_TYPE_TOKENS = {"bit", "int", "varbit", "bool", "error", "string", "tuple", "_", "<", ">", ",", "void",
+                "[", "]"}
 _RET_END = {">", "bool", "void", "error", "bit", "int", "string"}
 _DECL_KW = {"header", "struct", "header_union", "parser", "control", "package"}
 

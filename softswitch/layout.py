@@ -61,6 +61,22 @@ SIZE_METHODS = {"minSizeInBits": (False, 1), "minSizeInBytes": (False, 8),
                 "maxSizeInBits": (True, 1), "maxSizeInBytes": (True, 8)}
 
 
+def type_size(t: P4Type, method: str) -> int | None:
+    """``T.minSizeInBits()`` & co. of a type or value of type ``t`` (a header, struct, stack or
+    fixed-width scalar; bytes rounded up, as p4c folds them); None for other types."""
+    maximum, unit = SIZE_METHODS[method]
+    if isinstance(t, StackT):
+        one = type_size(t.elem, method.replace("Bytes", "Bits"))
+        bits = None if one is None else one * t.size
+    elif isinstance(t, StructLikeT) and type(t).__name__ != "UnionT":
+        bits = size_in_bits(t, maximum)
+    elif isinstance(t, (BitT, BoolT)) or (isinstance(t, EnumT) and t.underlying is not None):
+        bits = field_width(t)
+    else:
+        return None
+    return None if bits is None else -(-bits // unit)
+
+
 def default_code(t: P4Type, oob: int) -> str:
     if isinstance(t, BoolT):
         return "False"

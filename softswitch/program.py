@@ -19,11 +19,11 @@ from .codegen import ActionInfo, TableInfo
 from .controlgen import ControlGen
 from .crc import CustomCrc
 from .decls import Decls
-from .desugar import desugar
 from .exprs import ExprCompiler, GlobalScope, Scope, Sym
 from .frontend import ParsedProgram
 from .functions import FuncGen
 from .parsergen import ParserGen
+from .passes import desugar
 from .profiles import ProfileInfo
 from .rng import XorShift64
 from .tables import Table

@@ -213,7 +213,7 @@ class Specializer:
                 continue
             if isinstance(init, Tree) and init.data == "struct_expr":
                 for kv in init.children:
-                    if str(kv.children[0]) == member:
+                    if isinstance(kv, Tree) and str(kv.children[0]) == member:
                         return ftype, kv.children[1]
             elif isinstance(init, Tree) and init.data == "list_expr":
                 items = [x for x in init.children[0].children if x is not None]

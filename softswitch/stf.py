@@ -144,6 +144,8 @@ class _Run:
             raise ValueError(f"table {table.name} has ternary/range/optional keys: give a priority")
         if not table.needs_priority:
             priority = None
+        elif priority is not None:  # p4c's runner gives BMv2 10000 - p: 0 is valid, higher wins;
+            priority += 1           # P4Runtime wants > 0, so p + 1 keeps the order
         self.sw.table_add(table.name, action.name, match, params, priority)
 
     def do_AddIndirect(self, cmd: AddIndirect) -> None:

@@ -38,9 +38,9 @@ Keys: exact ``0x0a``/``10``/``10.0.0.1``; ternary ``v&&&m``, or hex/binary digit
 ``*`` for don't-care digits (as p4c: the mask covers the digits written, so ``0x0a``
 on a 16-bit field matches only the low byte), ``*`` alone = wildcard; lpm ``v/len``,
 ``10.0.0.0/8`` or ``0x0a**``; range ``lo->hi`` or ``lo..hi``; optional ``v`` or ``*``.
-Wildcard keys may be left out.  Priority: a higher number wins (P4Runtime order; p4c's
-runner maps STF priorities onto BMv2 the same way).  It is required for tables with
-ternary, range or optional keys and ignored for the others.
+Wildcard keys may be left out.  Priority: a number >= 0, a higher number wins
+(p4c's runner gives BMv2 ``10000 - p``; here it becomes P4Runtime priority ``p + 1``).  It is
+required for tables with ternary, range or optional keys and ignored for the others.
 
 Header lines ``# defines: NAME=VALUE NAME2`` and ``# cpu_port: N`` carry
 compile options for the program under test (see ``StfFile``).

@@ -312,6 +312,56 @@ def instantiate_direct_applies(tree: Tree) -> None:
         d.children[5:5] = insts
 
 
+_HOISTABLE = {"register", "counter", "meter"}  # stateful externs a sub-block may be given
+
+
+def _p4_name(loc: Tree, block: str, local: str) -> str:
+    """The control-plane name p4c gives instance ``local`` of ``block`` (``@name`` honoured)."""
+    for a in (loc.children[0].children if loc.children[0] is not None else []):
+        body = a.children[1] if len(a.children) > 1 else None
+        if str(a.children[0]) == "@name" and body is not None and body.children \
+                and isinstance(body.children[0], Tree) and body.children[0].data == "string_lit":
+            given = str(body.children[0].children[0])[1:-1]
+            return given if given.startswith(".") else f".{block}.{given}"
+    return f".{block}.{local}"
+
+
+def hoist_extern_arguments(tree: Tree) -> None:
+    """``C(cnt) c;`` with ``cnt`` a register/counter/meter of the enclosing control: the
+    instance moves to the top level (one object for the control and the copy of ``C``),
+    keeping the control-plane name p4c gives it (``@name(".Ingress.cnt")``)."""
+    out: list = []
+    for d in tree.children:
+        if not (isinstance(d, Tree) and d.data == "control_decl"):
+            out.append(d)
+            continue
+        block = _name(d.children[1])
+        locs = {_name(loc.children[3]): loc for loc in d.children[5:]
+                if isinstance(loc, Tree) and loc.data == "instantiation"
+                and SubParsers._type_name(loc.children[1]) in _HOISTABLE}
+        passed = {str(a.children[-1]) for loc in d.children[5:]
+                  if isinstance(loc, Tree) and loc.data == "instantiation" and loc.children[2] is not None
+                  for a in loc.children[2].children
+                  if isinstance(a, Tree) and a.data == "ident" and str(a.children[-1]) in locs}
+        rename = {}
+        for local in sorted(passed):
+            loc = locs[local]
+            glob = f"__{block}_{local}"
+            ann = Tree("annotation", [Token("ANNOT", "@name"), Tree("annot_body", [
+                Tree("string_lit", [Token("STRING_LIT", f'"{_p4_name(loc, block, local)}"')])])])
+            kept = [a for a in (loc.children[0].children if loc.children[0] is not None else [])
+                    if str(a.children[0]) != "@name"]
+            loc.children[0] = Tree("annotations", kept + [ann])
+            loc.children[3] = _name_tree(glob)
+            d.children.remove(loc)
+            out.append(loc)
+            rename[local] = Tree("ident", [Token("IDENTIFIER", glob)])
+        if rename:
+            d.children[5:] = [_substitute(c, rename) for c in d.children[5:]]
+        out.append(d)
+    tree.children = out
+
+
 def specialize_constructors(tree: Tree) -> None:
     """``Sub(3) s;`` of ``control Sub(...)(bit<8> k)``: a copy of Sub with ``k`` replaced by the
     argument and no constructor parameters, instantiated as ``Sub_k1() s;`` (p4c evaluates

@@ -188,16 +188,20 @@ class KVListT(ListT):
     """Type of a struct expression ``{a = x, b = y}`` before it meets its target type."""
 
     names: tuple[str, ...] = ()
+    dots: bool = False  # ``{a = x, ...}`` (P4_16 1.2.4): the other fields take default values
 
     def __str__(self) -> str:
-        return "{" + ", ".join(f"{n} = {t}" for n, t in zip(self.names, self.elems, strict=True)) + "}"
+        kvs = [f"{n} = {t}" for n, t in zip(self.names, self.elems, strict=True)]
+        return "{" + ", ".join(kvs + (["..."] if self.dots else [])) + "}"
 
     def ordered(self, items: list, dst: StructLikeT) -> list | None:
-        """The items in ``dst``'s field order, or None when the names do not match its fields."""
-        if sorted(self.names) != sorted(n for n, _ in dst.fields):
+        """The items in ``dst``'s field order (None for a field ``...`` leaves to its default),
+        or None when the names do not match its fields."""
+        fields = [n for n, _ in dst.fields]
+        if (not set(self.names) <= set(fields)) if self.dots else sorted(self.names) != sorted(fields):
             return None
         by = dict(zip(self.names, items, strict=True))
-        return [by[n] for n, _ in dst.fields]
+        return [by.get(n) for n in fields]
 
 
 @dataclass(frozen=True)

@@ -28,6 +28,7 @@ from ..types import (
     StructT,
     TupleT,
     UnionT,
+    VarbitT,
 )
 from . import nodes as ir
 from .calls import lower_call_stmt
@@ -45,6 +46,13 @@ def _bits(t: P4Type) -> BitT | None:
     if isinstance(t, ErrorT):
         return BitT(32)
     return None
+
+
+def _default(t: P4Type) -> ir.Expr:
+    """The value ``{..., ...}`` gives a field it leaves out (the checker allowed only these)."""
+    if isinstance(t, StructT):
+        return ir.StructInit(irtype(t), [_default(ft) for _, ft in t.fields])
+    return ir.Const(irtype(t), 0)
 
 
 class _Body:
@@ -74,7 +82,8 @@ class _Body:
         if isinstance(src, ListT) and isinstance(dst, StructLikeT):
             if isinstance(src, KVListT):
                 e = src.ordered(e, dst)
-            items = [self.conv(x, xt, ft) for (x, xt), (_, ft) in zip(e, dst.fields, strict=True)]
+            items = [self.conv(*it, ft) if it is not None else _default(ft)
+                     for it, (_, ft) in zip(e, dst.fields, strict=True)]
             return ir.StructInit(irtype(dst), items)
         if isinstance(src, ListT):
             raise Unsupported(f"list expression converted to {dst}")
@@ -181,8 +190,10 @@ class _Body:
         return items, ListT(tuple(t for _, t in items))
 
     def _e_struct_expr(self, n):
-        items = [self.expr(kv.children[1]) for kv in n.children]
-        return items, KVListT(tuple(t for _, t in items), tuple(str(kv.children[0]) for kv in n.children))
+        kvs = [kv for kv in n.children if isinstance(kv, Tree)]
+        items = [self.expr(kv.children[1]) for kv in kvs]
+        names = tuple(str(kv.children[0]) for kv in kvs)
+        return items, KVListT(tuple(t for _, t in items), names, len(kvs) < len(n.children))
 
     def _e_member(self, n):
         base, member = n.children[0], str(n.children[1].children[0])
@@ -531,6 +542,8 @@ class _Body:
             return call
         lhs, lt = self.expr(lhs_node)
         out: list[ir.Stmt] = [ir.Assign(lhs, self.expr_to(rhs_node, lt))]
+        if isinstance(lt, VarbitT) and isinstance(lhs, ir.Field) and isinstance(out[0].rhs, ir.Field):
+            out.append(ir.VarbitLen(lhs.base, out[0].rhs.base))
         sibs = union_siblings(lhs)
         if sibs:  # a union member assigned a valid header invalidates the other members
             out.append(ir.If(ir.Valid(ir.Bool(), lhs), [ir.SetValid(x, False) for x in sibs], []))
@@ -561,6 +574,25 @@ class _Body:
 
     def _s_exit_stmt(self, n):
         return [ir.Exit()]
+
+    def _s_loop_stmt(self, n):
+        cond, body, update = n.children
+        pre = self._pre
+        self._pre = []
+        test: list[ir.Stmt] = []
+        if cond is not None:
+            c, _ = self.expr(cond)
+            test = self._pre + [ir.If(ir.Unary(ir.Bool(), "!", c), [ir.Break()], [])]
+            self._pre = []
+        r = [ir.Loop(test + self.sub(body), self.sub(update))]
+        self._pre = pre
+        return r
+
+    def _s_break_stmt(self, n):
+        return [ir.Break()]
+
+    def _s_continue_stmt(self, n):
+        return [ir.Continue()]
 
     def _s_return_stmt(self, n):
         e = n.children[0]

@@ -52,9 +52,21 @@ def irtype(t: P4Type, where: str = "") -> ir.IRType:
         return ir.Stack(t.elem, t.size)
     if isinstance(t, StructLikeT) and type(t).__name__ in ("HeaderT", "StructT", "UnionT", "ArrayT"):
         for fname, ft in t.fields:
+            if struct_varbit(t) == fname:
+                raise Unsupported(f"a value of struct {t.name} (varbit field {fname} outside a "
+                                  f"header) {where}".rstrip())
             irtype(ft, f"field {t.name}.{fname}")
         return ir.Comp(t)
     raise Unsupported(f"type {t} {where}".strip())
+
+
+def struct_varbit(t) -> str | None:
+    """The first varbit field of a struct (not a header): p4c accepts such a type, but only a
+    header keeps a varbit's current length (``_vbl``), so a value of it is not supported here;
+    declaring the type (e.g. a tuple nothing instantiates) is fine."""
+    if type(t).__name__ == "HeaderT" or not isinstance(t, StructLikeT):
+        return None
+    return next((f for f, ft in t.fields if isinstance(ft, VarbitT)), None)
 
 
 def fresh_out(t: ir.IRType) -> ir.Const:

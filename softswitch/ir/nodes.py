@@ -209,6 +209,25 @@ class Switch(Stmt):
 
 
 @dataclass
+class Loop(Stmt):
+    """A ``for`` loop: ``body`` runs (its first statements test the condition and ``Break``),
+    then ``update``; ``Continue`` goes to ``update``, ``Break`` leaves the loop."""
+
+    body: list[Stmt]
+    update: list[Stmt]
+
+
+@dataclass
+class Break(Stmt):
+    pass
+
+
+@dataclass
+class Continue(Stmt):
+    pass
+
+
+@dataclass
 class Exit(Stmt):
     pass
 
@@ -216,6 +235,15 @@ class Exit(Stmt):
 @dataclass
 class Return(Stmt):
     value: Expr | None = None
+
+
+@dataclass
+class VarbitLen(Stmt):
+    """After a varbit field assignment: the destination header takes the source header's
+    current varbit length too (BMv2's ``assign_VL`` copies value and width)."""
+
+    dst: Expr
+    src: Expr
 
 
 @dataclass

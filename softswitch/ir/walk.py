@@ -9,15 +9,18 @@ from . import nodes as ir
 
 def dynamic_elems(s: ir.Stmt) -> list[ir.StackElem]:
     """Stack elements with a run-time index that statement ``s`` itself evaluates (inner ones
-    first; for ``if``/``switch`` only the condition), probed before the statement runs."""
-    roots = [s.cond] if isinstance(s, ir.If) else [s.value] if isinstance(s, ir.Switch) else [s]
+    first; for ``if``/``switch`` only the condition; for a loop none, its test is an ``if``),
+    probed before the statement runs."""
+    roots = [s.cond] if isinstance(s, ir.If) else [s.value] if isinstance(s, ir.Switch) \
+        else [] if isinstance(s, ir.Loop) else [s]
     out: list[ir.StackElem] = []
 
     def walk(x) -> None:
         if isinstance(x, (list, tuple)):
             for y in x:
                 walk(y)
-        elif isinstance(x, (ir.Expr, ir.Stmt)) and not isinstance(x, (ir.If, ir.Switch)) or x is s:
+        elif isinstance(x, (ir.Expr, ir.Stmt)) and not isinstance(x, (ir.If, ir.Switch, ir.Loop)) \
+                or x is s:
             for f in dataclasses.fields(x):
                 walk(getattr(x, f.name))
             if isinstance(x, ir.StackElem) and x.which == "index" and not isinstance(x.index, ir.Const):
@@ -53,6 +56,27 @@ def instance_children(b: ir.Block) -> list[str]:
     return list(dict.fromkeys(ca.control for ca in control_applies(list(b.init) + list(b.body))))
 
 
+def stacks_used(p: ir.Program) -> list[ir.Stack]:
+    """Every header-stack type the code of ``p`` uses (locals, parameters, values of blocks,
+    actions, functions and tables), in first-seen order: a backend declares each once."""
+    seen: dict[tuple, ir.Stack] = {}
+
+    def walk(x) -> None:
+        if isinstance(x, (list, tuple)):
+            for y in x:
+                walk(y)
+        elif isinstance(x, ir.Stack):
+            seen.setdefault((x.elem.pyname, x.size), x)
+        elif dataclasses.is_dataclass(x) and not isinstance(x, type) and isinstance(
+                x, (ir.Expr, ir.Stmt, ir.Param, ir.Action, ir.Function, ir.Block, ir.Table)):
+            for f in dataclasses.fields(x):
+                walk(getattr(x, f.name))
+
+    walk([list(p.blocks.values()), list(p.actions.values()), list(p.functions.values()),
+          list(p.tables.values())])
+    return list(seen.values())
+
+
 def nodes_of(x, kind: type) -> list:
     """Every node of class ``kind`` in ``x`` (statements, expressions, lists), nested ones too."""
     out: list = []
@@ -86,4 +110,4 @@ def direct_meter_target(actions: list[ir.Action], meter: str) -> ir.Expr | None:
 
 
 __all__ = ["control_applies", "direct_meter_target", "dynamic_elems", "has_dynamic_index",
-           "instance_children", "nodes_of"]
+           "instance_children", "nodes_of", "stacks_used"]

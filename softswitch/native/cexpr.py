@@ -167,9 +167,10 @@ class CExpr:
 
     def _CallF(self, e: ir.CallF) -> str:
         f = self.g.prog.functions[e.func]
-        return (
-            f"F_{self.g.cid(e.func)}(px{''.join(', ' + a for a in self.g.call_args(f.params, e.args, []))})"
-        )
+        pre: list[str] = []
+        args = "".join(", " + a for a in self.g.call_args(f.params, e.args, pre))
+        call = f"F_{self.g.cid(e.func)}(px{args})"
+        return f"({{ {' '.join(pre)} {call}; }})" if pre else call
 
     def _StructInit(self, e: ir.StructInit) -> str:
         """A list expression as a value (a header built from one is valid)."""

@@ -12,7 +12,7 @@ from __future__ import annotations
 from ..ir import nodes as ir
 from ..ir.common import Unsupported, fresh_out, irtype
 from ..ir.textgen import Identifiers
-from ..ir.walk import instance_children
+from ..ir.walk import instance_children, stacks_used
 from ..layout import pyfield
 from ..types import ArrayT, HeaderT, StructLikeT, VarbitT
 from .ccomp import CompoundFns
@@ -88,6 +88,8 @@ class CGen(Identifiers):
         o.append(f"#define ERR_INVALID_ARG {errs.index('ParserInvalidArgument')}")
         for t in p.headers:
             self._struct(t)
+        for st in stacks_used(p):  # stacks no struct holds (locals of functions, actions)
+            self._stack_type(st)
         o.append(f"typedef T_{p.hdr_t.pyname} hdr_t;")
         o.append(f"typedef T_{p.meta_t.pyname} meta_t;")
         o.append(f"typedef T_{p.std_t.pyname} std_t;")
@@ -118,12 +120,16 @@ class CGen(Identifiers):
         self._entries()
         return "\n".join(o) + "\n"
 
+    def _stack_type(self, st: ir.Stack) -> None:
+        if ctype(st) not in self.stack_types:
+            self.stack_types.add(ctype(st))
+            self.out.append(f"typedef struct {{ T_{st.elem.pyname} h[{st.size}]; u64 n; }} {ctype(st)};")
+
     def _struct(self, t: StructLikeT) -> None:
         for _f, ft in t.fields:
             st = irtype(ft)
-            if isinstance(st, ir.Stack) and ctype(st) not in self.stack_types:
-                self.stack_types.add(ctype(st))
-                self.out.append(f"typedef struct {{ T_{st.elem.pyname} h[{st.size}]; u64 n; }} {ctype(st)};")
+            if isinstance(st, ir.Stack):
+                self._stack_type(st)
         lines = [f"typedef struct T_{t.pyname} {{"]
         if isinstance(t, HeaderT):
             lines.append("    uint8_t _v;")
@@ -206,13 +212,16 @@ class CGen(Identifiers):
         return f"static void C_{self.cid(b.name)}(PX *px, L_{self.cid(b.name)} *L)"
 
     def call_args(self, params: list[ir.Param], args: list[ir.Expr], pre: list[str]) -> list[str]:
-        """C arguments; compound values by address (temporaries for list expressions)."""
+        """C arguments; compound values by address (list expressions through temporaries whose
+        declarations go to ``pre``)."""
         out = []
         for prm, a in zip(params, args, strict=True):
             if isinstance(prm.t, ir.Comp):
-                if isinstance(a, ir.StructInit):
-                    raise Unsupported("list expression passed as an argument")
-                if isinstance(a, ir.CallF):  # a value, not an lvalue: a one-element array literal
+                if isinstance(a, ir.StructInit):  # a temporary declared by the caller
+                    tmp = f"_ca{len(pre)}"
+                    pre.append(f"{ctype(prm.t)} {tmp} = {self.x(a)};")
+                    out.append(f"&{tmp}")
+                elif isinstance(a, ir.CallF):  # a value, not an lvalue: a one-element array literal
                     out.append(f"(({ctype(prm.t)}[]){{ {self.x(a)} }})")
                 else:
                     out.append(f"&{self.x(a)}")

@@ -136,6 +136,25 @@ class StmtGen(StmtWriter):
         self.level -= 1
         self.emit("}")
 
+    def _Loop(self, s: ir.Loop) -> None:
+        """``continue`` runs the for's third clause, which marks the update due at the top."""
+        first = self.fresh("_lf")
+        self.emit(f"{{ int {first} = 1; for (;; {first} = 0) {{")
+        self.level += 1
+        if s.update:
+            self.emit(f"if (!{first}) {{")
+            self.nested(s.update)
+            self.emit("}")
+        self.stmts(s.body)
+        self.level -= 1
+        self.emit("} }")
+
+    def _Break(self, s: ir.Break) -> None:
+        self.emit("break;")
+
+    def _Continue(self, s: ir.Continue) -> None:
+        self.emit("continue;")
+
     def _Exit(self, s: ir.Exit) -> None:
         self.emit("px->exit = 1; return;")
 
@@ -144,6 +163,9 @@ class StmtGen(StmtWriter):
             self.emit("return;")
         else:
             self.emit(f"return {self.x(s.value)};")
+
+    def _VarbitLen(self, s: ir.VarbitLen) -> None:
+        self.emit(f"{self.x(s.dst)}._vbl = {self.x(s.src)}._vbl;")
 
     def _SetValid(self, s: ir.SetValid) -> None:
         h = self.x(s.hdr)

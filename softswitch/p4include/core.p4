@@ -27,6 +27,10 @@ extern packet_out {
 
 extern void verify(in bool check, in error toSignal);
 
+// evaluated at compile time: false stops compilation with the message (softswitch/staticassert.py)
+extern bool static_assert(bool check, string message);
+extern bool static_assert(bool check);
+
 @noWarn("unused")
 action NoAction() {}
 

@@ -5,8 +5,10 @@
 
 #include <core.p4>
 
+// p4c's default when a program does not choose a version; every declaration below is present
+// whatever the version (the field-list externs of 20200408 included)
 #ifndef V1MODEL_VERSION
-#define V1MODEL_VERSION 20200408
+#define V1MODEL_VERSION 20180101
 #endif
 
 match_kind {

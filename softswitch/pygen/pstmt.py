@@ -140,11 +140,33 @@ class StmtGen(StmtWriter):
             if labels is None:
                 break
 
+    def _Loop(self, s: ir.Loop) -> None:
+        """``continue`` goes back to the top, where the update runs from the second time on."""
+        first = self.g.fresh("_lf")
+        self.emit(f"{first} = True")
+        self.emit("while True:")
+        self.level += 1
+        if s.update:
+            self.emit(f"if not {first}:")
+            self.nested(s.update)
+        self.emit(f"{first} = False")
+        self.stmts(s.body)
+        self.level -= 1
+
+    def _Break(self, s: ir.Break) -> None:
+        self.emit("break")
+
+    def _Continue(self, s: ir.Continue) -> None:
+        self.emit("continue")
+
     def _Exit(self, s: ir.Exit) -> None:
         self.emit("raise _Exit()")
 
     def _Return(self, s: ir.Return) -> None:
         self.emit(self.g.return_code(None if s.value is None else self.x(s.value)))
+
+    def _VarbitLen(self, s: ir.VarbitLen) -> None:
+        self.emit(f"{self.x(s.dst)}._vbl = {self.x(s.src)}._vbl")
 
     def _SetValid(self, s: ir.SetValid) -> None:
         h = self.x(s.hdr)

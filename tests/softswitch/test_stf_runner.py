@@ -341,3 +341,23 @@ def test_output_to_ports_the_file_never_names_is_not_checked_as_p4c_runner(tmp_p
     assert "1 to unobserved ports" in lax.report()
     strict = run_stf(prog, str(stf), all_ports=True)
     assert not strict.passed and "unexpected packet on port 2" in strict.failures[0]
+
+
+@pytest.mark.parametrize("backend", ["python", "native"])
+def test_priority_zero_is_valid_and_lowest(tmp_path, backend):
+    """p4c's runner accepts ``add t 0 ...`` (BMv2 priority 10000 - p): priority 0 is the lowest
+    an entry can have, below 1, and on its own it matches."""
+    from softswitch.stf import run_stf
+
+    lines = (PROGRAMS / "ternary_acl.stf").read_text().splitlines()
+    i = next(k for k, ln in enumerate(lines) if ln.startswith("# 11.0.0.1 -> 1.2.3.4 proto 17"))
+    pkt = lines[i + 1]
+    exp3 = lines[i + 2]
+    exp1 = "expect 1 " + exp3.split()[2].replace("45030018", "45010018", 1) + " $"
+    stf = tmp_path / "t.stf"
+    stf.write_text("add acl 0 protocol:0x11&&&0xff allow(port:3, tag:3)\n"
+                   f"{pkt}\n{exp3}\nwait\n"
+                   "add acl 1 protocol:0x11&&&0xff allow(port:1, tag:1)\n"
+                   f"{pkt}\n{exp1}\n")
+    res = run_stf(str(PROGRAMS / "ternary_acl.p4"), str(stf), backend=backend, all_ports=True)
+    assert res.passed, res.report()

@@ -1,6 +1,7 @@
 /* Control-plane names from @name annotations (absolute with a leading dot, relative without;
  * on tables, keys, actions and action parameters), and a table with no default_action
- * (the spec's default is NoAction; p4c adds it as a default-only action). */
+ * (the spec's default is NoAction; p4c adds it as a default-only action).  Structured
+ * annotations (`@a[k = "v", n = 3]`, P4_16 1.2.0) are accepted and ignored. */
 #include <core.p4>
 #include <v1model.p4>
 
@@ -36,6 +37,7 @@ control MyIngress(inout headers_t hdr, inout metadata_t meta,
     action set_type(bit<16> t) {
         hdr.ethernet.etherType = t;
     }
+    @layout[mode = "sram", ways = 4] @notes["x", 2]
     @name(".l2_table") table dmac {
         key = { hdr.ethernet.dstAddr: exact @name("dmac"); }
         actions = { set_port; }

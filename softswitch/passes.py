@@ -1,0 +1,33 @@
+"""The syntax-tree rewrites p4c's front end makes, run once before the checks, in their order:
+generic blocks (genericblocks.py), direct applies, extern instances
+passed to sub-blocks and constructor arguments (subparsers.py), sub-parser inlining,
+generic functions and constants (specialize.py), then statements and expressions
+(desugar.py: compound assignment, loops, arguments, side effects in p4c's order)."""
+
+from __future__ import annotations
+
+from lark import Tree
+
+from .desugar import Desugar, Err
+from .genericblocks import specialize_generic_blocks
+from .specialize import specialize
+from .subparsers import (
+    hoist_extern_arguments,
+    inline_subparsers,
+    instantiate_direct_applies,
+    specialize_constructors,
+)
+
+
+def desugar(tree: Tree, err: Err) -> None:
+    """Rewrite ``tree`` in place; errors are ``err(node, message)``."""
+    specialize_generic_blocks(tree, err)
+    instantiate_direct_applies(tree)
+    hoist_extern_arguments(tree)
+    specialize_constructors(tree)
+    inline_subparsers(tree, err)
+    specialize(tree, err)
+    Desugar(tree, err).run()
+
+
+__all__ = ["desugar"]
