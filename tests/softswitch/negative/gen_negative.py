@@ -405,16 +405,20 @@ def render(parts: dict[str, str]) -> str:
                            deparser=parts.get("deparser", DEPARSER))
 
 
-def main() -> None:
-    for name, (why, expect, parts) in CASES.items():
-        body = render(parts)
-        lines = body.splitlines()
+def write_cases(cases: dict[str, tuple[str, str, dict[str, str]]]) -> None:
+    """One negative program per case; its first line names the line of the ``/*ERR*/`` mark."""
+    for name, (why, expect, parts) in cases.items():
+        lines = render(parts).splitlines()
         marked = [i for i, ln in enumerate(lines) if "/*ERR*/" in ln]
         assert len(marked) == 1, name
         lines[marked[0]] = lines[marked[0]].replace(" /*ERR*/", "")
         # +2: the two header lines come first
         header = [f"// expect-error: {marked[0] + 3}: {expect}", f"// {why} (p4c rejects this)"]
         (HERE / f"{name}.p4").write_text("\n".join(header + lines) + "\n")
+
+
+def main() -> None:
+    write_cases(CASES)
 
 
 if __name__ == "__main__":

@@ -9,11 +9,7 @@ in a declaration nothing uses, because p4c type-checks every declaration, used o
 
 from __future__ import annotations
 
-from pathlib import Path
-
-from gen_negative import render
-
-HERE = Path(__file__).parent
+from gen_negative import write_cases
 
 CASES: dict[str, tuple[str, str, dict[str, str]]] = {
     "unused_control_empty_ctor_params": (
@@ -218,13 +214,7 @@ CASES: dict[str, tuple[str, str, dict[str, str]]] = {
 
 
 def main() -> None:
-    for name, (why, expect, parts) in CASES.items():
-        lines = render(parts).splitlines()
-        marked = [i for i, ln in enumerate(lines) if "/*ERR*/" in ln]
-        assert len(marked) == 1, name
-        lines[marked[0]] = lines[marked[0]].replace(" /*ERR*/", "")
-        header = [f"// expect-error: {marked[0] + 3}: {expect}", f"// {why} (p4c rejects this)"]
-        (HERE / f"{name}.p4").write_text("\n".join(header + lines) + "\n")
+    write_cases(CASES)
 
 
 if __name__ == "__main__":

@@ -10,11 +10,8 @@ after editing.
 
 from __future__ import annotations
 
-from pathlib import Path
+from gen_negative import write_cases
 
-from gen_negative import render
-
-HERE = Path(__file__).parent
 ACTIONS = ("    action set_port(bit<9> port) {\n        standard_metadata.egress_spec = port;\n    }\n"
            "    action other() {\n        meta.m8 = 8w1;\n    }\n")
 
@@ -187,13 +184,7 @@ CASES: dict[str, tuple[str, str, dict[str, str]]] = {
 
 
 def main() -> None:
-    for name, (why, expect, parts) in CASES.items():
-        lines = render(parts).splitlines()
-        marked = [i for i, ln in enumerate(lines) if "/*ERR*/" in ln]
-        assert len(marked) == 1, name
-        lines[marked[0]] = lines[marked[0]].replace(" /*ERR*/", "")
-        header = [f"// expect-error: {marked[0] + 3}: {expect}", f"// {why} (p4c rejects this)"]
-        (HERE / f"{name}.p4").write_text("\n".join(header + lines) + "\n")
+    write_cases(CASES)
 
 
 if __name__ == "__main__":

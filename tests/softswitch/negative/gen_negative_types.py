@@ -12,11 +12,8 @@ a cast to a header or header union type (p4c 1.2.5).  Run
 
 from __future__ import annotations
 
-from pathlib import Path
+from gen_negative import write_cases
 
-from gen_negative import render
-
-HERE = Path(__file__).parent
 ARR = "        bit<8>[4] a = { 1, 2, 3, 4 };\n"
 
 CASES: dict[str, tuple[str, str, dict[str, str]]] = {
@@ -90,13 +87,7 @@ CASES: dict[str, tuple[str, str, dict[str, str]]] = {
 
 
 def main() -> None:
-    for name, (why, expect, parts) in CASES.items():
-        lines = render(parts).splitlines()
-        marked = [i for i, ln in enumerate(lines) if "/*ERR*/" in ln]
-        assert len(marked) == 1, name
-        lines[marked[0]] = lines[marked[0]].replace(" /*ERR*/", "")
-        header = [f"// expect-error: {marked[0] + 3}: {expect}", f"// {why} (p4c rejects this)"]
-        (HERE / f"{name}.p4").write_text("\n".join(header + lines) + "\n")
+    write_cases(CASES)
 
 
 if __name__ == "__main__":
