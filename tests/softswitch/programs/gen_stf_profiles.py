@@ -5,21 +5,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from gen_stf import crc16_arc as crc16  # BMv2's HashAlgorithm.crc16
+
 HERE = Path(__file__).parent
 HEADER = """\
 # Action profiles and selectors (action_selector.p4).  p4c's runner has no commands for
 # them: these are the softswitch's extension (see softswitch/stf_syntax.py).  Expected
 # members follow BMv2: crc16 over the selector fields of valid headers, h % n over the
 # group's members in ascending BMv2 handle order (the smallest free handle at creation)."""
-
-
-def crc16(data: bytes) -> int:
-    crc = 0
-    for byte in data:
-        crc ^= byte
-        for _ in range(8):
-            crc = (crc >> 1) ^ 0xA001 if crc & 1 else crc >> 1
-    return crc
 
 
 class Model:
