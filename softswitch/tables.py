@@ -349,19 +349,17 @@ class Table:
 
     def add_one_shot(self, match, actions: list, priority) -> None:
         """An entry running one of ``actions`` [(action, params)] picked by the selector."""
-        prof = self._profile_of()
-        ref = prof.one_shot(actions)
-        try:
-            self.add_indirect(match, ref, priority)
-        except (RuntimeAPIError, ValueError):
-            prof.release_one_shot(ref)
-            raise
+        self._one_shot(self.add_indirect, match, actions, priority)
 
     def modify_one_shot(self, match, actions: list, priority) -> None:
+        self._one_shot(self.modify_indirect, match, actions, priority)
+
+    def _one_shot(self, place, match, actions: list, priority) -> None:
+        """The hidden members and group of a one-shot action set, released if ``place`` fails."""
         prof = self._profile_of()
         ref = prof.one_shot(actions)
         try:
-            self.modify_indirect(match, ref, priority)
+            place(match, ref, priority)
         except (RuntimeAPIError, ValueError):
             prof.release_one_shot(ref)
             raise
