@@ -280,8 +280,11 @@ class Table:
             raise RuntimeAPIError(f"table {self.info.name} has const entries")
         priority = self._check_prio(priority)
         ai = self.action_index(action, False)
-        e = self._make(match, ai, self.action_args(ai, params), priority)
-        k = self._key(e.norm, priority)
+        self._insert(self._make(match, ai, self.action_args(ai, params), priority))
+
+    def _insert(self, e: _Entry) -> None:
+        """Store a new entry: refused if its key is taken or the table is full."""
+        k = self._key(e.norm, e.priority)
         if k in self.entries:
             raise EntryExistsError(f"table {self.info.name}: entry already exists")
         if len(self.entries) >= self.info.size:
@@ -325,14 +328,8 @@ class Table:
         priority = self._check_prio(priority)
         e = self._make(match, -1, (), priority)
         e.ref = ref
-        k = self._key(e.norm, priority)
-        if k in self.entries:
-            raise EntryExistsError(f"table {self.info.name}: entry already exists")
-        if len(self.entries) >= self.info.size:
-            raise TableFullError(f"table {self.info.name} is full ({self.info.size} entries)")
-        self.entries[k] = e
+        self._insert(e)
         prof.ref(ref, 1)
-        self._rebuild()
 
     def modify_indirect(self, match, ref: tuple[str, int], priority) -> None:
         prof = self._indirect(ref)
