@@ -313,7 +313,7 @@ class Switch(PacketFlow):
     def meter_get_config(self, name: str, index: int) -> MeterConfig | None:
         m, _ = self._meter_cells(name, index)
         c = m.cells.get(index)
-        return None if c is None else c.config
+        return None if c is None else c.read_config()
 
     def _direct_meter_entry(self, table: str, match, priority):
         t = self._table(table)
@@ -335,7 +335,7 @@ class Switch(PacketFlow):
     def direct_meter_get_config(self, table: str, match: dict[str, MatchValue],
                                 priority: int | None = None) -> MeterConfig | None:
         _t, e = self._direct_meter_entry(table, match, priority)
-        return None if e.meter is None else e.meter.config
+        return None if e.meter is None else e.meter.read_config()
 
     def seed_random(self, seed: int) -> None:
         """Restart ``random()`` / ``HashAlgorithm.random`` from ``seed`` (repeatable runs; both
