@@ -247,21 +247,29 @@ class ActionProfile:
         return any(w.port == port for g in self.groups.values() for w in g.watch.values())
 
     # ------------------------------------------------------------ one-shot action sets
-    def one_shot(self, actions: list[tuple[str, dict[str, int] | None]]) -> tuple[str, int]:
+    def one_shot(self, actions: list[tuple]) -> tuple[str, int]:
         """Hidden members and a group for a one-shot entry (P4Runtime ``action_profile_action_set``):
-        ids below 0, left out of reads, released with the entry; members created in the set's
-        order, so they take the smallest free handles as a controller writing them would."""
+        ids below 0, left out of reads, released with the entry.  Each item is ``(action, params)``
+        or ``(action, params, weight, watch)``; as PI, an action of weight ``w`` becomes ``w`` BMv2
+        members made one after the other (the smallest free handles), in the set's order."""
         if not self.info.with_selector:
             raise ProfileError(f"{self.info.name} has no selector: one-shot action sets need one")
         if not actions:
             raise ProfileError(f"{self.info.name}: an empty one-shot action set")
+        items = [tuple(a) + (1, None)[len(a) - 2:] for a in actions]
+        for _a, _p, w, _watch in items:
+            if not isinstance(w, int) or w <= 0:
+                raise ProfileError(f"{self.info.name}: one-shot action weight {w}: must be positive")
         mids: list[int] = []
         try:
-            for action, params in actions:
+            for action, params, w, _watch in items:
                 mids.append(min(list(self.members) + [0]) - 1)
                 self.add_member(mids[-1], action, params)
+                m = self.members[mids[-1]]
+                while len(m.handles) < w:
+                    m.handles.append(self._free_handle())
             gid = min(list(self.groups) + [0]) - 1
-            self.create_group(gid, mids)
+            self.create_group(gid, mids, [it[2] for it in items], 0, [it[3] for it in items])
         except (RuntimeAPIError, ValueError):
             for mid in mids:
                 self.members.pop(mid, None)
@@ -274,8 +282,11 @@ class ActionProfile:
         for mid in self.groups.pop(ref[1]).members:
             del self.members[mid]
 
-    def action_set(self, ref: tuple[str, int]) -> list[tuple[str, dict[str, int]]]:
-        return [(self.members[m].action, dict(self.members[m].params)) for m in self.groups[ref[1]].members]
+    def action_set(self, ref: tuple[str, int]) -> list[tuple[str, dict[str, int], int, Watch | None]]:
+        """A one-shot entry's set back: (action, params, weight, watch) per action."""
+        g = self.groups[ref[1]]
+        return [(self.members[m].action, dict(self.members[m].params), g.weights.get(m, 1), g.watch.get(m))
+                for m in g.members]
 
     # ------------------------------------------------------------ table entries
     def check_ref(self, ref: tuple[str, int]) -> None:

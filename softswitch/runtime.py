@@ -215,14 +215,15 @@ class Switch(PacketFlow):
         self._table(table).modify_indirect(match, _ref(member_id, group_id), priority)
 
     def table_add_one_shot(self, table: str, match: dict[str, MatchValue],
-                           actions: Sequence[tuple[str, dict[str, int] | None]],
+                           actions: Sequence[tuple],
                            priority: int | None = None) -> None:
         """An entry of a selector table with its own action set (P4Runtime one-shot): hidden
-        members and a group, released with the entry."""
+        members and a group, released with the entry.  Items: ``(action, params)`` or
+        ``(action, params, weight, watch)`` (``profiles.ActionProfile.one_shot``)."""
         self._table(table).add_one_shot(match, list(actions), priority)
 
     def table_modify_one_shot(self, table: str, match: dict[str, MatchValue],
-                              actions: Sequence[tuple[str, dict[str, int] | None]],
+                              actions: Sequence[tuple],
                               priority: int | None = None) -> None:
         self._table(table).modify_one_shot(match, list(actions), priority)
 

@@ -16,10 +16,9 @@ from collections.abc import Iterator
 
 from p4.v1 import p4runtime_pb2
 
-from softswitch.profiles import Watch
 from softswitch.server.errors import invalid
 from softswitch.server.p4info_index import P4InfoIndex, ProfileInfo
-from softswitch.server.translate import call_switch, decode_action, encode_action
+from softswitch.server.translate import call_switch, decode_action, encode_action, put_watch, watch_of
 
 Update = p4runtime_pb2.Update
 
@@ -60,21 +59,9 @@ def write_group(switch, idx: P4InfoIndex, utype: int, g: p4runtime_pb2.ActionPro
         raise invalid(f"{what}: {prof.name} is an action profile without selector (no groups)")
     members = [mm.member_id for mm in g.members]
     weights = [mm.weight for mm in g.members]
-    watch = [_watch(mm) for mm in g.members]
+    watch = [watch_of(mm) for mm in g.members]
     fn = switch.act_prof_create_group if utype == Update.INSERT else switch.act_prof_modify_group
     call_switch(fn, prof.name, g.group_id, members, weights, g.max_size, watch)
-
-
-def _watch(mm: p4runtime_pb2.ActionProfileGroup.Member) -> Watch | None:
-    """PI's ``watch_port_p4rt_to_pi``: port 0 (SDN_PORT_UNKNOWN), an empty or longer than 4-byte
-    ``watch_port`` mean no watched port."""
-    kind = mm.WhichOneof("watch_kind")
-    if kind == "watch":
-        return Watch(mm.watch, "watch") if mm.watch != 0 else None
-    if kind == "watch_port" and 0 < len(mm.watch_port) <= 4:
-        port = int.from_bytes(mm.watch_port, "big")
-        return Watch(port, "watch_port") if port != 0 else None
-    return None
 
 
 def _profiles(idx: P4InfoIndex, profile_id: int) -> list[ProfileInfo]:
@@ -104,9 +91,5 @@ def read_groups(switch, idx: P4InfoIndex, q: p4runtime_pb2.ActionProfileGroup
                 continue
             g = p4runtime_pb2.ActionProfileGroup(action_profile_id=prof.id, group_id=gid)
             for mid, weight, watch in members:
-                m = g.members.add(member_id=mid, weight=weight)
-                if watch is not None and watch.kind == "watch":
-                    m.watch = watch.port
-                elif watch is not None:
-                    m.watch_port = watch.port.to_bytes(max(1, (watch.port.bit_length() + 7) // 8), "big")
+                put_watch(g.members.add(member_id=mid, weight=weight), watch)
             yield g

@@ -175,8 +175,18 @@ def test_one_shot_action_sets(ctl):
     del te.action.action_profile_action_set.action_profile_actions[1]
     c.write_ok((U.MODIFY, te))
     assert {sw.process(0, bytes([1, 0, 0, i, 0, 0, 0, i, 0, 0]))[0][0] for i in range(8)} == {3}
+    # PI: an action of weight w is w BMv2 members; its watch port is kept with it
     te.action.action_profile_action_set.action_profile_actions[0].weight = 2
-    assert _code(c.write((U.MODIFY, te))) == code_pb2.UNIMPLEMENTED
+    te.action.action_profile_action_set.action_profile_actions[0].watch = 9
+    c.write_ok((U.MODIFY, te))
+    (got,) = c.read(c.table_entry("I.lb"))
+    assert got.table_entry.action == te.action
+    assert [m.handles for m in sw.prog.profiles["I.sel"].runtime.members.values()] == [[0, 1]]
+    device.port_set_status(9, False)                      # its one action's port down: empty group
+    assert sw.process(0, bytes([1, 0, 0, 1, 0, 0, 0, 1, 0, 0]))[0][0] == 0
+    device.port_set_status(9, True)
+    te.action.action_profile_action_set.action_profile_actions[0].weight = 0
+    assert _code(c.write((U.MODIFY, te))) == code_pb2.INVALID_ARGUMENT
     c.write_ok((U.DELETE, te))
     assert sw.prog.profiles["I.sel"].runtime.members == {}   # released with the entry
     assert acts["I.set"].preamble.id == pa.action.action_id

@@ -243,7 +243,7 @@ def test_one_shot_entries(backend: str):
     match = {"hdr.eth.dst": Exact(2)}
     sw.table_add_one_shot("lb_crc16", match, [("set", {"port": 3, "v": 3}), ("set", {"port": 4, "v": 4})])
     [e] = sw.table_entries("lb_crc16")
-    assert e.action_set == [("I.set", {"port": 3, "v": 3}), ("I.set", {"port": 4, "v": 4})]
+    assert e.action_set == [("I.set", {"port": 3, "v": 3}, 1, None), ("I.set", {"port": 4, "v": 4}, 1, None)]
     assert (e.member_id, e.group_id) == (None, None)
     assert sw.act_prof_members("sel_crc16") == {1: ("I.set", {"port": 9, "v": 9})}
     for w1 in range(12):
