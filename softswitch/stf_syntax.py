@@ -6,8 +6,9 @@ The grammar follows what p4c's BMv2 STF runner accepts (one command per line,
 
     add <table> [<priority>] <key>:<value> ... <action>(<param>:<value>, ...) [= <handle>]
     setdefault <table> <action>(<param>:<value>, ...)
-    packet <port> [<hex bytes ...>]   (no bytes: an empty packet, as p4c's runner sends it)
-    expect <port> [<hex with * nibbles ...> [$]]
+    packet <port> [<hex bytes ...>]   (no bytes: an empty packet, as p4c's runner sends it;
+                                      an odd last digit is a byte of its own, as there)
+    expect <port> [<hex with * nibbles ...> [$]]   (compared nibble by nibble)
     no_packet | wait
     mirroring_add <session> <port>
     mc_mgrp_create <group>        mc_mgrp_destroy <group>
@@ -274,13 +275,15 @@ _HEX_DIGITS = set("0123456789abcdefABCDEF")
 
 
 def _packet_hex(words: list[str], allow_wild: bool) -> str:
-    """Join hex words, check characters, return upper-case text."""
+    """Join hex words, check characters, return upper-case text.  An odd number of digits is
+    what p4c's runner reads too: a sent packet's last lone digit is a byte of its own (``...20 5``
+    sends ``20 05``), an expected pattern is compared nibble by nibble (``allow_wild``)."""
     text = "".join(words)
     bad = {c for c in text if c not in _HEX_DIGITS and not (allow_wild and c == "*")}
     if bad:
         raise ValueError(f"bad character(s) {''.join(sorted(bad))!r} in packet data")
-    if len(text) % 2:
-        raise ValueError(f"packet data has an odd number of hex digits ({len(text)})")
+    if len(text) % 2 and not allow_wild:
+        text = text[:-1] + "0" + text[-1]
     return text.upper()
 
 

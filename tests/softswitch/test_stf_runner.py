@@ -112,7 +112,6 @@ def test_action_profile_commands_are_a_softswitch_extension():
 
 
 @pytest.mark.parametrize("line, reason", [
-    ("packet 0 012", "odd number"),
     ("packet 0 01zz", "bad character"),
     ("packet x 01", "port 'x' is not a number"),
     ("expect 1 $", "needs packet data"),
@@ -198,9 +197,19 @@ def test_cli_bad_stf_exit_2(tmp_path, capsys):
     from softswitch.stf import main
 
     stf = tmp_path / "t.stf"
-    stf.write_text("packet 0 0\n")
+    stf.write_text("packet 0 0g\n")
     assert main([str(PROGRAMS / "basic_ipv4.p4"), str(stf)]) == 2
-    assert "t.stf:1: packet data has an odd number" in capsys.readouterr().err
+    assert "t.stf:1: bad character(s) 'g' in packet data" in capsys.readouterr().err
+
+
+def test_odd_digit_counts_read_as_p4c_runner():
+    """p4c's runner turns a lone last digit into a byte of its own and compares expected
+    packets nibble by nibble, so ``... 20 0`` (an odd count) is valid STF."""
+    cmds = parse_stf("packet 0 0120 5\nexpect 0 0120 0\n").commands
+    assert cmds[0].data == bytes([0x01, 0x20, 0x05])
+    assert cmds[1].pattern == "01200"
+    assert compare_packet(cmds[1], bytes([0x01, 0x20, 0x05])) is None
+    assert compare_packet(cmds[1], bytes([0x01, 0x20, 0x15])) is not None
 
 
 # ---------------------------------------------------------------- against the real target
