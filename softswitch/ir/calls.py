@@ -134,18 +134,18 @@ def _control_apply(g, qname: str, args, inst: str) -> ir.ControlApply:
 def _packet(g, method: str, args, n) -> list[ir.Stmt]:
     if method == "extract":
         a = args[0]
+        vb = g.expr_to(args[1], BitT(32)) if len(args) == 2 else None
         if isinstance(a, Tree) and a.data == "member" and str(a.children[1].children[0]) == "next":
             st, _t = g.expr(a.children[0])
-            return [ir.ExtractNext(st)]
+            return [ir.ExtractNext(st, varbits=vb)]
         inner = a.children[0] if isinstance(a, Tree) and a.data == "member" else None
         if isinstance(inner, Tree) and inner.data == "member" \
                 and str(inner.children[1].children[0]) == "next":
             st, stt = g.expr(inner.children[0])
             if isinstance(stt, StackT) and isinstance(stt.elem, UnionT):
-                return [ir.ExtractNext(st, pyfield(str(a.children[1].children[0])))]
+                return [ir.ExtractNext(st, pyfield(str(a.children[1].children[0])), vb)]
         e, t = g.expr(a)
-        return [ir.Extract(e, g.expr_to(args[1], BitT(32)) if len(args) == 2 else None)] + \
-            [ir.SetValid(x, False) for x in union_siblings(e)]
+        return [ir.Extract(e, vb)] + [ir.SetValid(x, False) for x in union_siblings(e)]
     if method == "advance":
         return [ir.Advance(g.expr_to(args[0], BitT(32)))]
     if method == "emit":

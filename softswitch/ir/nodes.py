@@ -320,6 +320,7 @@ class Extract(Stmt):
 class ExtractNext(Stmt):
     stack: Expr
     member: str | None = None  # stack of header unions: the member extracted into (others invalid)
+    varbits: Expr | None = None  # the size of the element's varbit field (two-argument extract)
 
 
 @dataclass

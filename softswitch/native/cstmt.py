@@ -318,10 +318,11 @@ class StmtGen(StmtWriter):
         self.emit(f"if (({st}).n >= {s.stack.t.size}) return ERR_OOB;")
         elem = s.stack.t.elem
         if s.member is None:
-            self._Extract(ir.Extract(Raw(ir.Comp(elem), f"({st}).h[({st}).n]")))
+            self._Extract(ir.Extract(Raw(ir.Comp(elem), f"({st}).h[({st}).n]"), s.varbits))
         else:  # a stack of header unions: extract into one member, invalidate the others
             mt = next(ft for f, ft in elem.fields if pyfield(f) == s.member)
-            self._Extract(ir.Extract(Raw(ir.Comp(mt), f"({st}).h[({st}).n].f_{s.member}")))
+            self._Extract(ir.Extract(Raw(ir.Comp(mt), f"({st}).h[({st}).n].f_{s.member}"),
+                                     s.varbits))
             for f, _ft in elem.fields:
                 if pyfield(f) != s.member:
                     self.emit(f"({st}).h[({st}).n].f_{pyfield(f)}._v = 0;")

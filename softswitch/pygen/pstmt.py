@@ -291,12 +291,13 @@ class StmtGen(StmtWriter):
     def _ExtractNext(self, s: ir.ExtractNext) -> None:
         v = self.g.fresh("_s")
         elem = s.stack.t.elem
+        vb = "" if s.varbits is None else f", {self.x(s.varbits)}"
         self.emit(f"{v} = {self.x(s.stack)}")
         if s.member is None:
-            self.emit(f"X_{elem.pyname}({self.g.pk}, {v}.next())")
+            self.emit(f"X_{elem.pyname}({self.g.pk}, {v}.next(){vb})")
         else:  # a stack of header unions: extract into one member, invalidate the others
             mt = next(ft for f, ft in elem.fields if pyfield(f) == s.member)
-            self.emit(f"X_{mt.pyname}({self.g.pk}, {v}.next().{s.member})")
+            self.emit(f"X_{mt.pyname}({self.g.pk}, {v}.next().{s.member}{vb})")
             for f, _ft in elem.fields:
                 if pyfield(f) != s.member:
                     self.emit(f"{v}.h[{v}.n].{pyfield(f)}._v = False")
