@@ -287,6 +287,15 @@ def _packet_hex(words: list[str], allow_wild: bool) -> str:
     return text.upper()
 
 
+def _packet_bytes(words: list[str]) -> bytes:
+    """Packet data as p4c's runner sends it: hex pairs, an odd last digit is one byte
+    of its own (``... 10 0`` sends ``10 00``), as its ``HexToByte`` reads it."""
+    text = _packet_hex(words, allow_wild=False)
+    if len(text) % 2:
+        text = text[:-1] + "0" + text[-1]
+    return bytes.fromhex(text)
+
+
 # ---------------------------------------------------------------- commands
 
 _CALL_RE = re.compile(r"^([A-Za-z_][\w.$\[\]]*)\s*\((.*)\)$", re.S)
@@ -418,7 +427,7 @@ def parse_command(line: int, text: str, extension: bool = False) -> Command | No
         if not args:
             raise ValueError("packet needs a port (and data; p4c's runner also sends an empty one)")
         (port,) = _ints(args[:1], ["port"], cmd)
-        return SendPacket(line, port, bytes.fromhex(_packet_hex(args[1:], allow_wild=False)))
+        return SendPacket(line, port, _packet_bytes(args[1:]))
     if cmd == "expect":
         if not args:
             raise ValueError("expect needs a port")

@@ -7,7 +7,19 @@ from lark import Tree
 
 from ..inlining import substitutes_arguments
 from ..layout import pyfield
-from ..types import BitT, BoolT, EnumT, HeaderT, ListT, StackT, StructLikeT, StructT, UnionT, VarbitT
+from ..types import (
+    BitT,
+    BoolT,
+    EnumT,
+    HeaderT,
+    ListT,
+    StackT,
+    StructLikeT,
+    StructT,
+    UnionT,
+    VarbitT,
+    bit_width,
+)
 from . import nodes as ir
 from .common import Unsupported, _Lit, _pos, fresh_out, fresh_stmts, irtype, union_siblings
 
@@ -42,7 +54,7 @@ def lower_call_stmt(g, n: Tree) -> list[ir.Stmt]:
                 ca = _control_apply(g, ent[1], args, str(base.children[-1]))
                 return _reset_out_args(g.low.blocks[ent[1]], ca) + [ca] + _union_fixups(ca.args)
             if ent is not None and ent[0] == "packet":
-                return _packet(g, method, args, n)
+                return _packet(g, method, args, n, targs)
         e, t = g.expr(base)
         if isinstance(t, HeaderT) and method in ("setValid", "setInvalid"):
             sibs = union_siblings(e) if method == "setValid" else []
@@ -131,7 +143,7 @@ def _control_apply(g, qname: str, args, inst: str) -> ir.ControlApply:
     return ir.ControlApply(qname, vals, outs, subst)
 
 
-def _packet(g, method: str, args, n) -> list[ir.Stmt]:
+def _packet(g, method: str, args, n, targs=None) -> list[ir.Stmt]:
     if method == "extract":
         a = args[0]
         vb = g.expr_to(args[1], BitT(32)) if len(args) == 2 else None
@@ -152,7 +164,8 @@ def _packet(g, method: str, args, n) -> list[ir.Stmt]:
         e, t = g.expr(args[0])
         return _emits(e, t, n)
     if method == "lookahead":
-        return []
+        width = bit_width(g.d.resolve_type(targs.children[0]))
+        return [ir.Advance(ir.Const(ir.Bits(32), width), peek=True)]
     raise Unsupported(f"packet method {method}{_pos(n)}")
 
 

@@ -325,7 +325,10 @@ class ExtractNext(Stmt):
 
 @dataclass
 class Advance(Stmt):
+    """``advance(bits)``; ``peek``: only the length check (a ``lookahead`` whose value is
+    unused still fails a short packet with PacketTooShort in BMv2)."""
     bits: Expr
+    peek: bool = False
 
 
 @dataclass

@@ -354,8 +354,9 @@ class StmtGen(StmtWriter):
             self.emit(f"  for (_i = {max(n - k, 0)}; _i < {n}; _i++) {{ {inval} }} }}")
 
     def _Advance(self, s: ir.Advance) -> None:
+        step = "" if s.peek else " pk->pos += _n;"
         self.emit(
-            f"{{ u64 _n = {self.x(s.bits)}; if (pk->pos + _n > pk->nbits) return ERR_SHORT; pk->pos += _n; }}"
+            f"{{ u64 _n = {self.x(s.bits)}; if (pk->pos + _n > pk->nbits) return ERR_SHORT;{step} }}"
         )
 
     def _Verify(self, s: ir.Verify) -> None:

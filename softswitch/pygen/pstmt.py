@@ -307,6 +307,10 @@ class StmtGen(StmtWriter):
         self.emit(f"{self.x(s.stack)}.{'push_front' if s.push else 'pop_front'}({s.count})")
 
     def _Advance(self, s: ir.Advance) -> None:
+        if s.peek:
+            pk = self.g.pk
+            self.emit(f"if {pk}.pos + {self.x(s.bits)} > {pk}.nbits: raise _Reject({self.g.err_short})")
+            return
         self.emit(f"_adv({self.g.pk}, {self.x(s.bits)}, {self.g.err_short})")
 
     def _Verify(self, s: ir.Verify) -> None:
