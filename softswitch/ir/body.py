@@ -15,6 +15,8 @@ from ..types import (
     ArrayT,
     BitT,
     BoolT,
+    DefaultT,
+    DotsListT,
     EnumT,
     ErrorT,
     HeaderT,
@@ -49,10 +51,12 @@ def _bits(t: P4Type) -> BitT | None:
 
 
 def _default(t: P4Type) -> ir.Expr:
-    """The value ``{..., ...}`` gives a field it leaves out (the checker allowed only these)."""
-    if isinstance(t, StructT):
-        return ir.StructInit(irtype(t), [_default(ft) for _, ft in t.fields])
-    return ir.Const(irtype(t), 0)
+    """The default value of type ``t`` (``...``, and the fields ``{a = x, ...}`` or
+    ``{x, ...}`` leave out): 0, false, or a fresh compound value (``ir.Default``)."""
+    it = irtype(t, "(default value)")
+    if isinstance(it, (ir.Comp, ir.Stack)):
+        return ir.Default(it)
+    return ir.Const(it, 0)
 
 
 class _Body:
@@ -79,7 +83,11 @@ class _Body:
             if b is None:
                 raise Unsupported(f"integer literal used as {dst}")
             return self.const(e.value, b)
+        if isinstance(src, DefaultT):
+            return _default(dst)
         if isinstance(src, ListT) and isinstance(dst, StructLikeT):
+            if isinstance(src, DotsListT):
+                e = list(e) + [None] * (len(dst.fields) - len(e))
             if isinstance(src, KVListT):
                 e = src.ordered(e, dst)
             items = [self.conv(*it, ft) if it is not None else _default(ft)
@@ -186,8 +194,13 @@ class _Body:
         return self.const(v, b), t
 
     def _e_list_expr(self, n):
-        items = [self.expr(e) for e in n.children[0].children if e is not None]
-        return items, ListT(tuple(t for _, t in items))
+        nodes = [e for e in n.children[0].children if e is not None]
+        dots = bool(nodes) and isinstance(nodes[-1], Tree) and nodes[-1].data == "dots_expr"
+        items = [self.expr(e) for e in (nodes[:-1] if dots else nodes)]
+        return items, (DotsListT if dots else ListT)(tuple(t for _, t in items))
+
+    def _e_dots_expr(self, n):
+        return None, DefaultT()
 
     def _e_struct_expr(self, n):
         kvs = [kv for kv in n.children if isinstance(kv, Tree)]
@@ -390,6 +403,8 @@ class _Body:
             ref.ptype = dst
             return ref, dst
         e, src = self.expr(n.children[1])
+        if isinstance(src, DefaultT):
+            return _default(dst), dst
         return self.cast(e, src, dst), dst
 
     def cast(self, e, src, dst):

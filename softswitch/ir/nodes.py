@@ -143,6 +143,13 @@ class StructInit(Expr):
 
 
 @dataclass
+class Default(Expr):
+    """The default value of a compound type (``...``; P4_16 "default values"): what a new local
+    is -- headers invalid, no union member valid, stacks of invalid headers with nextIndex 0,
+    scalar fields 0 or false, varbit fields of length 0."""
+
+
+@dataclass
 class RegRead(Expr):
     inst: str
     index: Expr

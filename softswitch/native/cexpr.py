@@ -172,6 +172,10 @@ class CExpr:
         call = f"F_{self.g.cid(e.func)}(px{args})"
         return f"({{ {' '.join(pre)} {call}; }})" if pre else call
 
+    def _Default(self, e: ir.Default) -> str:
+        """A fresh compound value: all zero is every header invalid, nextIndex 0, fields 0."""
+        return f"({{ {ctype(e.t)} _d; memset(&_d, 0, sizeof _d); _d; }})"
+
     def _StructInit(self, e: ir.StructInit) -> str:
         """A list expression as a value (a header built from one is valid)."""
         t = e.t.t
@@ -189,7 +193,7 @@ class CExpr:
         if op in ("==", "!="):
             if isinstance(at, (ir.Comp, ir.Stack)):
                 neg = "" if op == "==" else "!"
-                if isinstance(e.a, ir.StructInit) or isinstance(e.b, ir.StructInit):  # rvalues
+                if any(isinstance(x, (ir.StructInit, ir.Default)) for x in (e.a, e.b)):  # rvalues
                     ct = ctype(at)
                     return f"({{ {ct} _l = {a}, _r = {b}; {neg}{self.g.eq_fn(at)}(&_l, &_r); }})"
                 return f"({neg}{self.g.eq_fn(at)}(&{a}, &{b}))"

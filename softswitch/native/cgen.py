@@ -217,7 +217,7 @@ class CGen(Identifiers):
         out = []
         for prm, a in zip(params, args, strict=True):
             if isinstance(prm.t, ir.Comp):
-                if isinstance(a, ir.StructInit):  # a temporary declared by the caller
+                if isinstance(a, (ir.StructInit, ir.Default)):  # a temporary declared by the caller
                     tmp = f"_ca{len(pre)}"
                     pre.append(f"{ctype(prm.t)} {tmp} = {self.x(a)};")
                     out.append(f"&{tmp}")

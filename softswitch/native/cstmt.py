@@ -220,7 +220,7 @@ class StmtGen(StmtWriter):
                 cargs.append(ptr)
                 backs += back
             elif isinstance(prm.t, (ir.Comp, ir.Stack)):
-                if isinstance(a, ir.StructInit):
+                if isinstance(a, (ir.StructInit, ir.Default)):
                     tmp = self.fresh("_ca")
                     self.emit(f"T_{prm.t.t.pyname} {tmp};")
                     self.assign(Raw(prm.t, tmp), a)

@@ -128,6 +128,9 @@ class PyExpr:
     def _Mux(self, e: ir.Mux) -> str:
         return f"({self(e.a)} if {self(e.cond)} else {self(e.b)})"
 
+    def _Default(self, e: ir.Default) -> str:
+        return default(e.t, self.g.err_oob)
+
     def _StructInit(self, e: ir.StructInit) -> str:
         t = e.t.t
         items = "".join(self(x) + ", " for x in e.items)
