@@ -12,6 +12,7 @@ from typing import Any
 
 from lark import Token, Tree
 
+from .defaults import direct_varbit, varbit_default
 from .layout import SIZE_METHODS, default_code, pyfield, type_size
 from .literals import parse_int
 from .staticassert import fold as fold_static_assert
@@ -36,7 +37,6 @@ from .types import (
     StructT,
     TupleT,
     UnionT,
-    VarbitT,
     cast_error,
     newtype_operand,
     same_type,
@@ -193,6 +193,9 @@ class ExprCompiler:
         items = self._list_items.get(code)
         if items is None:
             raise self.err(node, "list expression cannot be used here")
+        if (dots or isinstance(src, DotsListT)) and direct_varbit(dst):
+            raise self.err(node, f"Structs, headers and tuples containing varbit fields cannot be "
+                                 f"initialized using ...: {dst}")
         if isinstance(src, DotsListT):  # {a, b, ...}: the fields after the items take defaults
             items = list(items) + [None] * (len(dst.fields) - len(items))
         if isinstance(src, KVListT):
@@ -211,7 +214,9 @@ class ExprCompiler:
         0, false, the first enum member, ``error.NoError``, an invalid header, a union with no
         valid member, a stack of invalid headers with ``nextIndex`` 0, a varbit of length 0,
         structs, tuples and arrays of those (P4_16 "default values")."""
-        if isinstance(t, (BitT, BoolT, EnumT, ErrorT, StructLikeT, StackT, VarbitT)):
+        if varbit_default(t):  # p4c: "default values for varbit types" are unsupported
+            raise self.err(node, f"'...': no default value for varbit types ({t})")
+        if isinstance(t, (BitT, BoolT, EnumT, ErrorT, StructLikeT, StackT)):
             return default_code(t, 0)
         what = f"field {fname} of type {t}" if fname else f"a value of type {t}"
         raise self.err(node, f"'...': {what} has no default value")

@@ -34,7 +34,17 @@ from ..types import (
 )
 from . import nodes as ir
 from .calls import lower_call_stmt
-from .common import Unsupported, _Lit, _pos, _Scope, irtype, union_siblings, union_valid
+from .common import (
+    Unsupported,
+    _Lit,
+    _pos,
+    _Scope,
+    irtype,
+    length_of,
+    union_siblings,
+    union_valid,
+    varbit_length,
+)
 
 _BINOPS = {"_e_lt": "<", "_e_gt": ">", "_e_bor": "|", "_e_bxor": "^", "_e_band": "&", "_e_shl": "<<",
            "_e_shr": ">>", "_e_lor": "||", "_e_land": "&&"}
@@ -92,7 +102,9 @@ class _Body:
                 e = src.ordered(e, dst)
             items = [self.conv(*it, ft) if it is not None else _default(ft)
                      for it, (_, ft) in zip(e, dst.fields, strict=True)]
-            return ir.StructInit(irtype(dst), items)
+            lens = [length_of(x) if isinstance(ft, VarbitT) else None
+                    for x, (_, ft) in zip(items, dst.fields, strict=True)]
+            return ir.StructInit(irtype(dst), items, lens if any(lens) else [])
         if isinstance(src, ListT):
             raise Unsupported(f"list expression converted to {dst}")
         return e
@@ -557,8 +569,8 @@ class _Body:
             return call
         lhs, lt = self.expr(lhs_node)
         out: list[ir.Stmt] = [ir.Assign(lhs, self.expr_to(rhs_node, lt))]
-        if isinstance(lt, VarbitT) and isinstance(lhs, ir.Field) and isinstance(out[0].rhs, ir.Field):
-            out.append(ir.VarbitLen(lhs.base, out[0].rhs.base))
+        if isinstance(lt, VarbitT) and isinstance(lhs, ir.Field):  # BMv2's assign_VL: the length too
+            out.append(ir.Assign(varbit_length(lhs), length_of(out[0].rhs)))
         sibs = union_siblings(lhs)
         if sibs:  # a union member assigned a valid header invalidates the other members
             out.append(ir.If(ir.Valid(ir.Bool(), lhs), [ir.SetValid(x, False) for x in sibs], []))

@@ -9,7 +9,17 @@ from ..inlining import substitutes_arguments
 from ..layout import pyfield
 from ..types import BitT, BoolT, EnumT, HeaderT, ListT, StackT, StructLikeT, StructT, UnionT, VarbitT
 from . import nodes as ir
-from .common import Unsupported, _Lit, _pos, fresh_out, fresh_stmts, irtype, union_siblings
+from .common import (
+    Unsupported,
+    _Lit,
+    _pos,
+    fresh_out,
+    fresh_stmts,
+    irtype,
+    length_of,
+    union_siblings,
+    varbit_length,
+)
 
 _CHECKSUMS = (
     "verify_checksum",
@@ -212,15 +222,16 @@ def flatten(g, e, t, n) -> list:
     if isinstance(t, StructLikeT):
         out = []
         for fname, ft in t.fields:
-            if isinstance(ft, VarbitT):  # contributes its current length (the header's _vbl)
-                out.append((ir.Field(irtype(ft), e, pyfield(fname)), ("varbit", e, ft.max_width)))
+            if isinstance(ft, VarbitT):  # contributes its current length
+                f = ir.Field(irtype(ft), e, pyfield(fname))
+                out.append((f, ("varbit", varbit_length(f), ft.max_width)))
                 continue
             ftype = ir.Stack(ft.elem, ft.size) if isinstance(ft, StackT) else ir.Comp(ft) \
                 if isinstance(ft, StructLikeT) else _scalar_t(ft)
             out += flatten(g, ir.Field(ftype, e, pyfield(fname)), ft, n)
         return out
-    if isinstance(t, VarbitT) and isinstance(e, ir.Field):
-        return [(e, ("varbit", e.base, t.max_width))]
+    if isinstance(t, VarbitT):
+        return [(e, ("varbit", length_of(e), t.max_width))]
     if isinstance(t, BoolT):
         return [(ir.Cast(ir.Bits(1), e), 1)]
     if isinstance(t, StackT):  # every element's fields, as the Python generator does

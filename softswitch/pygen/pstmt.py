@@ -165,9 +165,6 @@ class StmtGen(StmtWriter):
     def _Return(self, s: ir.Return) -> None:
         self.emit(self.g.return_code(None if s.value is None else self.x(s.value)))
 
-    def _VarbitLen(self, s: ir.VarbitLen) -> None:
-        self.emit(f"{self.x(s.dst)}._vbl = {self.x(s.src)}._vbl")
-
     def _SetValid(self, s: ir.SetValid) -> None:
         h = self.x(s.hdr)
         if s.valid:
@@ -351,7 +348,7 @@ class StmtGen(StmtWriter):
     def _pack(self, items) -> str:
         """``_pack(values, widths)`` of a field list; a varbit adds its current length."""
         vals = "".join(bits(self.x(e), e.t) + ", " for e, _w in items)
-        widths = "".join((str(w) if isinstance(w, int) else f"{self.x(w[1])}._vbl") + ", " for _e, w in items)
+        widths = "".join((str(w) if isinstance(w, int) else self.x(w[1])) + ", " for _e, w in items)
         return f"_pack(({vals}), ({widths}))"
 
     def _x_hash(self, s) -> None:

@@ -1,9 +1,10 @@
 // Default values (P4_16 "default values", `...`): the fields a struct expression
 // `{a = x, ...}` or a list expression `{x, ...}` leaves out, and `...` alone, take the default of
 // their type -- a header invalid, a header_union with no valid member, a stack of invalid headers,
-// a varbit of length 0, 0, false, the first enum member, error.NoError, structs and tuples of
-// those.  `{...}` for a header is a valid header with every field 0.  m.s starts fully valid
-// (flags 0x3f) and each branch resets it; hdr.res reports m.s.a + m.s.i.c and the flags after.
+// 0, false, the first enum member, error.NoError, structs and tuples of those.  `{...}` for a
+// header is a valid header with every field 0; a header holding a varbit takes only `...` alone
+// (p4c has no default varbit).  m.s starts fully valid (flags 0x3f) and each branch resets it;
+// hdr.res reports m.s.a + m.s.i.c and the flags after.
 #include <core.p4>
 #include <v1model.p4>
 header h_t { bit<8> a; bit<8> b; }
@@ -59,10 +60,10 @@ control MyIngress(inout headers_t hdr, inout meta_t m, inout standard_metadata_t
         error e = ...;
         bit<8> z = ...;
         if (col == color_t.RED && e == error.NoError && !tp[1] && !tp[2].isValid() && !none.isValid()) {
-            hdr.h.a = hdr.h.a + tp[0] + z + flags(...) + KI.h.a;
+            hdr.h.a = hdr.h.a + tp[0] + z + KI.h.a;
         }
-        if (hdr.v.isValid()) {
-            hdr.v = { len = hdr.v.len + 1, ... };
+        if (hdr.v.len == 9) {
+            hdr.v = ...;
         }
         sm.egress_spec = 1;
     }
