@@ -3,7 +3,8 @@
 // a local struct assigned from it, a tuple built from a list expression, an action's `in`
 // parameter, a function's arguments and result (through ?: on structs), a sub-control's inout
 // parameter, and a new local (length 0).  Each copy of the varbit lands in a header of its
-// own, emitted at the length it carries.
+// own, emitted at the length it carries; the length byte becomes the low byte of the CRC-16 of
+// m.s, whose varbit adds only its current length.
 #include <core.p4>
 #include <v1model.p4>
 
@@ -56,7 +57,9 @@ control MyIngress(inout headers_t hdr, inout meta_t m, inout standard_metadata_t
         hdr.c4.setValid();
         hdr.c4.v = r.v;
         put.apply(m.s, hdr.c5);
-        hdr.len.bytes = m.s.a + 0x10;
+        bit<16> h;  // the field list {m.s.a, m.s.v}: a varbit adds its current length
+        hash(h, HashAlgorithm.crc16, 16w0, m.s, 16w0xffff);
+        hdr.len.bytes = h[7:0];
         sm.egress_spec = 2;
     }
 }
