@@ -6,7 +6,7 @@ from ..ir import nodes as ir
 from ..ir.common import instance_temp_in
 from ..ir.textgen import StmtWriter
 from ..ir.walk import dynamic_elems
-from ..layout import cpath, field_width, flat_fields, pyfield
+from ..layout import cpath, field_width, flat_fields, pyfield, vbl_name
 from ..types import HeaderT, VarbitT
 from .cexpr import Raw, ctype, lit, mask
 
@@ -71,6 +71,9 @@ class StmtGen(StmtWriter):
                     self.assign(Raw(item.t, f"{tmp}.f_{pyfield(fname)}"), item)
                 else:
                     self.emit(f"  {tmp}.f_{pyfield(fname)} = {self.x(item)};")
+            for (fname, _ft), n in zip(t.fields, rhs.lens, strict=False):
+                if n is not None:  # the current length of a varbit item
+                    self.emit(f"  {tmp}.{vbl_name(t, pyfield(fname))} = {self.x(n)};")
             if isinstance(t, HeaderT):
                 self.emit(f"  {tmp}._v = 1;")
             self.emit(f"  {self.g.asg_fn(lhs.t)}(&{lc}, &{tmp}); }}")
@@ -164,9 +167,6 @@ class StmtGen(StmtWriter):
         else:
             self.emit(f"return {self.x(s.value)};")
 
-    def _VarbitLen(self, s: ir.VarbitLen) -> None:
-        self.emit(f"{self.x(s.dst)}._vbl = {self.x(s.src)}._vbl;")
-
     def _SetValid(self, s: ir.SetValid) -> None:
         h = self.x(s.hdr)
         if s.valid:
@@ -220,7 +220,7 @@ class StmtGen(StmtWriter):
                 cargs.append(ptr)
                 backs += back
             elif isinstance(prm.t, (ir.Comp, ir.Stack)):
-                if isinstance(a, ir.StructInit):
+                if isinstance(a, (ir.StructInit, ir.Default)):
                     tmp = self.fresh("_ca")
                     self.emit(f"T_{prm.t.t.pyname} {tmp};")
                     self.assign(Raw(prm.t, tmp), a)
@@ -488,7 +488,7 @@ class StmtGen(StmtWriter):
                 put = "putb64" if w <= 64 else "putb128"
                 code = f"{put}({buf}, {off}, {w}, {self.x(e)}); {off} += {w};"
             else:
-                vl = f"({self.x(w[1])})._vbl"
+                vl = f"({self.x(w[1])})"
                 code = f"if ({vl}) putb128({buf}, {off}, (int){vl}, (u128)({self.x(e)})); {off} += {vl};"
             self.emit(f"if ({self.x(valid)}) {{ {code} }}" if valid is not None else code)
         if payload:

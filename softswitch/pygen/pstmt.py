@@ -165,9 +165,6 @@ class StmtGen(StmtWriter):
     def _Return(self, s: ir.Return) -> None:
         self.emit(self.g.return_code(None if s.value is None else self.x(s.value)))
 
-    def _VarbitLen(self, s: ir.VarbitLen) -> None:
-        self.emit(f"{self.x(s.dst)}._vbl = {self.x(s.src)}._vbl")
-
     def _SetValid(self, s: ir.SetValid) -> None:
         h = self.x(s.hdr)
         if s.valid:
@@ -359,7 +356,7 @@ class StmtGen(StmtWriter):
         vals = "".join(bits(self.x(e), e.t) + ", " for e, _w, _v in items)
         widths = ""
         for _e, w, valid in items:
-            width = str(w) if isinstance(w, int) else f"{self.x(w[1])}._vbl"
+            width = str(w) if isinstance(w, int) else self.x(w[1])
             widths += (f"({width} if {self.x(valid)} else 0)" if valid is not None else width) + ", "
         return f"_pack(({vals}), ({widths}))"
 
