@@ -495,13 +495,18 @@ class StmtGen(StmtWriter):
             self.emit(f"if (px->payload_len) memcpy({buf} + ({off} + 7) / 8, px->payload, px->payload_len);")
         return buf, f"({off} + 7) / 8{extra}"
 
+    def _algo(self, s) -> str:
+        """``ss_hash``'s algorithm and calculation arguments (a custom CRC is its calculation's
+        own, ``SW.crcc[i]``; the index is 0 for the other algorithms)."""
+        return f"{ALGO[s.extra['algo']]}, {self.g.crc_ids.get(s.extra.get('calc', ''), 0)}"
+
     def _x_hash(self, s) -> None:
         base, items, mx = s.args
         t = s.out.t
         self.emit("{")
         buf, n = self._pack(items, False)
         self.emit(
-            f"{self.x(s.out)} = ({ctype(t)})(((u128)({self.x(base)}) + ss_hash(px, {ALGO[s.extra['algo']]}, "
+            f"{self.x(s.out)} = ({ctype(t)})(((u128)({self.x(base)}) + ss_hash(px, {self._algo(s)}, "
             f"{buf}, {n}, (u128)({self.x(mx)}))) & {mask(t)});"
         )
         self.emit("}")
@@ -511,7 +516,7 @@ class StmtGen(StmtWriter):
         t = s.out.t
         self.emit(f"if ({self.x(cond)}) {{")
         buf, n = self._pack(items, payload)
-        h = f"(({ctype(t)})ss_hash(px, {ALGO[s.extra['algo']]}, {buf}, {n}, 0) & {mask(t)})"
+        h = f"(({ctype(t)})ss_hash(px, {self._algo(s)}, {buf}, {n}, 0) & {mask(t)})"
         if s.name.startswith("verify"):
             self.emit(f"if ({h} != {self.x(s.out)}) px->checksum_error = 1;")
         else:

@@ -360,9 +360,17 @@ class StmtGen(StmtWriter):
             widths += (f"({width} if {self.x(valid)} else 0)" if valid is not None else width) + ", "
         return f"_pack(({vals}), ({widths}))"
 
+    @staticmethod
+    def _hash_fn(s) -> str:
+        """The function computing a calculation: a custom CRC is its call site's own (``_CRC``,
+        by BMv2 calculation name), the other algorithms are shared."""
+        if s.extra["algo"] in ("crc16_custom", "crc32_custom"):
+            return f"_CRC[{s.extra['calc']!r}]"
+        return f"_HASH[{s.extra['algo']!r}]"
+
     def _x_hash(self, s) -> None:
         base, items, mx = s.args
-        h = f"_HASH[{s.extra['algo']!r}]({self._pack(items)})"
+        h = f"{self._hash_fn(s)}({self._pack(items)})"
         if isinstance(mx, ir.Const):  # BMv2: base + hash % max (max 0: the hash itself)
             val = f"{self.x(base)} + {h} % {mx.value}" if mx.value else f"{self.x(base)} + {h}"
         else:
@@ -373,7 +381,7 @@ class StmtGen(StmtWriter):
     def _checksum(self, s, payload: bool) -> None:
         cond, items = s.args
         data = self._pack(items) + (" + _C.payload" if payload else "")
-        h = f"(_HASH[{s.extra['algo']!r}]({data}) & {s.out.t.mask})"
+        h = f"({self._hash_fn(s)}({data}) & {s.out.t.mask})"
         if s.name.startswith("verify"):
             self.emit(f"if {self.x(cond)} and {h} != {self.x(s.out)}: _C.checksum_error = 1")
         else:
