@@ -156,9 +156,13 @@ def _unused_params(it: _Item, warn: Warn) -> None:
             warn(p.children[3], "unused", f"'{_name(p.children[3])}' is unused")
 
 
-def _first_round(prog: _Program, present: list[_Item], used, warn: Warn) -> None:
+def _first_round(present: list[_Item], global_refs: set[str], local_refs: dict[str, set[str]],
+                 warn: Warn) -> None:
     """The warnings p4c gives on its first round only: unused controls and parsers, unused
     parameters of the actions and functions that round keeps."""
+    def used(it: _Item) -> bool:
+        return it.name in (global_refs if it.owner is None else local_refs[it.owner])
+
     removed = {it.name for it in present if it.kind == "block" and not used(it)}
     for it in present:
         if it.kind == "block" and it.name in removed and not _quiet(it.node):
@@ -187,8 +191,7 @@ def run(tree: Tree, warn: Warn) -> set[tuple[str | None, str]]:
                 global_refs |= refs - prog.local_names[b]
         if first:
             first = False
-            _first_round(prog, present, lambda it: it.name in (
-                global_refs if it.owner is None else local_refs[it.owner]), warn)
+            _first_round(present, global_refs, local_refs, warn)
         kept: list[_Item] = []
         removed_blocks: set[str] = set()
         for it in present:

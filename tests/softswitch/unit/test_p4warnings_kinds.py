@@ -97,7 +97,8 @@ def test_an_unused_control_or_parser_is_reported_and_nothing_inside_it():
      ["'p' is unused", "Table t is not used; removing"]),
     (dict(decls="bit<8> f(in bit<8> x, in bit<8> y) { return y; }",
           ingress="hdr.d.w0 = (bit<32>)f(1, 2);"), ["'x' is unused"]),
-    (dict(decls="action g(inout bit<32> x, bit<8> y) { x = 1; }", ingress="g(hdr.d.w0, 3);"), ["'y' is unused"]),
+    (dict(decls="action g(inout bit<32> x, bit<8> y) { x = 1; }", ingress="g(hdr.d.w0, 3);"),
+     ["'y' is unused"]),
     # an action nothing names is removed without visiting its parameters; so is one in an unused
     # control; parameters of controls, parsers and externs are not checked
     (dict(ilocals="action a(bit<8> p) { }", ingress=""), []),
