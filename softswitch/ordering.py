@@ -139,7 +139,10 @@ class Ordering:
             return
         for t in node.iter_subtrees_topdown():
             if t.data in ("call", "tcall"):
-                self.call(t, s)
+                try:
+                    self.call(t, s)
+                except (LookupError, TypeError, AttributeError, ValueError):
+                    continue  # malformed: the checks after this one report it; no warning here
 
     # ------------------------------------------------------------ one call
     def params_of(self, callee, nargs: int, s: _Scope) -> list[Tree] | None | str:

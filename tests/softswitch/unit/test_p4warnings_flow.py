@@ -46,3 +46,67 @@ def test_overlapping_out_arguments_warn_as_p4c(kw, texts):
 ])
 def test_no_ordering_warning_where_p4c_gives_none(kw):
     assert "ordering" not in _kinds(switch(**kw))
+
+
+def _invalid(sw) -> list[str]:
+    return [w.split(" warning: ", 1)[1] for w in sw.warnings if "[--Wwarn=invalid_header]" in w]
+
+
+# p4c's invalid-hdr-warnings1.p4 in this skeleton: p4c reports exactly these six
+P4C_PARSER = """
+    state start { hdr.h2.w0 = 1; transition next; }
+    state next {
+        if (hdr.h2.w0 == 1) { hdr.h1.w0 = 0; }
+        pkt.extract(hdr.h1);
+        hdr.h2.setInvalid();
+        transition select(hdr.h1.w0) { 0: state0; 1: state1; default: accept; }
+    }
+    state state0 { hdr.h1.setInvalid(); transition select(hdr.h2.w0) { 2: state1; default: next; } }
+    state state1 {
+        hdr.h2.w0 = hdr.h2.w0 + 1;
+        hdr.h2.setValid();
+        transition select(hdr.h2.w0) { 1: state1; 2: state0; default: accept; }
+    }
+"""
+
+
+def test_invalid_headers_in_a_parser_as_p4cs_sample():
+    sw = switch(parser=P4C_PARSER, hfields="data_t h1; data_t h2;")
+    may, inv = "accessing a field of a potentially invalid header", "accessing a field of an invalid header"
+    assert _invalid(sw) == [f"{inv} hdr.h2", f"{may} hdr.h2", f"{inv} hdr.h1", f"{may} hdr.h2",
+                            f"{may} hdr.h2", f"{may} hdr.h2"]
+
+
+INV = "action inv() { hdr.d.setInvalid(); } table t { actions = { inv; } }"
+
+
+@pytest.mark.parametrize("kw, texts", [
+    (dict(ingress="hdr.d.setInvalid(); hdr.d.w0 = 1;"), ["accessing a field of an invalid header hdr.d"]),
+    (dict(ingress="if (hdr.d.w1 == 0) { hdr.d.setInvalid(); } hdr.d.w0 = hdr.d.w2;"),
+     ["accessing a field of a potentially invalid header hdr.d"] * 2),
+    (dict(ingress="data_t t; t.w0 = 1; hdr.d.w0 = t.w0;"),                # header variables start invalid
+     ["accessing a field of an invalid header t"] * 2),
+    (dict(ilocals=INV, ingress="inv(); hdr.d.w0 = 1;"), ["accessing a field of an invalid header hdr.d"]),
+    (dict(ilocals="action a(out data_t o) { o.w0 = 1; }", ingress="a(hdr.d);"),
+     ["accessing a field of an invalid header o"]),
+    (dict(ilocals="action a(in data_t i) { hdr.d.w0 = i.w1; }", ingress="data_t x; a(x);"),
+     ["accessing a field of an invalid header i"]),
+])
+def test_invalid_headers_in_controls_warn_as_p4c(kw, texts):
+    assert _invalid(switch(**kw)) == texts
+
+
+@pytest.mark.parametrize("kw", [
+    dict(ingress="if (hdr.d.w1 == 0) { hdr.d.setInvalid(); } if (hdr.d.isValid()) { hdr.d.w0 = 1; }"),
+    dict(ingress="data_t t; t.setValid(); t.w0 = 1; data_t u = t; hdr.d.w0 = u.w0;"),
+    dict(ingress="data_t t = { 1, 2, 3, 4, 5, 6, 7, 8 }; hdr.d.w0 = t.w0;"),
+    # as p4c: what a table's actions do is not seen after the apply
+    dict(ilocals=INV, ingress="t.apply(); hdr.d.w0 = 1;"),
+    # a constant condition: p4c folds it, this check stays silent
+    dict(ingress="hdr.d.setInvalid(); if (true) { hdr.d.setValid(); } hdr.d.w0 = 1;"),
+    dict(decls="control S(out data_t d) { apply { d.setValid(); } }", ilocals="S() s;",
+         ingress="hdr.d.setInvalid(); s.apply(hdr.d); hdr.d.w0 = 1;"),
+    dict(ilocals="action a(out data_t o) { o.setValid(); o.w0 = 1; }", ingress="a(hdr.d); hdr.d.w1 = 1;"),
+])
+def test_no_invalid_header_warning_where_p4c_gives_none(kw):
+    assert _invalid(switch(**kw)) == []
