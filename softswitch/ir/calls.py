@@ -202,35 +202,44 @@ def _extern_method(g, x: ir.Extern, method: str, args, n) -> list[ir.Stmt]:
     raise Unsupported(f"{x.kind}.{method}{_pos(n)}")
 
 
-def flatten(g, e, t, n) -> list:
-    """Scalars of a field list (list expression, struct or header), MSB first, as (expr, width)."""
+def flatten(g, e, t, n, guard: ir.Expr | None = None) -> list:
+    """Scalars of a field list (list expression, struct or header), MSB first, as
+    (expr, width, guard): ``guard`` is the validity of the header holding the field, or None.
+    BMv2 builds a calculation's input from the fields of valid headers only (``BufBuilder``),
+    so a hash or checksum leaves out the fields of an invalid header."""
     if isinstance(t, ListT):
         out = []
         for x, xt in e:
-            out += flatten(g, x, xt, n)
+            out += flatten(g, x, xt, n, guard)
         return out
     if isinstance(t, StructLikeT):
+        if isinstance(t, HeaderT):
+            guard = ir.Valid(ir.Bool(), e)
         out = []
         for fname, ft in t.fields:
             if isinstance(ft, VarbitT):  # contributes its current length (the header's _vbl)
-                out.append((ir.Field(irtype(ft), e, pyfield(fname)), ("varbit", e, ft.max_width)))
+                out.append((ir.Field(irtype(ft), e, pyfield(fname)), ("varbit", e, ft.max_width), guard))
                 continue
             ftype = ir.Stack(ft.elem, ft.size) if isinstance(ft, StackT) else ir.Comp(ft) \
                 if isinstance(ft, StructLikeT) else _scalar_t(ft)
-            out += flatten(g, ir.Field(ftype, e, pyfield(fname)), ft, n)
+            out += flatten(g, ir.Field(ftype, e, pyfield(fname)), ft, n, guard)
         return out
     if isinstance(t, VarbitT) and isinstance(e, ir.Field):
-        return [(e, ("varbit", e.base, t.max_width))]
+        return [(e, ("varbit", e.base, t.max_width), ir.Valid(ir.Bool(), e.base))]
     if isinstance(t, BoolT):
-        return [(ir.Cast(ir.Bits(1), e), 1)]
+        return [(ir.Cast(ir.Bits(1), e), 1, guard)]
     if isinstance(t, StackT):  # every element's fields, as the Python generator does
         out = []
         for i in range(t.size):
-            out += flatten(g, ir.StackElem(ir.Comp(t.elem), e, ir.Const(ir.Bits(32), i), "index"), t.elem, n)
+            elem = ir.StackElem(ir.Comp(t.elem), e, ir.Const(ir.Bits(32), i), "index")
+            out += flatten(g, elem, t.elem, n, guard)
         return out
     if isinstance(e, _Lit):
         raise Unsupported(f"integer literal in a field list{_pos(n)}")
-    return [(e, e.t.width)]
+    if guard is None and isinstance(e, ir.Field) and isinstance(e.base.t, ir.Comp) \
+            and isinstance(e.base.t.t, HeaderT):
+        guard = ir.Valid(ir.Bool(), e.base)  # a header's field named on its own
+    return [(e, e.t.width, guard)]
 
 
 def _scalar_t(ft):
@@ -312,7 +321,8 @@ def _v1(g, name: str, args, targs, n) -> list[ir.Stmt]:
         want = g.d.resolve_type(targs.children[0]) if targs is not None and len(targs.children) == 1 else t
         if want not in g.low.digests:
             g.low.digests.append(want)
-        return [ir.ExternCall(name, None, [flatten(g, d, t, n)], None,
+        items = [(e, w) for e, w, _v in flatten(g, d, t, n)]
+        return [ir.ExternCall(name, None, [items], None,
                               {"type": want.name, "id": g.low.digests.index(want)})]
     if name == "truncate":
         return [ir.ExternCall(name, None, [g.expr_to(args[0], BitT(32))])]

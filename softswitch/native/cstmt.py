@@ -458,15 +458,15 @@ class StmtGen(StmtWriter):
 
     def _pack(self, items, payload: bool) -> tuple[str, str]:
         """Emit a byte buffer holding a field list (MSB first, zero-padded); returns (buf, len)."""
-        if any(not isinstance(w, int) for _, w in items):
-            return self._pack_varbit(items, payload)
-        total = sum(w for _, w in items)
+        if any(not isinstance(w, int) or valid is not None for _, w, valid in items):
+            return self._pack_dynamic(items, payload)
+        total = sum(w for _, w, _v in items)
         nb = (total + 7) // 8
         buf = self.fresh("_fb")
         extra = " + px->payload_len" if payload else ""
         self.emit(f"uint8_t {buf}[{nb}{extra} + 1]; memset({buf}, 0, {nb});")
         off = 0
-        for e, w in items:
+        for e, w, _v in items:
             put = "putb64" if w <= 64 else "putb128"
             self.emit(f"{put}({buf}, {off}, {w}, {self.x(e)});")
             off += w
@@ -474,19 +474,21 @@ class StmtGen(StmtWriter):
             self.emit(f"if (px->payload_len) memcpy({buf} + {nb}, px->payload, px->payload_len);")
         return buf, f"{nb}{extra}"
 
-    def _pack_varbit(self, items, payload: bool) -> tuple[str, str]:
-        """As _pack, for field lists with varbit fields: each adds its current length in bits."""
-        nb = (sum(w if isinstance(w, int) else w[2] for _, w in items) + 7) // 8
+    def _pack_dynamic(self, items, payload: bool) -> tuple[str, str]:
+        """As _pack, when the length is known at run time only: a varbit adds its current
+        length in bits, a field of an invalid header nothing (BMv2's ``BufBuilder``)."""
+        nb = (sum(w if isinstance(w, int) else w[2] for _, w, _v in items) + 7) // 8
         buf, off = self.fresh("_fb"), self.fresh("_fo")
         extra = " + px->payload_len" if payload else ""
         self.emit(f"uint8_t {buf}[{nb}{extra} + 1]; memset({buf}, 0, {nb}); size_t {off} = 0;")
-        for e, w in items:
+        for e, w, valid in items:
             if isinstance(w, int):
                 put = "putb64" if w <= 64 else "putb128"
-                self.emit(f"{put}({buf}, {off}, {w}, {self.x(e)}); {off} += {w};")
+                code = f"{put}({buf}, {off}, {w}, {self.x(e)}); {off} += {w};"
             else:
                 vl = f"({self.x(w[1])})._vbl"
-                self.emit(f"if ({vl}) putb128({buf}, {off}, (int){vl}, (u128)({self.x(e)})); {off} += {vl};")
+                code = f"if ({vl}) putb128({buf}, {off}, (int){vl}, (u128)({self.x(e)})); {off} += {vl};"
+            self.emit(f"if ({self.x(valid)}) {{ {code} }}" if valid is not None else code)
         if payload:
             self.emit(f"if (px->payload_len) memcpy({buf} + ({off} + 7) / 8, px->payload, px->payload_len);")
         return buf, f"({off} + 7) / 8{extra}"

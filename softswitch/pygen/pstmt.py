@@ -349,9 +349,13 @@ class StmtGen(StmtWriter):
         self.assign(s.out, wrap(col, s.out.t) if isinstance(s.out.t, ir.Bits) else col)
 
     def _pack(self, items) -> str:
-        """``_pack(values, widths)`` of a field list; a varbit adds its current length."""
-        vals = "".join(bits(self.x(e), e.t) + ", " for e, _w in items)
-        widths = "".join((str(w) if isinstance(w, int) else f"{self.x(w[1])}._vbl") + ", " for _e, w in items)
+        """``_pack(values, widths)`` of a field list; a varbit adds its current length, a field
+        of an invalid header nothing (width 0)."""
+        vals = "".join(bits(self.x(e), e.t) + ", " for e, _w, _v in items)
+        widths = ""
+        for _e, w, valid in items:
+            width = str(w) if isinstance(w, int) else f"{self.x(w[1])}._vbl"
+            widths += (f"({width} if {self.x(valid)} else 0)" if valid is not None else width) + ", "
         return f"_pack(({vals}), ({widths}))"
 
     def _x_hash(self, s) -> None:
