@@ -220,6 +220,8 @@ class Analysis:
             if not isinstance(node, Tree) \
                     or node.data not in ("control_decl", "parser_decl", "function_decl", "action_decl"):
                 continue
+            if node.data not in ("control_decl", "parser_decl", "function_decl", "action_decl"):
+                continue
             nm = node.children[2 if node.data == "function_decl" else 1]
             if (None, _name(nm)) not in self.live:
                 continue
