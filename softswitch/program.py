@@ -13,7 +13,18 @@ from typing import Any
 
 from lark import Token, Tree
 
-from . import checks, checks_v1model, implementation, p4warnings, parser_reach, shadowing, uninit, unused
+from . import (
+    checks,
+    checks_v1model,
+    implementation,
+    ordering,
+    p4warnings,
+    parser_reach,
+    shadowing,
+    uninit,
+    unused,
+    validity,
+)
 from .calls import Calls, ExternInst
 from .codegen import ActionInfo, TableInfo
 from .controlgen import ControlGen
@@ -107,6 +118,8 @@ class Program:
         kept = unused.check(parsed.tree, self.decls)
         parser_reach.check(parsed.tree, self.decls, kept)
         uninit.check(parsed.tree, self.decls, kept)
+        ordering.check(parsed.tree, self.decls, kept)
+        validity.check(parsed.tree, self.decls, kept)
         desugar(parsed.tree, self.decls.err)
         checks.no_void_variables(self.decls, parsed.tree)
         self.decls.collect(parsed.tree)

@@ -8,8 +8,9 @@ The grammar follows what p4c's BMv2 STF runner accepts (one command per line,
     remove all                    (deletes every entry, member and group the file added, newest
                                    first, as p4c's STF runner undoes its inserts)
     setdefault <table> <action>(<param>:<value>, ...)
-    packet <port> [<hex bytes ...>]   (no bytes: an empty packet, as p4c's runner sends it)
-    expect <port> [<hex with * nibbles ...> [$]]
+    packet <port> [<hex bytes ...>]   (no bytes: an empty packet, as p4c's runner sends it;
+                                      an odd last digit is a byte of its own, as there)
+    expect <port> [<hex with * nibbles ...> [$]]   (compared nibble by nibble)
     no_packet | wait
     mirroring_add <session> <port>
     mc_mgrp_create <group>        mc_mgrp_destroy <group>
@@ -286,14 +287,25 @@ _HEX_DIGITS = set("0123456789abcdefABCDEF")
 
 
 def _packet_hex(words: list[str], allow_wild: bool) -> str:
-    """Join hex words, check characters, return upper-case text."""
+    """Join hex words, check characters, return upper-case text.  An odd number of digits is
+    what p4c's runner reads too: a sent packet's last lone digit is a byte of its own (``...20 5``
+    sends ``20 05``), an expected pattern is compared nibble by nibble (``allow_wild``)."""
     text = "".join(words)
     bad = {c for c in text if c not in _HEX_DIGITS and not (allow_wild and c == "*")}
     if bad:
         raise ValueError(f"bad character(s) {''.join(sorted(bad))!r} in packet data")
-    if len(text) % 2:
-        raise ValueError(f"packet data has an odd number of hex digits ({len(text)})")
+    if len(text) % 2 and not allow_wild:
+        text = text[:-1] + "0" + text[-1]
     return text.upper()
+
+
+def _packet_bytes(words: list[str]) -> bytes:
+    """Packet data as p4c's runner sends it: hex pairs, an odd last digit is one byte
+    of its own (``... 10 0`` sends ``10 00``), as its ``HexToByte`` reads it."""
+    text = _packet_hex(words, allow_wild=False)
+    if len(text) % 2:
+        text = text[:-1] + "0" + text[-1]
+    return bytes.fromhex(text)
 
 
 # ---------------------------------------------------------------- commands
@@ -433,7 +445,7 @@ def parse_command(line: int, text: str, extension: bool = False) -> Command | No
         if not args:
             raise ValueError("packet needs a port (and data; p4c's runner also sends an empty one)")
         (port,) = _ints(args[:1], ["port"], cmd)
-        return SendPacket(line, port, bytes.fromhex(_packet_hex(args[1:], allow_wild=False)))
+        return SendPacket(line, port, _packet_bytes(args[1:]))
     if cmd == "expect":
         if not args:
             raise ValueError("expect needs a port")

@@ -25,7 +25,7 @@ from ..types import (
 from . import nodes as ir
 from .body import _Body
 from .calcs import name_calculations
-from .common import Unsupported, _pos, _qualify, _Scope, irtype, struct_varbit
+from .common import Unsupported, _pos, _qualify, _Scope, irtype
 from .walk import direct_meter_target
 
 
@@ -70,8 +70,7 @@ class Lowering:
             self._block(bname, tree, "parser" if role == "parser" else "control")
         headers = [t for t in self.d.header_order]
         for t in headers:
-            if struct_varbit(t) is None:  # such a struct is checked where a value of it is made
-                irtype(t, "")
+            irtype(t, "")
         for name, t in self.tables.items():
             dm = p.tables[name].direct_meter
             if dm:

@@ -13,7 +13,7 @@ from ..ir import nodes as ir
 from ..ir.common import Unsupported, fresh_out, irtype
 from ..ir.textgen import Identifiers
 from ..ir.walk import instance_children, stacks_used
-from ..layout import pyfield
+from ..layout import pyfield, struct_varbits, vbl_name
 from ..types import ArrayT, HeaderT, StructLikeT, VarbitT
 from .ccomp import CompoundFns
 from .cexpr import CExpr, ctype, lit, mask
@@ -139,6 +139,8 @@ class CGen(Identifiers):
         from_ir = [(f, self._field_t(ft)) for f, ft in t.fields]
         for f, ct in from_ir:
             lines.append(f"    {ct} f_{_pyf(f)};")
+        for f in struct_varbits(t):
+            lines.append(f"    u64 {vbl_name(t, f)};  /* current length of varbit field {f} */")
         if not t.fields and not isinstance(t, HeaderT):
             lines.append("    uint8_t _empty;")
         lines.append(f"}} T_{t.pyname};")
@@ -218,7 +220,7 @@ class CGen(Identifiers):
         out = []
         for prm, a in zip(params, args, strict=True):
             if isinstance(prm.t, ir.Comp):
-                if isinstance(a, ir.StructInit):  # a temporary declared by the caller
+                if isinstance(a, (ir.StructInit, ir.Default)):  # a temporary declared by the caller
                     tmp = f"_ca{len(pre)}"
                     pre.append(f"{ctype(prm.t)} {tmp} = {self.x(a)};")
                     out.append(f"&{tmp}")

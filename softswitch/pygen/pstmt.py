@@ -165,9 +165,6 @@ class StmtGen(StmtWriter):
     def _Return(self, s: ir.Return) -> None:
         self.emit(self.g.return_code(None if s.value is None else self.x(s.value)))
 
-    def _VarbitLen(self, s: ir.VarbitLen) -> None:
-        self.emit(f"{self.x(s.dst)}._vbl = {self.x(s.src)}._vbl")
-
     def _SetValid(self, s: ir.SetValid) -> None:
         h = self.x(s.hdr)
         if s.valid:
@@ -291,12 +288,13 @@ class StmtGen(StmtWriter):
     def _ExtractNext(self, s: ir.ExtractNext) -> None:
         v = self.g.fresh("_s")
         elem = s.stack.t.elem
+        vb = "" if s.varbits is None else f", {self.x(s.varbits)}"
         self.emit(f"{v} = {self.x(s.stack)}")
         if s.member is None:
-            self.emit(f"X_{elem.pyname}({self.g.pk}, {v}.next())")
+            self.emit(f"X_{elem.pyname}({self.g.pk}, {v}.next(){vb})")
         else:  # a stack of header unions: extract into one member, invalidate the others
             mt = next(ft for f, ft in elem.fields if pyfield(f) == s.member)
-            self.emit(f"X_{mt.pyname}({self.g.pk}, {v}.next().{s.member})")
+            self.emit(f"X_{mt.pyname}({self.g.pk}, {v}.next().{s.member}{vb})")
             for f, _ft in elem.fields:
                 if pyfield(f) != s.member:
                     self.emit(f"{v}.h[{v}.n].{pyfield(f)}._v = False")
@@ -306,6 +304,10 @@ class StmtGen(StmtWriter):
         self.emit(f"{self.x(s.stack)}.{'push_front' if s.push else 'pop_front'}({s.count})")
 
     def _Advance(self, s: ir.Advance) -> None:
+        if s.peek:
+            pk = self.g.pk
+            self.emit(f"if {pk}.pos + {self.x(s.bits)} > {pk}.nbits: raise _Reject({self.g.err_short})")
+            return
         self.emit(f"_adv({self.g.pk}, {self.x(s.bits)}, {self.g.err_short})")
 
     def _Verify(self, s: ir.Verify) -> None:
@@ -354,7 +356,7 @@ class StmtGen(StmtWriter):
         vals = "".join(bits(self.x(e), e.t) + ", " for e, _w, _v in items)
         widths = ""
         for _e, w, valid in items:
-            width = str(w) if isinstance(w, int) else f"{self.x(w[1])}._vbl"
+            width = str(w) if isinstance(w, int) else self.x(w[1])
             widths += (f"({width} if {self.x(valid)} else 0)" if valid is not None else width) + ", "
         return f"_pack(({vals}), ({widths}))"
 
