@@ -92,11 +92,13 @@ class Group:
 
 
 def selector_hash(algo: str, data: bytes) -> int:
-    """BMv2's ``ActionProfile::choose_from_group`` hash: the algorithm's value as ``unsigned int``."""
+    """BMv2's ``ActionProfile::choose_from_group`` hash: the algorithm's value as ``unsigned int``.
+    A selector's ``crc16_custom``/``crc32_custom`` is a calculation of its own that no
+    ``set_crc*_parameters`` names, so it keeps the defaults: ``crc16``/``crc32``."""
     if algo == "identity":  # BMv2's identity: the first (at most) 8 bytes, big-endian
         h = int.from_bytes(data[:8], "big")
     else:
-        h = ALGORITHMS[algo](data)
+        h = ALGORITHMS[algo.removesuffix("_custom")](data)
     return h & 0xFFFFFFFF
 
 

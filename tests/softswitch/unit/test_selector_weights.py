@@ -94,3 +94,20 @@ def test_watched_port_down_deactivates_the_member(backend: str):
     out = sw.process(0, FRAMES[0])
     assert out[0][0] == 0 and out[0][1][8] == 0       # egress_spec and res untouched
     assert sw.act_prof_group_members("sel")[5] == [(1, 1, Watch(5)), (2, 1, Watch(6, "watch"))]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_custom_crc_selector_keeps_the_default_parameters(backend: str):
+    """A selector's crc16_custom is no named calculation: it hashes as crc16 (it was a KeyError
+    on the python backend)."""
+    custom = PROGRAM.read_text().replace("action_selector(HashAlgorithm.crc16, 32w16, 32w16) sel;",
+                                         "action_selector(HashAlgorithm.crc16_custom, 32w16, 32w16) sel;")
+    assert "crc16_custom" in custom
+    cls = NativeSwitch if backend == "native" else Switch
+    out = []
+    for sw in (cls.from_source(custom, "custom.p4"), _switch(backend)):
+        _members(sw, {1: 1, 2: 2})
+        sw.act_prof_create_group("sel", 5, [1, 2])
+        sw.table_add_indirect("lb", {"hdr.e.kind": Exact(1)}, group_id=5)
+        out.append(_ports(sw))
+    assert out[0] == out[1] and set(out[0]) == {1, 2}
