@@ -321,9 +321,11 @@ class Desugar:
             self.block(s.children[1])
         elif d == "op_assign_stmt":
             lhs, op, rhs = s.children
+            if self.effects(lhs):  # the target is evaluated once: its indexes into temporaries
+                lhs = self.lvalue(lhs, pre, save=True)
             kind, tok = _OP_ASSIGN[str(op)]
             kids = [copy.deepcopy(lhs), Token(tok, str(op)[:-1]), rhs] if tok else [copy.deepcopy(lhs), rhs]
-            return self.stmt(_mk("assign_stmt", [lhs, _mk(kind, kids, s)], s))
+            return pre + self.stmt(_mk("assign_stmt", [lhs, _mk(kind, kids, s)], s))
         elif d == "assign_stmt":
             s.children[0] = self.lvalue(s.children[0], pre)
             rhs_pre: list = []

@@ -1,6 +1,7 @@
 /* The target of an assignment is evaluated before its right side (p4c's SideEffectOrdering):
  * a stack index is read before a call on the right changes it, and a call with an inout
- * parameter may sit in the index of the target.  Top-level declarations end with an empty
+ * parameter may sit in the index of the target (called once, also for a compound
+ * assignment).  Top-level declarations end with an empty
  * ';' as p4c allows.  Expected packets worked out by hand in lvalue_order.stf. */
 #include <core.p4>
 #include <v1model.p4>
@@ -64,6 +65,7 @@ control MyIngress(inout headers_t hdr, inout metadata_t meta,
     apply {
         hdr.s[low(hdr.i.v)].a = reset(hdr.i.v);
         hdr.s[pick(hdr.s[low(hdr.i.w)].a)].a = hdr.i.w;
+        hdr.s[pick(hdr.s[0].a)].a += 5;
         standard_metadata.egress_spec = 1;
     }
 };
