@@ -473,13 +473,15 @@ class Desugar:
 
     def ordered(self, kids: list, pre: list, lvalues: frozenset[int] = frozenset()) -> list:
         """Children evaluated left to right: values read before a hoisted call are saved first
-        (except ``lvalues``, the positions of out/inout arguments, which stay references)."""
+        (``lvalues``, the positions of out/inout arguments, stay references: their indexes are
+        saved)."""
         out: list = []
         for c in kids:
             mine: list = []
             c2 = self.expr(c, mine)
             if mine:
-                out = [x if i in lvalues else self.save(x, pre) for i, x in enumerate(out)]
+                out = [self.lvalue(x, pre, save=True) if i in lvalues else self.save(x, pre)
+                       for i, x in enumerate(out)]
                 pre += mine
             out.append(c2)
         return out
