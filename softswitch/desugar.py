@@ -34,7 +34,8 @@ from .loops import desugar_loop, each_loop, range_loop, three_clause
 from .selects import rewrite_select
 
 #: expression kinds whose value never changes, so they need no saving before a call
-_CONSTANT = {"int_lit", "true_lit", "false_lit", "string_lit", "error_member", "type_member"}
+_CONSTANT = {"int_lit", "true_lit", "false_lit", "string_lit", "error_member", "type_member",
+             "dots_expr"}
 #: expression node kinds (children of other kinds, e.g. ``name`` or a type, are not values)
 _EXPRS = {"ident", "member", "index", "slice", "call", "tcall", "binop", "lt", "gt", "bor", "bxor",
           "band", "shl", "shr", "land", "lor", "lnot", "bnot", "neg", "pos", "cast", "ternary",

@@ -258,6 +258,17 @@ def test_wildcards_accept_any_nibble(tmp_path):
     assert _run(tmp_path, ROUTE + pkt + f"\nexpect 2 {wild} $\n").passed
 
 
+def test_odd_hex_digit_count_as_p4c_runner(tmp_path):
+    """p4c's runner sends a last odd digit as a byte of its own and matches expect by digit."""
+    assert parse_stf("packet 0 0102 3\n").commands[0].data == bytes([1, 2, 3])
+    pkt, exp = _basic_lines()
+    data = exp.split()[2]
+    odd = pkt.split()[2] + "0"    # one more byte, 0x00, sent; the frame's padding ignores it
+    assert _run(tmp_path, ROUTE + f"packet 0 {odd}\nexpect 2 {data[:31]}\n").passed
+    res = _run(tmp_path, ROUTE + f"packet 0 {odd}\nexpect 2 {data[:30]}{'0' if data[30] != '0' else '1'}\n")
+    assert not res.passed and "nibble 30" in res.failures[0]
+
+
 def test_missing_and_extra_packets_fail(tmp_path):
     pkt, exp = _basic_lines()
     data = exp.split()[2]
