@@ -495,7 +495,7 @@ class StmtGen(StmtWriter):
                 put = "putb64" if w <= 64 else "putb128"
                 code = f"{put}({buf}, {off}, {w}, {self.x(e)}); {off} += {w};"
             elif w[2] > 128:
-                vl = f"({self.x(w[1])})._vbl"
+                vl = f"({self.x(w[1])})"
                 code = _put_wide(buf, off, vl, self.x(e), w[2])
             else:
                 vl = f"({self.x(w[1])})"

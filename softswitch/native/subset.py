@@ -64,7 +64,7 @@ def _walk(x, where: str, field_ok: bool) -> None:
     elif isinstance(x, (ir.Bits, ir.Bool, ir.Comp, ir.Pkt, ir.Stack)):
         _type(x, where)
     elif dataclasses.is_dataclass(x) and not isinstance(x, type):
-        ok = isinstance(x, (ir.Assign, ir.VarbitLen)) \
+        ok = isinstance(x, (ir.Assign, ir.VarbitLength, ir.StructInit)) \
             or isinstance(x, ir.Binary) and x.op in ("==", "!=") \
             or isinstance(x, ir.ExternCall) and x.name in _PACKING
         for f in dataclasses.fields(x):
