@@ -202,6 +202,16 @@ def test_cli_bad_stf_exit_2(tmp_path, capsys):
     assert "t.stf:1: bad character(s) 'g' in packet data" in capsys.readouterr().err
 
 
+def test_odd_digit_counts_read_as_p4c_runner():
+    """p4c's runner turns a lone last digit into a byte of its own and compares expected
+    packets nibble by nibble, so ``... 20 0`` (an odd count) is valid STF."""
+    cmds = parse_stf("packet 0 0120 5\nexpect 0 0120 0\n").commands
+    assert cmds[0].data == bytes([0x01, 0x20, 0x05])
+    assert cmds[1].pattern == "01200"
+    assert compare_packet(cmds[1], bytes([0x01, 0x20, 0x05])) is None
+    assert compare_packet(cmds[1], bytes([0x01, 0x20, 0x15])) is not None
+
+
 # ---------------------------------------------------------------- against the real target
 
 ROUTE = "add ipv4_lpm hdr.ipv4.dstAddr:10.0.0.0/8 ipv4_forward(dstAddr:0x000000000202, port:2)\n"
