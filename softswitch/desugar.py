@@ -377,11 +377,20 @@ class Desugar:
         return r
 
     def expr(self, e, pre: list):
+        if isinstance(e, Tree) and e.data == "struct_expr" and self.effects(e):
+            kvs = [k for k in e.children if isinstance(k, Tree) and k.data == "kv"]
+            for kv, v in zip(kvs, self.ordered([kv.children[1] for kv in kvs], pre), strict=True):
+                kv.children[1] = v
+            return e
         if not isinstance(e, Tree) or e.data not in _EXPRS:
             return e
         if not self.effects(e):
             return self._named(e)
         d = e.data
+        if d == "list_expr" and isinstance(e.children[0], Tree) and e.children[0].data == "expr_list":
+            items = e.children[0]  # {a, f(a), b}: items in order, as the arguments of a call
+            items.children = self.ordered([c for c in items.children if c is not None], pre)
+            return e
         if d in ("land", "lor"):
             a = self.expr(e.children[0], pre)
             tmp = self.fresh()

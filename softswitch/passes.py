@@ -12,6 +12,7 @@ from lark import Tree
 from .defaults import check_default_uses
 from .desugar import Desugar, Err
 from .genericblocks import specialize_generic_blocks
+from .markdrop import deprecated_mark_to_drop
 from .specialize import specialize
 from .subparsers import (
     hoist_extern_arguments,
@@ -24,6 +25,7 @@ from .subparsers import (
 def desugar(tree: Tree, err: Err) -> None:
     """Rewrite ``tree`` in place; errors are ``err(node, message)``."""
     check_default_uses(tree, err)
+    deprecated_mark_to_drop(tree)
     specialize_generic_blocks(tree, err)
     instantiate_direct_applies(tree)
     hoist_extern_arguments(tree)

@@ -231,7 +231,7 @@ class StmtGen(StmtWriter):
                 tmp = self.fresh("_co")
                 self.emit(f"{ctype(prm.t)} {tmp} = {self.x(a)};")
                 cargs.append(f"&{tmp}")
-                backs.append(f"{self.x(out if out is not None else a)} = {tmp};")
+                StmtGen(self.g, backs, 0)._set(out if out is not None else a, tmp)  # a slice too
             else:
                 cargs.append(self.x(a))
         return cargs, backs
