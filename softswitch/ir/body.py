@@ -39,11 +39,13 @@ from .common import (
     _Lit,
     _pos,
     _Scope,
+    init_varbit,
     irtype,
     length_of,
     union_siblings,
     union_valid,
     varbit_length,
+    varbit_var,
 )
 
 _BINOPS = {"_e_lt": "<", "_e_gt": ">", "_e_bor": "|", "_e_bxor": "^", "_e_band": "&", "_e_shl": "<<",
@@ -506,6 +508,8 @@ class _Body:
     def _s_var_decl(self, n):
         _ann, tnode, nm, init = n.children
         t = self.d.resolve_type(tnode)
+        if isinstance(t, VarbitT):
+            return self._temporary(nm.children[0], t, self.expr_to(init, t) if init is not None else None)
         name = self.fresh("v_" + str(nm.children[0]))
         it = irtype(t, f"variable {nm.children[0]}")
         ref = ir.Ref(it, "local", name)
@@ -521,7 +525,7 @@ class _Body:
         if isinstance(e, _Lit) or isinstance(e, ir.Const):
             self.scope.names[str(nm)] = ("val", e)
             return []
-        return [self._temporary(nm, t, e)]
+        return self._temporary(nm, t, e)
 
     def _s_typed_decl(self, n):
         """A temporary of desugar.py typed like an expression (not evaluated here)."""
@@ -529,16 +533,20 @@ class _Body:
         pre, self._pre = self._pre, []
         _e, t = self.expr(like)
         self._pre = pre
-        return [self._temporary(nm, t, None)]
+        return self._temporary(nm, t, None)
 
-    def _temporary(self, nm, t: P4Type, init) -> ir.VarDecl:
+    def _temporary(self, nm, t: P4Type, init) -> list[ir.Stmt]:
         """Declare local ``nm`` of P4 type ``t`` under a fresh IR name (``init`` may be None)."""
         name = self.fresh("v_" + str(nm))
+        if isinstance(t, VarbitT):  # a struct of its own keeps the current length
+            ref, f = varbit_var(self.low.varbit_boxes, "local", name, t)
+            self.scope.names[str(nm)] = ("val", f)
+            return [ir.VarDecl(name, ref.t, None)] + (init_varbit(f, init) if init is not None else [])
         it = irtype(t, f"temporary {nm}")
         ref = ir.Ref(it, "local", name)
         ref.ptype = t
         self.scope.names[str(nm)] = ("val", ref)
-        return ir.VarDecl(name, it, init)
+        return [ir.VarDecl(name, it, init)]
 
     def _s_const_decl(self, n):
         _ann, tnode, nm, init = n.children
