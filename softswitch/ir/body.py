@@ -562,10 +562,15 @@ class _Body:
     def _s_assign_stmt(self, n):
         lhs_node, rhs_node = n.children
         if isinstance(lhs_node, Tree) and lhs_node.data == "slice":
-            base, bt = self.expr(lhs_node.children[0])
             hi = self._const_int(lhs_node.children[1])
             lo = self._const_int(lhs_node.children[2])
             rhs = self.expr_to(rhs_node, BitT(hi - lo + 1))
+            inner = lhs_node.children[0]
+            while isinstance(inner, Tree) and inner.data == "slice":  # x[a:b][c:d] is x[b+c:b+d]
+                base_lo = self._const_int(inner.children[2])
+                hi, lo = hi + base_lo, lo + base_lo
+                inner = inner.children[0]
+            base, bt = self.expr(inner)
             return [ir.AssignSlice(base, hi, lo, rhs)]
         if self._out_call(rhs_node):
             call = lower_call_stmt(self, rhs_node)  # `tmp = f(x)` of desugar.py: copy-out, then the value

@@ -7,7 +7,19 @@ from lark import Tree
 
 from ..inlining import substitutes_arguments
 from ..layout import pyfield
-from ..types import BitT, BoolT, EnumT, HeaderT, ListT, StackT, StructLikeT, StructT, UnionT, VarbitT
+from ..types import (
+    BitT,
+    BoolT,
+    EnumT,
+    HeaderT,
+    ListT,
+    StackT,
+    StructLikeT,
+    StructT,
+    UnionT,
+    VarbitT,
+    bit_width,
+)
 from . import nodes as ir
 from .common import (
     Unsupported,
@@ -52,7 +64,7 @@ def lower_call_stmt(g, n: Tree) -> list[ir.Stmt]:
                 ca = _control_apply(g, ent[1], args, str(base.children[-1]))
                 return _reset_out_args(g.low.blocks[ent[1]], ca) + [ca] + _union_fixups(ca.args)
             if ent is not None and ent[0] == "packet":
-                return _packet(g, method, args, n)
+                return _packet(g, method, args, n, targs)
         e, t = g.expr(base)
         if isinstance(t, HeaderT) and method in ("setValid", "setInvalid"):
             sibs = union_siblings(e) if method == "setValid" else []
@@ -141,28 +153,29 @@ def _control_apply(g, qname: str, args, inst: str) -> ir.ControlApply:
     return ir.ControlApply(qname, vals, outs, subst)
 
 
-def _packet(g, method: str, args, n) -> list[ir.Stmt]:
+def _packet(g, method: str, args, n, targs=None) -> list[ir.Stmt]:
     if method == "extract":
         a = args[0]
+        vb = g.expr_to(args[1], BitT(32)) if len(args) == 2 else None
         if isinstance(a, Tree) and a.data == "member" and str(a.children[1].children[0]) == "next":
             st, _t = g.expr(a.children[0])
-            return [ir.ExtractNext(st)]
+            return [ir.ExtractNext(st, varbits=vb)]
         inner = a.children[0] if isinstance(a, Tree) and a.data == "member" else None
         if isinstance(inner, Tree) and inner.data == "member" \
                 and str(inner.children[1].children[0]) == "next":
             st, stt = g.expr(inner.children[0])
             if isinstance(stt, StackT) and isinstance(stt.elem, UnionT):
-                return [ir.ExtractNext(st, pyfield(str(a.children[1].children[0])))]
+                return [ir.ExtractNext(st, pyfield(str(a.children[1].children[0])), vb)]
         e, t = g.expr(a)
-        return [ir.Extract(e, g.expr_to(args[1], BitT(32)) if len(args) == 2 else None)] + \
-            [ir.SetValid(x, False) for x in union_siblings(e)]
+        return [ir.Extract(e, vb)] + [ir.SetValid(x, False) for x in union_siblings(e)]
     if method == "advance":
         return [ir.Advance(g.expr_to(args[0], BitT(32)))]
     if method == "emit":
         e, t = g.expr(args[0])
         return _emits(e, t, n)
     if method == "lookahead":
-        return []
+        width = bit_width(g.d.resolve_type(targs.children[0]))
+        return [ir.Advance(ir.Const(ir.Bits(32), width), peek=True)]
     raise Unsupported(f"packet method {method}{_pos(n)}")
 
 

@@ -26,6 +26,7 @@ from ..types import (
 )
 from . import nodes as ir
 from .body import _Body
+from .calcs import name_calculations
 from .common import Unsupported, _pos, _qualify, _Scope, init_varbit, irtype, varbit_var
 from .walk import direct_meter_target
 
@@ -77,9 +78,11 @@ class Lowering:
             dm = p.tables[name].direct_meter
             if dm:
                 t.meter_target = direct_meter_target([self.actions[a] for a in t.actions], dm)
-        return ir.Program(headers, self.blocks, roles, self.actions, self.tables, self.functions,
-                          self.externs, list(self.d.errors), self.field_lists, self.digests,
-                          self.value_sets, p.hdr_t, p.meta_t, p.std_t)
+        out = ir.Program(headers, self.blocks, roles, self.actions, self.tables, self.functions,
+                         self.externs, list(self.d.errors), self.field_lists, self.digests,
+                         self.value_sets, p.hdr_t, p.meta_t, p.std_t)
+        out.calcs = name_calculations(out, set(getattr(p, "identifiers", ())), list(self.d.controls))
+        return out
 
     # ------------------------------------------------------------ declarations
     def _extern(self, inst) -> None:

@@ -329,11 +329,15 @@ class Extract(Stmt):
 class ExtractNext(Stmt):
     stack: Expr
     member: str | None = None  # stack of header unions: the member extracted into (others invalid)
+    varbits: Expr | None = None  # the size of the element's varbit field (two-argument extract)
 
 
 @dataclass
 class Advance(Stmt):
+    """``advance(bits)``; ``peek``: only the length check (a ``lookahead`` whose value is
+    unused still fails a short packet with PacketTooShort in BMv2)."""
     bits: Expr
+    peek: bool = False
 
 
 @dataclass
@@ -461,3 +465,10 @@ class Program:
     hdr_t: StructLikeT = None  # type: ignore[assignment]
     meta_t: StructLikeT = None  # type: ignore[assignment]
     std_t: StructLikeT = None  # type: ignore[assignment]
+    # hash/checksum calculations by their BMv2 names (``calc``, ``calc_0``...) -> algorithm, in
+    # p4c's order (``ir/calcs.py``); each call's ``ExternCall.extra['calc']`` names its own
+    calcs: dict[str, str] = field(default_factory=dict)
+
+    def custom_crcs(self) -> dict[str, int]:
+        """The calculations of ``crc16_custom``/``crc32_custom``: name -> CRC width."""
+        return {n: int(a[3:5]) for n, a in self.calcs.items() if a in ("crc16_custom", "crc32_custom")}

@@ -47,6 +47,7 @@ class CGen(Identifiers):
         self.ctrs = {n: i for i, n in enumerate(x for x in prog.externs if prog.externs[x].kind == "counter")}
         self.meters = {n: i for i, n in enumerate(x for x in prog.externs if prog.externs[x].kind == "meter")}
         self.table_ids = {n: i for i, n in enumerate(prog.tables)}
+        self.crc_ids = {n: i for i, n in enumerate(prog.custom_crcs())}  # SW.crcc index per calc
         self.comp = CompoundFns()
         self.x = CExpr(self)
         self.frame: str | None = None  # C type of the current frame (L)
@@ -424,6 +425,9 @@ class CGen(Identifiers):
                        f"{{{kinds}}}}}")
         o.append(f"#define SS_NTABLES {len(tds)}")
         o.append(f"#define SS_NVS {len(p.value_sets)}")
+        widths = ", ".join(str(w) for w in p.custom_crcs().values()) or "16"
+        o.append(f"#define SS_NCRC {len(self.crc_ids)}")
+        o.append(f"static const int SS_CRCW[{max(len(self.crc_ids), 1)}] = {{{widths}}};")
         o.append(f"static const TDESC SS_TD[{max(len(tds), 1)}] = {{{', '.join(tds) or '{0}'}}};")
         self._extern_access()
 

@@ -318,10 +318,11 @@ class StmtGen(StmtWriter):
         self.emit(f"if (({st}).n >= {s.stack.t.size}) return ERR_OOB;")
         elem = s.stack.t.elem
         if s.member is None:
-            self._Extract(ir.Extract(Raw(ir.Comp(elem), f"({st}).h[({st}).n]")))
+            self._Extract(ir.Extract(Raw(ir.Comp(elem), f"({st}).h[({st}).n]"), s.varbits))
         else:  # a stack of header unions: extract into one member, invalidate the others
             mt = next(ft for f, ft in elem.fields if pyfield(f) == s.member)
-            self._Extract(ir.Extract(Raw(ir.Comp(mt), f"({st}).h[({st}).n].f_{s.member}")))
+            self._Extract(ir.Extract(Raw(ir.Comp(mt), f"({st}).h[({st}).n].f_{s.member}"),
+                                     s.varbits))
             for f, _ft in elem.fields:
                 if pyfield(f) != s.member:
                     self.emit(f"({st}).h[({st}).n].f_{pyfield(f)}._v = 0;")
@@ -353,8 +354,9 @@ class StmtGen(StmtWriter):
             self.emit(f"  for (_i = {max(n - k, 0)}; _i < {n}; _i++) {{ {inval} }} }}")
 
     def _Advance(self, s: ir.Advance) -> None:
+        step = "" if s.peek else " pk->pos += _n;"
         self.emit(
-            f"{{ u64 _n = {self.x(s.bits)}; if (pk->pos + _n > pk->nbits) return ERR_SHORT; pk->pos += _n; }}"
+            f"{{ u64 _n = {self.x(s.bits)}; if (pk->pos + _n > pk->nbits) return ERR_SHORT;{step} }}"
         )
 
     def _Verify(self, s: ir.Verify) -> None:
@@ -493,13 +495,18 @@ class StmtGen(StmtWriter):
             self.emit(f"if (px->payload_len) memcpy({buf} + ({off} + 7) / 8, px->payload, px->payload_len);")
         return buf, f"({off} + 7) / 8{extra}"
 
+    def _algo(self, s) -> str:
+        """``ss_hash``'s algorithm and calculation arguments (a custom CRC is its calculation's
+        own, ``SW.crcc[i]``; the index is 0 for the other algorithms)."""
+        return f"{ALGO[s.extra['algo']]}, {self.g.crc_ids.get(s.extra.get('calc', ''), 0)}"
+
     def _x_hash(self, s) -> None:
         base, items, mx = s.args
         t = s.out.t
         self.emit("{")
         buf, n = self._pack(items, False)
         self.emit(
-            f"{self.x(s.out)} = ({ctype(t)})(((u128)({self.x(base)}) + ss_hash(px, {ALGO[s.extra['algo']]}, "
+            f"{self.x(s.out)} = ({ctype(t)})(((u128)({self.x(base)}) + ss_hash(px, {self._algo(s)}, "
             f"{buf}, {n}, (u128)({self.x(mx)}))) & {mask(t)});"
         )
         self.emit("}")
@@ -509,7 +516,7 @@ class StmtGen(StmtWriter):
         t = s.out.t
         self.emit(f"if ({self.x(cond)}) {{")
         buf, n = self._pack(items, payload)
-        h = f"(({ctype(t)})ss_hash(px, {ALGO[s.extra['algo']]}, {buf}, {n}, 0) & {mask(t)})"
+        h = f"(({ctype(t)})ss_hash(px, {self._algo(s)}, {buf}, {n}, 0) & {mask(t)})"
         if s.name.startswith("verify"):
             self.emit(f"if ({h} != {self.x(s.out)}) px->checksum_error = 1;")
         else:
