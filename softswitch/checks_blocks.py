@@ -82,7 +82,7 @@ def package_block_arguments(ctx, tree: Tree) -> None:
         if pkg is None or _name(pkg.children[1]) == _V1MODEL_PACKAGE or inst.children[2] is None:
             continue
         args = [a for a in inst.children[2].children if a is not None]
-        for param, arg in zip(_params(pkg.children[3]), args):
+        for param, arg in zip(_params(pkg.children[3]), args, strict=False):
             if isinstance(arg, Tree) and arg.data == "named_arg":
                 break  # named arguments: matched by name, left to the type checker
             pt = param.children[2]

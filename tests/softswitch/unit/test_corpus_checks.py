@@ -30,7 +30,8 @@ Pack<bit<8>>(Keep(), Bump()) pack;
 @pytest.mark.parametrize("decls", [
     "struct empty_t { };\n;\n",
     _PACKAGES,
-    "const bit<8> limit = 3;\ncontrol Limit(inout bit<8> v) {\n    apply { bit<8> limit = 2; v = limit; }\n}\n",
+    "const bit<8> limit = 3;\ncontrol Limit(inout bit<8> v) {\n"
+    "    apply { bit<8> limit = 2; v = limit; }\n}\n",
     '@name("renamed") @noWarn("unused") @deprecated("old")\nconst bit<8> old = 1;\n'
     "@info[size = 4, label = \"x\", on = true]\nconst bit<8> tagged = 2;\n"
     "@pair(1) @pair(2)\nconst bit<8> twice = 3;\n",
