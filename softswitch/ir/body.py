@@ -39,6 +39,7 @@ from .common import (
     _Lit,
     _pos,
     _Scope,
+    fresh_stmts,
     init_varbit,
     irtype,
     length_of,
@@ -581,7 +582,10 @@ class _Body:
                 call.append(ir.If(ir.Valid(ir.Bool(), lhs), [ir.SetValid(x, False) for x in sibs], []))
             return call
         lhs, lt = self.expr(lhs_node)
-        out: list[ir.Stmt] = [ir.Assign(lhs, self.expr_to(rhs_node, lt))]
+        rhs = self.expr_to(rhs_node, lt)
+        if isinstance(rhs, ir.Default):  # `x = ...`: p4c assigns the default field by field and
+            return fresh_stmts(lhs, lt)  # element by element (a stack keeps its nextIndex)
+        out: list[ir.Stmt] = [ir.Assign(lhs, rhs)]
         if isinstance(lt, VarbitT) and isinstance(lhs, ir.Field):  # BMv2's assign_VL: the length too
             out.append(ir.Assign(varbit_length(lhs), length_of(out[0].rhs)))
         sibs = union_siblings(lhs)
