@@ -1,7 +1,8 @@
 """Warnings p4c (1.2.5, BMv2 back end) gives for a program it accepts, for the cases that matter here.
 
-- ``[--Wwarn=unused]`` on every top-level constant without ``@noWarn("unused")``: p4c folds a
-  constant into each use and then reports the declaration itself as unused;
+- ``[--Wwarn=unused]`` ``'K' is unused`` (at its name; ``K`` its ``@name`` if it has one) on
+  every top-level constant without ``@noWarn("unused")``: p4c 1.2.5 folds a constant into each
+  use and then reports the declaration itself as unused;
 - ``[--Wwarn=mismatch]`` "size N specified for table with constant entries": the table's
   ``size`` is ignored, its entries are all it will ever hold;
 - the warnings the checks found on the way (``Decls.warn``): a literal that does not fit its
@@ -32,8 +33,8 @@ def collect(tree: Tree, decls) -> list[str]:
         if isinstance(node, Tree) and node.data == "const_decl":
             ann = ann_dict(node.children[0], decls)
             if "unused" not in ann.get("noWarn", []):
-                name = str(node.children[2].children[0])
-                out.append(_at(decls, node, "unused", f"{name}: unused constant (folded into its uses)"))
+                name = (ann.get("name") or [str(node.children[2].children[0])])[0]
+                out.append(_at(decls, node.children[2], "unused", f"'{name}' is unused"))
     for table in tree.find_data("table_decl"):
         props = table.children[2:]
         const = any(p.data == "tp_entries" and p.children[1] is not None for p in props)
