@@ -8,7 +8,9 @@ With ``--manifest`` the endpoint comes from the deployment's job manifest (writt
 ``dhc-ctl deploy``), including the job's session epoch (``--epoch`` overrides it; after a failed
 AllReduce, ``dhc-ctl jobs reset`` moves the job to a fresh epoch and rewrites the manifest:
 docs/recovery.md).  The JSON summary on stdout has bytes sent/received, retransmissions,
-time, and — given ``--expect`` — whether the result equals the expected sum bit for bit.
+time (of the last AllReduce; ``session`` holds the whole session's counters, the closing
+padding exchange included), and — given ``--expect`` — whether the result equals the expected sum
+bit for bit.
 Exit codes: 0 ok, 1 result differs from --expect, 2 bad input, 3 timeout (a peer or switch
 did not answer), 4 decode error.
 """
@@ -141,6 +143,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     summary.update(reports[-1])
     summary["repeats"] = len(reports)
+    # the whole session, the closing padding exchange included (its losses are recovered too)
+    summary["session"] = {k: v for k, v in agent.transport.stats.as_dict().items() if isinstance(v, int)}
     summary["ok"] = True
     return finish(summary, result, args.output, args.expect, args.json)
 

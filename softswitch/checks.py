@@ -14,6 +14,9 @@ from typing import Any
 
 from lark import Token, Tree
 
+from .checks_annotations import annotations
+from .checks_blocks import package_block_arguments
+
 
 def claim_name(gen, registry: dict[str, Any], name: str, node, what: str) -> None:
     """Reject ``name`` if ``registry`` already holds a different declaration under it."""
@@ -437,7 +440,8 @@ def declarations(ctx, tree: Tree) -> None:
                   generic_types_specialized, no_recursive_blocks,
                   functions_return, no_tuple_header_fields, instantiations_and_fields,
                   constant_instance_arguments,
-                  no_shadowed_extern_type_params, no_self_typed_extern_methods):
+                  no_shadowed_extern_type_params, no_self_typed_extern_methods,
+                  package_block_arguments, annotations):
         check(ctx, tree)
 
 

@@ -116,6 +116,11 @@ def is_fixed_width(t: P4Type) -> bool:
 MAX_WIDTH = 2048
 
 
+#: the tables of ``Decls`` that hold top-level names (one namespace in p4c)
+_SPACES = ("types", "consts", "externs", "extern_funcs", "actions", "functions", "parsers",
+           "controls", "type_decls", "instances")
+
+
 class Decls:
     """Program-wide declarations (the global scope)."""
 
@@ -276,6 +281,8 @@ class Decls:
 
     # ---------------------------------------------------------------- declarations
     def collect(self, tree: Tree) -> None:
+        kinds: dict[str, str] = {}  # top-level name -> the table it was declared in
+        sizes = self._space_sizes()
         for d in tree.children:
             if d is None:
                 continue
@@ -283,6 +290,19 @@ class Decls:
             if fn is None:
                 raise self.err(d, f"unsupported declaration {d.data}")
             fn(d)
+            now = self._space_sizes()
+            for space, before, after in zip(_SPACES, sizes, now, strict=True):
+                if after > before:
+                    self._claim(kinds, next(reversed(getattr(self, space))), space, d)
+            sizes = now
+
+    def _space_sizes(self) -> list[int]:
+        return [len(getattr(self, space)) for space in _SPACES]
+
+    def _claim(self, kinds: dict[str, str], name: str, space: str, node) -> None:
+        """One top-level namespace for types, constants, objects and callables (p4c)."""
+        if kinds.setdefault(name, space) != space:
+            raise self.err(node, f"Re-declaration of {name} with different type")
 
     def _name(self, node) -> str:
         return str(node.children[0]) if isinstance(node, Tree) else str(node)
@@ -490,6 +510,7 @@ class Decls:
 
     def _d_parser_type_decl(self, d: Tree) -> None:
         tps = self.type_param_names(d.children[2])
+        self._unique(self.type_decls, d)
         self.type_decls[self._name(d.children[1])] = self.params(d.children[3], {n: TypeVar(n) for n in tps})
 
     _d_control_type_decl = _d_parser_type_decl
@@ -499,13 +520,19 @@ class Decls:
         if d.children[2] is not None:
             raise self.err(d, "generic parser: instantiate it with explicit type arguments "
                               "(P<...>() p;), its type arguments are not inferred here")
+        self._unique(self.parsers, d)
         self.parsers[self._name(d.children[1])] = d
 
     def _d_control_decl(self, d: Tree) -> None:
         if d.children[2] is not None:
             raise self.err(d, "generic control: instantiate it with explicit type arguments "
                               "(C<...>() c;), its type arguments are not inferred here")
+        self._unique(self.controls, d)
         self.controls[self._name(d.children[1])] = d
+
+    def _unique(self, table: dict, d: Tree) -> None:
+        if (name := self._name(d.children[1])) in table:
+            raise self.err(d.children[1], f"duplicate declaration of {name}")
 
     def _d_instantiation(self, d: Tree) -> None:
         name = self._name(d.children[3])

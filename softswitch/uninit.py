@@ -201,7 +201,8 @@ class Body:
                 return d
             if k == "ident":
                 return d
-        if k in ("type_member", "error_member", "int_lit", "string_lit", "true_lit", "false_lit"):
+        if k in ("type_member", "error_member", "int_lit", "string_lit", "true_lit", "false_lit",
+                 "dots_expr"):
             return d
         if k in ("call", "tcall"):
             return self.call(e, env, d)
@@ -278,11 +279,11 @@ class Analysis:
 
     def run(self) -> None:
         for node in self.tree.children:
-            if not isinstance(node, Tree):
+            if not isinstance(node, Tree) \
+                    or node.data not in ("control_decl", "parser_decl", "function_decl", "action_decl"):
                 continue
             nm = node.children[2 if node.data == "function_decl" else 1]
-            if node.data not in ("control_decl", "parser_decl", "function_decl", "action_decl") \
-                    or (None, _name(nm)) not in self.live:
+            if (None, _name(nm)) not in self.live:
                 continue
             if node.data == "control_decl":
                 self.control(node)

@@ -62,7 +62,8 @@ def test_random_loss_on_host_links_still_exact(leafspine_net, percent):
         for h in hosts:
             clear_loss(h)
     assert lost > 0
-    assert sum(o.summary["retransmissions"] for o in out) > 0
+    # a loss may hit the closing padding exchange, after the AllReduce's own report
+    assert sum(o.summary["session"]["retransmissions"] for o in out) > 0
 
 
 def test_outsider_and_spoofed_child_are_dropped_and_counted(leafspine_net):

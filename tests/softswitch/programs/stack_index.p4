@@ -1,7 +1,7 @@
 /* Run-time header stack indexes out of range in a control, as p4c lowers them (each access
  * becomes "if (i == 0) ... else if (i == 1) ..."): a write is ignored, a statement reading an
  * out-of-range element has no effect, an if condition reading one is false.  The stack's
- * fields also feed a hash (a header stack in a field list). */
+ * fields also feed a hash (a header stack in a field list: its valid elements). */
 #include <core.p4>
 #include <v1model.p4>
 

@@ -1,0 +1,61 @@
+"""p4c's checks on annotations, on the syntax tree: what its parser and ``ParseAnnotations``
+reject whether or not the annotated declaration is used.
+
+- a structured annotation (``@a[...]``) appears at most once on one declaration, and no
+  unstructured annotation there has its name (P4_16 spec, "Structured annotations");
+- a structured annotation's values are compile-time known values: literals, names and
+  arithmetic on them, not list or structure expressions;
+- ``@name``, ``@noWarn`` and ``@deprecated`` take one string literal (p4c parses their bodies).
+"""
+
+from __future__ import annotations
+
+from lark import Tree
+
+#: annotations whose body p4c parses as exactly one string literal
+_ONE_STRING = frozenset({"name", "noWarn", "deprecated"})
+_NOT_A_VALUE = frozenset({"list_expr", "struct_expr"})
+
+
+def _values(body) -> list:
+    """The expressions of an annotation body (key-value pairs give their value)."""
+    if not isinstance(body, Tree):
+        return []
+    return [c.children[-1] if isinstance(c, Tree) and c.data == "annot_kv" else c
+            for c in body.children if c is not None]
+
+
+def _one_node(ctx, anns: Tree) -> None:
+    seen: set[str] = set()
+    plain = {str(a.children[0])[1:] for a in anns.children
+             if isinstance(a, Tree) and a.data == "annotation"}
+    for a in anns.children:
+        if not isinstance(a, Tree):
+            continue
+        name = str(a.children[0])[1:]
+        body = a.children[1] if len(a.children) > 1 else None
+        if a.data == "structured_annotation":
+            if name in seen:
+                raise ctx.err(a, f"@{name}: duplicate structured annotation (a structured "
+                                 "annotation may appear only once on a declaration)")
+            seen.add(name)
+            if name in plain:
+                raise ctx.err(a, f"@{name}: a structured annotation cannot share its name with "
+                                 "an unstructured one on one declaration")
+            for v in _values(body):
+                subtrees = v.iter_subtrees_topdown() if isinstance(v, Tree) else ()
+                bad = next((t for t in subtrees if t.data in _NOT_A_VALUE), None)
+                if bad is not None:
+                    raise ctx.err(bad, f"@{name}: illegal structured annotation value: not a "
+                                       "compile-time known value (literals, names and "
+                                       "arithmetic only)")
+        elif name in _ONE_STRING and body is not None:
+            vals = _values(body)
+            if len(vals) != 1 or not (isinstance(vals[0], Tree) and vals[0].data == "string_lit"):
+                raise ctx.err(a, f"@{name}: expected one string literal argument")
+
+
+def annotations(ctx, tree: Tree) -> None:
+    """Run the checks of the module docstring on every annotation list of the program."""
+    for anns in tree.find_data("annotations"):
+        _one_node(ctx, anns)

@@ -1,0 +1,72 @@
+"""Write the negative programs of the fourth sweep of p4c's error corpus (``p4_16_errors``):
+top-level names, package arguments and annotations.
+
+Same format as ``gen_negative.py`` (whose template this reuses).  Run
+``python tests/softswitch/negative/gen_negative_corpus2.py`` after editing.
+"""
+
+from __future__ import annotations
+
+from gen_negative import write_cases
+
+_PACK = ("parser Filter_t(out bool keep);\npackage Pack(Filter_t f);\n"
+         "parser Wrong(in bit<8> x) {\n    state start {\n        transition accept;\n    }\n}\n")
+
+CASES: dict[str, tuple[str, str, dict[str, str]]] = {
+    "redeclaration_control_function": (
+        "a function with the name of a control (one namespace for every top-level name)",
+        "Re-declaration of Twice with different type",
+        {"top": "control Twice(inout bit<8> v) {\n    apply { }\n}\n"
+                "bool Twice() { /*ERR*/\n    return true;\n}\n"},
+    ),
+    "redeclaration_constant_type": (
+        "a constant with the name of a struct type",
+        "Re-declaration of pair_t with different type",
+        {"top": "struct pair_t {\n    bit<8> a;\n}\nconst bit<8> pair_t = 1; /*ERR*/\n"},
+    ),
+    "duplicate_control_type": (
+        "two control type declarations with one name",
+        "duplicate declaration of Hook_t",
+        {"top": "control Hook_t();\ncontrol Hook_t(in bit<8> x); /*ERR*/\n"},
+    ),
+    "package_argument_direction": (
+        "a parser passed to a package whose parser type declares another direction",
+        "direction mismatch",
+        {"top": _PACK + "Pack(Wrong()) pack; /*ERR*/\n"},
+    ),
+    "package_argument_kind": (
+        "a control passed where a package expects a parser",
+        "a control is not a parser",
+        {"top": "parser Filter_t(out bool keep);\npackage Pack(Filter_t f);\n"
+                "control NotParser(out bool keep) {\n    apply { keep = true; }\n}\n"
+                "Pack(NotParser()) pack; /*ERR*/\n"},
+    ),
+    "name_annotation_not_string": (
+        "@name with a number instead of a string",
+        "@name: expected one string literal argument",
+        {"top": "@name(4) /*ERR*/\nconst bit<8> named = 1;\n"},
+    ),
+    "structured_annotation_twice": (
+        "one structured annotation twice on a declaration",
+        "duplicate structured annotation",
+        {"top": "@dup[]\n@dup[] /*ERR*/\nconst bit<8> twice = 1;\n"},
+    ),
+    "structured_annotation_list_value": (
+        "a structured annotation whose value is a list expression",
+        "illegal structured annotation value",
+        {"top": "@bad[a = { 2, 3 }] /*ERR*/\nconst bit<8> listed = 1;\n"},
+    ),
+    "structured_and_plain_annotation": (
+        "a structured and an unstructured annotation with one name on a declaration",
+        "cannot share its name with an unstructured one",
+        {"top": "@num(3)\n@num[] /*ERR*/\nconst bit<8> mixed = 1;\n"},
+    ),
+}
+
+
+def main() -> None:
+    write_cases(CASES)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,40 @@
+"""The checks added from p4c's error corpus leave the programs p4c accepts alone: top-level
+``;`` after declarations, user packages whose blocks fit their types (also generic ones), one
+name used as a local and a top-level declaration, annotations p4c parses."""
+
+from __future__ import annotations
+
+import pytest
+
+from softswitch import Switch
+
+from .helpers import program
+
+_PACKAGES = """
+parser Filter_t(out bool keep);
+control Count_t<T>(inout T v);
+package Pack<T>(Filter_t f, Count_t<T> c);
+parser Keep(out bool keep) {
+    state start {
+        keep = true;
+        transition accept;
+    }
+}
+control Bump(inout bit<8> v) {
+    apply { v = v + 1; }
+}
+Pack<bit<8>>(Keep(), Bump()) pack;
+"""
+
+
+@pytest.mark.parametrize("decls", [
+    "struct empty_t { };\n;\n",
+    _PACKAGES,
+    "const bit<8> limit = 3;\ncontrol Limit(inout bit<8> v) {\n"
+    "    apply { bit<8> limit = 2; v = limit; }\n}\n",
+    '@name("renamed") @noWarn("unused") @deprecated("old")\nconst bit<8> old = 1;\n'
+    "@info[size = 4, label = \"x\", on = true]\nconst bit<8> tagged = 2;\n"
+    "@pair(1) @pair(2)\nconst bit<8> twice = 3;\n",
+])
+def test_accepted(decls):
+    Switch.from_source(program("", decls=decls), "ok.p4")
