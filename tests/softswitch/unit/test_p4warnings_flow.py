@@ -151,3 +151,10 @@ def test_uninitialised_fields_and_structs_warn_as_p4c(kw, texts):
 ])
 def test_no_uninitialised_field_warning_where_p4c_gives_none(kw):
     assert _uninit(switch(**kw)) == []
+
+
+def test_no_warn_on_an_enclosing_declaration_or_block_silences_that_kind_only():
+    ilocals = ("@noWarn(\"invalid_header\") action a() { hdr.d.setInvalid(); hdr.d.w0 = 1; bit<8> u; "
+               "hdr.d.w1 = (bit<32>)u; }")
+    sw = switch(ilocals=ilocals, ingress="a(); @noWarn(\"uninitialized_use\") { bit<8> v; meta.m8 = v; }")
+    assert _texts(sw) == ["u may be uninitialized"]
