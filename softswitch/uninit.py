@@ -11,10 +11,12 @@ warning: x may be uninitialized`` (a scalar: ``x``, ``h.f``, ``s.h.f``) or ``...
 completely initialized`` (a header or struct read whole with a field never written); a
 function or control that can end without writing an ``out`` scalar is
 ``[--Wwarn=uninitialized_out_param] warning: out parameter 'x' may be uninitialized when 'f'
-terminates``.  Conservatively, a variable (or field) passed to any call as itself or a slice
-of it counts as written and is not checked, and in a control any call (an action, a table, a
-sub-control...) counts as writing the whole of the control-level variables and parameters it
-may write.  Only what p4c keeps is analysed (``unused.py``); unreachable code is not.
+terminates``.  Arguments of a call whose parameters are known (``ordering.py`` binds them) are
+read unless ``out`` and written if ``out``/``inout``; conservatively, a variable (or field)
+passed to any other call as itself or a slice of it counts as written and is not checked, and
+in a control any call (an action, a table, a sub-control...) counts as writing the whole of
+the control-level variables and parameters it may write.  Only what p4c keeps is analysed
+(``unused.py``); unreachable code is not.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from dataclasses import dataclass, field
 from lark import Tree
 
 from .codegen import text_of
+from .ordering import Ordering, Scope
 from .storage import Type, Types
 
 Defs = frozenset | None   # the definitely written locations (variable key, field...); None: unreachable
@@ -53,6 +56,7 @@ class Body:
     warn: Warn
     scalar: Callable[[object], bool]
     types: Types | None = None
+    bind: Callable[[Tree], object] = lambda _e: None  # a call's (parameter, argument) pairs, if known
     call_writes: Callable[[object], frozenset] = lambda _callee: frozenset()  # in a control:
     # the control-level names an action call or table apply may write
     names: dict[tuple, str] = field(default_factory=dict)
@@ -223,15 +227,27 @@ class Body:
             self.warn(e, "uninitialized_use", f"{text_of(e)} may not be completely initialized")
 
     def call(self, e: Tree, env: list[dict], d: Defs) -> Defs:
-        """Arguments are read, except a tracked variable passed whole or by a slice, which may
-        be an ``out`` argument: written; in a control, what the called action or the applied
-        table's actions may write counts as written."""
+        """Arguments are read (``in``, ``inout``, directionless) and written (``out``,
+        ``inout``) when the callee's parameters are known; otherwise a tracked variable passed
+        whole or by a slice counts as written and others are read.  In a control, what the
+        called action or the applied table's actions may write counts as written."""
         callee, args = e.children[0], e.children[-1]
         if isinstance(callee, Tree) and callee.data == "member":
             base = callee.children[0]   # a method's object is not read (isValid reads no field)
             if self.root(base, env) is None:
                 d = self.expr(base, env, d)
         written = set()
+        pairs = self.bind(e)
+        if isinstance(pairs, list):
+            for p, a in pairs:
+                direction = _direction(p)
+                if direction != "out" and not (isinstance(a, Tree) and a.data == "dontcare_arg"):
+                    d = self.expr(a, env, d)
+                if direction in ("out", "inout"):
+                    key = self.root(a, env)
+                    if key is not None:
+                        written.add(key)
+            return d | written | {(k,) for k in self.call_writes(callee)}
         for a in (args.children if isinstance(args, Tree) else []):
             if isinstance(a, Tree) and a.data == "named_arg":
                 a = a.children[-1]
@@ -276,6 +292,7 @@ class Analysis:
         self.live = live
         self.scalar = _scalar_checker(tree)
         self.types = Types(tree)
+        self.calls = Ordering(tree, warn, live)   # only its binding of calls to parameters
 
     def run(self) -> None:
         for node in self.tree.children:
@@ -294,11 +311,21 @@ class Analysis:
             else:
                 self.action(node, [{}])
 
-    def body(self) -> Body:
-        return Body(self.warn, self.scalar, self.types)
+    def body(self, scope: Scope | None = None) -> Body:
+        """A ``Body`` binding calls in ``scope`` (what names mean in its block)."""
+        b = Body(self.warn, self.scalar, self.types)
+        if scope is not None:
+            b.bind = lambda e: self._bind(e, scope)
+        return b
 
-    def action(self, node: Tree, env: list[dict]) -> None:
-        b = self.body()
+    def _bind(self, e: Tree, scope: Scope):
+        try:
+            return self.calls.bound(e, scope)
+        except (LookupError, TypeError, AttributeError, ValueError):
+            return None  # malformed: the checks after this one report it
+
+    def action(self, node: Tree, env: list[dict], scope: Scope | None = None) -> None:
+        b = self.body(scope if scope is not None else self.calls.scope(node.children[2], []))
         scope = {_name(p.children[3]): None for p in _params(node.children[2])}
         b.stmts(node.children[3].children, [*env, scope], frozenset())
 
@@ -320,7 +347,7 @@ class Analysis:
                           f"out parameter '{_name(nm)}' may be uninitialized when '{where}' terminates")
 
     def function(self, node: Tree) -> None:
-        b = self.body()
+        b = self.body(self.calls.scope(node.children[4], []))
         env: list[dict] = [{}]
         outs = self._outs(b, _params(node.children[4]), env)
         end = b.stmts(node.children[5].children, env, frozenset())
@@ -329,7 +356,8 @@ class Analysis:
     def control(self, node: Tree) -> None:
         name = _name(node.children[1])
         locals_ = [c for c in node.children[5:-2] if isinstance(c, Tree)]
-        probe = self.body()
+        scope = self.calls.scope(node.children[3], locals_)
+        probe = self.body(scope)
         env: list[dict] = [{}]
         outs = self._outs(probe, _params(node.children[3]), env)
         d = frozenset()
@@ -339,19 +367,19 @@ class Analysis:
             elif c.data in ("const_decl", "instantiation", "action_decl", "table_decl"):
                 env[-1][_name(c.children[2 if c.data == "const_decl" else 3 if c.data == "instantiation"
                                           else 1])] = None
-        b = self.body()
+        b = self.body(scope)
         b.names, b.vtypes = probe.names, probe.vtypes
         b.call_writes = _ControlWrites(locals_, env[-1]).of
         for c in locals_:
             if c.data == "action_decl" and (name, _name(c.children[1])) in self.live:
-                self.action(c, [{n: None for n in env[-1]}])
+                self.action(c, [{n: None for n in env[-1]}], scope)
         end = b.stmts(node.children[-1].children, env, d)
         self._check_outs(outs, [end], name)
 
     def parser(self, node: Tree) -> None:
         items = [c for c in node.children[5:] if isinstance(c, Tree)]
         states = {_name(c.children[2]): c for c in items if c.data == "parser_state"}
-        probe = self.body()
+        probe = self.body(self.calls.scope(node.children[3], items))
         env: list[dict] = [{}]
         self._outs(probe, _params(node.children[3]), env)   # out parameters start unwritten
         d = frozenset()

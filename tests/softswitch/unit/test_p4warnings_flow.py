@@ -127,6 +127,10 @@ def _uninit(sw) -> list[str]:
                  " 1: one; default: two; } } state one { pkt.extract(hdr.d); transition two; }"
                  " state two { hdr.eth.src = (bit<48>)hdr.d.w0; transition accept; }"),
      ["hdr.d.w0 may be uninitialized"]),
+    # an in or inout argument is read: a struct with a field never written, whole
+    (dict(ilocals="action a(in metadata x) { hdr.d.w0 = x.m0; }",
+          ingress="metadata m; m.m0 = 1; a(m); hash(hdr.d.w1, HashAlgorithm.crc32, 32w0, m, 32w16);"),
+     ["m may not be completely initialized"] * 2),
     (dict(decls="control S(out data_t o, inout bit<32> w) { apply { w = o.w3; o.w3 = w; } }",
           ilocals="S() s;", ingress="s.apply(hdr.d, hdr.d.w0);"), ["o.w3 may be uninitialized"]),
 ])
@@ -138,8 +142,9 @@ def test_uninitialised_fields_and_structs_warn_as_p4c(kw, texts):
     dict(ingress="metadata m = meta; hdr.d.w1 = m.m1; meta = m;"),
     dict(ingress="data_t t; t.setValid(); t = hdr.d; hdr.d = t; hdr.d.w0 = t.w7;"),
     dict(ingress="metadata m; m.m0 = 1; m.m1 = 2; m.m8 = 3; m.m16 = 4; meta = m;"),
-    # passed to a call (here an extern's out argument), a variable counts as written
+    # passed to an out parameter (here an extern's), a variable is written
     dict(ingress="data_t t; hash(t.w0, HashAlgorithm.crc32, 32w0, { hdr.d.w1 }, 32w16); hdr.d.w0 = t.w0;"),
+    dict(ilocals="action o(out metadata x) { x = meta; }", ingress="metadata m; o(m); meta = m;"),
     # set by an action a table may run: counted as written, as everything such a call may write
     dict(ilocals="metadata lm; action a() { lm.m0 = 1; } table t { actions = { a; } default_action = a(); }",
          ingress="t.apply(); hdr.d.w0 = lm.m0;"),
