@@ -9,7 +9,8 @@ field (p4c's storage locations; stacks, unions and a header's validity are not f
 read on some path from the declaration without a write is ``[--Wwarn=uninitialized_use]
 warning: x may be uninitialized`` (a scalar: ``x``, ``h.f``, ``s.h.f``) or ``... s may not be
 completely initialized`` (a header or struct read whole with a field never written); a
-function or control that can end without writing an ``out`` scalar is
+function, control or action that can end without writing an ``out`` scalar (or a scalar of an
+``out`` struct: headers may stay invalid) is
 ``[--Wwarn=uninitialized_out_param] warning: out parameter 'x' may be uninitialized when 'f'
 terminates``.  Arguments of a call whose parameters are known (``ordering.py`` binds them) are
 read unless ``out`` and written if ``out``/``inout``; conservatively, a variable (or field)
@@ -326,25 +327,37 @@ class Analysis:
 
     def action(self, node: Tree, env: list[dict], scope: Scope | None = None) -> None:
         b = self.body(scope if scope is not None else self.calls.scope(node.children[2], []))
-        scope = {_name(p.children[3]): None for p in _params(node.children[2])}
-        b.stmts(node.children[3].children, [*env, scope], frozenset())
+        inner = [*env, {}]
+        outs = self._outs(b, _params(node.children[2]), inner)
+        end = b.stmts(node.children[3].children, inner, frozenset())
+        self._check_outs(outs, [*b.returns, end], _name(node.children[1]))
 
-    def _outs(self, b: Body, params: list[Tree], env: list[dict]) -> list[tuple[Tree, tuple]]:
-        """Declare the parameters; returns the tracked ``out`` scalars (name node, key)."""
+    def _outs(self, b: Body, params: list[Tree], env: list[dict]) -> list[tuple[Tree, tuple, Type]]:
+        """Declare the parameters; returns the followed ``out`` ones (name node, key, type)."""
         outs = []
         for p in params:
             out = _direction(p) == "out"
             tracked = out and self.scalar(p.children[2])
             key = b.declare(env, p.children[3], tracked, p.children[2] if out else None)
-            if key is not None and tracked:
-                outs.append((p.children[3], key))
+            if key is not None:
+                outs.append((p.children[3], key, b.vtypes[key]))
         return outs
 
     def _check_outs(self, outs, ends: list[Defs], where: str) -> None:
-        for nm, key in outs:
-            if any(d is not None and not _covered((key,), d) for d in ends):
+        """p4c's check at the end of a block: an ``out`` parameter with a scalar (not inside a
+        header: headers may stay invalid) that some path leaves unwritten."""
+        for nm, key, t in outs:
+            if any(d is not None and self._missing((key,), t, d) for d in ends):
                 self.warn(nm, "uninitialized_out_param",
                           f"out parameter '{_name(nm)}' may be uninitialized when '{where}' terminates")
+
+    def _missing(self, loc: Loc, t: Type | None, d: frozenset) -> bool:
+        if _covered(loc, d) or t is None:
+            return False
+        if t == ("s",):
+            return True
+        fields = self.types.fields(t).items() if t[0] == "st" else []
+        return any(self._missing(loc + (f,), ft, d) for f, ft in fields)
 
     def function(self, node: Tree) -> None:
         b = self.body(self.calls.scope(node.children[4], []))

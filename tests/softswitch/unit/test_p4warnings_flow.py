@@ -163,3 +163,18 @@ def test_no_warn_on_an_enclosing_declaration_or_block_silences_that_kind_only():
                "hdr.d.w1 = (bit<32>)u; }")
     sw = switch(ilocals=ilocals, ingress="a(); @noWarn(\"uninitialized_use\") { bit<8> v; meta.m8 = v; }")
     assert _texts(sw) == ["u may be uninitialized"]
+
+
+@pytest.mark.parametrize("kw, texts", [
+    (dict(ilocals="action a(out bit<8> x) { if (hdr.d.w0 == 1) { x = 1; } }", ingress="a(meta.m8);"),
+     ["out parameter 'x' may be uninitialized when 'a' terminates"]),
+    # a struct's scalars must all be written; a header inside it, or an out header, may stay invalid
+    (dict(decls="struct Pr { bit<8> a; bit<8> b; data_t h; }"
+                " control S(out Pr p, out data_t o) { apply { p.a = 1; } }",
+          ilocals="S() s; Pr pv; data_t ov;", ingress="s.apply(pv, ov);"),
+     ["out parameter 'p' may be uninitialized when 'S' terminates"]),
+    (dict(ilocals="action a(out metadata x) { x = meta; exit; }", ingress="a(meta);"), []),
+])
+def test_out_parameters_left_unwritten_warn_as_p4c(kw, texts):
+    sw = switch(**kw)
+    assert [w.split(" warning: ", 1)[1] for w in sw.warnings if "uninitialized_out_param" in w] == texts
