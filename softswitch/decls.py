@@ -291,7 +291,7 @@ class Decls:
                 raise self.err(d, f"unsupported declaration {d.data}")
             fn(d)
             now = self._space_sizes()
-            for space, before, after in zip(_SPACES, sizes, now):
+            for space, before, after in zip(_SPACES, sizes, now, strict=True):
                 if after > before:
                     self._claim(kinds, next(reversed(getattr(self, space))), space, d)
             sizes = now

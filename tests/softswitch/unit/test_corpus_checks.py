@@ -24,13 +24,22 @@ control Bump(inout bit<8> v) {
     apply { v = v + 1; }
 }
 Pack<bit<8>>(Keep(), Bump()) pack;
+typedef bit<8> byte_t;
+control BumpNamed(inout byte_t v) {
+    apply { v = v + 2; }
+}
+Pack<bit<8>>(Keep(), BumpNamed()) pack_named;
+Pack(Keep(), Bump()) pack_inferred;
 """
 
 
 @pytest.mark.parametrize("decls", [
     "struct empty_t { };\n;\n",
     _PACKAGES,
-    "const bit<8> limit = 3;\ncontrol Limit(inout bit<8> v) {\n    apply { bit<8> limit = 2; v = limit; }\n}\n",
+    "struct pair_t {\n    bit<8> a;\n    bool b;\n}\nconst pair_t unused_pair = { a = 1, b = true };\n"
+    "const tuple<bit<8>, bool> unused_tuple = { 2, false };\n",
+    "const bit<8> limit = 3;\n"
+    "control Limit(inout bit<8> v) {\n    apply { bit<8> limit = 2; v = limit; }\n}\n",
     '@name("renamed") @noWarn("unused") @deprecated("old")\nconst bit<8> old = 1;\n'
     "@info[size = 4, label = \"x\", on = true]\nconst bit<8> tagged = 2;\n"
     "@pair(1) @pair(2)\nconst bit<8> twice = 3;\n",

@@ -75,8 +75,8 @@ def test_serializable_enum_member_that_does_not_fit_is_an_error_a_typed_one_wrap
     """p4c's error corpus (serenum-typedef): an untyped value out of the underlying type's range
     is an error; a typed value wraps as any typed constant does."""
     with pytest.raises(P4CompileError, match="300 is out of bounds of the underlying type bit<8>"):
-        switch("hdr.d.w2 = (bit<32>) E.A;", decls="enum bit<8> E { A = 300, B = 0x1F }")
+        switch("hdr.d.w2 = (bit<32>) SE.A;", decls="enum bit<8> SE { A = 300, B = 0x1F }")
     with pytest.raises(P4CompileError, match="-1 is negative, but the underlying type bit<4>"):
-        switch("", decls="enum bit<4> E { A = -1 }")
-    sw = switch("hdr.d.w2 = (bit<32>) E.A;", decls="enum bit<8> E { A = (bit<8>)4 * 100, B = 0x1F }")
+        switch("", decls="enum bit<4> SE { A = -1 }")
+    sw = switch("hdr.d.w2 = (bit<32>) SE.A;", decls="enum bit<8> SE { A = (bit<8>)4 * 100, B = 0x1F }")
     assert sw.prog.warnings == [] and run_words(sw, 1)[2] == 400 & 0xFF
