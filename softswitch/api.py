@@ -176,10 +176,14 @@ class SwitchAPI(Protocol):
         """Meter time source: a callable returning microseconds since the switch started (tests
         advance it by hand); ``None`` restores the monotonic clock."""
 
-    # custom CRCs (BMv2 set_crc16_parameters / set_crc32_parameters)
-    def crc_set_parameters(self, params) -> None:
-        """Parameters (``crc.CrcParams``) of crc16_custom or crc32_custom, by their width."""
-    def crc_get_parameters(self, width: int): ...
+    # custom CRCs (BMv2 set_crc16_parameters / set_crc32_parameters), one per calculation
+    def crc_calculations(self) -> dict[str, int]:
+        """BMv2 calculation name (``calc``, ``calc_0``... as p4c names them) -> CRC width, for
+        every ``crc16_custom``/``crc32_custom`` call site."""
+    def crc_set_parameters(self, params, calc: str | None = None) -> list[str]:
+        """Parameters (``crc.CrcParams``) of one calculation, or of every calculation of that
+        width when ``calc`` is None; returns the calculations changed."""
+    def crc_get_parameters(self, calc: str): ...
 
     # random() and HashAlgorithm.random (rng.py)
     def seed_random(self, seed: int) -> None:

@@ -14,7 +14,7 @@ def compatible(a: P4Type, b: P4Type) -> bool:
     return same_type(a, b) or (isinstance(a, BitT) and isinstance(b, BitT) and a == b)
 
 
-_LITERALS = {"int_lit", "true_lit", "false_lit", "string_lit", "error_member", "type_member"}
+_LITERALS = {"int_lit", "true_lit", "false_lit", "string_lit", "error_member", "type_member", "dots_expr"}
 
 
 def compile_time(g, node) -> bool:

@@ -53,10 +53,12 @@ def _main_parser() -> argparse.ArgumentParser:
                    help="packet pipeline: native (P4 compiled to C, the default when a C compiler is "
                         "present) or python (softswitch only)")
     for w in (16, 32):
-        p.add_argument(f"--crc{w}-parameters", nargs=5, default=None,
-                       metavar=("POLY", "INIT", "XOR", "REFLECT_DATA", "REFLECT_REMAINDER"),
-                       help=f"parameters of HashAlgorithm.crc{w}_custom, as BMv2's set_crc{w}_parameters "
-                            "(softswitch: one setting for every call site)")
+        p.add_argument(f"--crc{w}-parameters", nargs="+", action="append", default=None,
+                       metavar="[CALC] POLY INIT XOR REFLECT_DATA REFLECT_REMAINDER",
+                       help=f"parameters of a HashAlgorithm.crc{w}_custom calculation, as BMv2's "
+                            f"set_crc{w}_parameters: CALC is its BMv2 name (calc, calc_0, ... as p4c "
+                            "names hash/checksum call sites); without CALC, every such calculation "
+                            "(softswitch only); may be repeated")
     return p
 
 
@@ -87,10 +89,10 @@ def parse_args(argv: list[str]) -> tuple[argparse.Namespace, argparse.Namespace]
         mp.error(f"--cpu-port {targs.cpu_port}: must be >= 0")
     args.crc_params = []
     for w in (16, 32):
-        words = getattr(args, f"crc{w}_parameters")
-        if words is not None:
+        for words in getattr(args, f"crc{w}_parameters") or []:
+            calc = words[0] if len(words) == 6 else None
             try:
-                args.crc_params.append(parse_params(w, words))
+                args.crc_params.append((calc, parse_params(w, words[1:] if calc else words)))
             except ValueError as err:
                 mp.error(f"--crc{w}-parameters: {err}")
     return args, targs

@@ -1,10 +1,11 @@
 """Parametric CRCs for ``HashAlgorithm.crc16_custom`` / ``crc32_custom``, computed as BMv2 does.
 
-BMv2 (``calculations.cpp``, ``crc_custom``) keeps one configuration per custom CRC: polynomial,
+BMv2 (``calculations.cpp``, ``crc_custom``) keeps one configuration per calculation (each
+``hash``/checksum call site, named as ``ir/calcs.py`` names it): polynomial,
 initial remainder, final xor, whether input bytes are reflected and whether the remainder is
 reflected before the final xor (the "Rocksoft" CRC model of the CRC catalogues: the initial
 value is the register of the unreflected algorithm).  The control plane changes it at run time
-(BMv2 runtime CLI ``set_crc16_parameters`` / ``set_crc32_parameters``).  The defaults equal the
+(BMv2 runtime CLI ``set_crc16_parameters <calc>`` / ``set_crc32_parameters <calc>``).  The defaults equal the
 fixed ``crc16`` (CRC-16/ARC) and ``crc32`` algorithms.  The native runtime
 (``native/rt_head.h``, ``crc_custom``) implements the same steps; tests compare both.
 """

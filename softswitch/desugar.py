@@ -34,7 +34,8 @@ from .loops import desugar_loop, each_loop, range_loop, three_clause
 from .selects import rewrite_select
 
 #: expression kinds whose value never changes, so they need no saving before a call
-_CONSTANT = {"int_lit", "true_lit", "false_lit", "string_lit", "error_member", "type_member"}
+_CONSTANT = {"int_lit", "true_lit", "false_lit", "string_lit", "error_member", "type_member",
+             "dots_expr"}
 #: expression node kinds (children of other kinds, e.g. ``name`` or a type, are not values)
 _EXPRS = {"ident", "member", "index", "slice", "call", "tcall", "binop", "lt", "gt", "bor", "bxor",
           "band", "shl", "shr", "land", "lor", "lnot", "bnot", "neg", "pos", "cast", "ternary",
@@ -325,7 +326,12 @@ class Desugar:
             kids = [copy.deepcopy(lhs), Token(tok, str(op)[:-1]), rhs] if tok else [copy.deepcopy(lhs), rhs]
             return self.stmt(_mk("assign_stmt", [lhs, _mk(kind, kids, s)], s))
         elif d == "assign_stmt":
-            s.children[1] = self.expr(s.children[1], pre)
+            s.children[0] = self.lvalue(s.children[0], pre)
+            rhs_pre: list = []
+            s.children[1] = self.expr(s.children[1], rhs_pre)
+            if rhs_pre:  # p4c evaluates the left side first: its indexes are read before
+                s.children[0] = self.lvalue(s.children[0], pre, save=True)
+            pre += rhs_pre
         elif d == "call_stmt" and isinstance(s.children[0], Tree) and s.children[0].data in ("call", "tcall"):
             if self.applied(s.children[0]):
                 self.key_updates(self.applied(s.children[0]), pre)
@@ -394,6 +400,17 @@ class Desugar:
         if d in ("call", "tcall"):
             return self.call(e, pre, top=False)
         e.children = self.ordered(e.children, pre)
+        return e
+
+    def lvalue(self, e, pre: list, save: bool = False):
+        """The target of an assignment: calls in its stack indexes are hoisted; ``save`` also
+        copies every non-constant index to a temporary (the right side has effects)."""
+        if not isinstance(e, Tree) or e.data not in ("member", "index", "slice"):
+            return e
+        e.children[0] = self.lvalue(e.children[0], pre, save)
+        if e.data == "index":
+            idx = self.expr(e.children[1], pre)
+            e.children[1] = self.save(idx, pre) if save else idx
         return e
 
     def ternary(self, e: Tree, pre: list):

@@ -12,7 +12,8 @@ from typing import Any
 
 from lark import Token, Tree
 
-from .layout import SIZE_METHODS, pyfield, type_size
+from .defaults import direct_varbit, varbit_default
+from .layout import SIZE_METHODS, default_code, pyfield, type_size
 from .literals import parse_int
 from .staticassert import fold as fold_static_assert
 from .staticassert import is_static_assert
@@ -21,6 +22,8 @@ from .types import (
     ArrayT,
     BitT,
     BoolT,
+    DefaultT,
+    DotsListT,
     EnumT,
     ErrorT,
     HeaderT,
@@ -159,6 +162,8 @@ class ExprCompiler:
         """Implicit conversion for assignment / argument passing (p4c's rules)."""
         if same_type(src, dst):
             return code
+        if isinstance(src, DefaultT):
+            return self._default(dst, "", node)
         if isinstance(src, IntLitT) and isinstance(dst, BitT):
             warn_unfit(self.d, int(code), dst, node)
             return str(wrap_value(int(code), dst))
@@ -170,7 +175,8 @@ class ExprCompiler:
                 or isinstance(src, ListT) and isinstance(dst, HeaderT):
             return self.list_to_struct(code, src, dst, node)
         if isinstance(src, ListT) and isinstance(dst, TupleT):
-            if len(src.elems) != len(dst.elems):
+            if len(src.elems) != len(dst.elems) and not (
+                    isinstance(src, DotsListT) and len(src.elems) <= len(dst.elems)):
                 raise self.err(node, f"cannot convert {src} to {dst}: wrong number of elements")
             return code
         if isinstance(dst, EnumT) and isinstance(src, EnumT) and src is dst:
@@ -181,11 +187,17 @@ class ExprCompiler:
 
     def list_to_struct(self, code: str, src: ListT, dst: StructLikeT, node) -> str:
         dots = isinstance(src, KVListT) and src.dots
-        if len(src.elems) != len(dst.fields) and not dots:
+        if len(src.elems) != len(dst.fields) and not dots and not (
+                isinstance(src, DotsListT) and len(src.elems) <= len(dst.fields)):
             raise self.err(node, f"cannot initialise {dst} from a list of {len(src.elems)} elements")
         items = self._list_items.get(code)
         if items is None:
             raise self.err(node, "list expression cannot be used here")
+        if (dots or isinstance(src, DotsListT)) and direct_varbit(dst):
+            raise self.err(node, f"Structs, headers and tuples containing varbit fields cannot be "
+                                 f"initialized using ...: {dst}")
+        if isinstance(src, DotsListT):  # {a, b, ...}: the fields after the items take defaults
+            items = list(items) + [None] * (len(dst.fields) - len(items))
         if isinstance(src, KVListT):
             items = src.ordered(items, dst)
             if items is None:
@@ -198,16 +210,16 @@ class ExprCompiler:
     _list_items: dict[str, list[tuple[str, P4Type]]] = {}
 
     def _default(self, t: P4Type, fname: str, node) -> str:
-        """The value ``...`` gives field ``fname``: 0, false, or a struct of those."""
-        if isinstance(t, BoolT):
-            return "False"
-        if isinstance(t, (BitT, EnumT, ErrorT)):
-            return "0"
-        if isinstance(t, StructT):
-            parts = [self._default(ft, f, node) for f, ft in t.fields]
-            return f"_mk({t.pyname}, ({''.join(p + ', ' for p in parts)}))"
-        raise self.err(node, f"'...' cannot give field {fname} of type {t} a default value here "
-                             "(only scalars and structs of scalars)")
+        """The default value ``...`` gives field ``fname`` (or a whole value, ``fname`` empty):
+        0, false, the first enum member, ``error.NoError``, an invalid header, a union with no
+        valid member, a stack of invalid headers with ``nextIndex`` 0, a varbit of length 0,
+        structs, tuples and arrays of those (P4_16 "default values")."""
+        if varbit_default(t):  # p4c: "default values for varbit types" are unsupported
+            raise self.err(node, f"'...': no default value for varbit types ({t})")
+        if isinstance(t, (BitT, BoolT, EnumT, ErrorT, StructLikeT, StackT)):
+            return default_code(t, 0)
+        what = f"field {fname} of type {t}" if fname else f"a value of type {t}"
+        raise self.err(node, f"'...': {what} has no default value")
 
     def expect_bool(self, node) -> str:
         code, t = self.expr(node)
@@ -274,12 +286,20 @@ class ExprCompiler:
         return str(t.members.index(member)), t
 
     def _e_list_expr(self, n, expected=None):
-        items = [self.expr(e) for e in n.children[0].children if e is not None]
-        code = "(" + "".join(c + ", " for c, _ in items) + ")"
-        key = f"{code}#{id(n)}"
+        nodes = [e for e in n.children[0].children if e is not None]
+        dots = bool(nodes) and isinstance(nodes[-1], Tree) and nodes[-1].data == "dots_expr"
+        if dots:  # {a, b, ...}: the rest take default values
+            nodes = nodes[:-1]
+        items = [self.expr(e) for e in nodes]
+        if any(isinstance(t, DefaultT) for _, t in items):
+            raise self.err(n, "'...' must be the last item of a list expression")
+        code = "(" + "".join(c + ", " for c, _ in items) + ("..., " if dots else "") + ")"
         ExprCompiler._list_items[code] = items
-        del key
-        return code, ListT(tuple(t for _, t in items))
+        return code, (DotsListT if dots else ListT)(tuple(t for _, t in items))
+
+    def _e_dots_expr(self, n):
+        """``...``: the default value of the type the context gives it (see ``convert``)."""
+        return "None", DefaultT()
 
     def _e_struct_expr(self, n, expected=None):
         """``{a = x, b = y}``: a list expression whose items are matched to fields by name
@@ -635,6 +655,8 @@ class ExprCompiler:
                 raise self.err(n, f"cannot cast {{#}} to {dst}: it is an invalid header or header union")
             return f"{dst.pyname}()", dst  # a new header or union is invalid
         c, src = self.expr(n.children[1])
+        if isinstance(src, DefaultT):
+            return self._default(dst, "", n), dst
         if (why := cast_error(src, dst)) is not None:
             raise self.err(n, why)
         return self.cast(c, src, dst, n), dst

@@ -58,16 +58,15 @@ def identity(data: bytes) -> int:
 
 
 # HashAlgorithm enum order of v1model.p4: crc32, crc32_custom, crc16, crc16_custom, random, identity,
-# csum16, xor16.  The *_custom variants are per switch (``crc.CustomCrc`` in ``SwitchState``, set
-# by the control plane); ``hash_functions`` binds them.
+# csum16, xor16.  The *_custom variants are per calculation (``crc.CustomCrc`` in
+# ``SwitchState.crcs``, by BMv2 calculation name, set by the control plane).
 ALGORITHMS = {"crc32": crc32, "crc16": crc16, "identity": identity, "csum16": csum16, "xor16": xor16}
 
 
 def hash_functions(state) -> dict:
-    """The algorithms one switch computes: the fixed ones, its two custom CRCs and its random
-    source (``rng.py``)."""
-    return {**ALGORITHMS, "crc16_custom": state.crc16_custom, "crc32_custom": state.crc32_custom,
-            "random": state.rng.hash}
+    """The algorithms one switch computes alike at every call site: the fixed ones and its
+    random source (``rng.py``)."""
+    return {**ALGORITHMS, "random": state.rng.hash}
 
 
 def pack_bits(vals: tuple, widths: tuple) -> bytes:

@@ -186,18 +186,19 @@ class LineMap:
     """Maps lines of preprocessed text back to (file, line) of the original sources."""
 
     entries: list[tuple[str, int]] = field(default_factory=list)
+    program: str = "<source>"  # named by errors about the program as a whole (line 0)
 
     def where(self, line: int) -> tuple[str, int]:
         if 1 <= line <= len(self.entries):
             return self.entries[line - 1]
-        return ("<source>", line)
+        return (self.program, line)
 
 
 def strip_line_markers(text: str, filename: str) -> tuple[str, LineMap]:
     """Blank out ``#line``/``# N "file"`` markers and record where each line came from."""
     lines = text.split("\n")
     given_abs = os.path.abspath(filename)
-    lm = LineMap()
+    lm = LineMap(program=filename)
     cur_file, cur_line = filename, 1
     out = []
     for ln in lines:

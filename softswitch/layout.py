@@ -11,11 +11,23 @@ _RESERVED = {"copy", "_vals", "_inval", "_fields", "_v", "_vbl"}
 
 def pyfield(name: str) -> str:
     """Python attribute for a P4 field (P4 allows names like ``not`` or ``copy``)."""
-    if keyword.iskeyword(name) or keyword.issoftkeyword(name) or name in _RESERVED:
+    if keyword.iskeyword(name) or keyword.issoftkeyword(name) or name in _RESERVED \
+            or name.startswith("_vbl"):
         return name + "_f"
     if name[:1].isdigit():  # an array element (``ArrayT``): P4 names never start with a digit
         return "e" + name
     return name
+
+
+def vbl_name(t: StructLikeT, field: str) -> str:
+    """Attribute (Python) or member (C) holding the current length of varbit field ``field``
+    (its ``pyfield`` name) of ``t``: a header's one ``_vbl``, ``_vbl_<field>`` in a struct."""
+    return "_vbl" if isinstance(t, HeaderT) else f"_vbl_{field}"
+
+
+def struct_varbits(t: StructLikeT) -> list[str]:
+    """The ``pyfield`` names of the varbit fields of a struct (not a header): each has a length."""
+    return [] if isinstance(t, HeaderT) else [pyfield(n) for n, ft in t.fields if isinstance(ft, VarbitT)]
 
 
 def flat_fields(h: StructLikeT) -> list[tuple[str, P4Type]]:
@@ -91,7 +103,8 @@ def class_source(t: StructLikeT, oob: int) -> str:
     """Source of the Python class for a header or struct type."""
     names = [pyfield(n) for n, _ in t.fields]
     is_hdr = isinstance(t, HeaderT)
-    slots = names + (["_v", "_vbl"] if is_hdr else [])
+    lens = [vbl_name(t, n) for n in struct_varbits(t)]
+    slots = names + (["_v", "_vbl"] if is_hdr else lens)
     L = [f"class {t.pyname}:",
          f"    __slots__ = {tuple(slots)!r}",
          f"    _fields = {tuple(names)!r}",
@@ -101,6 +114,7 @@ def class_source(t: StructLikeT, oob: int) -> str:
     if is_hdr:
         L.append("        self._v = False")
         L.append("        self._vbl = 0")
+    L += [f"        self.{n} = 0" for n in lens]
     if not t.fields and not is_hdr:
         L.append("        pass")
     L.append("    def copy(self):")
@@ -114,6 +128,7 @@ def class_source(t: StructLikeT, oob: int) -> str:
     if is_hdr:
         L.append("        o._v = self._v")
         L.append("        o._vbl = self._vbl")
+    L += [f"        o.{n} = self.{n}" for n in lens]
     L.append("        return o")
     vals = ", ".join(
         f"self.{pyfield(n)}._vals()" if isinstance(ft, (StructLikeT, StackT)) else f"self.{pyfield(n)}"
@@ -160,6 +175,7 @@ def _asg_source(t: StructLikeT, is_hdr: bool) -> list[str]:
             L.append(f"        self.{n} = s.{n}")
     if is_hdr:
         L += ["        self._vbl = s._vbl", "        self._v = True"]
+    L += [f"        self.{n} = s.{n}" for n in (vbl_name(t, f) for f in struct_varbits(t))]
     if len(L) == 1:
         L.append("        pass")
     return L

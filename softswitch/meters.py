@@ -3,7 +3,8 @@
 BMv2 semantics kept here, and in the native runtime (``native/rt_head.h``, ``ss_meter_exec``):
 - an unconfigured meter marks every packet GREEN (0); colours are 0 GREEN, 1 YELLOW, 2 RED;
 - configuring sets both buckets full (tokens = burst); rates are units per microsecond (the
-  P4Runtime/PI conversion ``cir / 1e6``), units are packets or bytes (``MeterType``);
+  P4Runtime/PI conversion ``cir / 1e6``), units are packets or bytes (``MeterType``); a read
+  converts back as PI does (``rate * 1e6`` truncated: ``read_config``);
 - time is microseconds since the switch started; on each execution a bucket's tokens grow to
   ``min(tokens + floor(t * rate) - last, burst)`` where ``last`` is ``floor(t * rate)`` of its
   previous refill (everything against one time origin, as BMv2);
@@ -59,6 +60,15 @@ class MeterCell:
         self.burst = [cfg.pburst, cfg.cburst]
         self.tokens = [cfg.pburst, cfg.cburst]
         self.last = [0, 0]
+
+    def read_config(self) -> MeterConfig | None:
+        """The configuration as a read gives it back through PI from BMv2: BMv2 keeps the rates
+        as doubles per microsecond and PI multiplies them by 1e6 and truncates, so a rate may
+        read one less than written (3 -> 2.9999999999999996 -> 2)."""
+        if self.config is None:
+            return None
+        peak, committed = (min(int(r * 1000000.0), _U64_MAX) for r in self.rate)
+        return MeterConfig(committed, self.config.cburst, peak, self.config.pburst)
 
     def execute(self, amount: int, now_us: int) -> int:
         """The colour of a packet of ``amount`` units (1 packet, or its length in bytes)."""

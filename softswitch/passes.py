@@ -1,5 +1,6 @@
-"""The syntax-tree rewrites p4c's front end makes, run once before the checks, in their order:
-generic blocks (genericblocks.py), direct applies, extern instances
+"""The syntax-tree rewrites p4c's front end makes, run once before the checks, in their order
+(after the places p4c refuses default values are checked, defaults.py): generic blocks
+(genericblocks.py), direct applies, extern instances
 passed to sub-blocks and constructor arguments (subparsers.py), sub-parser inlining,
 generic functions and constants (specialize.py), then statements and expressions
 (desugar.py: compound assignment, loops, arguments, side effects in p4c's order)."""
@@ -8,6 +9,7 @@ from __future__ import annotations
 
 from lark import Tree
 
+from .defaults import check_default_uses
 from .desugar import Desugar, Err
 from .genericblocks import specialize_generic_blocks
 from .specialize import specialize
@@ -21,6 +23,7 @@ from .subparsers import (
 
 def desugar(tree: Tree, err: Err) -> None:
     """Rewrite ``tree`` in place; errors are ``err(node, message)``."""
+    check_default_uses(tree, err)
     specialize_generic_blocks(tree, err)
     instantiate_direct_applies(tree)
     hoist_extern_arguments(tree)

@@ -11,9 +11,20 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from lark import Tree
+from lark import Token, Tree
 
-from . import checks, checks_v1model, implementation, p4warnings, parser_reach, shadowing, uninit, unused
+from . import (
+    checks,
+    checks_v1model,
+    implementation,
+    ordering,
+    p4warnings,
+    parser_reach,
+    shadowing,
+    uninit,
+    unused,
+    validity,
+)
 from .calls import Calls, ExternInst
 from .codegen import ActionInfo, TableInfo
 from .controlgen import ControlGen
@@ -35,14 +46,14 @@ V1_ORDER = ("parser", "verify", "ingress", "egress", "compute", "deparser")
 @dataclass
 class SwitchState:
     """Mutable per-switch state the generated code reads: packet length (counters, byte meters),
-    the meter clock, the colour of the last direct-meter execution, the custom CRCs."""
+    the meter clock, the colour of the last direct-meter execution, the custom CRCs (one per
+    calculation)."""
 
     cur_len: int = 0
     clock: Callable[[], int] | None = None  # injected: microseconds since the switch started
     t0_ns: int = field(default_factory=time.monotonic_ns)
     dm_color: int = -1                        # -1: the last table with a direct meter missed
-    crc16_custom: CustomCrc = field(default_factory=lambda: CustomCrc(16))
-    crc32_custom: CustomCrc = field(default_factory=lambda: CustomCrc(32))
+    crcs: dict[str, CustomCrc] = field(default_factory=dict)  # custom CRC per BMv2 calculation
     rng: XorShift64 = field(default_factory=XorShift64)  # random() and HashAlgorithm.random
 
     def start(self) -> None:
@@ -50,6 +61,13 @@ class SwitchState:
         earlier): the meter clock starts now and the random source gets a fresh seed."""
         self.t0_ns = time.monotonic_ns()
         self.rng = XorShift64()
+
+    def set_calcs(self, calcs: dict[str, int]) -> None:
+        """One custom CRC per ``crc16_custom``/``crc32_custom`` calculation (name -> width), each
+        starting at its algorithm's defaults (BMv2 ``crc_custom``); kept in place, as generated
+        code holds this dict."""
+        self.crcs.clear()
+        self.crcs.update({name: CustomCrc(w) for name, w in calcs.items()})
 
     def now_us(self) -> int:
         if self.clock is not None:
@@ -92,11 +110,16 @@ class Program:
         self.trace = trace
         ExprCompiler._list_items = {}  # list-expression items of this compilation only
         self.decls = Decls(parsed.lines)
+        # names p4c's BMv2 back end will not give a calculation (``ir/calcs.py``)
+        self.identifiers = frozenset(str(t) for t in parsed.tree.scan_values(
+            lambda v: isinstance(v, Token) and v.type in ("IDENTIFIER", "TYPE_IDENTIFIER")))
         checks.declarations(self.decls, parsed.tree)
         shadowing.check(parsed.tree, self.decls)
         kept = unused.check(parsed.tree, self.decls)
         parser_reach.check(parsed.tree, self.decls, kept)
         uninit.check(parsed.tree, self.decls, kept)
+        ordering.check(parsed.tree, self.decls, kept)
+        validity.check(parsed.tree, self.decls, kept)
         desugar(parsed.tree, self.decls.err)
         checks.no_void_variables(self.decls, parsed.tree)
         self.decls.collect(parsed.tree)

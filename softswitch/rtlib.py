@@ -148,13 +148,16 @@ def mark_invalid(o) -> None:
             getattr(o, f)._v = False
 
 
-def mk(cls, vals: tuple, valid: bool = False):
-    """Build a struct/header object from field values (list expression)."""
+def mk(cls, vals: tuple, valid: bool = False, lens: dict[str, int] | None = None):
+    """Build a struct/header object from field values (list expression); ``lens``: the current
+    lengths of varbit fields by attribute (``layout.vbl_name``)."""
     o = cls()
     for name, v in zip(cls._fields, vals, strict=False):
         setattr(o, name, v.copy() if hasattr(v, "copy") else v)
     if valid:
         o._v = True
+    for name, n in (lens or {}).items():
+        setattr(o, name, n)
     return o
 
 

@@ -313,7 +313,7 @@ class Switch(PacketFlow):
     def meter_get_config(self, name: str, index: int) -> MeterConfig | None:
         m, _ = self._meter_cells(name, index)
         c = m.cells.get(index)
-        return None if c is None else c.config
+        return None if c is None else c.read_config()
 
     def _direct_meter_entry(self, table: str, match, priority):
         t = self._table(table)
@@ -335,21 +335,46 @@ class Switch(PacketFlow):
     def direct_meter_get_config(self, table: str, match: dict[str, MatchValue],
                                 priority: int | None = None) -> MeterConfig | None:
         _t, e = self._direct_meter_entry(table, match, priority)
-        return None if e.meter is None else e.meter.config
+        return None if e.meter is None else e.meter.read_config()
 
     def seed_random(self, seed: int) -> None:
         """Restart ``random()`` / ``HashAlgorithm.random`` from ``seed`` (repeatable runs; both
         backends give the same values).  Switches start from a seed drawn from the OS."""
         self.prog.state.rng.seed(seed)
 
-    def crc_set_parameters(self, params: CrcParams) -> None:
-        """Parameters of ``crc16_custom`` (width 16) or ``crc32_custom`` (width 32)."""
-        getattr(self.prog.state, f"crc{params.width}_custom").configure(params)
+    def crc_calculations(self) -> dict[str, int]:
+        """The program's ``crc16_custom``/``crc32_custom`` calculations by BMv2 name (``calc``,
+        ``calc_0``...: one per ``hash``/checksum call site, as p4c names them) -> CRC width."""
+        return {name: c.width for name, c in self.prog.state.crcs.items()}
 
-    def crc_get_parameters(self, width: int) -> CrcParams:
-        if width not in (16, 32):
-            raise RuntimeAPIError(f"no crc{width}_custom; custom CRCs are crc16_custom and crc32_custom")
-        return getattr(self.prog.state, f"crc{width}_custom").params
+    def _crc_targets(self, params: CrcParams, calc: str | None) -> list[str]:
+        crcs = self.prog.state.crcs
+        if calc is None:
+            return [n for n, c in crcs.items() if c.width == params.width]
+        c = crcs.get(calc)
+        if c is None:
+            known = ", ".join(f"{n} (crc{x.width})" for n, x in crcs.items()) or "none"
+            raise RuntimeAPIError(f"no custom CRC calculation {calc!r}; the program's are: {known}")
+        if c.width != params.width:
+            raise RuntimeAPIError(f"calculation {calc} is crc{c.width}_custom: it takes "
+                                  f"set_crc{c.width}_parameters, not crc{params.width} parameters")
+        return [calc]
+
+    def crc_set_parameters(self, params: CrcParams, calc: str | None = None) -> list[str]:
+        """Parameters of custom CRC calculation ``calc`` (BMv2 ``set_crc16_parameters <calc> ...``
+        / ``set_crc32_parameters``); ``calc`` None: every calculation of ``params.width``.
+        Returns the calculations changed."""
+        names = self._crc_targets(params, calc)
+        for name in names:
+            self.prog.state.crcs[name].configure(params)
+        return names
+
+    def crc_get_parameters(self, calc: str) -> CrcParams:
+        c = self.prog.state.crcs.get(calc)
+        if c is None:
+            raise RuntimeAPIError(f"no custom CRC calculation {calc!r}; "
+                                  f"the program's are {sorted(self.prog.state.crcs)}")
+        return c.params
 
     # ------------------------------------------------------------ parser value sets (extension)
     def value_set_set(self, name: str, members: list[dict[str, MatchValue]]) -> None:

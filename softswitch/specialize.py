@@ -210,7 +210,8 @@ class Specializer:
             b = env.get(str(e.children[-1]))
             return (b.type, b.value) if b is not None and b.value is not None else None
         if e.data == "cast" and isinstance(e.children[1], Tree) \
-                and e.children[1].data in ("list_expr", "struct_expr") and self._compound(e.children[0]):
+                and e.children[1].data in ("list_expr", "struct_expr", "dots_expr") \
+                and self._compound(e.children[0]):
             return e.children[0], e.children[1]
         if e.data != "member" or not isinstance(e.children[0], Tree):
             return None
@@ -225,14 +226,21 @@ class Specializer:
         for i, (fname, ftype) in enumerate(fields):
             if fname != member:
                 continue
+            if isinstance(init, Tree) and init.data == "dots_expr":  # `...`: every field too
+                return ftype, init
             if isinstance(init, Tree) and init.data == "struct_expr":
                 for kv in init.children:
                     if isinstance(kv, Tree) and str(kv.children[0]) == member:
                         return ftype, kv.children[1]
+                if isinstance(init.children[-1], Token):  # {a = x, ...}: left out, a default
+                    return ftype, _mk("dots_expr", [init.children[-1]], init)
             elif isinstance(init, Tree) and init.data == "list_expr":
                 items = [x for x in init.children[0].children if x is not None]
-                if i < len(items):
+                dots = items and isinstance(items[-1], Tree) and items[-1].data == "dots_expr"
+                if i < len(items) - dots:
                     return ftype, items[i]
+                if dots:  # {x, ...}: the fields after the items take defaults
+                    return ftype, items[-1]
             return None
         return None
 
@@ -240,7 +248,7 @@ class Specializer:
         """A folded value as an expression of type ``t`` (reported at ``like``)."""
         v = copy.deepcopy(init)
         rt = self.types.resolve(t)
-        if isinstance(v, Tree) and v.data in ("list_expr", "struct_expr") \
+        if isinstance(v, Tree) and v.data in ("list_expr", "struct_expr", "dots_expr") \
                 or isinstance(rt, Tree) and rt.data in ("t_bit", "t_int") and not (
                     isinstance(v, Tree) and v.data == "cast"):
             v = _mk("cast", [copy.deepcopy(t), v], like)

@@ -24,7 +24,7 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from softswitch.api import MeterConfig, Replica
+from softswitch.api import EntryNotFoundError, MeterConfig, Replica
 from softswitch.stf_names import ProgramNames, action_params, entry_match
 from softswitch.stf_syntax import (
     AddEntry,
@@ -43,6 +43,7 @@ from softswitch.stf_syntax import (
     ProfileMember,
     RegisterRead,
     RegisterWrite,
+    RemoveAll,
     SendPacket,
     SetDefault,
     StfFile,
@@ -120,6 +121,8 @@ class _Run:
         self.received: dict[int, list[tuple[int, bytes]]] = {}  # port -> [(stf line of packet, bytes)]
         self.nodes: list[tuple[int, tuple[int, ...]]] = []  # BMv2 node handles: index -> (rid, ports)
         self.groups: dict[int, list[int]] = {}  # group -> node handles
+        self.inserts: list[tuple] = []  # what ``remove all`` undoes, oldest first
+        self.handles: dict[str, tuple[str, dict, int | None]] = {}  # ``= NAME`` -> (table, match, prio)
 
     def fail(self, line: int, msg: str) -> None:
         self.result.failures.append(f"line {line}: {msg}")
@@ -147,7 +150,29 @@ class _Run:
         elif priority is not None:  # p4c's runner gives BMv2 10000 - p: 0 is valid, higher wins;
             priority += 1           # P4Runtime wants > 0, so p + 1 keeps the order
         self.sw.table_add(table.name, action.name, match, params, priority)
+        self._inserted(cmd.handle, table.name, match, priority)
 
+    def _inserted(self, handle: str | None, table: str, match: dict, priority: int | None) -> None:
+        self.inserts.append(("entry", table, match, priority))
+        if handle is not None:
+            self.handles[handle] = (table, match, priority)
+
+    def do_RemoveAll(self, cmd: RemoveAll) -> None:
+        """p4c's STF runner undoes its inserts (``undo_write_requests``: newest first, as deletes);
+        defaults stay as set.  What the file already deleted itself is skipped."""
+        for item in reversed(self.inserts):
+            kind, *what = item
+            if kind == "entry":
+                try:
+                    self.sw.table_delete(*what)
+                except EntryNotFoundError:
+                    pass
+            elif kind == "group" and what[1] in self.sw.act_prof_groups(what[0]):
+                self.sw.act_prof_delete_group(*what)
+            elif kind == "member" and what[1] in self.sw.act_prof_members(what[0]):
+                self.sw.act_prof_delete_member(*what)
+        self.inserts.clear()
+        self.handles.clear()
     def do_AddIndirect(self, cmd: AddIndirect) -> None:
         table = self.names.table(cmd.table)
         match = entry_match(table, self.names, [(k.name, k.text) for k in cmd.keys])
@@ -155,6 +180,7 @@ class _Run:
             raise ValueError(f"table {table.name} has ternary/range/optional keys: give a priority")
         priority = cmd.priority if table.needs_priority else None
         self.sw.table_add_indirect(table.name, match, cmd.member, cmd.group, priority)
+        self._inserted(cmd.handle, table.name, match, priority)
 
     def do_ProfileMember(self, cmd: ProfileMember) -> None:
         prof, table = self.names.profile(cmd.profile)
@@ -165,11 +191,14 @@ class _Run:
         params = action_params(action, list(cmd.action.args))
         do = self.sw.act_prof_add_member if cmd.op == "create" else self.sw.act_prof_modify_member
         do(prof, cmd.member, action.name, params)
+        if cmd.op == "create":
+            self.inserts.append(("member", prof, cmd.member))
 
     def do_ProfileGroup(self, cmd: ProfileGroup) -> None:
         prof, _table = self.names.profile(cmd.profile)
         if cmd.op == "create":
             self.sw.act_prof_create_group(prof, cmd.group, cmd.members)
+            self.inserts.append(("group", prof, cmd.group))
         elif cmd.op == "delete":
             self.sw.act_prof_delete_group(prof, cmd.group)
         else:
@@ -296,12 +325,24 @@ class _Run:
             ">": operator.gt, ">=": operator.ge}
 
     def do_CheckCounter(self, cmd: CheckCounter) -> None:
-        name = self.names.counter(cmd.counter)
-        packets, bytes_ = self.sw.counter_read(name, cmd.index)
+        if isinstance(cmd.index, str):  # c($NAME): the direct counter of a named entry
+            name, owner = self.names.direct_counter(cmd.counter)
+            entry = self.handles.get(cmd.index)
+            if entry is None:
+                known = ", ".join(sorted(self.handles)) or "none"
+                raise LookupError(f"no entry named {cmd.index!r} (add ... = NAME; named: {known})")
+            if entry[0] != owner:
+                raise LookupError(f"entry {cmd.index} is in table {entry[0]}, direct counter {name} "
+                                  f"belongs to {owner}")
+            packets, bytes_ = self.sw.direct_counter_read(*entry)
+            where = f"{name}(${cmd.index})"
+        else:
+            name = self.names.counter(cmd.counter)
+            packets, bytes_ = self.sw.counter_read(name, cmd.index)
+            where = f"{name}[{cmd.index}]"
         got = packets if cmd.kind == "packets" else bytes_
         if not self._OPS[cmd.op](got, cmd.value):
-            self.fail(cmd.line, f"counter {name}[{cmd.index}] {cmd.kind} = {got}, "
-                      f"expected {cmd.op} {cmd.value}")
+            self.fail(cmd.line, f"counter {where} {cmd.kind} = {got}, expected {cmd.op} {cmd.value}")
 
 
 def observed_ports(stf: StfFile) -> set[int]:

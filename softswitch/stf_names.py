@@ -81,6 +81,8 @@ class ProgramNames:
                          for ap in getattr(p4info, "action_profiles", [])}
         self.registers = {r.preamble.name: r for r in getattr(p4info, "registers", [])}
         self.counters = {c.preamble.name: c for c in getattr(p4info, "counters", [])}
+        self.direct_counters = {c.preamble.name: tnames.get(c.direct_table_id, "")
+                                for c in getattr(p4info, "direct_counters", [])}
         self.meters = {m.preamble.name: m for m in getattr(p4info, "meters", [])}
 
     def table(self, name: str) -> StfTable:
@@ -105,6 +107,11 @@ class ProgramNames:
 
     def counter(self, name: str) -> str:
         return _suffix_pick(name, list(self.counters), "counter")
+
+    def direct_counter(self, name: str) -> tuple[str, str]:
+        """A direct counter's P4Info name and the name of the table that owns it."""
+        full = _suffix_pick(name, list(self.direct_counters), "direct counter")
+        return full, self.direct_counters[full]
 
     def field(self, table: StfTable, name: str) -> FieldInfo:
         # p4c writes header-stack elements as h$0 in some STF files

@@ -5,9 +5,12 @@ The grammar follows what p4c's BMv2 STF runner accepts (one command per line,
 (``mirroring_add``, ``mc_*``) and register/counter checks:
 
     add <table> [<priority>] <key>:<value> ... <action>(<param>:<value>, ...) [= <handle>]
+    remove all                    (deletes every entry, member and group the file added, newest
+                                   first, as p4c's STF runner undoes its inserts)
     setdefault <table> <action>(<param>:<value>, ...)
-    packet <port> [<hex bytes ...>]   (no bytes: an empty packet, as p4c's runner sends it)
-    expect <port> [<hex with * nibbles ...> [$]]
+    packet <port> [<hex bytes ...>]   (no bytes: an empty packet, as p4c's runner sends it;
+                                      an odd last digit is a byte of its own, as there)
+    expect <port> [<hex with * nibbles ...> [$]]   (compared nibble by nibble)
     no_packet | wait
     mirroring_add <session> <port>
     mc_mgrp_create <group>        mc_mgrp_destroy <group>
@@ -16,6 +19,7 @@ The grammar follows what p4c's BMv2 STF runner accepts (one command per line,
     register_write <register> <index> <value>
     register_read <register> <index>        (p4c's form: reads, checks nothing)
     check_counter <counter>(<index>) [packets|bytes] [== != < <= > >=] <number>
+    check_counter <direct counter>($<handle>) ...   (the counter of the entry added '= <handle>')
     meter_set_rates <meter> <index> <cir>:<cburst> <pir>:<pburst>
     meter_array_set_rates <meter> <cir>:<cburst> <pir>:<pburst>   (every cell)
     meter_get_rates <meter> <index>         (p4c's form: reads, checks nothing)
@@ -98,6 +102,14 @@ class AddEntry:
     keys: tuple[KeyValue, ...]
     action: ActionCall
     priority: int | None = None
+    handle: str | None = None     # ``= NAME``: the entry's name for ``check_counter c($NAME)``
+
+
+@dataclass(frozen=True)
+class RemoveAll:
+    """``remove all``: undo every insert of the file so far (p4c's STF grammar)."""
+
+    line: int
 
 
 @dataclass(frozen=True)
@@ -185,7 +197,7 @@ class RegisterRead:
 class CheckCounter:
     line: int
     counter: str
-    index: int
+    index: int | str  # a cell index, or the name an ``add ... = NAME`` gave an entry
     kind: str  # "packets" or "bytes"
     op: str
     value: int
@@ -225,6 +237,7 @@ class AddIndirect:
     member: int | None
     group: int | None
     priority: int | None = None
+    handle: str | None = None
 
 
 @dataclass(frozen=True)
@@ -242,8 +255,8 @@ class MeterGetRates:
     index: int
 
 
-Command = (AddEntry | SetDefault | SendPacket | ExpectPacket | Checkpoint | MirroringAdd | McGroup
-           | McNodeCreate | McNodeAssociate | RegisterWrite | RegisterRead | CheckCounter
+Command = (AddEntry | RemoveAll | SetDefault | SendPacket | ExpectPacket | Checkpoint | MirroringAdd
+           | McGroup | McNodeCreate | McNodeAssociate | RegisterWrite | RegisterRead | CheckCounter
            | ProfileMember | ProfileGroup | AddIndirect | MeterSetRates | MeterGetRates)
 
 
@@ -274,14 +287,25 @@ _HEX_DIGITS = set("0123456789abcdefABCDEF")
 
 
 def _packet_hex(words: list[str], allow_wild: bool) -> str:
-    """Join hex words, check characters, return upper-case text."""
+    """Join hex words, check characters, return upper-case text.  An odd number of digits is
+    what p4c's runner reads too: a sent packet's last lone digit is a byte of its own (``...20 5``
+    sends ``20 05``), an expected pattern is compared nibble by nibble (``allow_wild``)."""
     text = "".join(words)
     bad = {c for c in text if c not in _HEX_DIGITS and not (allow_wild and c == "*")}
     if bad:
         raise ValueError(f"bad character(s) {''.join(sorted(bad))!r} in packet data")
-    if len(text) % 2:
-        raise ValueError(f"packet data has an odd number of hex digits ({len(text)})")
+    if len(text) % 2 and not allow_wild:
+        text = text[:-1] + "0" + text[-1]
     return text.upper()
+
+
+def _packet_bytes(words: list[str]) -> bytes:
+    """Packet data as p4c's runner sends it: hex pairs, an odd last digit is one byte
+    of its own (``... 10 0`` sends ``10 00``), as its ``HexToByte`` reads it."""
+    text = _packet_hex(words, allow_wild=False)
+    if len(text) % 2:
+        text = text[:-1] + "0" + text[-1]
+    return bytes.fromhex(text)
 
 
 # ---------------------------------------------------------------- commands
@@ -322,8 +346,10 @@ def _parse_add(line: int, rest: str, extension: bool = False) -> AddEntry:
     if len(tail) != 2:
         raise ValueError("unbalanced parenthesis in action call")
     after = tail[1].strip()
-    if after and not re.match(r"^=\s*\S+$", after):
-        raise ValueError(f"unexpected text after the action call: {after!r}")
+    handle_m = re.fullmatch(r"=\s*([A-Za-z_]\w*)", after)
+    if after and not handle_m:
+        raise ValueError(f"unexpected text after the action call: {after!r} (want '= NAME')")
+    handle = handle_m.group(1) if handle_m else None
     if action_name in ("member", "group") and re.fullmatch(r"\s*\w+\s*", tail[0]):
         if not extension:
             raise ValueError(f"add ... {action_name}(N) is a softswitch extension: write "
@@ -343,7 +369,7 @@ def _parse_add(line: int, rest: str, extension: bool = False) -> AddEntry:
         if not name or not value:
             raise ValueError(f"key {item!r} is not field:value")
         keys.append(KeyValue(name, value))
-    return AddEntry(line, table, tuple(keys), action, priority)
+    return AddEntry(line, table, tuple(keys), action, priority, handle)
 
 
 def _indirect(e: AddEntry) -> AddEntry | AddIndirect:
@@ -352,7 +378,7 @@ def _indirect(e: AddEntry) -> AddEntry | AddIndirect:
         return e
     ref = e.action.args[0][1]
     return AddIndirect(e.line, e.table, e.keys, ref if e.action.name == "member" else None,
-                       ref if e.action.name == "group" else None, e.priority)
+                       ref if e.action.name == "group" else None, e.priority, e.handle)
 
 
 def _parse_profile(line: int, cmd: str, args: list[str], rest: str) -> ProfileMember | ProfileGroup:
@@ -407,6 +433,10 @@ def parse_command(line: int, text: str, extension: bool = False) -> Command | No
         if not extension:
             raise ValueError(f"{cmd} is a softswitch extension: write '{EXTENSION} {text.strip()}'")
         return _parse_profile(line, cmd, args, rest)
+    if cmd == "remove":
+        if [a.lower() for a in args] != ["all"]:
+            raise ValueError("remove takes: all (p4c's STF grammar removes all entries only)")
+        return RemoveAll(line)
     if cmd == "setdefault":
         if not args:
             raise ValueError("setdefault needs a table and an action call")
@@ -415,7 +445,7 @@ def parse_command(line: int, text: str, extension: bool = False) -> Command | No
         if not args:
             raise ValueError("packet needs a port (and data; p4c's runner also sends an empty one)")
         (port,) = _ints(args[:1], ["port"], cmd)
-        return SendPacket(line, port, bytes.fromhex(_packet_hex(args[1:], allow_wild=False)))
+        return SendPacket(line, port, _packet_bytes(args[1:]))
     if cmd == "expect":
         if not args:
             raise ValueError("expect needs a port")
@@ -468,7 +498,12 @@ def parse_command(line: int, text: str, extension: bool = False) -> Command | No
         if not m:
             raise ValueError("check_counter takes: counter(index) [packets|bytes] <op> <number>")
         name, index_text, kind, op, value = m.groups()
-        (index,) = _ints([index_text], ["index"], cmd)
+        if index_text.startswith("$"):
+            if not re.fullmatch(r"\$[A-Za-z_]\w*", index_text):
+                raise ValueError(f"check_counter: {index_text!r} is not an entry name ($NAME)")
+            index: int | str = index_text[1:]
+        else:
+            (index,) = _ints([index_text], ["index"], cmd)
         if kind is None:  # p4c's default check: packet count == 0
             kind, op, value = "packets", "==", "0"
         (number,) = _ints([value], ["number"], cmd)

@@ -370,6 +370,8 @@ def specialize_constructors(tree: Tree) -> None:
              and d.data in ("control_decl", "parser_decl") and d.children[4] is not None}
     if not decls:
         return
+    blocks = {_name(d.children[1]) for d in tree.children
+              if isinstance(d, Tree) and d.data in ("control_decl", "parser_decl")}
     copies: dict[str, list[Tree]] = {}
     for d in list(tree.children):
         if not (isinstance(d, Tree) and d.data in ("control_decl", "parser_decl")):
@@ -388,10 +390,12 @@ def specialize_constructors(tree: Tree) -> None:
             if len(params) != len(args):
                 continue  # the generator reports the arity
             values = {_name(p.children[3]): a for p, a in zip(params, args, strict=True)}
+            local = _block_instance_args(d, values, blocks)
             new = f"{tname}_k{sum(len(v) for v in copies.values()) + 1}"
+            blocks.add(new)
             spec.children[1] = _name_tree(new)
             spec.children[4] = None
-            spec.children[5:] = [_substitute(c, values) for c in spec.children[5:]]
+            spec.children[5:] = local + [_substitute(c, values) for c in spec.children[5:]]
             copies.setdefault(tname, []).append(spec)
             type_node = loc.children[1]
             loc.children[1] = Tree("type_name", [Token("TYPE_IDENTIFIER", new)], type_node.meta)
@@ -417,6 +421,24 @@ def specialize_constructors(tree: Tree) -> None:
         else:
             out.append(d)
     tree.children = out
+
+
+def _block_instance_args(d: Tree, values: dict[str, Tree], blocks: set[str]) -> list[Tree]:
+    """Constructor arguments naming a control or parser instance of the enclosing block ``d``
+    (``C2(c1) c2;``): the copy gets its own instance of that block under the parameter's name
+    (taken out of ``values``).  p4c shares the one instance, which differs only in the state of
+    externs declared inside it (README, known differences)."""
+    insts = {_name(loc.children[3]): loc for loc in d.children[5:]
+             if isinstance(loc, Tree) and loc.data == "instantiation"
+             and SubParsers._type_name(loc.children[1]) in blocks}
+    out = []
+    for param, arg in list(values.items()):
+        if isinstance(arg, Tree) and arg.data == "ident" and str(arg.children[-1]) in insts:
+            inst = copy.deepcopy(insts[str(arg.children[-1])])
+            inst.children[3] = _name_tree(param)
+            out.append(inst)
+            del values[param]
+    return out
 
 
 def _ctor_params_as_params(d: Tree) -> Tree:

@@ -184,6 +184,23 @@ class ListT(P4Type):
 
 
 @dataclass(frozen=True)
+class DotsListT(ListT):
+    """``{a, b, ...}`` or ``{...}`` (P4_16 "default values"): the items not written take the
+    default values of the target struct's, header's or tuple's remaining fields."""
+
+    def __str__(self) -> str:
+        return "{" + "".join(f"{t}, " for t in self.elems) + "...}"
+
+
+@dataclass(frozen=True)
+class DefaultT(P4Type):
+    """``...`` alone: the default value of whatever type the context expects."""
+
+    def __str__(self) -> str:
+        return "..."
+
+
+@dataclass(frozen=True)
 class KVListT(ListT):
     """Type of a struct expression ``{a = x, b = y}`` before it meets its target type."""
 

@@ -150,7 +150,8 @@ class Body:
             if key is not None and key not in d and not self.quiet:
                 self.warn(e, "uninitialized_use", f"{self.names[key]} may be uninitialized")
             return d
-        if k in ("type_member", "error_member", "int_lit", "string_lit", "true_lit", "false_lit"):
+        if k in ("type_member", "error_member", "int_lit", "string_lit", "true_lit", "false_lit",
+                 "dots_expr"):
             return d
         if k == "member":
             return self.expr(e.children[0], env, d)
@@ -216,7 +217,8 @@ class Analysis:
 
     def run(self) -> None:
         for node in self.tree.children:
-            if not isinstance(node, Tree):
+            if not isinstance(node, Tree) \
+                    or node.data not in ("control_decl", "parser_decl", "function_decl", "action_decl"):
                 continue
             if node.data not in ("control_decl", "parser_decl", "function_decl", "action_decl"):
                 continue

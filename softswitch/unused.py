@@ -9,7 +9,15 @@ visits it reports
 
 - a table: ``[--Wwarn=unused] warning: Table t is not used; removing``;
 - an instance (a register, a counter, a control or parser instance...):
-  ``[--Wwarn=unused] warning: r: unused instance``, once; ``main`` never.
+  ``[--Wwarn=unused] warning: r: unused instance``, once; ``main`` never;
+- a control or parser nothing instantiates: ``Control C is not used; removing`` /
+  ``Parser P is not used; removing`` (on the first round only: what becomes unused once
+  another unused block is gone is not reported, as recent p4c does);
+- a parameter of an action or function it keeps that its body never names: ``'p' is unused``
+  (parameters of controls, parsers, externs and prototypes are not checked, as p4c visits
+  them only inside actions and functions).
+
+``@noWarn("unused")`` on the declaration (or its action/function) silences it.
 
 This module repeats that simulation over the syntax tree.
 """
@@ -120,10 +128,55 @@ def _own_code(it: _Item) -> list:
     return [n.children[-1]] if n.data == "control_decl" else []
 
 
+def _quiet(node: Tree) -> bool:
+    """Whether ``node`` carries ``@noWarn("unused")`` (its first child is its annotations)."""
+    anns = node.children[0] if node.children else None
+    if not (isinstance(anns, Tree) and anns.data == "annotations"):
+        return False
+    for a in anns.children:
+        body = a.children[1] if len(a.children) > 1 else None
+        if str(a.children[0]) == "@noWarn" and body is not None and any(
+                isinstance(v, Tree) and v.data == "string_lit" and str(v.children[0])[1:-1] == "unused"
+                for v in body.children):
+            return True
+    return False
+
+
+def _unused_params(it: _Item, warn: Warn) -> None:
+    """p4c's ``'p' is unused`` for the parameters of an action or function its body never
+    names."""
+    node = it.node
+    params, body = (node.children[2], node.children[3]) if node.data == "action_decl" else \
+        (node.children[4], node.children[5])
+    if _quiet(node):
+        return
+    named = {str(t.children[-1]) for t in body.iter_subtrees() if t.data == "ident"}
+    for p in (params.children if isinstance(params, Tree) else []):
+        if isinstance(p, Tree) and p.data == "param" and _name(p.children[3]) not in named and not _quiet(p):
+            warn(p.children[3], "unused", f"'{_name(p.children[3])}' is unused")
+
+
+def _first_round(present: list[_Item], global_refs: set[str], local_refs: dict[str, set[str]],
+                 warn: Warn) -> None:
+    """The warnings p4c gives on its first round only: unused controls and parsers, unused
+    parameters of the actions and functions that round keeps."""
+    def used(it: _Item) -> bool:
+        return it.name in (global_refs if it.owner is None else local_refs[it.owner])
+
+    removed = {it.name for it in present if it.kind == "block" and not used(it)}
+    for it in present:
+        if it.kind == "block" and it.name in removed and not _quiet(it.node):
+            kind = "Control" if it.node.data == "control_decl" else "Parser"
+            warn(it.node.children[1], "unused", f"{kind} {it.name} is not used; removing")
+        elif it.kind in ("action", "function") and it.owner not in removed and used(it):
+            _unused_params(it, warn)
+
+
 def run(tree: Tree, warn: Warn) -> set[tuple[str | None, str]]:
     """Warn as p4c does; returns what remains, as (control or parser or None, name)."""
     prog = _collect(tree)
     present = list(prog.items)
+    first = True
     while True:
         global_refs: set[str] = set()
         local_refs: dict[str, set[str]] = {b: set() for b in prog.local_names}
@@ -136,6 +189,9 @@ def run(tree: Tree, warn: Warn) -> set[tuple[str | None, str]]:
                 b = it.owner or it.name
                 local_refs[b] |= refs & prog.local_names[b]
                 global_refs |= refs - prog.local_names[b]
+        if first:
+            first = False
+            _first_round(present, global_refs, local_refs, warn)
         kept: list[_Item] = []
         removed_blocks: set[str] = set()
         for it in present:

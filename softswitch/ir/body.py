@@ -15,6 +15,8 @@ from ..types import (
     ArrayT,
     BitT,
     BoolT,
+    DefaultT,
+    DotsListT,
     EnumT,
     ErrorT,
     HeaderT,
@@ -32,7 +34,17 @@ from ..types import (
 )
 from . import nodes as ir
 from .calls import lower_call_stmt
-from .common import Unsupported, _Lit, _pos, _Scope, irtype, union_siblings, union_valid
+from .common import (
+    Unsupported,
+    _Lit,
+    _pos,
+    _Scope,
+    irtype,
+    length_of,
+    union_siblings,
+    union_valid,
+    varbit_length,
+)
 
 _BINOPS = {"_e_lt": "<", "_e_gt": ">", "_e_bor": "|", "_e_bxor": "^", "_e_band": "&", "_e_shl": "<<",
            "_e_shr": ">>", "_e_lor": "||", "_e_land": "&&"}
@@ -49,10 +61,12 @@ def _bits(t: P4Type) -> BitT | None:
 
 
 def _default(t: P4Type) -> ir.Expr:
-    """The value ``{..., ...}`` gives a field it leaves out (the checker allowed only these)."""
-    if isinstance(t, StructT):
-        return ir.StructInit(irtype(t), [_default(ft) for _, ft in t.fields])
-    return ir.Const(irtype(t), 0)
+    """The default value of type ``t`` (``...``, and the fields ``{a = x, ...}`` or
+    ``{x, ...}`` leave out): 0, false, or a fresh compound value (``ir.Default``)."""
+    it = irtype(t, "(default value)")
+    if isinstance(it, (ir.Comp, ir.Stack)):
+        return ir.Default(it)
+    return ir.Const(it, 0)
 
 
 class _Body:
@@ -79,12 +93,18 @@ class _Body:
             if b is None:
                 raise Unsupported(f"integer literal used as {dst}")
             return self.const(e.value, b)
+        if isinstance(src, DefaultT):
+            return _default(dst)
         if isinstance(src, ListT) and isinstance(dst, StructLikeT):
+            if isinstance(src, DotsListT):
+                e = list(e) + [None] * (len(dst.fields) - len(e))
             if isinstance(src, KVListT):
                 e = src.ordered(e, dst)
             items = [self.conv(*it, ft) if it is not None else _default(ft)
                      for it, (_, ft) in zip(e, dst.fields, strict=True)]
-            return ir.StructInit(irtype(dst), items)
+            lens = [length_of(x) if isinstance(ft, VarbitT) else None
+                    for x, (_, ft) in zip(items, dst.fields, strict=True)]
+            return ir.StructInit(irtype(dst), items, lens if any(lens) else [])
         if isinstance(src, ListT):
             raise Unsupported(f"list expression converted to {dst}")
         return e
@@ -186,8 +206,13 @@ class _Body:
         return self.const(v, b), t
 
     def _e_list_expr(self, n):
-        items = [self.expr(e) for e in n.children[0].children if e is not None]
-        return items, ListT(tuple(t for _, t in items))
+        nodes = [e for e in n.children[0].children if e is not None]
+        dots = bool(nodes) and isinstance(nodes[-1], Tree) and nodes[-1].data == "dots_expr"
+        items = [self.expr(e) for e in (nodes[:-1] if dots else nodes)]
+        return items, (DotsListT if dots else ListT)(tuple(t for _, t in items))
+
+    def _e_dots_expr(self, n):
+        return None, DefaultT()
 
     def _e_struct_expr(self, n):
         kvs = [kv for kv in n.children if isinstance(kv, Tree)]
@@ -390,6 +415,8 @@ class _Body:
             ref.ptype = dst
             return ref, dst
         e, src = self.expr(n.children[1])
+        if isinstance(src, DefaultT):
+            return _default(dst), dst
         return self.cast(e, src, dst), dst
 
     def cast(self, e, src, dst):
@@ -527,10 +554,15 @@ class _Body:
     def _s_assign_stmt(self, n):
         lhs_node, rhs_node = n.children
         if isinstance(lhs_node, Tree) and lhs_node.data == "slice":
-            base, bt = self.expr(lhs_node.children[0])
             hi = self._const_int(lhs_node.children[1])
             lo = self._const_int(lhs_node.children[2])
             rhs = self.expr_to(rhs_node, BitT(hi - lo + 1))
+            inner = lhs_node.children[0]
+            while isinstance(inner, Tree) and inner.data == "slice":  # x[a:b][c:d] is x[b+c:b+d]
+                base_lo = self._const_int(inner.children[2])
+                hi, lo = hi + base_lo, lo + base_lo
+                inner = inner.children[0]
+            base, bt = self.expr(inner)
             return [ir.AssignSlice(base, hi, lo, rhs)]
         if self._out_call(rhs_node):
             call = lower_call_stmt(self, rhs_node)  # `tmp = f(x)` of desugar.py: copy-out, then the value
@@ -542,8 +574,8 @@ class _Body:
             return call
         lhs, lt = self.expr(lhs_node)
         out: list[ir.Stmt] = [ir.Assign(lhs, self.expr_to(rhs_node, lt))]
-        if isinstance(lt, VarbitT) and isinstance(lhs, ir.Field) and isinstance(out[0].rhs, ir.Field):
-            out.append(ir.VarbitLen(lhs.base, out[0].rhs.base))
+        if isinstance(lt, VarbitT) and isinstance(lhs, ir.Field):  # BMv2's assign_VL: the length too
+            out.append(ir.Assign(varbit_length(lhs), length_of(out[0].rhs)))
         sibs = union_siblings(lhs)
         if sibs:  # a union member assigned a valid header invalidates the other members
             out.append(ir.If(ir.Valid(ir.Bool(), lhs), [ir.SetValid(x, False) for x in sibs], []))

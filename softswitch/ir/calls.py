@@ -7,9 +7,31 @@ from lark import Tree
 
 from ..inlining import substitutes_arguments
 from ..layout import pyfield
-from ..types import BitT, BoolT, EnumT, HeaderT, ListT, StackT, StructLikeT, StructT, UnionT, VarbitT
+from ..types import (
+    BitT,
+    BoolT,
+    EnumT,
+    HeaderT,
+    ListT,
+    StackT,
+    StructLikeT,
+    StructT,
+    UnionT,
+    VarbitT,
+    bit_width,
+)
 from . import nodes as ir
-from .common import Unsupported, _Lit, _pos, fresh_out, fresh_stmts, irtype, union_siblings
+from .common import (
+    Unsupported,
+    _Lit,
+    _pos,
+    fresh_out,
+    fresh_stmts,
+    irtype,
+    length_of,
+    union_siblings,
+    varbit_length,
+)
 
 _CHECKSUMS = (
     "verify_checksum",
@@ -42,7 +64,7 @@ def lower_call_stmt(g, n: Tree) -> list[ir.Stmt]:
                 ca = _control_apply(g, ent[1], args, str(base.children[-1]))
                 return _reset_out_args(g.low.blocks[ent[1]], ca) + [ca] + _union_fixups(ca.args)
             if ent is not None and ent[0] == "packet":
-                return _packet(g, method, args, n)
+                return _packet(g, method, args, n, targs)
         e, t = g.expr(base)
         if isinstance(t, HeaderT) and method in ("setValid", "setInvalid"):
             sibs = union_siblings(e) if method == "setValid" else []
@@ -131,28 +153,29 @@ def _control_apply(g, qname: str, args, inst: str) -> ir.ControlApply:
     return ir.ControlApply(qname, vals, outs, subst)
 
 
-def _packet(g, method: str, args, n) -> list[ir.Stmt]:
+def _packet(g, method: str, args, n, targs=None) -> list[ir.Stmt]:
     if method == "extract":
         a = args[0]
+        vb = g.expr_to(args[1], BitT(32)) if len(args) == 2 else None
         if isinstance(a, Tree) and a.data == "member" and str(a.children[1].children[0]) == "next":
             st, _t = g.expr(a.children[0])
-            return [ir.ExtractNext(st)]
+            return [ir.ExtractNext(st, varbits=vb)]
         inner = a.children[0] if isinstance(a, Tree) and a.data == "member" else None
         if isinstance(inner, Tree) and inner.data == "member" \
                 and str(inner.children[1].children[0]) == "next":
             st, stt = g.expr(inner.children[0])
             if isinstance(stt, StackT) and isinstance(stt.elem, UnionT):
-                return [ir.ExtractNext(st, pyfield(str(a.children[1].children[0])))]
+                return [ir.ExtractNext(st, pyfield(str(a.children[1].children[0])), vb)]
         e, t = g.expr(a)
-        return [ir.Extract(e, g.expr_to(args[1], BitT(32)) if len(args) == 2 else None)] + \
-            [ir.SetValid(x, False) for x in union_siblings(e)]
+        return [ir.Extract(e, vb)] + [ir.SetValid(x, False) for x in union_siblings(e)]
     if method == "advance":
         return [ir.Advance(g.expr_to(args[0], BitT(32)))]
     if method == "emit":
         e, t = g.expr(args[0])
         return _emits(e, t, n)
     if method == "lookahead":
-        return []
+        width = bit_width(g.d.resolve_type(targs.children[0]))
+        return [ir.Advance(ir.Const(ir.Bits(32), width), peek=True)]
     raise Unsupported(f"packet method {method}{_pos(n)}")
 
 
@@ -217,15 +240,17 @@ def flatten(g, e, t, n, guard: ir.Expr | None = None) -> list:
             guard = ir.Valid(ir.Bool(), e)
         out = []
         for fname, ft in t.fields:
-            if isinstance(ft, VarbitT):  # contributes its current length (the header's _vbl)
-                out.append((ir.Field(irtype(ft), e, pyfield(fname)), ("varbit", e, ft.max_width), guard))
+            if isinstance(ft, VarbitT):  # contributes its current length
+                f = ir.Field(irtype(ft), e, pyfield(fname))
+                out.append((f, ("varbit", varbit_length(f), ft.max_width), guard))
                 continue
             ftype = ir.Stack(ft.elem, ft.size) if isinstance(ft, StackT) else ir.Comp(ft) \
                 if isinstance(ft, StructLikeT) else _scalar_t(ft)
             out += flatten(g, ir.Field(ftype, e, pyfield(fname)), ft, n, guard)
         return out
-    if isinstance(t, VarbitT) and isinstance(e, ir.Field):
-        return [(e, ("varbit", e.base, t.max_width), ir.Valid(ir.Bool(), e.base))]
+    if isinstance(t, VarbitT):  # a header's field counts only while the header is valid
+        hdr = isinstance(e, ir.Field) and isinstance(e.base.t, ir.Comp) and isinstance(e.base.t.t, HeaderT)
+        return [(e, ("varbit", length_of(e), t.max_width), ir.Valid(ir.Bool(), e.base) if hdr else guard)]
     if isinstance(t, BoolT):
         return [(ir.Cast(ir.Bits(1), e), 1, guard)]
     if isinstance(t, StackT):  # every element's fields, as the Python generator does

@@ -52,21 +52,24 @@ def irtype(t: P4Type, where: str = "") -> ir.IRType:
         return ir.Stack(t.elem, t.size)
     if isinstance(t, StructLikeT) and type(t).__name__ in ("HeaderT", "StructT", "UnionT", "ArrayT"):
         for fname, ft in t.fields:
-            if struct_varbit(t) == fname:
-                raise Unsupported(f"a value of struct {t.name} (varbit field {fname} outside a "
-                                  f"header) {where}".rstrip())
             irtype(ft, f"field {t.name}.{fname}")
         return ir.Comp(t)
     raise Unsupported(f"type {t} {where}".strip())
 
 
-def struct_varbit(t) -> str | None:
-    """The first varbit field of a struct (not a header): p4c accepts such a type, but only a
-    header keeps a varbit's current length (``_vbl``), so a value of it is not supported here;
-    declaring the type (e.g. a tuple nothing instantiates) is fine."""
-    if type(t).__name__ == "HeaderT" or not isinstance(t, StructLikeT):
-        return None
-    return next((f for f, ft in t.fields if isinstance(ft, VarbitT)), None)
+def varbit_length(f: ir.Field) -> ir.VarbitLength:
+    """The current length of the varbit field ``f`` (of a header or a struct)."""
+    return ir.VarbitLength(ir.Bits(32), f)
+
+
+def length_of(e: ir.Expr) -> ir.Expr:
+    """The current length a varbit value ``e`` carries: its field's, through ``?:``; 0 for a
+    default value."""
+    if isinstance(e, ir.Field):
+        return varbit_length(e)
+    if isinstance(e, ir.Mux):
+        return ir.Mux(ir.Bits(32), e.cond, length_of(e.a), length_of(e.b))
+    return ir.Const(ir.Bits(32), 0)
 
 
 def fresh_out(t: ir.IRType) -> ir.Const:
@@ -95,6 +98,8 @@ def fresh_stmts(e: ir.Expr, t, scalars: bool = True) -> list[ir.Stmt]:
         elif scalars:
             it = irtype(ft, f"field {f}")
             out.append(ir.Assign(ir.Field(it, e, pyfield(f)), ir.Const(it, 0)))
+            if isinstance(ft, VarbitT):  # and its current length
+                out.append(ir.Assign(varbit_length(out[-1].lhs), ir.Const(ir.Bits(32), 0)))
     return out
 
 

@@ -24,7 +24,8 @@ from ..types import (
 )
 from . import nodes as ir
 from .body import _Body
-from .common import Unsupported, _pos, _qualify, _Scope, irtype, struct_varbit
+from .calcs import name_calculations
+from .common import Unsupported, _pos, _qualify, _Scope, irtype
 from .walk import direct_meter_target
 
 
@@ -69,15 +70,16 @@ class Lowering:
             self._block(bname, tree, "parser" if role == "parser" else "control")
         headers = [t for t in self.d.header_order]
         for t in headers:
-            if struct_varbit(t) is None:  # such a struct is checked where a value of it is made
-                irtype(t, "")
+            irtype(t, "")
         for name, t in self.tables.items():
             dm = p.tables[name].direct_meter
             if dm:
                 t.meter_target = direct_meter_target([self.actions[a] for a in t.actions], dm)
-        return ir.Program(headers, self.blocks, roles, self.actions, self.tables, self.functions,
-                          self.externs, list(self.d.errors), self.field_lists, self.digests,
-                          self.value_sets, p.hdr_t, p.meta_t, p.std_t)
+        out = ir.Program(headers, self.blocks, roles, self.actions, self.tables, self.functions,
+                         self.externs, list(self.d.errors), self.field_lists, self.digests,
+                         self.value_sets, p.hdr_t, p.meta_t, p.std_t)
+        out.calcs = name_calculations(out, set(getattr(p, "identifiers", ())), list(self.d.controls))
+        return out
 
     # ------------------------------------------------------------ declarations
     def _extern(self, inst) -> None:

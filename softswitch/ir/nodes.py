@@ -140,6 +140,24 @@ class StructInit(Expr):
     """``{a, b}`` converted to a struct or header (a header becomes valid)."""
 
     items: list[Expr]
+    # per item: the current length of a varbit item (a ``VarbitLength``), else None (length 0)
+    lens: list[Expr | None] = field(default_factory=list)
+
+
+@dataclass
+class VarbitLength(Expr):
+    """The current length in bits of a varbit field, an lvalue: BMv2 keeps it beside the value
+    in any field container (a header's one varbit field, each varbit field of a struct), and
+    its ``assign_VL`` copies both."""
+
+    field: Field
+
+
+@dataclass
+class Default(Expr):
+    """The default value of a compound type (``...``; P4_16 "default values"): what a new local
+    is -- headers invalid, no union member valid, stacks of invalid headers with nextIndex 0,
+    scalar fields 0 or false, varbit fields of length 0."""
 
 
 @dataclass
@@ -238,15 +256,6 @@ class Return(Stmt):
 
 
 @dataclass
-class VarbitLen(Stmt):
-    """After a varbit field assignment: the destination header takes the source header's
-    current varbit length too (BMv2's ``assign_VL`` copies value and width)."""
-
-    dst: Expr
-    src: Expr
-
-
-@dataclass
 class SetValid(Stmt):
     hdr: Expr
     valid: bool
@@ -320,11 +329,15 @@ class Extract(Stmt):
 class ExtractNext(Stmt):
     stack: Expr
     member: str | None = None  # stack of header unions: the member extracted into (others invalid)
+    varbits: Expr | None = None  # the size of the element's varbit field (two-argument extract)
 
 
 @dataclass
 class Advance(Stmt):
+    """``advance(bits)``; ``peek``: only the length check (a ``lookahead`` whose value is
+    unused still fails a short packet with PacketTooShort in BMv2)."""
     bits: Expr
+    peek: bool = False
 
 
 @dataclass
@@ -452,3 +465,10 @@ class Program:
     hdr_t: StructLikeT = None  # type: ignore[assignment]
     meta_t: StructLikeT = None  # type: ignore[assignment]
     std_t: StructLikeT = None  # type: ignore[assignment]
+    # hash/checksum calculations by their BMv2 names (``calc``, ``calc_0``...) -> algorithm, in
+    # p4c's order (``ir/calcs.py``); each call's ``ExternCall.extra['calc']`` names its own
+    calcs: dict[str, str] = field(default_factory=dict)
+
+    def custom_crcs(self) -> dict[str, int]:
+        """The calculations of ``crc16_custom``/``crc32_custom``: name -> CRC width."""
+        return {n: int(a[3:5]) for n, a in self.calcs.items() if a in ("crc16_custom", "crc32_custom")}

@@ -38,7 +38,8 @@ int ss_tbl_meters(SW *sw, int tid, MCELL *out, int n);
 int ss_meter_access(SW *sw, int mid, uint64_t idx, MCELL *cell, int write);
 void ss_set_now(SW *sw, int ext, int64_t now_us);
 void ss_rng_seed(SW *sw, uint64_t state);
-int ss_crc_set(SW *sw, int width, uint64_t poly, uint64_t init, uint64_t xorv, int refin, int refout);
+int ss_crc_set(SW *sw, int calc, int width, uint64_t poly, uint64_t init, uint64_t xorv,
+               int refin, int refout);
 int ss_tbl_default(SW *sw, int tid, int ai, const uint64_t *args);
 int ss_tbl_counters(SW *sw, int tid, uint64_t *out, int n);
 int ss_mc_set(SW *sw, int gid, int n, const int *ports, const int *rids);

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from ..ir import nodes as ir
 from ..ir.common import irtype
-from ..layout import pyfield
+from ..layout import pyfield, struct_varbits, vbl_name
 from ..types import HeaderT
 from .cexpr import ctype
 
@@ -76,6 +76,7 @@ def _asg_def(name: str, t) -> list[str]:
                 out.append(f"    asg_{ctype(it)}(&d->{fc}, &s->{fc});")
             else:
                 out.append(f"    d->{fc} = s->{fc};")
+        out += [f"    d->{n} = s->{n};" for n in (vbl_name(t.t, f) for f in struct_varbits(t.t))]
         out.append("    (void)d; (void)s;")
     out.append("}")
     return out

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from ..ir import nodes as ir
 from ..ir.common import Unsupported
-from ..layout import cpath, field_width, flat_fields, pyfield
+from ..layout import cpath, field_width, flat_fields, pyfield, vbl_name
 from ..types import HeaderT
 
 
@@ -172,11 +172,20 @@ class CExpr:
         call = f"F_{self.g.cid(e.func)}(px{args})"
         return f"({{ {' '.join(pre)} {call}; }})" if pre else call
 
+    def _Default(self, e: ir.Default) -> str:
+        """A fresh compound value: all zero is every header invalid, nextIndex 0, fields 0."""
+        return f"({{ {ctype(e.t)} _d; memset(&_d, 0, sizeof _d); _d; }})"
+
+    def _VarbitLength(self, e: ir.VarbitLength) -> str:
+        return f"{self(e.field.base)}.{vbl_name(e.field.base.t.t, e.field.name)}"
+
     def _StructInit(self, e: ir.StructInit) -> str:
         """A list expression as a value (a header built from one is valid)."""
         t = e.t.t
         sets = " ".join(f"_s.f_{pyfield(f)} = {self(x)};"
                         for (f, _ft), x in zip(t.fields, e.items, strict=True))
+        sets += "".join(f" _s.{vbl_name(t, pyfield(f))} = {self(n)};"
+                        for (f, _ft), n in zip(t.fields, e.lens, strict=False) if n is not None)
         valid = " _s._v = 1;" if isinstance(t, HeaderT) else ""
         return f"({{ T_{t.pyname} _s; memset(&_s, 0, sizeof _s); {sets}{valid} _s; }})"
 
@@ -189,7 +198,7 @@ class CExpr:
         if op in ("==", "!="):
             if isinstance(at, (ir.Comp, ir.Stack)):
                 neg = "" if op == "==" else "!"
-                if isinstance(e.a, ir.StructInit) or isinstance(e.b, ir.StructInit):  # rvalues
+                if any(isinstance(x, (ir.StructInit, ir.Default)) for x in (e.a, e.b)):  # rvalues
                     ct = ctype(at)
                     return f"({{ {ct} _l = {a}, _r = {b}; {neg}{self.g.eq_fn(at)}(&_l, &_r); }})"
                 return f"({neg}{self.g.eq_fn(at)}(&{a}, &{b}))"

@@ -13,7 +13,7 @@ from ..ir import nodes as ir
 from ..ir.common import Unsupported, fresh_out, irtype
 from ..ir.textgen import Identifiers
 from ..ir.walk import instance_children, stacks_used
-from ..layout import pyfield
+from ..layout import pyfield, struct_varbits, vbl_name
 from ..types import ArrayT, HeaderT, StructLikeT, VarbitT
 from .ccomp import CompoundFns
 from .cexpr import CExpr, ctype, lit, mask
@@ -47,6 +47,7 @@ class CGen(Identifiers):
         self.ctrs = {n: i for i, n in enumerate(x for x in prog.externs if prog.externs[x].kind == "counter")}
         self.meters = {n: i for i, n in enumerate(x for x in prog.externs if prog.externs[x].kind == "meter")}
         self.table_ids = {n: i for i, n in enumerate(prog.tables)}
+        self.crc_ids = {n: i for i, n in enumerate(prog.custom_crcs())}  # SW.crcc index per calc
         self.comp = CompoundFns()
         self.x = CExpr(self)
         self.frame: str | None = None  # C type of the current frame (L)
@@ -138,6 +139,8 @@ class CGen(Identifiers):
         from_ir = [(f, self._field_t(ft)) for f, ft in t.fields]
         for f, ct in from_ir:
             lines.append(f"    {ct} f_{_pyf(f)};")
+        for f in struct_varbits(t):
+            lines.append(f"    u64 {vbl_name(t, f)};  /* current length of varbit field {f} */")
         if not t.fields and not isinstance(t, HeaderT):
             lines.append("    uint8_t _empty;")
         lines.append(f"}} T_{t.pyname};")
@@ -217,7 +220,7 @@ class CGen(Identifiers):
         out = []
         for prm, a in zip(params, args, strict=True):
             if isinstance(prm.t, ir.Comp):
-                if isinstance(a, ir.StructInit):  # a temporary declared by the caller
+                if isinstance(a, (ir.StructInit, ir.Default)):  # a temporary declared by the caller
                     tmp = f"_ca{len(pre)}"
                     pre.append(f"{ctype(prm.t)} {tmp} = {self.x(a)};")
                     out.append(f"&{tmp}")
@@ -422,6 +425,9 @@ class CGen(Identifiers):
                        f"{{{kinds}}}}}")
         o.append(f"#define SS_NTABLES {len(tds)}")
         o.append(f"#define SS_NVS {len(p.value_sets)}")
+        widths = ", ".join(str(w) for w in p.custom_crcs().values()) or "16"
+        o.append(f"#define SS_NCRC {len(self.crc_ids)}")
+        o.append(f"static const int SS_CRCW[{max(len(self.crc_ids), 1)}] = {{{widths}}};")
         o.append(f"static const TDESC SS_TD[{max(len(tds), 1)}] = {{{', '.join(tds) or '{0}'}}};")
         self._extern_access()
 

@@ -6,7 +6,7 @@ from ..ir import nodes as ir
 from ..ir.common import instance_temp_in
 from ..ir.textgen import StmtWriter
 from ..ir.walk import dynamic_elems
-from ..layout import cpath, field_width, flat_fields, pyfield
+from ..layout import cpath, field_width, flat_fields, pyfield, vbl_name
 from ..types import HeaderT, VarbitT
 from .cexpr import Raw, ctype, lit, mask
 
@@ -71,6 +71,9 @@ class StmtGen(StmtWriter):
                     self.assign(Raw(item.t, f"{tmp}.f_{pyfield(fname)}"), item)
                 else:
                     self.emit(f"  {tmp}.f_{pyfield(fname)} = {self.x(item)};")
+            for (fname, _ft), n in zip(t.fields, rhs.lens, strict=False):
+                if n is not None:  # the current length of a varbit item
+                    self.emit(f"  {tmp}.{vbl_name(t, pyfield(fname))} = {self.x(n)};")
             if isinstance(t, HeaderT):
                 self.emit(f"  {tmp}._v = 1;")
             self.emit(f"  {self.g.asg_fn(lhs.t)}(&{lc}, &{tmp}); }}")
@@ -164,9 +167,6 @@ class StmtGen(StmtWriter):
         else:
             self.emit(f"return {self.x(s.value)};")
 
-    def _VarbitLen(self, s: ir.VarbitLen) -> None:
-        self.emit(f"{self.x(s.dst)}._vbl = {self.x(s.src)}._vbl;")
-
     def _SetValid(self, s: ir.SetValid) -> None:
         h = self.x(s.hdr)
         if s.valid:
@@ -220,7 +220,7 @@ class StmtGen(StmtWriter):
                 cargs.append(ptr)
                 backs += back
             elif isinstance(prm.t, (ir.Comp, ir.Stack)):
-                if isinstance(a, ir.StructInit):
+                if isinstance(a, (ir.StructInit, ir.Default)):
                     tmp = self.fresh("_ca")
                     self.emit(f"T_{prm.t.t.pyname} {tmp};")
                     self.assign(Raw(prm.t, tmp), a)
@@ -318,10 +318,11 @@ class StmtGen(StmtWriter):
         self.emit(f"if (({st}).n >= {s.stack.t.size}) return ERR_OOB;")
         elem = s.stack.t.elem
         if s.member is None:
-            self._Extract(ir.Extract(Raw(ir.Comp(elem), f"({st}).h[({st}).n]")))
+            self._Extract(ir.Extract(Raw(ir.Comp(elem), f"({st}).h[({st}).n]"), s.varbits))
         else:  # a stack of header unions: extract into one member, invalidate the others
             mt = next(ft for f, ft in elem.fields if pyfield(f) == s.member)
-            self._Extract(ir.Extract(Raw(ir.Comp(mt), f"({st}).h[({st}).n].f_{s.member}")))
+            self._Extract(ir.Extract(Raw(ir.Comp(mt), f"({st}).h[({st}).n].f_{s.member}"),
+                                     s.varbits))
             for f, _ft in elem.fields:
                 if pyfield(f) != s.member:
                     self.emit(f"({st}).h[({st}).n].f_{pyfield(f)}._v = 0;")
@@ -353,8 +354,9 @@ class StmtGen(StmtWriter):
             self.emit(f"  for (_i = {max(n - k, 0)}; _i < {n}; _i++) {{ {inval} }} }}")
 
     def _Advance(self, s: ir.Advance) -> None:
+        step = "" if s.peek else " pk->pos += _n;"
         self.emit(
-            f"{{ u64 _n = {self.x(s.bits)}; if (pk->pos + _n > pk->nbits) return ERR_SHORT; pk->pos += _n; }}"
+            f"{{ u64 _n = {self.x(s.bits)}; if (pk->pos + _n > pk->nbits) return ERR_SHORT;{step} }}"
         )
 
     def _Verify(self, s: ir.Verify) -> None:
@@ -486,12 +488,17 @@ class StmtGen(StmtWriter):
                 put = "putb64" if w <= 64 else "putb128"
                 code = f"{put}({buf}, {off}, {w}, {self.x(e)}); {off} += {w};"
             else:
-                vl = f"({self.x(w[1])})._vbl"
+                vl = f"({self.x(w[1])})"
                 code = f"if ({vl}) putb128({buf}, {off}, (int){vl}, (u128)({self.x(e)})); {off} += {vl};"
             self.emit(f"if ({self.x(valid)}) {{ {code} }}" if valid is not None else code)
         if payload:
             self.emit(f"if (px->payload_len) memcpy({buf} + ({off} + 7) / 8, px->payload, px->payload_len);")
         return buf, f"({off} + 7) / 8{extra}"
+
+    def _algo(self, s) -> str:
+        """``ss_hash``'s algorithm and calculation arguments (a custom CRC is its calculation's
+        own, ``SW.crcc[i]``; the index is 0 for the other algorithms)."""
+        return f"{ALGO[s.extra['algo']]}, {self.g.crc_ids.get(s.extra.get('calc', ''), 0)}"
 
     def _x_hash(self, s) -> None:
         base, items, mx = s.args
@@ -499,7 +506,7 @@ class StmtGen(StmtWriter):
         self.emit("{")
         buf, n = self._pack(items, False)
         self.emit(
-            f"{self.x(s.out)} = ({ctype(t)})(((u128)({self.x(base)}) + ss_hash(px, {ALGO[s.extra['algo']]}, "
+            f"{self.x(s.out)} = ({ctype(t)})(((u128)({self.x(base)}) + ss_hash(px, {self._algo(s)}, "
             f"{buf}, {n}, (u128)({self.x(mx)}))) & {mask(t)});"
         )
         self.emit("}")
@@ -509,7 +516,7 @@ class StmtGen(StmtWriter):
         t = s.out.t
         self.emit(f"if ({self.x(cond)}) {{")
         buf, n = self._pack(items, payload)
-        h = f"(({ctype(t)})ss_hash(px, {ALGO[s.extra['algo']]}, {buf}, {n}, 0) & {mask(t)})"
+        h = f"(({ctype(t)})ss_hash(px, {self._algo(s)}, {buf}, {n}, 0) & {mask(t)})"
         if s.name.startswith("verify"):
             self.emit(f"if ({h} != {self.x(s.out)}) px->checksum_error = 1;")
         else:

@@ -163,12 +163,12 @@ static u64 crcc_run(const CRCC *c, const uint8_t *d, size_t n) {
 }
 
 struct PX_;
-static const CRCC *ss_crcc(const struct PX_ *px, int width);  /* rt_tail.c: the switch's CRCs */
+static const CRCC *ss_crcc(const struct PX_ *px, int calc);  /* rt_tail.c: a calculation's CRC */
 static u64 *ss_rng(const struct PX_ *px);                      /* rt_tail.c: its random state */
 
-static u128 ss_hash(const struct PX_ *px, int algo, const uint8_t *d, size_t n, u128 mx) {
+static u128 ss_hash(const struct PX_ *px, int algo, int calc, const uint8_t *d, size_t n, u128 mx) {
     /* algo: 0 crc32, 1 crc16, 2 random, 3 identity, 4 csum16, 5 xor16, 6 crc16_custom,
-     * 7 crc32_custom */
+     * 7 crc32_custom; calc: the custom CRC's calculation (its index in SW.crcc) */
     u64 h;
     switch (algo) {
     case 0: h = h_crc32(d, n); break;
@@ -176,8 +176,7 @@ static u128 ss_hash(const struct PX_ *px, int algo, const uint8_t *d, size_t n, 
     case 2: h = h_random(ss_rng(px)); break;
     case 3: return h_identity_mod(d, n, mx);
     case 4: h = h_csum16(d, n); break;
-    case 6: h = crcc_run(ss_crcc(px, 16), d, n); break;
-    case 7: h = crcc_run(ss_crcc(px, 32), d, n); break;
+    case 6: case 7: h = crcc_run(ss_crcc(px, calc), d, n); break;
     default: h = h_xor16(d, n); break;
     }
     return mx ? (u128)h % mx : (u128)h;

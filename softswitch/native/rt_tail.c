@@ -41,7 +41,7 @@ typedef struct SW {
     int dq_n, dq_cap;
     OUTL pin;          /* frames for the CPU port (loop mode) */
     u64 stats[8];      /* rx, tx, passes exceeded, oversize, send errors, packet-in dropped, digests dropped */
-    CRCC crc16c, crc32c;  /* crc16_custom, crc32_custom */
+    CRCC crcc[SS_NCRC > 0 ? SS_NCRC : 1];  /* one per crc16_custom/crc32_custom calculation */
     u64 rng;           /* random source state (softswitch/rng.py) */
     int clock_ext;     /* 1: meter time is now_us, set by the caller before each packet */
     int64_t now_us;
@@ -88,7 +88,7 @@ static uint32_t ss_sel_hash(PX *px, int algo, const uint8_t *d, size_t n) {
         return (uint32_t)v;
     }
     /* a selector's custom CRCs keep their default parameters (profiles.selector_hash) */
-    return (uint32_t)ss_hash(px, algo == 6 ? 1 : algo == 7 ? 0 : algo, d, n, 0);
+    return (uint32_t)ss_hash(px, algo == 6 ? 1 : algo == 7 ? 0 : algo, 0, d, n, 0);
 }
 
 static int ss_lookup(PX *px, int tid, const u128 *keys, uint32_t h, const u128 **args, int *ai) {
@@ -260,8 +260,8 @@ void ss_set_now(SW *sw, int ext, int64_t now_us) {
     sw->now_us = now_us;
 }
 
-static const CRCC *ss_crcc(const struct PX_ *px, int width) {
-    return width == 16 ? &px->sw->crc16c : &px->sw->crc32c;
+static const CRCC *ss_crcc(const struct PX_ *px, int calc) {
+    return &px->sw->crcc[calc];
 }
 
 static u64 *ss_rng(const struct PX_ *px) { return &px->sw->rng; }
@@ -272,12 +272,18 @@ void ss_rng_seed(SW *sw, u64 state) {
     pthread_mutex_unlock(&sw->mu);
 }
 
-int ss_crc_set(SW *sw, int width, u64 poly, u64 init, u64 xorv, int refin, int refout) {
-    if (width != 16 && width != 32) return -1;
+static void crcc_default(CRCC *c, int width) {
+    if (width == 16) crcc_config(c, 16, 0x8005, 0, 0, 1, 1);
+    else crcc_config(c, 32, 0x04C11DB7u, 0xFFFFFFFFu, 0xFFFFFFFFu, 1, 1);
+}
+
+/* the parameters of custom CRC calculation `calc` (its width must be SS_CRCW[calc]) */
+int ss_crc_set(SW *sw, int calc, int width, u64 poly, u64 init, u64 xorv, int refin, int refout) {
+    if (calc < 0 || calc >= SS_NCRC || SS_CRCW[calc] != width) return -1;
     CRCC c;
     crcc_config(&c, width, poly, init, xorv, refin, refout);
     pthread_mutex_lock(&sw->mu);
-    if (width == 16) sw->crc16c = c; else sw->crc32c = c;
+    sw->crcc[calc] = c;
     pthread_mutex_unlock(&sw->mu);
     return 0;
 }
@@ -294,8 +300,7 @@ SW *ss_new(void) {
         sw->tbl[i].def_args = calloc(na, sizeof(u128));
     }
     if (!sw->st || !sw->mc) { free(sw->st); free(sw->mc); free(sw); return NULL; }
-    crcc_config(&sw->crc16c, 16, 0x8005, 0, 0, 1, 1);
-    crcc_config(&sw->crc32c, 32, 0x04C11DB7u, 0xFFFFFFFFu, 0xFFFFFFFFu, 1, 1);
+    for (int i = 0; i < SS_NCRC; i++) crcc_default(&sw->crcc[i], SS_CRCW[i]);
     clock_gettime(CLOCK_MONOTONIC, &sw->t0);
     sw->rng = 0x9E3779B97F4A7C15ull;
     return sw;

@@ -27,6 +27,7 @@ class NativeSwitch(Switch):
     def __init__(self, program, cpu_port: int | None = None, source: str = "", filename: str = "<program>"):
         super().__init__(program, cpu_port, source, filename)
         self.mod: NativeModule = build(program, filename)
+        program.state.set_calcs(self.mod.ir.custom_crcs())
         ffi, lib = self.mod.ffi, self.mod.lib
         self.ffi, self.lib = ffi, lib
         sw = lib.ss_new()
@@ -328,11 +329,14 @@ class NativeSwitch(Switch):
         super().seed_random(seed)
         self.lib.ss_rng_seed(self.sw, self.prog.state.rng.state)
 
-    def crc_set_parameters(self, params: CrcParams) -> None:
-        super().crc_set_parameters(params)
+    def crc_set_parameters(self, params: CrcParams, calc: str | None = None) -> list[str]:
+        names = super().crc_set_parameters(params, calc)
         p = params
-        self.lib.ss_crc_set(self.sw, p.width, p.polynomial, p.initial_remainder, p.final_xor_value,
-                            int(p.data_reflected), int(p.remainder_reflected))
+        for name in names:
+            self.lib.ss_crc_set(self.sw, self.mod.gen.crc_ids[name], p.width, p.polynomial,
+                                p.initial_remainder, p.final_xor_value, int(p.data_reflected),
+                                int(p.remainder_reflected))
+        return names
 
     def value_set_set(self, name: str, members: list) -> None:
         super().value_set_set(name, members)

@@ -8,6 +8,7 @@ can leave the range reduces its result (``wrap``), so wraparound is exact at eve
 from __future__ import annotations
 
 from ..ir import nodes as ir
+from ..layout import pyfield, vbl_name
 from ..types import HeaderT
 
 
@@ -128,11 +129,21 @@ class PyExpr:
     def _Mux(self, e: ir.Mux) -> str:
         return f"({self(e.a)} if {self(e.cond)} else {self(e.b)})"
 
+    def _Default(self, e: ir.Default) -> str:
+        return default(e.t, self.g.err_oob)
+
+    def _VarbitLength(self, e: ir.VarbitLength) -> str:
+        return f"{self(e.field.base)}.{vbl_name(e.field.base.t.t, e.field.name)}"
+
     def _StructInit(self, e: ir.StructInit) -> str:
         t = e.t.t
         items = "".join(self(x) + ", " for x in e.items)
-        valid = ", True" if isinstance(t, HeaderT) else ""
-        return f"_mk({t.pyname}, ({items}){valid})"
+        valid = "True" if isinstance(t, HeaderT) else "False"
+        lens = [f"{vbl_name(t, pyfield(f))!r}: {self(n)}"
+                for (f, _ft), n in zip(t.fields, e.lens, strict=False) if n is not None]
+        if lens:  # the current lengths of varbit items
+            return f"_mk({t.pyname}, ({items}), {valid}, {{{', '.join(lens)}}})"
+        return f"_mk({t.pyname}, ({items}){', True' if valid == 'True' else ''})"
 
     def _RegRead(self, e: ir.RegRead) -> str:
         return f"{self.g.obj(e.inst)}.read({self(e.index)})"

@@ -97,7 +97,8 @@ class Device:
         self.packet_in: Callable[[p4runtime_pb2.PacketIn], None] = lambda msg: None
         #: called after the pipeline changed (the native port loop restarts on it)
         self.on_change: Callable[[], None] = lambda: None
-        #: custom CRC parameters (``crc.CrcParams``) applied to every pipeline installed
+        #: custom CRC parameters applied to every pipeline installed: (calculation name, or None
+        #: for every calculation of that width; ``crc.CrcParams``)
         self.crc_params: list = []
 
     @staticmethod
@@ -109,18 +110,27 @@ class Device:
     def install_program(self, switch, device_config: bytes) -> None:
         """Install a program loaded outside P4Runtime (the CLI's PROGRAM.p4)."""
         with self.lock:
-            for params in self.crc_params:
-                switch.crc_set_parameters(params)
+            self._apply_crc_params(switch)
             self.pipeline = InstalledPipeline(switch=switch, index=P4InfoIndex.build(switch.p4info),
                                      p4info=switch.p4info, device_config=device_config)
         self.on_change()
+
+    def _apply_crc_params(self, switch) -> None:
+        """The command line's custom CRC parameters; a calculation the program lacks is logged
+        and skipped (a pipeline without it is still a valid pipeline)."""
+        for calc, params in self.crc_params:
+            if calc is not None and switch.crc_calculations().get(calc) != params.width:
+                log.warning("--crc%d-parameters %s: the program has no crc%d_custom calculation of "
+                            "that name (it has %s); not applied", params.width, calc, params.width,
+                            switch.crc_calculations() or "none")
+                continue
+            switch.crc_set_parameters(params, calc)
 
     def commit(self, new: InstalledPipeline, reconcile: bool = False) -> None:
         with self.lock:
             if reconcile and self.pipeline is not None:
                 _carry_state(self.pipeline, new)
-            for params in self.crc_params:
-                new.switch.crc_set_parameters(params)
+            self._apply_crc_params(new.switch)
             self.pipeline = new
             self.saved = None
         self.on_change()

@@ -112,7 +112,6 @@ def test_action_profile_commands_are_a_softswitch_extension():
 
 
 @pytest.mark.parametrize("line, reason", [
-    ("packet 0 012", "odd number"),
     ("packet 0 01zz", "bad character"),
     ("packet x 01", "port 'x' is not a number"),
     ("expect 1 $", "needs packet data"),
@@ -198,9 +197,19 @@ def test_cli_bad_stf_exit_2(tmp_path, capsys):
     from softswitch.stf import main
 
     stf = tmp_path / "t.stf"
-    stf.write_text("packet 0 0\n")
+    stf.write_text("packet 0 0g\n")
     assert main([str(PROGRAMS / "basic_ipv4.p4"), str(stf)]) == 2
-    assert "t.stf:1: packet data has an odd number" in capsys.readouterr().err
+    assert "t.stf:1: bad character(s) 'g' in packet data" in capsys.readouterr().err
+
+
+def test_odd_digit_counts_read_as_p4c_runner():
+    """p4c's runner turns a lone last digit into a byte of its own and compares expected
+    packets nibble by nibble, so ``... 20 0`` (an odd count) is valid STF."""
+    cmds = parse_stf("packet 0 0120 5\nexpect 0 0120 0\n").commands
+    assert cmds[0].data == bytes([0x01, 0x20, 0x05])
+    assert cmds[1].pattern == "01200"
+    assert compare_packet(cmds[1], bytes([0x01, 0x20, 0x05])) is None
+    assert compare_packet(cmds[1], bytes([0x01, 0x20, 0x15])) is not None
 
 
 # ---------------------------------------------------------------- against the real target
@@ -247,6 +256,17 @@ def test_wildcards_accept_any_nibble(tmp_path):
     data = exp.split()[2]
     wild = data[:24] + "****" + data[28:]
     assert _run(tmp_path, ROUTE + pkt + f"\nexpect 2 {wild} $\n").passed
+
+
+def test_odd_hex_digit_count_as_p4c_runner(tmp_path):
+    """p4c's runner sends a last odd digit as a byte of its own and matches expect by digit."""
+    assert parse_stf("packet 0 0102 3\n").commands[0].data == bytes([1, 2, 3])
+    pkt, exp = _basic_lines()
+    data = exp.split()[2]
+    odd = pkt.split()[2] + "0"    # one more byte, 0x00, sent; the frame's padding ignores it
+    assert _run(tmp_path, ROUTE + f"packet 0 {odd}\nexpect 2 {data[:31]}\n").passed
+    res = _run(tmp_path, ROUTE + f"packet 0 {odd}\nexpect 2 {data[:30]}{'0' if data[30] != '0' else '1'}\n")
+    assert not res.passed and "nibble 30" in res.failures[0]
 
 
 def test_missing_and_extra_packets_fail(tmp_path):

@@ -64,6 +64,10 @@ def test_meter_entry_write_read_and_colours(ctl):
     assert len(got) == 1 and got[0].meter_entry.config == p4runtime_pb2.MeterConfig(
         cir=1000, cburst=1, pir=2000, pburst=2)
     assert not c.read(_meter_entry(c, 4, None))[0].meter_entry.HasField("config")
+    # PI reads BMv2's rate (a double per microsecond) back as rate * 1e6 truncated: 249 -> 248
+    c.write_ok((U.MODIFY, _meter_entry(c, 5, (249, 1, 251, 2))))
+    assert c.read(_meter_entry(c, 5, None))[0].meter_entry.config == p4runtime_pb2.MeterConfig(
+        cir=248, cburst=1, pir=250, pburst=2)
     assert [p for p, _f in _colours(device, 3, 3)] == [0, 1, 2]
     clock[0] = 1000                                       # 1 ms: +1 committed, +2 peak tokens
     assert [p for p, _f in _colours(device, 3, 3)] == [0, 1, 2]

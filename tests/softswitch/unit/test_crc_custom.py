@@ -56,8 +56,9 @@ def test_catalogue_check_values(backend: str):
     assert (c16, c32) == (0xBB3D, 0xCBF43926)        # defaults: crc16 (ARC) and crc32
     assert fixed16 == 0xBB3D
     for name, width, poly, init, xo, ri, ro, check in CATALOGUE:
-        sw.crc_set_parameters(CrcParams(width, poly, init, xo, ri, ro))
-        assert sw.crc_get_parameters(width) == CrcParams(width, poly, init, xo, ri, ro)
+        calc = "calc" if width == 16 else "calc_0"
+        assert sw.crc_set_parameters(CrcParams(width, poly, init, xo, ri, ro), calc) == [calc]
+        assert sw.crc_get_parameters(calc) == CrcParams(width, poly, init, xo, ri, ro)
         got = _run(sw, b"123456789")
         assert got[0 if width == 16 else 1] == check, name
         assert got[2] == 0xBB3D, name                 # the fixed crc16 is not affected
@@ -102,8 +103,8 @@ def test_bad_parameters():
 def test_cli_parameters_reach_every_installed_pipeline(capsys):
     args, _t = parse_args(["--no-p4", "--crc16-parameters", "0x1021", "0xffff", "0", "false", "false",
                            "--crc32-parameters", "0x1EDC6F41", "0xFFFFFFFF", "0xFFFFFFFF", "true", "1"])
-    assert args.crc_params == [CrcParams(16, 0x1021, 0xFFFF, 0, False, False),
-                               CrcParams(32, 0x1EDC6F41, 0xFFFFFFFF, 0xFFFFFFFF, True, True)]
+    assert args.crc_params == [(None, CrcParams(16, 0x1021, 0xFFFF, 0, False, False)),
+                               (None, CrcParams(32, 0x1EDC6F41, 0xFFFFFFFF, 0xFFFFFFFF, True, True))]
     device = Device()
     device.crc_params = args.crc_params
     sw = switch(INGRESS, backend="python")

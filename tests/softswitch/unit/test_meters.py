@@ -67,6 +67,9 @@ def test_packet_meter_colours_and_refill(backend: str):
     sw.meter_set_config("mp", 0, cfg)
     assert sw.meter_get_config("mp", 0) == cfg
     assert sw.meter_get_config("mp", 1) is None
+    # rates read back as PI gets them from BMv2 (double per microsecond, * 1e6, truncated)
+    sw.meter_set_config("mp", 1, MeterConfig(cir=249, cburst=2, pir=1001, pburst=3))
+    assert sw.meter_get_config("mp", 1) == MeterConfig(248, 2, 1000, 3)
     # buckets start full: 2 GREEN, then 1 YELLOW (peak still has a token), then RED
     assert [_color(sw, 0) for _ in range(4)] == [0, 0, 1, 2]
     assert _color(sw, 1) == 0                       # another cell is untouched

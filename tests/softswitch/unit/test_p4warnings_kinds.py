@@ -77,10 +77,38 @@ def test_unused_tables_and_instances_warn_as_p4c(kw, texts):
     assert set(_kinds(sw)) == {"unused"}
 
 
-def test_nothing_inside_an_unused_control_is_reported():
+def test_an_unused_control_or_parser_is_reported_and_nothing_inside_it():
     sw = switch(decls="control S(inout bit<32> x) { register<bit<8>>(2) r;"
-                      " table st { actions = { NoAction; } } apply { } }")
-    assert _texts(sw) == []
+                      " action a(bit<8> p) { } table st { actions = { a; } } apply { } }")
+    assert _texts(sw) == ["Control S is not used; removing"] and _kinds(sw) == ["unused"]
+    sw = switch(decls="parser Q(packet_in b, out ethernet_t h) { state start { transition accept; } }")
+    assert _texts(sw) == ["Parser Q is not used; removing"]
+    # p4c reports the first round only: S2 is unused once S is gone
+    sw = switch(decls="control S2() { apply { } } control S() { S2() s2; apply { s2.apply(); } }")
+    assert _texts(sw) == ["Control S is not used; removing"]
+    assert _texts(switch(decls='@noWarn("unused") control S() { apply { } }')) == []
+
+
+@pytest.mark.parametrize("kw, texts", [
+    (dict(ilocals="action a(bit<8> p, bit<8> q) { hdr.d.w0 = (bit<32>)q; }"
+                  " table t { actions = { a; } }", ingress="t.apply();"), ["'p' is unused"]),
+    # an action only an unapplied table names is still visited on p4c's first round
+    (dict(ilocals="action a(bit<8> p) { } table t { actions = { a; } }"),
+     ["'p' is unused", "Table t is not used; removing"]),
+    (dict(decls="bit<8> f(in bit<8> x, in bit<8> y) { return y; }",
+          ingress="hdr.d.w0 = (bit<32>)f(1, 2);"), ["'x' is unused"]),
+    (dict(decls="action g(inout bit<32> x, bit<8> y) { x = 1; }", ingress="g(hdr.d.w0, 3);"),
+     ["'y' is unused"]),
+    # an action nothing names is removed without visiting its parameters; so is one in an unused
+    # control; parameters of controls, parsers and externs are not checked
+    (dict(ilocals="action a(bit<8> p) { }", ingress=""), []),
+    (dict(decls="control U(inout data_t h) { apply { } }",
+          ilocals="U() u;", ingress="u.apply(hdr.d); mark_to_drop(sm);"), []),
+    (dict(ilocals='action a(@noWarn("unused") bit<8> p) { } table t { actions = { a; } }',
+          ingress="t.apply();"), []),
+])
+def test_unused_parameters_of_actions_and_functions_warn_as_p4c(kw, texts):
+    assert _texts(switch(**kw)) == texts
 
 
 def test_unreachable_accept_warns_and_a_parser_reaching_neither_end_is_an_error():

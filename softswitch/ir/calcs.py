@@ -1,0 +1,108 @@
+"""Names of hash and checksum calculations as p4c's BMv2 back end gives them in its JSON.
+
+Every ``hash`` call and every ``verify_checksum``/``update_checksum`` (``_with_payload`` too)
+becomes one BMv2 *calculation*, named by p4c's ``refMap->newName("calc_")``: ``calc``, then
+``calc_0``, ``calc_1``..., skipping names the program itself uses.  BMv2 keeps one CRC
+configuration per calculation, and ``set_crc16_parameters <calc> ...`` / ``set_crc32_parameters``
+name it, so a ``crc16_custom``/``crc32_custom`` call site is configured by that name.
+
+p4c converts in this order (``SimpleSwitchBackend::convert``): the parser, every action (after
+its mid end: the actions of the pipeline controls in declaration order, an inlined control
+instance's where its instance was declared, then the actions it synthesises from the apply
+body's statements, in order), then the compute-checksum control, then the verify-checksum one.
+Here one IR call site has one name: p4c inlines a function or a directly called action at each
+call, so a calculation inside one reached from several places gets several names there and one
+(its first) here.
+"""
+
+from __future__ import annotations
+
+from . import nodes as ir
+from .walk import nodes_of
+
+CALC_CALLS = frozenset({"hash", "verify_checksum", "update_checksum", "verify_checksum_with_payload",
+                        "update_checksum_with_payload"})
+
+
+class _Namer:
+    """p4c's ``ReferenceMap::newName`` for the base ``calc``: ``calc``, then ``calc_<n>`` with n
+    counting up from 0 past the names already used."""
+
+    def __init__(self, taken: set[str]):
+        self.taken = set(taken)
+        self.counter = 0
+
+    def fresh(self) -> str:
+        name = "calc"
+        while name in self.taken:
+            name = f"calc_{self.counter}"
+            self.counter += 1
+        self.taken.add(name)
+        return name
+
+
+class _Walk:
+    def __init__(self, p: ir.Program, taken: set[str]):
+        self.p = p
+        self.namer = _Namer(taken)
+        self.calcs: dict[str, str] = {}   # name -> algorithm, in p4c's order
+        self.seen: set[int] = set()       # functions and actions already walked
+
+    def visit(self, x) -> None:
+        for node in nodes_of(x, (ir.ExternCall, ir.ActionCall, ir.FuncCall, ir.CallF, ir.ControlApply)):
+            if isinstance(node, ir.ExternCall):
+                if node.name in CALC_CALLS and "calc" not in node.extra:
+                    node.extra["calc"] = name = self.namer.fresh()
+                    self.calcs[name] = node.extra["algo"]
+            elif isinstance(node, ir.ActionCall):
+                self._once(self.p.actions.get(node.action))
+            elif isinstance(node, (ir.FuncCall, ir.CallF)):
+                self._once(self.p.functions.get(node.func))
+            else:
+                sub = self.p.blocks.get(node.control)
+                if sub is not None:
+                    self.visit(list(sub.init) + list(sub.body))
+
+    def _once(self, obj) -> None:
+        if obj is not None and id(obj) not in self.seen:
+            self.seen.add(id(obj))
+            self.visit(obj.body)
+
+
+def _family(p: ir.Program, root: str) -> list[str]:
+    """``root`` and the control instances it applies, transitively."""
+    out, todo = [], [root]
+    while todo:
+        b = todo.pop(0)
+        if b in out or b not in p.blocks:
+            continue
+        out.append(b)
+        blk = p.blocks[b]
+        todo += [ca.control for ca in nodes_of(list(blk.init) + list(blk.body), ir.ControlApply)]
+    return out
+
+
+def name_calculations(p: ir.Program, taken: set[str], control_order: list[str]) -> dict[str, str]:
+    """Give every calculation call of ``p`` its BMv2 name (``ExternCall.extra['calc']``); returns
+    name -> algorithm in p4c's order.  ``taken``: identifiers of the program; ``control_order``:
+    control names in declaration order (decides whether ingress or egress comes first)."""
+    w = _Walk(p, taken)
+    w.visit([s.body for s in p.blocks[p.roles["parser"]].states])
+    pipes = sorted((p.roles["ingress"], p.roles["egress"]),
+                   key=lambda b: control_order.index(b) if b in control_order else len(control_order))
+    for root in pipes:
+        fam = _family(p, root)
+        tabled = {a for t in p.tables.values() if t.control in fam for a in t.actions}
+        for a in p.actions.values():
+            if a.name in tabled and (a.control is None or a.control in fam):
+                w._once(a)
+        w.visit(list(p.blocks[root].init) + list(p.blocks[root].body))
+    for role in ("compute", "verify"):
+        w.visit(p.blocks[p.roles[role]].body)
+    # what p4c would drop as unused still needs a name to run here
+    w.visit([[a.body for a in p.actions.values()], [f.body for f in p.functions.values()],
+             [list(b.init) + list(b.body) + [s.body for s in b.states] for b in p.blocks.values()]])
+    return w.calcs
+
+
+__all__ = ["CALC_CALLS", "name_calculations"]

@@ -1,0 +1,112 @@
+"""p4c's warnings that follow the program's data flow: overlapping ``out`` arguments
+(``ordering``) -- with p4c's wording, and none where p4c gives none."""
+
+from __future__ import annotations
+
+import pytest
+
+from .test_p4warnings_kinds import _kinds, _texts, switch
+
+INOUT2 = "action a2(inout bit<32> x, inout bit<32> y) { x = x + 1; y = y + 2; }"
+
+
+@pytest.mark.parametrize("kw, texts", [
+    # p4c's issue2288-2: the inner call writes h.a, which the outer one also takes inout
+    (dict(decls="bit<8> g(inout bit<8> z) { z = 3; return 1; }"
+                " bit<8> f(in bit<8> z, inout bit<8> x) { return 4 + z + x; }",
+          ingress="f(g(meta.m8), meta.m8);"),
+     ["meta.m8: 'out' argument has fields in common with meta.m8"]),
+    # two inout arguments on the same field, or one inside the other: one warning for each
+    (dict(ilocals=INOUT2, ingress="a2(hdr.d.w0, hdr.d.w0);"),
+     ["hdr.d.w0: 'out' argument has fields in common with hdr.d.w0"] * 2),
+    (dict(decls="control S(inout data_t d, inout bit<32> w) { apply { w = d.w1; } }",
+          ilocals="S() s;", ingress="s.apply(hdr.d, hdr.d.w0);"),
+     ["hdr.d: 'out' argument has fields in common with hdr.d.w0",
+      "hdr.d.w0: 'out' argument has fields in common with hdr.d"]),
+])
+def test_overlapping_out_arguments_warn_as_p4c(kw, texts):
+    sw = switch(**kw)
+    assert _texts(sw) == texts
+    assert set(_kinds(sw)) == {"ordering"}
+
+
+@pytest.mark.parametrize("kw", [
+    dict(ilocals=INOUT2, ingress="a2(hdr.d.w0, hdr.d.w1);"),             # different fields
+    dict(ilocals="action a(in bit<32> x, inout bit<32> y) { y = x; }",  # an in argument may overlap
+         ingress="a(hdr.d.w0, hdr.d.w0);"),
+    dict(ilocals=INOUT2 + " bit<32>[2] st;",                           # distinct constant indexes
+         ingress="st[0] = 0; st[1] = 1; a2(st[0], st[0x1]); hdr.d.w0 = st[0];"),
+    # a table applied inside the call: p4c copies every argument and says nothing
+    dict(ilocals="action a(in bool b, inout bit<32> x, inout bit<32> y) { x = y; }"
+                 " table t { actions = { NoAction; } }",
+         ingress="a(t.apply().hit, hdr.d.w0, hdr.d.w0);"),
+    # an uncalled action is removed before p4c orders side effects
+    dict(ilocals=INOUT2 + " action b() { a2(hdr.d.w0, hdr.d.w0); }",
+         ingress="a2(hdr.d.w0, hdr.d.w1);"),
+])
+def test_no_ordering_warning_where_p4c_gives_none(kw):
+    assert "ordering" not in _kinds(switch(**kw))
+
+
+def _invalid(sw) -> list[str]:
+    return [w.split(" warning: ", 1)[1] for w in sw.warnings if "[--Wwarn=invalid_header]" in w]
+
+
+# p4c's invalid-hdr-warnings1.p4 in this skeleton: p4c reports exactly these six
+P4C_PARSER = """
+    state start { hdr.h2.w0 = 1; transition next; }
+    state next {
+        if (hdr.h2.w0 == 1) { hdr.h1.w0 = 0; }
+        pkt.extract(hdr.h1);
+        hdr.h2.setInvalid();
+        transition select(hdr.h1.w0) { 0: state0; 1: state1; default: accept; }
+    }
+    state state0 { hdr.h1.setInvalid(); transition select(hdr.h2.w0) { 2: state1; default: next; } }
+    state state1 {
+        hdr.h2.w0 = hdr.h2.w0 + 1;
+        hdr.h2.setValid();
+        transition select(hdr.h2.w0) { 1: state1; 2: state0; default: accept; }
+    }
+"""
+
+
+def test_invalid_headers_in_a_parser_as_p4cs_sample():
+    sw = switch(parser=P4C_PARSER, hfields="data_t h1; data_t h2;")
+    may, inv = "accessing a field of a potentially invalid header", "accessing a field of an invalid header"
+    assert _invalid(sw) == [f"{inv} hdr.h2", f"{may} hdr.h2", f"{inv} hdr.h1", f"{may} hdr.h2",
+                            f"{may} hdr.h2", f"{may} hdr.h2"]
+
+
+INV = "action inv() { hdr.d.setInvalid(); } table t { actions = { inv; } }"
+
+
+@pytest.mark.parametrize("kw, texts", [
+    (dict(ingress="hdr.d.setInvalid(); hdr.d.w0 = 1;"), ["accessing a field of an invalid header hdr.d"]),
+    (dict(ingress="if (hdr.d.w1 == 0) { hdr.d.setInvalid(); } hdr.d.w0 = hdr.d.w2;"),
+     ["accessing a field of a potentially invalid header hdr.d"] * 2),
+    (dict(ingress="data_t t; t.w0 = 1; hdr.d.w0 = t.w0;"),                # header variables start invalid
+     ["accessing a field of an invalid header t"] * 2),
+    (dict(ilocals=INV, ingress="inv(); hdr.d.w0 = 1;"), ["accessing a field of an invalid header hdr.d"]),
+    (dict(ilocals="action a(out data_t o) { o.w0 = 1; }", ingress="a(hdr.d);"),
+     ["accessing a field of an invalid header o"]),
+    (dict(ilocals="action a(in data_t i) { hdr.d.w0 = i.w1; }", ingress="data_t x; a(x);"),
+     ["accessing a field of an invalid header i"]),
+])
+def test_invalid_headers_in_controls_warn_as_p4c(kw, texts):
+    assert _invalid(switch(**kw)) == texts
+
+
+@pytest.mark.parametrize("kw", [
+    dict(ingress="if (hdr.d.w1 == 0) { hdr.d.setInvalid(); } if (hdr.d.isValid()) { hdr.d.w0 = 1; }"),
+    dict(ingress="data_t t; t.setValid(); t.w0 = 1; data_t u = t; hdr.d.w0 = u.w0;"),
+    dict(ingress="data_t t = { 1, 2, 3, 4, 5, 6, 7, 8 }; hdr.d.w0 = t.w0;"),
+    # as p4c: what a table's actions do is not seen after the apply
+    dict(ilocals=INV, ingress="t.apply(); hdr.d.w0 = 1;"),
+    # a constant condition: p4c folds it, this check stays silent
+    dict(ingress="hdr.d.setInvalid(); if (true) { hdr.d.setValid(); } hdr.d.w0 = 1;"),
+    dict(decls="control S(out data_t d) { apply { d.setValid(); } }", ilocals="S() s;",
+         ingress="hdr.d.setInvalid(); s.apply(hdr.d); hdr.d.w0 = 1;"),
+    dict(ilocals="action a(out data_t o) { o.setValid(); o.w0 = 1; }", ingress="a(hdr.d); hdr.d.w1 = 1;"),
+])
+def test_no_invalid_header_warning_where_p4c_gives_none(kw):
+    assert _invalid(switch(**kw)) == []
