@@ -61,6 +61,12 @@ CASES: dict[str, tuple[str, str, dict[str, str]]] = {
         {"top": "struct pair_t {\n    bit<8> a;\n    bit<16> b;\n}\n"
                 "const pair_t unused_pair = { a = 1, b = true }; /*ERR*/\n"},
     ),
+    "unused_generic_control_arithmetic": (
+        "arithmetic on a type-parameter value in a generic control nothing instantiates",
+        "cannot be applied to T",
+        {"top": "control Bump_g<T>(inout T x) {\n    apply {\n        x = x + 1; /*ERR*/\n"
+                "    }\n}\n"},
+    ),
     "name_annotation_not_string": (
         "@name with a number instead of a string",
         "@name: expected one string literal argument",
