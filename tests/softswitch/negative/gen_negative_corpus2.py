@@ -55,6 +55,16 @@ CASES: dict[str, tuple[str, str, dict[str, str]]] = {
         {"top": "package PackV(tuple<> p);\nparser Empty() {\n    state start {\n"
                 "        transition accept;\n    }\n}\nPackV(Empty()) pack; /*ERR*/\n"},
     ),
+    "package_instance_type_argument": (
+        "a package instance whose inferred type argument differs from the one the enclosing "
+        "package's explicit type argument gives",
+        "its type argument IH differs",
+        {"top": "parser Prs_t<IH>(out IH h);\npackage Inner<IH>(Prs_t<IH> p);\n"
+                "package Outer<IH>(Inner<IH> i);\nstruct pair_t {\n    bit<8> a;\n}\n"
+                "parser Fill(out pair_t h) {\n    state start {\n        h.a = 1;\n"
+                "        transition accept;\n    }\n}\nInner(Fill()) inner;\n"
+                "Outer<bit<8>>(inner) outer; /*ERR*/\n"},
+    ),
     "unused_constant_wrong_type": (
         "a struct-typed constant nothing uses, whose initialiser has a field of another type",
         "cannot use bool where bit<16> is expected",

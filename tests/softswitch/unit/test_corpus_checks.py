@@ -31,6 +31,9 @@ control BumpNamed(inout byte_t v) {
 }
 Pack<bit<8>>(Keep(), BumpNamed()) pack_named;
 Pack(Keep(), Bump()) pack_inferred;
+package Outer<T>(Pack<T> inner);
+Outer<bit<8>>(pack) outer;
+Outer(pack_named) outer_inferred;
 """
 
 
