@@ -274,7 +274,8 @@ class Flow:
         if k in ("var_decl", "var_decl_arr"):
             self.declare(st, env)
         elif k == "const_decl":
-            env[-1][_name(st.children[2])] = Var((st.children[2].meta.line, st.children[2].meta.column), ("s",))
+            nm = st.children[2]
+            env[-1][_name(nm)] = Var((nm.meta.line, nm.meta.column), ("s",))
         elif k in ("assign_stmt", "op_assign_stmt"):
             lhs, rhs = st.children[0], st.children[-1]
             self.expr(lhs, env)
@@ -372,7 +373,8 @@ class Flow:
                 v = self.find(base, env)
                 if v != YES:
                     what = "an invalid" if v == NO else "a potentially invalid"
-                    self.an.warn(base, "invalid_header", f"accessing a field of {what} header {text_of(base)}")
+                    self.an.warn(base, "invalid_header",
+                                 f"accessing a field of {what} header {text_of(base)}")
         elif k in ("type_member", "error_member", "int_lit", "string_lit", "true_lit", "false_lit", "ident",
                    "name", "type_name"):
             return
@@ -382,10 +384,10 @@ class Flow:
 
     def call(self, e: Tree, env: list[dict]) -> None:
         callee = e.children[0]
+        given = e.children[-1].children if isinstance(e.children[-1], Tree) else []
         args = [a.children[-1] if isinstance(a, Tree) and a.data == "named_arg" else a
-                for a in (e.children[-1].children if isinstance(e.children[-1], Tree) else []) if a is not None]
-        if any(isinstance(a, Tree) and a.data == "named_arg" for a in (e.children[-1].children if isinstance(
-                e.children[-1], Tree) else [])):
+                for a in given if a is not None]
+        if any(isinstance(a, Tree) and a.data == "named_arg" for a in given):
             raise Bail()
         if isinstance(callee, Tree) and callee.data == "member":
             base, method = callee.children[0], _name(callee.children[1])
