@@ -96,9 +96,13 @@ class Calls:
         if base in ("action_profile", "action_selector"):
             obj = profile_info(qname, base, vals, annd)
         elif base == "register":
-            if not targs or not isinstance(targs[0], BitT):
-                raise g.err(loc, "register needs a bit<W>/int<W> element type")
-            obj = Register(qname, vals[0], targs[0].width, targs[0].signed)
+            # a serializable enum element is stored as its underlying bit<W> (p4c's BMv2 back end)
+            elem = targs[0] if targs else None
+            if isinstance(elem, EnumT) and isinstance(elem.underlying, BitT):
+                elem = elem.underlying
+            if not isinstance(elem, BitT):
+                raise g.err(loc, "register needs a bit<W>/int<W> or serializable enum element type")
+            obj = Register(qname, vals[0], elem.width, elem.signed)
         elif base == "counter":
             obj = Counter(qname, vals[0], vals[1])
         elif base == "direct_counter":
