@@ -376,7 +376,8 @@ class Calls:
             raise g.err(n, f"{inst.extern}.{method} takes {' or '.join(map(str, arities))} arguments, "
                            f"got {len(args)}")
         if inst.extern == "register":
-            et = BitT(inst.obj.width, inst.obj.signed)
+            elem = inst.type_args[0] if inst.type_args else None
+            et = elem if isinstance(elem, EnumT) else BitT(inst.obj.width, inst.obj.signed)
             if method == "read" and len(args) == 1:
                 return f"{x}.read({self.index(g, args[0], inst)})", et
             if method == "read":

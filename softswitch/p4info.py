@@ -184,7 +184,10 @@ def build_p4info(prog) -> Any:
             r = info.registers.add()
             _preamble(r.preamble, ids.get("register", inst.name, inst.annotations), inst.name,
                       inst.name.split(".")[-1], inst.annotations)
-            if o.signed:
+            elem = inst.type_args[0] if inst.type_args else None
+            if isinstance(elem, EnumT):  # a serializable enum element: named, as p4c does
+                _member_spec(r.type_spec, elem, info, prog)
+            elif o.signed:
                 r.type_spec.bitstring.int.bitwidth = o.width
             else:
                 r.type_spec.bitstring.bit.bitwidth = o.width

@@ -1,0 +1,126 @@
+"""Forms found in p4c's accepted v1model samples that the softswitch used to refuse: named
+``V1Switch`` arguments in any order, p4c's keyword names (``type``, ``key``, ``actions``,
+``state``, ``entries``) as variables and parameters, a register of a serializable enum, and
+``error``/enum fields in a digest.  Each runs on both backends."""
+
+from __future__ import annotations
+
+import pytest
+
+from softswitch import Switch
+from softswitch.api import P4CompileError
+from softswitch.native.switch import NativeSwitch
+from softswitch.p4info import build_p4info
+
+from .helpers import frame, program, run_words, switch
+
+POSITIONAL = "V1Switch(P(), VC(), I(), E(), CC(), D()) main;"
+BACKENDS = ["python", "native"]
+
+
+def _load(src: str, backend: str) -> Switch:
+    if backend == "native":
+        return NativeSwitch.from_source(src, "unit.p4")
+    return Switch.from_source(src, "unit.p4", trace=True)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_v1switch_named_arguments_any_order(backend):
+    src = program("hdr.d.w2 = hdr.d.w0 + hdr.d.w1;", egress="hdr.d.w3 = 4;")
+    named = "V1Switch(ig = I(), dep = D(), p = P(), eg = E(), vr = VC(), ck = CC()) main;"
+    sw = _load(src.replace(POSITIONAL, named), backend)
+    assert run_words(sw, 5, 7)[:4] == [5, 7, 12, 4]
+
+
+@pytest.mark.parametrize("args, reason", [
+    ("P(), vr = VC(), ig = I(), eg = E(), ck = CC(), dep = D()", "all or none"),
+    ("p = P(), vr = VC(), ig = I(), eg = E(), ck = CC(), dp = D()", "no parameter named dp"),
+    ("p = P(), vr = VC(), ig = I(), eg = E(), ck = CC(), p = D()", "given twice"),
+])
+def test_v1switch_named_arguments_misuse(args, reason):
+    src = program().replace(POSITIONAL, f"V1Switch({args}) main;")
+    with pytest.raises(P4CompileError, match=reason):
+        Switch.from_source(src, "unit.p4")
+
+
+KEYWORD_NAMES = dict(
+    ilocals="""
+    action set_t(bit<32> type) { hdr.d.w2 = type; }
+    table t { key = { hdr.d.w0: exact; } actions = { set_t; NoAction; }
+              const entries = { 5: set_t(9); } }""",
+    ingress="""
+        bit<32> key = hdr.d.w1 + 1;
+        bit<32> state = key << 1;
+        bit<32> entries = state + key;
+        bit<32> actions = entries;
+        bit<32> type = actions;
+        hdr.d.w3 = type;
+        t.apply();""")
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_keyword_names_as_variables_and_parameters(backend):
+    sw = switch(backend=backend, **KEYWORD_NAMES)
+    assert run_words(sw, 5, 7)[:4] == [5, 7, 9, 24]
+    assert run_words(sw, 6, 1)[:4] == [6, 1, 0, 6]
+
+
+SERENUM_REGISTER = dict(
+    decls="enum bit<16> Eth { V4 = 0x0800, V6 = 0x86dd }",
+    ilocals="register<Eth>(2) r;",
+    ingress="""
+        r.write(1, (Eth) hdr.d.w0[15:0]);
+        Eth v;
+        r.read(v, 1);
+        hdr.d.w2 = (bit<32>) (bit<16>) v;
+        if (v == Eth.V6) { hdr.d.w3 = 1; }""")
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_register_of_serializable_enum(backend):
+    sw = switch(backend=backend, **SERENUM_REGISTER)
+    assert run_words(sw, 0x186DD, 7)[:4] == [0x186DD, 7, 0x86DD, 1]
+    assert run_words(sw, 0x0800, 7)[:4] == [0x0800, 7, 0x0800, 0]
+    assert sw.register_read("I.r", 1) == 0x0800
+
+
+DIGEST = dict(
+    decls="""enum Kind { Small, Large }
+enum bit<8> Code { A = 28, B = 42 }
+struct note_t { bit<32> w; error e; Kind k; Code c; }""",
+    mfields="note_t note;",
+    ingress="""
+        meta.note.w = hdr.d.w0;
+        meta.note.e = error.NoMatch;
+        meta.note.k = hdr.d.w0 > 10 ? Kind.Large : Kind.Small;
+        meta.note.c = Code.B;
+        digest(1, meta.note);""")
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_digest_carries_error_and_enum_codes(backend):
+    sw = switch(backend=backend, **DIGEST)
+    sw.process(0, frame(5))
+    sw.process(0, frame(50))
+    no_match = sw.prog.decls.errors.index("NoMatch")
+    assert sw.digests() == [("note_t", (5, no_match, 0, 42)), ("note_t", (50, no_match, 1, 42))]
+
+
+def test_digest_p4info_names_error_and_enum_types():
+    info = build_p4info(switch(**DIGEST).prog)
+    members = {m.name: m.type_spec for m in info.type_info.structs["note_t"].members}
+    assert members["e"].HasField("error")
+    assert members["k"].enum.name == "Kind"
+    assert members["c"].serializable_enum.name == "Code"
+    assert [m.name for m in info.type_info.enums["Kind"].members] == ["Small", "Large"]
+    se = info.type_info.serializable_enums["Code"]
+    assert se.underlying_type.bitwidth == 8
+    assert [(m.name, m.value) for m in se.members] == [("A", b"\x1c"), ("B", b"\x2a")]
+    assert "NoMatch" in info.type_info.error.members
+
+
+def test_register_of_serializable_enum_p4info():
+    info = build_p4info(switch(**SERENUM_REGISTER).prog)
+    reg = next(r for r in info.registers if r.preamble.name == "I.r")
+    assert reg.type_spec.serializable_enum.name == "Eth"
+    assert info.type_info.serializable_enums["Eth"].underlying_type.bitwidth == 16
