@@ -178,3 +178,17 @@ def test_no_warn_on_an_enclosing_declaration_or_block_silences_that_kind_only():
 def test_out_parameters_left_unwritten_warn_as_p4c(kw, texts):
     sw = switch(**kw)
     assert [w.split(" warning: ", 1)[1] for w in sw.warnings if "uninitialized_out_param" in w] == texts
+
+
+def test_p4cs_issue2393_sample_gives_p4cs_three_warnings():
+    decls = ("action do_global_action(in bool make_zero, out bool val_undefined) {"
+             " bit<16> tmp; tmp = tmp * (make_zero ? 16w0 : 16w1); }")
+    ilocals = ("bool filler_bool = true; bool tmp_bool = false;"
+               " action do_action() { do_global_action(tmp_bool, tmp_bool); }"
+               " table simple_table { key = { hdr.eth.src: exact; }"
+               " actions = { do_action(); do_global_action(true, filler_bool); } }")
+    sw = switch(decls=decls, ilocals=ilocals, ingress="simple_table.apply();")
+    assert sorted(_texts(sw)) == [
+        "'val_undefined' is unused",
+        "out parameter 'val_undefined' may be uninitialized when 'do_global_action' terminates",
+        "tmp may be uninitialized"]
