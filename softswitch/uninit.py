@@ -42,7 +42,11 @@ def _name(node) -> str:
 
 
 def _meet(a: Defs, b: Defs) -> Defs:
-    return b if a is None else a if b is None else a & b
+    """What is written on both paths: a location one side writes whole and the other field by
+    field is written (as those fields)."""
+    if a is None or b is None:
+        return b if a is None else a
+    return frozenset({x for x in a if _covered(x, b)} | {y for y in b if _covered(y, a)})
 
 
 def _covered(loc: Loc, d: frozenset) -> bool:
