@@ -21,11 +21,13 @@ from ..types import (
     HeaderT,
     NamedT,
     StructLikeT,
+    StructT,
+    VarbitT,
 )
 from . import nodes as ir
 from .body import _Body
 from .calcs import name_calculations
-from .common import Unsupported, _pos, _qualify, _Scope, irtype
+from .common import Unsupported, _pos, _qualify, _Scope, init_varbit, irtype, varbit_var
 from .walk import direct_meter_target
 
 
@@ -37,12 +39,16 @@ class Lowering:
         self.d = prog.decls
         self.blocks: dict[str, ir.Block] = {}
         self.actions: dict[str, ir.Action] = {}
+        # top-level actions whose body cannot be lowered, refused only where used (p4c drops
+        # an action nothing uses before the back end sees it)
+        self.unlowered: dict[str, Unsupported] = {}
         self.tables: dict[str, ir.Table] = {}
         self.functions: dict[str, ir.Function] = {}
         self.externs: dict[str, ir.Extern] = {}
         self.field_lists: dict[int, list[str]] = {}
         self.digests: list[StructLikeT] = []
         self.value_sets: list[str] = []
+        self.varbit_boxes: dict[int, StructT] = {}  # varbit<N> variables (common.varbit_var)
         self.tmp = 0
 
     def run(self) -> ir.Program:
@@ -61,14 +67,18 @@ class Lowering:
             if not _check_only(tree):
                 self._function(name, tree)
         for info in p._top.actions.values():
-            self._action(info, self.top_scope, None)
+            try:
+                self._action(info, self.top_scope, None)
+            except Unsupported as e:
+                self.actions.pop(info.name, None)
+                self.unlowered[info.name] = e
         roles = {}
         for role in ("parser", "verify", "ingress", "egress", "compute", "deparser"):
             bname = p.block_names[role]
             roles[role] = bname
             tree = self.d.parsers[bname] if role == "parser" else self.d.controls[bname]
             self._block(bname, tree, "parser" if role == "parser" else "control")
-        headers = [t for t in self.d.header_order]
+        headers = [t for t in self.d.header_order] + list(self.varbit_boxes.values())
         for t in headers:
             irtype(t, "")
         for name, t in self.tables.items():
@@ -94,6 +104,9 @@ class Lowering:
             self.externs[inst.name] = ir.Extern(inst.name, inst.extern, 0, table=getattr(o, "table", None))
 
     def _params(self, params) -> list[ir.Param]:
+        for p in params:
+            if isinstance(p.type, VarbitT):
+                raise Unsupported(f"parameter {p.name} of type {p.type} (its current length would be lost)")
         return [ir.Param(p.name, irtype(p.type, f"parameter {p.name}"), p.direction) for p in params]
 
     def _function(self, name: str, tree) -> None:
@@ -147,6 +160,13 @@ class Lowering:
         _a, tnode, nmn, init = loc.children
         t = self.d.resolve_type(tnode)
         name = str(nmn.children[0])
+        if isinstance(t, VarbitT):
+            ref, f = varbit_var(self.varbit_boxes, "var", name, t)
+            blk.vars.append((name, ref.t))
+            g.scope.names[name] = ("val", f)
+            if init is not None:
+                blk.init += init_varbit(f, g.expr_to(init, t))
+            return
         it = irtype(t, f"variable {name}")
         ref = ir.Ref(it, "var", name)
         blk.vars.append((name, it))
@@ -209,6 +229,8 @@ class Lowering:
         bound = []
         alist = [ar for p in props if p.data == "tp_actions" for ar in p.children[1:]]
         for a in info.actions:
+            if a.name in self.unlowered:
+                raise self.unlowered[a.name]
             ar = next((x for x in alist if str(x.children[1].children[0]) == a.local), None)
             given = ar.children[2] if ar is not None else None
             args = [x for x in (given.children if given is not None else []) if x is not None]
