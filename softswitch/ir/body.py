@@ -108,6 +108,10 @@ class _Body:
             lens = [length_of(x) if isinstance(ft, VarbitT) else None
                     for x, (_, ft) in zip(items, dst.fields, strict=True)]
             return ir.StructInit(irtype(dst), items, lens if any(lens) else [])
+        if isinstance(src, ListT) and isinstance(dst, StackT):  # p4c's HeaderStackExpression
+            e = list(e) + [None] * (dst.size - len(e))
+            return ir.StackInit(irtype(dst), [self.conv(*it, dst.elem) if it is not None
+                                              else _default(dst.elem) for it in e])
         if isinstance(src, ListT):
             raise Unsupported(f"list expression converted to {dst}")
         return e
@@ -585,6 +589,9 @@ class _Body:
         rhs = self.expr_to(rhs_node, lt)
         if isinstance(rhs, ir.Default):  # `x = ...`: p4c assigns the default field by field and
             return fresh_stmts(lhs, lt)  # element by element (a stack keeps its nextIndex)
+        if isinstance(rhs, ir.StackInit):  # so is a stack expression (p4c's CopyStructures)
+            return [ir.Assign(ir.StackElem(x.t, lhs, ir.Const(ir.Bits(32), i), "index"), x)
+                    for i, x in enumerate(rhs.items)]
         out: list[ir.Stmt] = [ir.Assign(lhs, rhs)]
         if isinstance(lt, VarbitT) and isinstance(lhs, ir.Field):  # BMv2's assign_VL: the length too
             out.append(ir.Assign(varbit_length(lhs), length_of(out[0].rhs)))
