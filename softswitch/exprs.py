@@ -599,6 +599,8 @@ class ExprCompiler:
                 raise self.err(n, "division by zero")
             if is_const(ac) and is_const(bc):
                 return str(eval(f"{ac} {_ARITH[op]} {bc}")), t
+            if is_const(ac) and int(ac) == 0:
+                return "0", t  # p4c's strength reduction: 0 / x and 0 % x are 0
             if is_const(bc) and int(bc) & (int(bc) - 1) == 0:
                 return f"({ac} {_ARITH[op]} {bc})", t  # p4c's strength reduction: a shift or a mask
             # p4c's mid end (CompileTimeOperations) rejects every / and % left after constant

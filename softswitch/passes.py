@@ -14,6 +14,7 @@ from .defaults import check_default_uses
 from .desugar import Desugar, Err
 from .genericblocks import specialize_generic_blocks
 from .lists import rewrite_list_values
+from .markdrop import deprecated_mark_to_drop
 from .specialize import specialize
 from .subparsers import (
     hoist_extern_arguments,
@@ -26,6 +27,7 @@ from .subparsers import (
 def desugar(tree: Tree, err: Err) -> None:
     """Rewrite ``tree`` in place; errors are ``err(node, message)``."""
     check_default_uses(tree, err)
+    deprecated_mark_to_drop(tree)
     rewrite_list_values(tree, err)
     specialize_generic_blocks(tree, err)
     instantiate_direct_applies(tree)

@@ -82,7 +82,8 @@ def _clone_type(g, node) -> None:
 def v1_function(calls, g, name: str, args, n, targs=None) -> list[str]:
     """Check a call of a v1model extern function (statement form; nothing to emit)."""
     if name == "mark_to_drop":
-        _std(g, args[0])
+        if args:  # no argument: no standard_metadata_t in scope to give it (markdrop.py)
+            _std(g, args[0])
     elif name == "hash":
         ot = _bits_lvalue(g, args[0], "hash result")
         _algo(g, args[1])

@@ -80,6 +80,8 @@ def lower_call_stmt(g, n: Tree) -> list[ir.Stmt]:
     ent = g.scope.lookup(name)
     if ent is not None and ent[0] == "action":
         info = ent[1]
+        if info.name in g.low.unlowered:
+            raise g.low.unlowered[info.name]
         vals, outs = _bind(g, info.params, args)
         return [ir.ActionCall(info.name, vals, outs)] + _union_fixups(outs)
     if name in g.low.functions:
@@ -309,6 +311,8 @@ def _fl_id(g, names: tuple[str, ...]) -> int:
 
 def _v1(g, name: str, args, targs, n) -> list[ir.Stmt]:
     if name == "mark_to_drop":
+        if not args:
+            raise Unsupported(f"mark_to_drop() with no standard_metadata_t in scope{_pos(n)}")
         return [ir.ExternCall(name, None, [g.expr(args[0])[0]])]
     if name == "verify":
         return [ir.Verify(g.expr(args[0])[0], g.expr(args[1])[0])]

@@ -39,6 +39,9 @@ class Lowering:
         self.d = prog.decls
         self.blocks: dict[str, ir.Block] = {}
         self.actions: dict[str, ir.Action] = {}
+        # top-level actions whose body cannot be lowered, refused only where used (p4c drops
+        # an action nothing uses before the back end sees it)
+        self.unlowered: dict[str, Unsupported] = {}
         self.tables: dict[str, ir.Table] = {}
         self.functions: dict[str, ir.Function] = {}
         self.externs: dict[str, ir.Extern] = {}
@@ -64,7 +67,11 @@ class Lowering:
             if not _check_only(tree):
                 self._function(name, tree)
         for info in p._top.actions.values():
-            self._action(info, self.top_scope, None)
+            try:
+                self._action(info, self.top_scope, None)
+            except Unsupported as e:
+                self.actions.pop(info.name, None)
+                self.unlowered[info.name] = e
         roles = {}
         for role in ("parser", "verify", "ingress", "egress", "compute", "deparser"):
             bname = p.block_names[role]
@@ -222,6 +229,8 @@ class Lowering:
         bound = []
         alist = [ar for p in props if p.data == "tp_actions" for ar in p.children[1:]]
         for a in info.actions:
+            if a.name in self.unlowered:
+                raise self.unlowered[a.name]
             ar = next((x for x in alist if str(x.children[1].children[0]) == a.local), None)
             given = ar.children[2] if ar is not None else None
             args = [x for x in (given.children if given is not None else []) if x is not None]

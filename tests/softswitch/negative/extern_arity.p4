@@ -1,5 +1,5 @@
 // expect-error: 38: argument|arity|parameter
-// mark_to_drop called without its argument (p4c rejects this)
+// mark_to_drop with two arguments (no overload takes two) (p4c rejects this)
 #include <core.p4>
 #include <v1model.p4>
 
@@ -35,7 +35,7 @@ control MyIngress(inout headers_t hdr, inout metadata_t meta,
                   inout standard_metadata_t standard_metadata) {
 
     apply {
-        mark_to_drop();
+        mark_to_drop(standard_metadata, standard_metadata);
     }
 }
 

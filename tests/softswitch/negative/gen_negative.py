@@ -103,9 +103,9 @@ CASES: dict[str, tuple[str, str, dict[str, str]]] = {
         {"deparser": "        hdr.ethernet.etherType = 16w1; /*ERR*/\n        packet.emit(hdr.ethernet);"},
     ),
     "extern_arity": (
-        "mark_to_drop called without its argument",
+        "mark_to_drop with two arguments (no overload takes two)",
         "argument|arity|parameter",
-        {"apply": "        mark_to_drop(); /*ERR*/"},
+        {"apply": "        mark_to_drop(standard_metadata, standard_metadata); /*ERR*/"},
     ),
     "action_arity": (
         "action called with one argument too many",
