@@ -45,6 +45,7 @@ from .common import (
     length_of,
     union_siblings,
     union_valid,
+    varbit_arg,
     varbit_length,
     varbit_var,
 )
@@ -119,6 +120,11 @@ class _Body:
     def expr_to(self, node, t: P4Type):
         e, et = self.expr(node)
         return self.conv(e, et, t)
+
+    def arg_to(self, node, t: P4Type):
+        """An ``in`` argument: a varbit travels in its parameter's struct (``varbit_arg``)."""
+        e = self.expr_to(node, t)
+        return varbit_arg(self.low.varbit_boxes, e, t) if isinstance(t, VarbitT) else e
 
     def to_bits(self, e, t: P4Type):
         if isinstance(e, _Lit):
@@ -318,7 +324,7 @@ class _Body:
                 finfo = self.low.p.functions[name]
                 given = n.children[1].children if n.children[1] is not None else []
                 args = [a for a in given if a is not None]
-                vals = [self.expr_to(a, p.type) for a, p in zip(args, finfo.params, strict=True)]
+                vals = [self.arg_to(a, p.type) for a, p in zip(args, finfo.params, strict=True)]
                 return ir.CallF(f.ret, name, vals), finfo.ret
         raise Unsupported(f"call in an expression{_pos(n)}")
 
