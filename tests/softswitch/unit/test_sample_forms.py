@@ -124,3 +124,21 @@ def test_register_of_serializable_enum_p4info():
     reg = next(r for r in info.registers if r.preamble.name == "I.r")
     assert reg.type_spec.serializable_enum.name == "Eth"
     assert info.type_info.serializable_enums["Eth"].underlying_type.bitwidth == 16
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_control_named_like_an_earlier_extern_function(backend):
+    """``control verify_checksum`` after v1model's extern function of that name (p4c compiles
+    it); the checksum calls elsewhere still reach the extern."""
+    src = program("hdr.d.w2 = hdr.d.w0;",
+                  compute="update_checksum(true, { hdr.d.w0 }, hdr.d.w3, HashAlgorithm.csum16);")
+    src = src.replace("control VC(", "control verify_checksum(").replace(
+        "V1Switch(P(), VC(),", "V1Switch(P(), verify_checksum(),")
+    sw = _load(src, backend)
+    assert run_words(sw, 0x12345678, 7)[:4] == [0x12345678, 7, 0x12345678, 0xFFFF - (0x1234 + 0x5678)]
+
+
+def test_function_named_like_an_earlier_control_is_still_refused():
+    src = program(decls="control Twice(inout bit<8> v) { apply { } }\nbool Twice() { return true; }")
+    with pytest.raises(P4CompileError, match="Re-declaration of Twice"):
+        Switch.from_source(src, "unit.p4")
