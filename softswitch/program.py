@@ -88,6 +88,7 @@ class PacketCtx:
     payload: bytes = b""
     digests: list = field(default_factory=list)
     trace: list = field(default_factory=list)
+    std: Any = None  # this pass's standard_metadata: a bare mark_to_drop() (BMv2's drop) drops it
 
 
 class _TopGen(ControlGen):

@@ -142,3 +142,24 @@ def test_function_named_like_an_earlier_control_is_still_refused():
     src = program(decls="control Twice(inout bit<8> v) { apply { } }\nbool Twice() { return true; }")
     with pytest.raises(P4CompileError, match="Re-declaration of Twice"):
         Switch.from_source(src, "unit.p4")
+
+
+BARE_DROP = dict(
+    decls="action top_drop() { mark_to_drop(); }",
+    ilocals="table t { key = { hdr.d.w0: exact; } actions = { top_drop; NoAction; }\n"
+            "          const entries = { 1: top_drop(); } default_action = NoAction(); }",
+    ingress="t.apply();",
+    elocals="table e { key = { hdr.d.w1: exact; } actions = { top_drop; NoAction; }\n"
+            "          const entries = { 2: top_drop(); } default_action = NoAction(); }",
+    egress="e.apply();")
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_bare_mark_to_drop_in_a_top_level_action(backend):
+    """v1model's deprecated ``mark_to_drop()`` in a top-level action (no standard_metadata_t in
+    scope): BMv2's ``drop`` primitive drops the packet of the pass that runs it, in ingress and
+    in egress."""
+    sw = switch(backend=backend, **BARE_DROP)
+    assert sw.process(0, frame(1, 7)) == []
+    assert sw.process(0, frame(3, 2)) == []
+    assert run_words(sw, 3, 7)[:2] == [3, 7]
