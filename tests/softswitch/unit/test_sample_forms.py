@@ -163,3 +163,23 @@ def test_bare_mark_to_drop_in_a_top_level_action(backend):
     assert sw.process(0, frame(1, 7)) == []
     assert sw.process(0, frame(3, 2)) == []
     assert run_words(sw, 3, 7)[:2] == [3, 7]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_p4runtime_translation_with_a_type_argument(backend):
+    """p4c keeps an annotation's body as tokens: ``@p4runtime_translation("u", bit<32>)`` and
+    ``(..., string)`` load; the `type` values behave as their underlying bits."""
+    decls = """typedef bit<16> P_t;
+@p4runtime_translation("example.org/P1", 32) type P_t P1_t;
+@p4runtime_translation("example.org/P2", bit<32>) type P_t P2_t;
+@p4runtime_translation("example.org/P3", string) type P_t P3_t;"""
+    ingress = """P2_t a = (P2_t) hdr.d.w0[15:0];
+        P3_t b = (P3_t) (P_t) 3;
+        hdr.d.w2 = (bit<32>) (P_t) a + (bit<32>) (P_t) b;"""
+    sw = switch(backend=backend, decls=decls, ingress=ingress)
+    assert run_words(sw, 0x10005, 7)[:3] == [0x10005, 7, 8]
+
+
+def test_type_in_a_structured_annotation_is_refused():
+    with pytest.raises(P4CompileError, match="illegal structured annotation value"):
+        switch(decls="@foo[bit<8>] action a() { }")
