@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from softswitch import Switch
-from softswitch.api import P4CompileError
+from softswitch.api import Exact, P4CompileError
 from softswitch.native.switch import NativeSwitch
 from softswitch.p4info import build_p4info
 
@@ -183,3 +183,24 @@ def test_p4runtime_translation_with_a_type_argument(backend):
 def test_type_in_a_structured_annotation_is_refused():
     with pytest.raises(P4CompileError, match="illegal structured annotation value"):
         switch(decls="@foo[bit<8>] action a() { }")
+
+
+SELECTOR_NO_IMPL = dict(
+    ilocals="action set(bit<32> v) { hdr.d.w2 = v; }\n"
+            "    table t { key = { hdr.d.w0: exact; hdr.d.w1: selector; } actions = { set; NoAction; } }",
+    ingress="t.apply();")
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_selector_key_without_implementation_is_left_out(backend):
+    """A ``selector`` key on a table with no ``implementation``: p4c compiles it (its
+    issue1560 sample) and its BMv2 back end and P4Info leave the key out: the table matches on
+    the other keys only."""
+    sw = switch(backend=backend, **SELECTOR_NO_IMPL)
+    sw.table_add("I.t", "I.set", {"hdr.d.w0": Exact(5)}, {"v": 9})
+    assert run_words(sw, 5, 1)[:3] == [5, 1, 9]
+    assert run_words(sw, 5, 2)[:3] == [5, 2, 9]
+    assert run_words(sw, 6, 1)[:3] == [6, 1, 0]
+    info = build_p4info(sw.prog)
+    table = next(t for t in info.tables if t.preamble.name == "I.t")
+    assert [m.name for m in table.match_fields] == ["hdr.d.w0"]
