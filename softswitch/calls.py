@@ -232,7 +232,9 @@ class Calls:
             raise g.err(n, f"action {info.local} can only be called from a control")
         if g.in_action is not None and g.in_action is info:
             raise g.err(n, "recursive action call")
-        bind_arguments(g, f"action {info.local}", info.params, args, n, constant_data=True)
+        # directionless parameters take any value here, as `in` ones (p4c's type checker: only
+        # a table's default_action and entries need compile-time constants)
+        bind_arguments(g, f"action {info.local}", info.params, args, n)
         if g.in_action is None:  # called from an apply block: p4c lists it in P4Info
             self.prog.direct_actions.add(info.name)
         return []

@@ -204,3 +204,30 @@ def test_selector_key_without_implementation_is_left_out(backend):
     info = build_p4info(sw.prog)
     table = next(t for t in info.tables if t.preamble.name == "I.t")
     assert [m.name for m in table.match_fields] == ["hdr.d.w0"]
+
+
+DIRECT_ACTION_DATA = dict(
+    ilocals="""
+    action put(bit<32> v) { hdr.d.w2 = v; }
+    action twice() { put(hdr.d.w0 + hdr.d.w1); }
+    table t { key = { hdr.d.w0: exact; } actions = { twice; put; } default_action = put(32w3); }""",
+    ingress="t.apply(); if (hdr.d.w0 == 1) { put(hdr.d.w1 << 1); }")
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_direct_action_call_binds_action_data_to_any_value(backend):
+    """A directly called action's directionless parameters take any expression, as `in` ones
+    (p4c's type checker; its crc32-bmv2 sample passes a sum); only a table's default_action and
+    entries need compile-time constants."""
+    sw = switch(backend=backend, **DIRECT_ACTION_DATA)
+    sw.table_add("I.t", "I.twice", {"hdr.d.w0": Exact(5)})
+    assert run_words(sw, 5, 7)[:3] == [5, 7, 12]
+    assert run_words(sw, 1, 7)[:3] == [1, 7, 14]
+    assert run_words(sw, 2, 7)[:3] == [2, 7, 3]
+
+
+def test_table_default_action_data_must_still_be_constant():
+    ilocals = ("action put(bit<32> v) { hdr.d.w2 = v; }\n"
+               "    table t { key = { hdr.d.w0: exact; } actions = { put; } default_action = put(hdr.d.w1); }")
+    with pytest.raises(P4CompileError, match="constant"):
+        switch(ilocals=ilocals, ingress="t.apply();")
