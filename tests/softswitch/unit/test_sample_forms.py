@@ -228,6 +228,7 @@ def test_direct_action_call_binds_action_data_to_any_value(backend):
 
 def test_table_default_action_data_must_still_be_constant():
     ilocals = ("action put(bit<32> v) { hdr.d.w2 = v; }\n"
-               "    table t { key = { hdr.d.w0: exact; } actions = { put; } default_action = put(hdr.d.w1); }")
+               "    table t { key = { hdr.d.w0: exact; } actions = { put; }\n"
+               "              default_action = put(hdr.d.w1); }")
     with pytest.raises(P4CompileError, match="constant"):
         switch(ilocals=ilocals, ingress="t.apply();")
