@@ -91,7 +91,7 @@ class TableEntry:
     counter: tuple[int, int] | None = None  # (packets, bytes) of the table's direct counter
     member_id: int | None = None   # an indirect table's entry: the action profile member it runs
     group_id: int | None = None    # ... or the selector group it picks a member from
-    action_set: list[tuple[str, dict[str, int]]] | None = None  # ... or its one-shot action set
+    action_set: list[tuple] | None = None  # ... or its one-shot set: (action, params, weight, watch)
 
 
 @dataclass(frozen=True)

@@ -121,6 +121,7 @@ def run_switch(args: argparse.Namespace, targs: argparse.Namespace) -> int:
     from softswitch.native.loop import serve_ports
     from softswitch.ports import PortSet, parse_port_map
     from softswitch.server import Device, serve
+    from softswitch.server.linkstatus import LinkWatcher
 
     log = logging.getLogger("softswitch")
     try:
@@ -168,6 +169,8 @@ def run_switch(args: argparse.Namespace, targs: argparse.Namespace) -> int:
         )
         return 1
     device.emit = ports.send
+    links = LinkWatcher(mapping, device.port_set_status)
+    links.start()
 
     def _stop(signum, frame):  # noqa: ARG001 - signal handler signature
         log.info("signal %d: shutting down", signum)
@@ -191,6 +194,7 @@ def run_switch(args: argparse.Namespace, targs: argparse.Namespace) -> int:
     try:
         serve_ports(ports, device)
     finally:
+        links.stop()
         server.stop(grace=0.5).wait(2)
         ports.close()
     return 0

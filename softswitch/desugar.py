@@ -330,9 +330,11 @@ class Desugar:
             self.block(s.children[1])
         elif d == "op_assign_stmt":
             lhs, op, rhs = s.children
+            if self.effects(lhs):  # the target is evaluated once: its indexes into temporaries
+                lhs = self.lvalue(lhs, pre, save=True)
             kind, tok = _OP_ASSIGN[str(op)]
             kids = [copy.deepcopy(lhs), Token(tok, str(op)[:-1]), rhs] if tok else [copy.deepcopy(lhs), rhs]
-            return self.stmt(_mk("assign_stmt", [lhs, _mk(kind, kids, s)], s))
+            return pre + self.stmt(_mk("assign_stmt", [lhs, _mk(kind, kids, s)], s))
         elif d == "assign_stmt":
             s.children[0] = self.lvalue(s.children[0], pre)
             rhs_pre: list = []
@@ -489,13 +491,15 @@ class Desugar:
 
     def ordered(self, kids: list, pre: list, lvalues: frozenset[int] = frozenset()) -> list:
         """Children evaluated left to right: values read before a hoisted call are saved first
-        (except ``lvalues``, the positions of out/inout arguments, which stay references)."""
+        (``lvalues``, the positions of out/inout arguments, stay references: their indexes are
+        saved)."""
         out: list = []
         for c in kids:
             mine: list = []
             c2 = self.expr(c, mine)
             if mine:
-                out = [x if i in lvalues else self.save(x, pre) for i, x in enumerate(out)]
+                out = [self.lvalue(x, pre, save=True) if i in lvalues else self.save(x, pre)
+                       for i, x in enumerate(out)]
                 pre += mine
             out.append(c2)
         return out

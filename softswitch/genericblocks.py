@@ -2,8 +2,9 @@
 explicit type arguments (``G<bit<8>>() g;``), as p4c's front end specialises them: a copy of the
 block with ``T`` replaced by the type, one copy per distinct type arguments, named ``G_gN``
 (P4Info names follow the instance, so the copy's name is never seen).  A generic block that is
-instantiated without type arguments is left for the checks to reject; one nothing instantiates
-is dropped, as p4c accepts an unused declaration."""
+instantiated without type arguments is left for the checks to reject.  A generic control nothing
+instantiates is type-checked with opaque type parameters, as p4c checks unused declarations; a
+generic parser nothing instantiates is dropped."""
 
 from __future__ import annotations
 
@@ -81,14 +82,41 @@ def specialize_generic_blocks(tree: Tree, err: Err) -> None:
             copies.setdefault(base, []).append(spec)
             done[key] = new
         inst.children[1] = Tree("type_name", [Token("TYPE_IDENTIFIER", done[key])], tref.meta)
+    taken = {_name(d.children[1]) for d in tree.children
+             if isinstance(d, Tree) and len(d.children) > 1 and isinstance(d.children[1], Tree)
+             and d.children[1].data == "name"}
     out = []
     for d in tree.children:
         name = _name(d.children[1]) if isinstance(d, Tree) and d.data in _BLOCKS else ""
-        if name in generic:
-            out += copies.get(name, []) + ([d] if name in unresolved else [])
-        else:
+        if name not in generic:
             out.append(d)
+        elif name in copies or name in unresolved:
+            out += copies.get(name, []) + ([d] if name in unresolved else [])
+        elif d.data == "control_decl":
+            out += _opaque_copy(d, taken)
     tree.children = out
+
+
+def _opaque_copy(decl: Tree, taken: set[str]) -> list[Tree]:
+    """A generic control nothing instantiates, as p4c checks it: its body with each type
+    parameter an opaque type (an empty struct), so it may only copy and pass those values
+    (the copy is type-checked as an unused control, never run).  Parsers are left out: their
+    ``extract`` of a type-parameter value is legal for p4c but not for an empty struct."""
+    structs: list[Tree] = []
+    values: dict[str, Tree] = {}
+    for tp in _type_params(decl):
+        sname, k = tp, 0
+        while sname in taken:
+            k += 1
+            sname = f"{tp}_{k}"
+        taken.add(sname)
+        structs.append(Tree("struct_decl", [None, Tree("name", [Token("TYPE_IDENTIFIER", sname)])],
+                            decl.meta))
+        values[tp] = Tree("type_name", [Token("TYPE_IDENTIFIER", sname)], decl.meta)
+    spec = copy.deepcopy(decl)
+    spec.children[2] = None
+    spec.children[3:] = [_subst_types(c, values) for c in spec.children[3:]]
+    return structs + [spec]
 
 
 __all__ = ["specialize_generic_blocks"]

@@ -50,7 +50,7 @@ def _type_name(t) -> str | None:
 
 
 @dataclass
-class _Scope:
+class Scope:
     """What names mean where a call is: callables with their parameters, tables, and the type
     of each object (instance or parameter)."""
 
@@ -64,7 +64,7 @@ class Ordering:
         self.tree = tree
         self.warn = warn
         self.live = live
-        self.top = _Scope()
+        self.top = Scope()
         self.externs: dict[str, dict[str, list[list[Tree]]]] = {}
         self.blocks: dict[str, list[Tree]] = {}
         for d in tree.children:
@@ -102,8 +102,8 @@ class Ordering:
             elif d.data in ("control_decl", "parser_decl") and (None, _name(d.children[1])) in self.live:
                 self.block(d)
 
-    def scope(self, params, locals_: list) -> _Scope:
-        s = _Scope(dict(self.top.callables), set(), dict(self.top.objects))
+    def scope(self, params, locals_: list) -> Scope:
+        s = Scope(dict(self.top.callables), set(), dict(self.top.objects))
         for p in _params(params):
             tn = _type_name(p.children[2])
             if tn is not None:
@@ -134,7 +134,7 @@ class Ordering:
         if d.data == "control_decl":
             self.code(d.children[-1], s)
 
-    def code(self, node, s: _Scope) -> None:
+    def code(self, node, s: Scope) -> None:
         if not isinstance(node, Tree):
             return
         for t in node.iter_subtrees_topdown():
@@ -145,7 +145,7 @@ class Ordering:
                     continue  # malformed: the checks after this one report it; no warning here
 
     # ------------------------------------------------------------ one call
-    def params_of(self, callee, nargs: int, s: _Scope) -> list[Tree] | None | str:
+    def params_of(self, callee, nargs: int, s: Scope) -> list[Tree] | None | str:
         """The parameters a call binds, ``"table"`` for a table apply, None when unknown."""
         cands: list[list[Tree]] = []
         if isinstance(callee, Tree) and callee.data == "ident":
@@ -166,7 +166,7 @@ class Ordering:
         fit = [c for c in cands if len(c) == nargs]
         return fit[0] if len(fit) == 1 else None
 
-    def bound(self, e: Tree, s: _Scope) -> list[tuple[Tree, Tree]] | None | str:
+    def bound(self, e: Tree, s: Scope) -> list[tuple[Tree, Tree]] | None | str:
         """(parameter, argument) pairs of call ``e`` in argument order; see ``params_of``."""
         args = [a for a in (e.children[-1].children if isinstance(e.children[-1], Tree) else [])
                 if a is not None]
@@ -185,7 +185,7 @@ class Ordering:
                 out.append((params[i], a))
         return out
 
-    def call(self, e: Tree, s: _Scope) -> None:
+    def call(self, e: Tree, s: Scope) -> None:
         pairs = self.bound(e, s)
         if not isinstance(pairs, list):
             return

@@ -1,5 +1,6 @@
 """The syntax-tree rewrites p4c's front end makes, run once before the checks, in their order
-(after the places p4c refuses default values are checked, defaults.py): generic blocks
+(after the places p4c refuses default values are checked, defaults.py, and list<T> values
+become tuples, lists.py): generic blocks
 (genericblocks.py), direct applies, extern instances
 passed to sub-blocks and constructor arguments (subparsers.py), sub-parser inlining,
 generic functions and constants (specialize.py), then statements and expressions
@@ -12,6 +13,7 @@ from lark import Tree
 from .defaults import check_default_uses
 from .desugar import Desugar, Err
 from .genericblocks import specialize_generic_blocks
+from .lists import rewrite_list_values
 from .markdrop import deprecated_mark_to_drop
 from .specialize import specialize
 from .subparsers import (
@@ -26,6 +28,7 @@ def desugar(tree: Tree, err: Err) -> None:
     """Rewrite ``tree`` in place; errors are ``err(node, message)``."""
     check_default_uses(tree, err)
     deprecated_mark_to_drop(tree)
+    rewrite_list_values(tree, err)
     specialize_generic_blocks(tree, err)
     instantiate_direct_applies(tree)
     hoist_extern_arguments(tree)

@@ -23,7 +23,7 @@ from . import (
     shadowing,
     uninit,
     unused,
-    validity,
+    validity_check,
 )
 from .calls import Calls, ExternInst
 from .codegen import ActionInfo, TableInfo
@@ -119,7 +119,7 @@ class Program:
         parser_reach.check(parsed.tree, self.decls, kept)
         uninit.check(parsed.tree, self.decls, kept)
         ordering.check(parsed.tree, self.decls, kept)
-        validity.check(parsed.tree, self.decls, kept)
+        validity_check.check(parsed.tree, self.decls, kept)
         desugar(parsed.tree, self.decls.err)
         checks.no_void_variables(self.decls, parsed.tree)
         self.decls.collect(parsed.tree)

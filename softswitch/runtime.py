@@ -11,6 +11,7 @@ from .api import MatchValue, MeterConfig, P4CompileError, Replica, RuntimeAPIErr
 from .crc import CrcParams
 from .meters import MeterCell, check_config
 from .pipeline import PacketFlow
+from .profiles import Watch
 from .program import Program
 from .pygen import PyCode
 
@@ -30,6 +31,9 @@ class Switch(PacketFlow):
         from .p4info import build_p4info
 
         self.p4info = build_p4info(program)
+        self._ports_down: set[int] = set()
+        for info in program.profiles.values():
+            info.runtime.port_up = self.port_status
 
     def _compile(self, program: Program, filename: str) -> PyCode | None:
         """The python backend: the program's typed IR compiled to Python closures."""
@@ -150,18 +154,41 @@ class Switch(PacketFlow):
         self._profile_changed(p)
 
     def act_prof_create_group(self, profile: str, group_id: int, members: Sequence[int] = (),
-                              weights: Sequence[int] | None = None, max_size: int = 0) -> None:
+                              weights: Sequence[int] | None = None, max_size: int = 0,
+                              watch: Sequence[Watch | None] | None = None) -> None:
+        """A selector group; ``weights`` per member (PI replicates a member ``w`` times),
+        ``watch`` per member (``profiles.Watch``: the member is inactive while that port is down)."""
         p = self._profile(profile)
         if group_id < 0:
             raise ValueError(f"group id {group_id} is negative")
-        p.create_group(group_id, list(members), list(weights) if weights else None, max_size)
+        p.create_group(group_id, list(members), list(weights) if weights is not None else None, max_size,
+                       list(watch) if watch is not None else None)
         self._profile_changed(p)
 
     def act_prof_modify_group(self, profile: str, group_id: int, members: Sequence[int],
-                              weights: Sequence[int] | None = None, max_size: int | None = None) -> None:
+                              weights: Sequence[int] | None = None, max_size: int | None = None,
+                              watch: Sequence[Watch | None] | None = None) -> None:
         p = self._profile(profile)
-        p.modify_group(group_id, list(members), list(weights) if weights else None, max_size)
+        p.modify_group(group_id, list(members), list(weights) if weights is not None else None, max_size,
+                       list(watch) if watch is not None else None)
         self._profile_changed(p)
+
+    def act_prof_group_members(self, profile: str) -> dict[int, list[tuple[int, int, Watch | None]]]:
+        """group id -> [(member id, weight, watch)] in the order given (what a read returns)."""
+        return {i: [(m, g.weights.get(m, 1), g.watch.get(m)) for m in g.members]
+                for i, g in sorted(self._profile(profile).groups.items()) if i >= 0}
+
+    # ------------------------------------------------------------ port status (watch ports)
+    def port_set_status(self, port: int, up: bool) -> None:
+        """A port went up or down (PI's port status event): group members watching it are
+        (de)activated, as PI's ``WatchPortEnforcer`` does on BMv2.  Ports start up."""
+        (self._ports_down.discard if up else self._ports_down.add)(port)
+        for info in self.prog.profiles.values():
+            if info.runtime.watches(port):
+                self._profile_changed(info.runtime)
+
+    def port_status(self, port: int) -> bool:
+        return port not in self._ports_down
 
     def act_prof_delete_group(self, profile: str, group_id: int) -> None:
         p = self._profile(profile)
@@ -188,14 +215,15 @@ class Switch(PacketFlow):
         self._table(table).modify_indirect(match, _ref(member_id, group_id), priority)
 
     def table_add_one_shot(self, table: str, match: dict[str, MatchValue],
-                           actions: Sequence[tuple[str, dict[str, int] | None]],
+                           actions: Sequence[tuple],
                            priority: int | None = None) -> None:
         """An entry of a selector table with its own action set (P4Runtime one-shot): hidden
-        members and a group, released with the entry."""
+        members and a group, released with the entry.  Items: ``(action, params)`` or
+        ``(action, params, weight, watch)`` (``profiles.ActionProfile.one_shot``)."""
         self._table(table).add_one_shot(match, list(actions), priority)
 
     def table_modify_one_shot(self, table: str, match: dict[str, MatchValue],
-                              actions: Sequence[tuple[str, dict[str, int] | None]],
+                              actions: Sequence[tuple],
                               priority: int | None = None) -> None:
         self._table(table).modify_one_shot(match, list(actions), priority)
 

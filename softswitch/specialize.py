@@ -124,7 +124,21 @@ class Specializer:
         self.pending = saved
         keep = self.declare(d, self.genv)
         self.types.add_decl(d)
+        if not keep and d.data == "const_decl":
+            return before + self.top(self.const_check(d))
         return before + ([d] if keep else [])
+
+    def const_check(self, d: Tree) -> Tree:
+        """A folded constant is gone before the checks see it: p4c checks its initialiser
+        against its type even when nothing uses it, so it leaves a check-only function
+        ``void f() { T v = NAME; }`` (``NAME`` folds to the initialiser cast to ``T``)."""
+        name = name_of(d.children[2])
+        var = _mk("var_decl", [None, copy.deepcopy(d.children[1]),
+                               _mk("name", [Token("IDENTIFIER", "v")], d), _ident(name, d.children[3])], d)
+        mark = _mk("annotations", [_mk("annotation", [Token("ANNOT", "@" + CHECK_ONLY)], d)], d)
+        return _mk("function_decl", [mark, _mk("t_void", [Token("VOID", "void")], d),
+                                     _mk("name", [Token("IDENTIFIER", f"__const_check_{name}")], d),
+                                     None, _mk("params", [None], d), _mk("block", [var], d)], d)
 
     # ------------------------------------------------------------ scopes
     def declare(self, c, env: Env) -> bool:

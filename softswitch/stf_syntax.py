@@ -287,15 +287,12 @@ _HEX_DIGITS = set("0123456789abcdefABCDEF")
 
 
 def _packet_hex(words: list[str], allow_wild: bool) -> str:
-    """Join hex words, check characters, return upper-case text.  An odd number of digits is
-    what p4c's runner reads too: a sent packet's last lone digit is a byte of its own (``...20 5``
-    sends ``20 05``), an expected pattern is compared nibble by nibble (``allow_wild``)."""
+    """Join hex words, check characters, return upper-case text (an expected pattern with an
+    odd number of digits is compared nibble by nibble, as p4c's runner compares it)."""
     text = "".join(words)
     bad = {c for c in text if c not in _HEX_DIGITS and not (allow_wild and c == "*")}
     if bad:
         raise ValueError(f"bad character(s) {''.join(sorted(bad))!r} in packet data")
-    if len(text) % 2 and not allow_wild:
-        text = text[:-1] + "0" + text[-1]
     return text.upper()
 
 

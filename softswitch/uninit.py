@@ -2,15 +2,22 @@
 (``FindUninitialized``), for the cases it surely reports -- the analysis never warns where p4c
 would not, and may stay silent where p4c warns.
 
-Tracked: ``bit``/``int``/``bool`` variables declared without an initialiser (locals of actions,
-functions, apply blocks and parser states; control- and parser-level variables) and ``out``
-scalar parameters of functions and controls.  A read on some path from the declaration without
-a write is ``[--Wwarn=uninitialized_use] warning: x may be uninitialized``; a function or
-control that can end without writing an ``out`` scalar is ``[--Wwarn=uninitialized_out_param]
-warning: out parameter 'x' may be uninitialized when 'f' terminates``.  Conservatively, a
-variable passed to any call as ``x`` or a slice of it counts as written, and in a control any
-call (an action, a table, a sub-control...) counts as writing its control-level variables and
-parameters.  Only what p4c keeps is analysed (``unused.py``); unreachable code is not.
+Tracked: variables declared without an initialiser (locals of actions, functions, apply blocks
+and parser states; control- and parser-level variables) and ``out`` parameters of functions,
+controls and parsers, of ``bit``/``int``/``bool`` types or headers and structs of them, field by
+field (p4c's storage locations; stacks, unions and a header's validity are not followed).  A
+read on some path from the declaration without a write is ``[--Wwarn=uninitialized_use]
+warning: x may be uninitialized`` (a scalar: ``x``, ``h.f``, ``s.h.f``) or ``... s may not be
+completely initialized`` (a header or struct read whole with a field never written); a
+function, control or action that can end without writing an ``out`` scalar (or a scalar of an
+``out`` struct: headers may stay invalid) is
+``[--Wwarn=uninitialized_out_param] warning: out parameter 'x' may be uninitialized when 'f'
+terminates``.  Arguments of a call whose parameters are known (``ordering.py`` binds them) are
+read unless ``out`` and written if ``out``/``inout``; conservatively, a variable (or field)
+passed to any other call as itself or a slice of it counts as written and is not checked, and
+in a control any call (an action, a table, a sub-control...) counts as writing the whole of
+the control-level variables and parameters it may write.  Only what p4c keeps is analysed
+(``unused.py``); unreachable code is not.
 """
 
 from __future__ import annotations
@@ -20,9 +27,14 @@ from dataclasses import dataclass, field
 
 from lark import Tree
 
-Defs = frozenset | None   # the definitely written variables; None: unreachable
+from .codegen import text_of
+from .ordering import Ordering, Scope
+from .storage import Type, Types
+
+Defs = frozenset | None   # the definitely written locations (variable key, field...); None: unreachable
 Warn = Callable[[Tree, str, str], None]
 _SCALARS = {"t_bool", "t_bit", "t_bit1", "t_int"}
+Loc = tuple   # (declaration key, field name, ...)
 
 
 def _name(node) -> str:
@@ -33,24 +45,36 @@ def _meet(a: Defs, b: Defs) -> Defs:
     return b if a is None else a if b is None else a & b
 
 
+def _covered(loc: Loc, d: frozenset) -> bool:
+    """Whether ``loc`` is written: it or a location holding it is."""
+    return any(loc[:i] in d for i in range(1, len(loc) + 1))
+
+
 @dataclass
 class Body:
     """The analysis of one action, function, control or parser."""
 
     warn: Warn
     scalar: Callable[[object], bool]
+    types: Types | None = None
+    bind: Callable[[Tree], object] = lambda _e: None  # a call's (parameter, argument) pairs, if known
     call_writes: Callable[[object], frozenset] = lambda _callee: frozenset()  # in a control:
     # the control-level names an action call or table apply may write
     names: dict[tuple, str] = field(default_factory=dict)
+    vtypes: dict[tuple, Type] = field(default_factory=dict)   # tracked variable -> its type
     returns: list[Defs] = field(default_factory=list)  # at each `return` (functions)
     quiet: bool = False                             # a parser's fixpoint runs
 
     # ------------------------------------------------------------ variables
-    def declare(self, env: list[dict], name_node, tracked: bool) -> tuple | None:
-        key = (name_node.meta.line, name_node.meta.column) if tracked else None
+    def declare(self, env: list[dict], name_node, tracked: bool, t=None) -> tuple | None:
+        """Declare a name; ``tracked`` (or a ``t`` of a followed type): its reads are checked."""
+        vt = self.types.of(t) if self.types is not None and t is not None else None
+        follow = tracked or vt is not None and vt[0] in ("h", "st")
+        key = (name_node.meta.line, name_node.meta.column) if follow else None
         env[-1][_name(name_node)] = key
         if key is not None:
             self.names[key] = _name(name_node)
+            self.vtypes[key] = vt if vt is not None else ("s",)
         return key
 
     @staticmethod
@@ -76,8 +100,8 @@ class Body:
             _ann, t, nm, init = st.children
             if init is not None:
                 d = self.expr(init, env, d)
-            key = self.declare(env, nm, self.scalar(t))
-            return d | {key} if key is not None and init is not None else d
+            key = self.declare(env, nm, self.scalar(t), t)
+            return d | {(key,)} if key is not None and init is not None else d
         if k == "const_decl":
             self.declare(env, st.children[2], False)
             return d
@@ -121,40 +145,70 @@ class Body:
         return out if default else _meet(out, d)
 
     def write(self, lhs, env: list[dict], d: Defs) -> Defs:
-        """An assignment's target: the variable it names whole or by a slice becomes written;
-        the index expressions of a field or element target are read."""
-        key = self.root(lhs, env)
-        if key is not None:
-            return d | {key}
-        while isinstance(lhs, Tree) and lhs.data in ("member", "index", "slice"):
-            if lhs.data == "index":
-                d = self.expr(lhs.children[1], env, d)
-            lhs = lhs.children[0]
-        return d
+        """An assignment's target: the location it names whole or by a slice becomes written
+        (an element of a stack: the whole variable); its index expressions are read."""
+        loc = self.root(lhs, env)
+        e = lhs
+        while isinstance(e, Tree) and e.data in ("member", "index", "slice"):
+            if e.data in ("index", "slice"):
+                for i in e.children[1:]:
+                    d = self.expr(i, env, d)
+            e = e.children[0]
+        return d | {loc} if loc is not None else d
 
-    def root(self, e, env: list[dict]) -> tuple | None:
-        """The tracked variable ``e`` names whole or by a slice, if any."""
+    def root(self, e, env: list[dict]) -> Loc | None:
+        """The tracked location ``e`` names whole or by a slice, if any."""
         if isinstance(e, Tree) and e.data == "slice":
             e = e.children[0]
+        loc, _t = self.path(e, env)
+        return loc
+
+    def path(self, e, env: list[dict]) -> tuple[Loc | None, Type | None]:
+        """(location, type) of a variable or a field of one: None for what is not followed
+        (an untracked variable; through a stack element, the whole variable, type unknown)."""
         if isinstance(e, Tree) and e.data == "ident":
-            return self.lookup(env, str(e.children[-1]))
-        return None
+            key = self.lookup(env, str(e.children[-1]))
+            return ((key,), self.vtypes.get(key)) if key is not None else (None, None)
+        if isinstance(e, Tree) and e.data == "member" and self.types is not None:
+            loc, t = self.path(e.children[0], env)
+            if loc is None or t is None or t[0] not in ("h", "st"):
+                return (loc[:1], None) if loc is not None else (None, None)
+            fs = self.types.fields(t)
+            m = _name(e.children[1])
+            return (loc + (m,), fs.get(m)) if m in fs else (None, None)
+        if isinstance(e, Tree) and e.data == "index":
+            loc, _t = self.path(e.children[0], env)
+            return (loc[:1], None) if loc is not None else (None, None)
+        return None, None
+
+    def complete(self, loc: Loc, t: Type | None, d: frozenset) -> bool:
+        """Whether every followed field of ``loc`` is written."""
+        if _covered(loc, d) or t is None or self.types is None or t[0] not in ("s", "h", "st"):
+            return True  # written, or not followed (a stack, a union, an unknown type)
+        if t == ("s",):
+            return False
+        return all(self.complete(loc + (f,), ft, d) for f, ft in self.types.fields(t).items())
 
     # ------------------------------------------------------------ expressions
     def expr(self, e, env: list[dict], d: Defs) -> Defs:
         if d is None or not isinstance(e, Tree):
             return d
         k = e.data
-        if k == "ident":
-            key = self.lookup(env, str(e.children[-1]))
-            if key is not None and key not in d and not self.quiet:
-                self.warn(e, "uninitialized_use", f"{self.names[key]} may be uninitialized")
-            return d
+        if k in ("ident", "member", "index"):
+            loc, t = self.path(e, env)
+            if loc is not None:
+                x = e
+                while isinstance(x, Tree) and x.data in ("member", "index"):
+                    d = self.expr(x.children[1], env, d) if x.data == "index" else d
+                    x = x.children[0]
+                if not self.quiet:
+                    self.read(e, loc, t, d)
+                return d
+            if k == "ident":
+                return d
         if k in ("type_member", "error_member", "int_lit", "string_lit", "true_lit", "false_lit",
                  "dots_expr"):
             return d
-        if k == "member":
-            return self.expr(e.children[0], env, d)
         if k in ("call", "tcall"):
             return self.call(e, env, d)
         if k == "cast":
@@ -163,14 +217,38 @@ class Body:
             d = self.expr(c, env, d)
         return d
 
+    def read(self, e: Tree, loc: Loc, t: Type | None, d: frozenset) -> None:
+        """p4c's report of a read: a scalar not written, or a header/struct not all written."""
+        if t is None:
+            return
+        if t == ("s",):
+            if not _covered(loc, d):
+                self.warn(e, "uninitialized_use", f"{text_of(e)} may be uninitialized")
+        elif t[0] in ("h", "st") and not self.complete(loc, t, d):
+            self.warn(e, "uninitialized_use", f"{text_of(e)} may not be completely initialized")
+
     def call(self, e: Tree, env: list[dict], d: Defs) -> Defs:
-        """Arguments are read, except a tracked variable passed whole or by a slice, which may
-        be an ``out`` argument: written; in a control, what the called action or the applied
-        table's actions may write counts as written."""
+        """Arguments are read (``in``, ``inout``, directionless) and written (``out``,
+        ``inout``) when the callee's parameters are known; otherwise a tracked variable passed
+        whole or by a slice counts as written and others are read.  In a control, what the
+        called action or the applied table's actions may write counts as written."""
         callee, args = e.children[0], e.children[-1]
-        d = self.expr(callee.children[0], env, d) if isinstance(callee, Tree) and callee.data == "member" \
-            else d
+        if isinstance(callee, Tree) and callee.data == "member":
+            base = callee.children[0]   # a method's object is not read (isValid reads no field)
+            if self.root(base, env) is None:
+                d = self.expr(base, env, d)
         written = set()
+        pairs = self.bind(e)
+        if isinstance(pairs, list):
+            for p, a in pairs:
+                direction = _direction(p)
+                if direction != "out" and not (isinstance(a, Tree) and a.data == "dontcare_arg"):
+                    d = self.expr(a, env, d)
+                if direction in ("out", "inout"):
+                    key = self.root(a, env)
+                    if key is not None:
+                        written.add(key)
+            return d | written | {(k,) for k in self.call_writes(callee)}
         for a in (args.children if isinstance(args, Tree) else []):
             if isinstance(a, Tree) and a.data == "named_arg":
                 a = a.children[-1]
@@ -179,7 +257,7 @@ class Body:
                 written.add(key)
             else:
                 d = self.expr(a, env, d)
-        return d | written | self.call_writes(callee)
+        return d | written | {(k,) for k in self.call_writes(callee)}
 
 
 def _scalar_checker(tree: Tree) -> Callable[[object], bool]:
@@ -214,13 +292,13 @@ class Analysis:
         self.warn = warn
         self.live = live
         self.scalar = _scalar_checker(tree)
+        self.types = Types(tree)
+        self.calls = Ordering(tree, warn, live)   # only its binding of calls to parameters
 
     def run(self) -> None:
         for node in self.tree.children:
             if not isinstance(node, Tree) \
                     or node.data not in ("control_decl", "parser_decl", "function_decl", "action_decl"):
-                continue
-            if node.data not in ("control_decl", "parser_decl", "function_decl", "action_decl"):
                 continue
             nm = node.children[2 if node.data == "function_decl" else 1]
             if (None, _name(nm)) not in self.live:
@@ -234,32 +312,55 @@ class Analysis:
             else:
                 self.action(node, [{}])
 
-    def body(self) -> Body:
-        return Body(self.warn, self.scalar)
+    def body(self, scope: Scope | None = None) -> Body:
+        """A ``Body`` binding calls in ``scope`` (what names mean in its block)."""
+        b = Body(self.warn, self.scalar, self.types)
+        if scope is not None:
+            b.bind = lambda e: self._bind(e, scope)
+        return b
 
-    def action(self, node: Tree, env: list[dict]) -> None:
-        b = self.body()
-        scope = {_name(p.children[3]): None for p in _params(node.children[2])}
-        b.stmts(node.children[3].children, [*env, scope], frozenset())
+    def _bind(self, e: Tree, scope: Scope):
+        try:
+            return self.calls.bound(e, scope)
+        except (LookupError, TypeError, AttributeError, ValueError):
+            return None  # malformed: the checks after this one report it
 
-    def _outs(self, b: Body, params: list[Tree], env: list[dict]) -> list[tuple[Tree, tuple]]:
-        """Declare the parameters; returns the tracked ``out`` scalars (name node, key)."""
+    def action(self, node: Tree, env: list[dict], scope: Scope | None = None) -> None:
+        b = self.body(scope if scope is not None else self.calls.scope(node.children[2], []))
+        inner = [*env, {}]
+        outs = self._outs(b, _params(node.children[2]), inner)
+        end = b.stmts(node.children[3].children, inner, frozenset())
+        self._check_outs(outs, [*b.returns, end], _name(node.children[1]))
+
+    def _outs(self, b: Body, params: list[Tree], env: list[dict]) -> list[tuple[Tree, tuple, Type]]:
+        """Declare the parameters; returns the followed ``out`` ones (name node, key, type)."""
         outs = []
         for p in params:
-            tracked = _direction(p) == "out" and self.scalar(p.children[2])
-            key = b.declare(env, p.children[3], tracked)
+            out = _direction(p) == "out"
+            tracked = out and self.scalar(p.children[2])
+            key = b.declare(env, p.children[3], tracked, p.children[2] if out else None)
             if key is not None:
-                outs.append((p.children[3], key))
+                outs.append((p.children[3], key, b.vtypes[key]))
         return outs
 
     def _check_outs(self, outs, ends: list[Defs], where: str) -> None:
-        for nm, key in outs:
-            if any(d is not None and key not in d for d in ends):
+        """p4c's check at the end of a block: an ``out`` parameter with a scalar (not inside a
+        header: headers may stay invalid) that some path leaves unwritten."""
+        for nm, key, t in outs:
+            if any(d is not None and self._missing((key,), t, d) for d in ends):
                 self.warn(nm, "uninitialized_out_param",
                           f"out parameter '{_name(nm)}' may be uninitialized when '{where}' terminates")
 
+    def _missing(self, loc: Loc, t: Type | None, d: frozenset) -> bool:
+        if _covered(loc, d) or t is None:
+            return False
+        if t == ("s",):
+            return True
+        fields = self.types.fields(t).items() if t[0] == "st" else []
+        return any(self._missing(loc + (f,), ft, d) for f, ft in fields)
+
     def function(self, node: Tree) -> None:
-        b = self.body()
+        b = self.body(self.calls.scope(node.children[4], []))
         env: list[dict] = [{}]
         outs = self._outs(b, _params(node.children[4]), env)
         end = b.stmts(node.children[5].children, env, frozenset())
@@ -268,7 +369,8 @@ class Analysis:
     def control(self, node: Tree) -> None:
         name = _name(node.children[1])
         locals_ = [c for c in node.children[5:-2] if isinstance(c, Tree)]
-        probe = self.body()
+        scope = self.calls.scope(node.children[3], locals_)
+        probe = self.body(scope)
         env: list[dict] = [{}]
         outs = self._outs(probe, _params(node.children[3]), env)
         d = frozenset()
@@ -278,22 +380,21 @@ class Analysis:
             elif c.data in ("const_decl", "instantiation", "action_decl", "table_decl"):
                 env[-1][_name(c.children[2 if c.data == "const_decl" else 3 if c.data == "instantiation"
                                           else 1])] = None
-        b = self.body()
-        b.names = probe.names
+        b = self.body(scope)
+        b.names, b.vtypes = probe.names, probe.vtypes
         b.call_writes = _ControlWrites(locals_, env[-1]).of
         for c in locals_:
             if c.data == "action_decl" and (name, _name(c.children[1])) in self.live:
-                self.action(c, [{n: None for n in env[-1]}])
+                self.action(c, [{n: None for n in env[-1]}], scope)
         end = b.stmts(node.children[-1].children, env, d)
         self._check_outs(outs, [end], name)
 
     def parser(self, node: Tree) -> None:
         items = [c for c in node.children[5:] if isinstance(c, Tree)]
         states = {_name(c.children[2]): c for c in items if c.data == "parser_state"}
-        probe = self.body()
+        probe = self.body(self.calls.scope(node.children[3], items))
         env: list[dict] = [{}]
-        for p in _params(node.children[3]):
-            probe.declare(env, p.children[3], False)
+        self._outs(probe, _params(node.children[3]), env)   # out parameters start unwritten
         d = frozenset()
         for c in items:
             if c.data == "var_decl":

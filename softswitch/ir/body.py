@@ -39,11 +39,14 @@ from .common import (
     _Lit,
     _pos,
     _Scope,
+    fresh_stmts,
+    init_varbit,
     irtype,
     length_of,
     union_siblings,
     union_valid,
     varbit_length,
+    varbit_var,
 )
 
 _BINOPS = {"_e_lt": "<", "_e_gt": ">", "_e_bor": "|", "_e_bxor": "^", "_e_band": "&", "_e_shl": "<<",
@@ -506,6 +509,8 @@ class _Body:
     def _s_var_decl(self, n):
         _ann, tnode, nm, init = n.children
         t = self.d.resolve_type(tnode)
+        if isinstance(t, VarbitT):
+            return self._temporary(nm.children[0], t, self.expr_to(init, t) if init is not None else None)
         name = self.fresh("v_" + str(nm.children[0]))
         it = irtype(t, f"variable {nm.children[0]}")
         ref = ir.Ref(it, "local", name)
@@ -521,7 +526,7 @@ class _Body:
         if isinstance(e, _Lit) or isinstance(e, ir.Const):
             self.scope.names[str(nm)] = ("val", e)
             return []
-        return [self._temporary(nm, t, e)]
+        return self._temporary(nm, t, e)
 
     def _s_typed_decl(self, n):
         """A temporary of desugar.py typed like an expression (not evaluated here)."""
@@ -529,16 +534,20 @@ class _Body:
         pre, self._pre = self._pre, []
         _e, t = self.expr(like)
         self._pre = pre
-        return [self._temporary(nm, t, None)]
+        return self._temporary(nm, t, None)
 
-    def _temporary(self, nm, t: P4Type, init) -> ir.VarDecl:
+    def _temporary(self, nm, t: P4Type, init) -> list[ir.Stmt]:
         """Declare local ``nm`` of P4 type ``t`` under a fresh IR name (``init`` may be None)."""
         name = self.fresh("v_" + str(nm))
+        if isinstance(t, VarbitT):  # a struct of its own keeps the current length
+            ref, f = varbit_var(self.low.varbit_boxes, "local", name, t)
+            self.scope.names[str(nm)] = ("val", f)
+            return [ir.VarDecl(name, ref.t, None)] + (init_varbit(f, init) if init is not None else [])
         it = irtype(t, f"temporary {nm}")
         ref = ir.Ref(it, "local", name)
         ref.ptype = t
         self.scope.names[str(nm)] = ("val", ref)
-        return ir.VarDecl(name, it, init)
+        return [ir.VarDecl(name, it, init)]
 
     def _s_const_decl(self, n):
         _ann, tnode, nm, init = n.children
@@ -573,7 +582,10 @@ class _Body:
                 call.append(ir.If(ir.Valid(ir.Bool(), lhs), [ir.SetValid(x, False) for x in sibs], []))
             return call
         lhs, lt = self.expr(lhs_node)
-        out: list[ir.Stmt] = [ir.Assign(lhs, self.expr_to(rhs_node, lt))]
+        rhs = self.expr_to(rhs_node, lt)
+        if isinstance(rhs, ir.Default):  # `x = ...`: p4c assigns the default field by field and
+            return fresh_stmts(lhs, lt)  # element by element (a stack keeps its nextIndex)
+        out: list[ir.Stmt] = [ir.Assign(lhs, rhs)]
         if isinstance(lt, VarbitT) and isinstance(lhs, ir.Field):  # BMv2's assign_VL: the length too
             out.append(ir.Assign(varbit_length(lhs), length_of(out[0].rhs)))
         sibs = union_siblings(lhs)

@@ -72,6 +72,25 @@ def length_of(e: ir.Expr) -> ir.Expr:
     return ir.Const(ir.Bits(32), 0)
 
 
+def varbit_var(boxes: dict[int, StructT], kind: str, name: str, t: VarbitT) -> tuple[ir.Ref, ir.Field]:
+    """A variable of type ``varbit<N>``: the field ``v`` of a struct of its own (one per ``N``,
+    kept in ``boxes``), so its current length lives beside its value as in any struct field
+    (BMv2 keeps both in a field).  Returns the variable and the field that stands for it."""
+    box = boxes.get(t.max_width)
+    if box is None:
+        box = boxes[t.max_width] = StructT(f"varbit<{t.max_width}>", [("v", t)], pyname=f"VB_{t.max_width}")
+    ref = ir.Ref(ir.Comp(box), kind, name)
+    ref.ptype = box
+    f = ir.Field(irtype(t), ref, "v")
+    f.ptype = t
+    return ref, f
+
+
+def init_varbit(f: ir.Field, val: ir.Expr) -> list[ir.Stmt]:
+    """``f = val`` for a varbit field: the value and its current length (BMv2's assign_VL)."""
+    return [ir.Assign(f, val), ir.Assign(varbit_length(f), length_of(val))]
+
+
 def fresh_out(t: ir.IRType) -> ir.Const:
     """The value an `out` scalar parameter starts with: p4c makes it a fresh local, a field of
     BMv2's zero-initialised per-packet metadata."""

@@ -21,11 +21,13 @@ from ..types import (
     HeaderT,
     NamedT,
     StructLikeT,
+    StructT,
+    VarbitT,
 )
 from . import nodes as ir
 from .body import _Body
 from .calcs import name_calculations
-from .common import Unsupported, _pos, _qualify, _Scope, irtype
+from .common import Unsupported, _pos, _qualify, _Scope, init_varbit, irtype, varbit_var
 from .walk import direct_meter_target
 
 
@@ -46,6 +48,7 @@ class Lowering:
         self.field_lists: dict[int, list[str]] = {}
         self.digests: list[StructLikeT] = []
         self.value_sets: list[str] = []
+        self.varbit_boxes: dict[int, StructT] = {}  # varbit<N> variables (common.varbit_var)
         self.tmp = 0
 
     def run(self) -> ir.Program:
@@ -75,7 +78,7 @@ class Lowering:
             roles[role] = bname
             tree = self.d.parsers[bname] if role == "parser" else self.d.controls[bname]
             self._block(bname, tree, "parser" if role == "parser" else "control")
-        headers = [t for t in self.d.header_order]
+        headers = [t for t in self.d.header_order] + list(self.varbit_boxes.values())
         for t in headers:
             irtype(t, "")
         for name, t in self.tables.items():
@@ -101,6 +104,9 @@ class Lowering:
             self.externs[inst.name] = ir.Extern(inst.name, inst.extern, 0, table=getattr(o, "table", None))
 
     def _params(self, params) -> list[ir.Param]:
+        for p in params:
+            if isinstance(p.type, VarbitT):
+                raise Unsupported(f"parameter {p.name} of type {p.type} (its current length would be lost)")
         return [ir.Param(p.name, irtype(p.type, f"parameter {p.name}"), p.direction) for p in params]
 
     def _function(self, name: str, tree) -> None:
@@ -154,6 +160,13 @@ class Lowering:
         _a, tnode, nmn, init = loc.children
         t = self.d.resolve_type(tnode)
         name = str(nmn.children[0])
+        if isinstance(t, VarbitT):
+            ref, f = varbit_var(self.varbit_boxes, "var", name, t)
+            blk.vars.append((name, ref.t))
+            g.scope.names[name] = ("val", f)
+            if init is not None:
+                blk.init += init_varbit(f, g.expr_to(init, t))
+            return
         it = irtype(t, f"variable {name}")
         ref = ir.Ref(it, "var", name)
         blk.vars.append((name, it))

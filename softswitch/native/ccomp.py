@@ -97,6 +97,8 @@ def _eq_def(name: str, t) -> list[str]:
         fc = f"f_{pyfield(f)}"
         if isinstance(it, (ir.Comp, ir.Stack)):
             conds.append(f"eq_{ctype(it)}(&a->{fc}, &b->{fc})")
+        elif isinstance(it, ir.Bits) and it.width > 128:  # a wide varbit: a byte array
+            conds.append(f"!memcmp(&a->{fc}, &b->{fc}, sizeof a->{fc})")
         else:
             conds.append(f"a->{fc} == b->{fc}")
     if isinstance(t.t, HeaderT):

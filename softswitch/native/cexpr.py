@@ -14,7 +14,7 @@ def ctype(t) -> str:
     if isinstance(t, ir.Bool):
         return "int"
     if isinstance(t, ir.Bits):
-        return "u64" if t.width <= 64 else "u128"
+        return "u64" if t.width <= 64 else "u128" if t.width <= 128 else f"W{wide_bytes(t)}"
     if isinstance(t, ir.Comp):
         return f"T_{t.t.pyname}"
     if isinstance(t, ir.Stack):
@@ -22,8 +22,17 @@ def ctype(t) -> str:
     raise Unsupported(f"value of type {t}")
 
 
+def wide_bytes(t: ir.Bits) -> int:
+    """A value wider than 128 bits (a wide varbit, subset.py) is a byte array in C holding the
+    number MSB first: ``typedef struct { uint8_t b[N]; } WN``."""
+    return (t.width + 7) // 8
+
+
 def lit(v: int, t: ir.Bits) -> str:
     v &= t.mask
+    if t.width > 128:
+        n = wide_bytes(t)
+        return f"((W{n}){{{{{', '.join(str(b) for b in v.to_bytes(n, 'big'))}}}}})"
     if t.width <= 64:
         return f"((u64)0x{v:x}ull)"
     return f"U128(0x{v >> 64:x}ull, 0x{v & ((1 << 64) - 1):x}ull)"
@@ -202,6 +211,8 @@ class CExpr:
                     ct = ctype(at)
                     return f"({{ {ct} _l = {a}, _r = {b}; {neg}{self.g.eq_fn(at)}(&_l, &_r); }})"
                 return f"({neg}{self.g.eq_fn(at)}(&{a}, &{b}))"
+            if isinstance(at, ir.Bits) and at.width > 128:
+                return f"({{ {ctype(at)} _l = {a}, _r = {b}; memcmp(&_l, &_r, sizeof _l) {op} 0; }})"
             return f"({a} {op} {b})"
         if op in ("<", ">", "<=", ">="):
             if isinstance(at, ir.Bits) and at.signed:

@@ -16,7 +16,7 @@ from ..ir.walk import instance_children, stacks_used
 from ..layout import pyfield, struct_varbits, vbl_name
 from ..types import ArrayT, HeaderT, StructLikeT, VarbitT
 from .ccomp import CompoundFns
-from .cexpr import CExpr, ctype, lit, mask
+from .cexpr import CExpr, ctype, lit, mask, wide_bytes
 from .cstmt import ALGO, StmtGen
 
 ROLE_PARAMS = {
@@ -87,6 +87,9 @@ class CGen(Identifiers):
         o.append(f"#define ERR_OOB {errs.index('StackOutOfBounds')}")
         o.append(f"#define ERR_HDR_TOO_LONG {errs.index('HeaderTooShort')}")
         o.append(f"#define ERR_INVALID_ARG {errs.index('ParserInvalidArgument')}")
+        for n in sorted({wide_bytes(it) for t in p.headers for _f, ft in t.fields
+                         if isinstance(it := irtype(ft), ir.Bits) and it.width > 128}):
+            o.append(f"typedef struct {{ uint8_t b[{n}]; }} W{n};  /* a wide varbit, MSB first */")
         for t in p.headers:
             self._struct(t)
         for st in stacks_used(p):  # stacks no struct holds (locals of functions, actions)

@@ -8,7 +8,7 @@ from ..ir.textgen import StmtWriter
 from ..ir.walk import dynamic_elems
 from ..layout import cpath, field_width, flat_fields, pyfield, vbl_name
 from ..types import HeaderT, VarbitT
-from .cexpr import Raw, ctype, lit, mask
+from .cexpr import Raw, ctype, lit, mask, wide_bytes
 
 ALGO = {"crc32": 0, "crc32_custom": 7, "crc16": 1, "crc16_custom": 6, "random": 2, "identity": 3,
         "csum16": 4, "xor16": 5}
@@ -370,7 +370,12 @@ class StmtGen(StmtWriter):
         self.emit(f"  if (_vb > {mx}) return ERR_HDR_TOO_LONG; if (_vb & 7) return ERR_INVALID_ARG;")
         self.emit(f"  if (pk->pos + {fixed} + _vb > pk->nbits) return ERR_SHORT;")
         for f, ft in flat_fields(t):
-            if isinstance(ft, VarbitT):
+            if isinstance(ft, VarbitT) and ft.max_width > 128:  # a byte array, right-aligned
+                n, fc = wide_bytes(ir.Bits(ft.max_width)), f"{h}.{cpath(f)}"
+                self.emit(f"  memset(&{fc}, 0, {n}); for (u64 _i = 0; _i < _vb / 8; _i++) "
+                          f"{fc}.b[{n} - _vb / 8 + _i] = (uint8_t)getb64(pk->data, _pos + 8 * _i, 8); "
+                          "_pos += _vb;")
+            elif isinstance(ft, VarbitT):
                 self.emit(f"  {h}.{cpath(f)} = _vb ? getb128(pk->data, _pos, (int)_vb) : 0; _pos += _vb;")
             else:
                 w = _w(ft)
@@ -383,7 +388,9 @@ class StmtGen(StmtWriter):
         self.emit(f"if ({h}._v) {{ size_t _nb = ({fixed} + {h}._vbl) / 8, _o = 0;")
         self.emit("  if (ob_reserve(ob, _nb)) return; uint8_t *_d = ob->buf + ob->len;")
         for f, ft in flat_fields(t):
-            if isinstance(ft, VarbitT):
+            if isinstance(ft, VarbitT) and ft.max_width > 128:
+                self.emit("  " + _put_wide("_d", "_o", f"{h}._vbl", f"{h}.{cpath(f)}", ft.max_width))
+            elif isinstance(ft, VarbitT):
                 self.emit(f"  if ({h}._vbl) putb128(_d, _o, (int){h}._vbl, {h}.{cpath(f)}); _o += {h}._vbl;")
             else:
                 w = _w(ft)
@@ -487,6 +494,9 @@ class StmtGen(StmtWriter):
             if isinstance(w, int):
                 put = "putb64" if w <= 64 else "putb128"
                 code = f"{put}({buf}, {off}, {w}, {self.x(e)}); {off} += {w};"
+            elif w[2] > 128:
+                vl = f"({self.x(w[1])})"
+                code = _put_wide(buf, off, vl, self.x(e), w[2])
             else:
                 vl = f"({self.x(w[1])})"
                 code = f"if ({vl}) putb128({buf}, {off}, (int){vl}, (u128)({self.x(e)})); {off} += {vl};"
@@ -561,3 +571,11 @@ class StmtGen(StmtWriter):
 
 def _w(ft) -> int:
     return field_width(ft)
+
+
+def _put_wide(buf: str, off: str, vbl: str, value: str, width: int) -> str:
+    """C writing the low ``vbl`` bits of a wide varbit value (a byte array, cexpr.wide_bytes)
+    at bit ``off`` of ``buf``, then advancing ``off``."""
+    n = wide_bytes(ir.Bits(width))
+    return (f"{{ const uint8_t *_w = ({value}).b + {n} - {vbl} / 8; for (u64 _i = 0; _i < {vbl} / 8; "
+            f"_i++) putb64({buf}, {off} + 8 * _i, 8, _w[_i]); {off} += {vbl}; }}")

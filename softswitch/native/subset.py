@@ -1,8 +1,11 @@
-"""What the native backend builds: the typed IR without values wider than 128 bits.
+"""What the native backend builds: the typed IR without values wider than 128 bits, except
+varbit header fields.
 
-The IR itself has no width limit (the python backend runs any width); C values are at most
-``unsigned __int128``, so a program with a wider field, register or value is refused here,
-naming where the width occurs.
+The IR itself has no width limit (the python backend runs any width); C scalars are at most
+``unsigned __int128``.  A varbit field wider than that (an IPv4 ``varbit<320>`` options field)
+is a byte array in C (``cexpr.ctype``): P4 only extracts, emits, assigns, compares and
+checksums a varbit, so those are the uses allowed here.  Any other wide field, register or
+value is refused, naming where the width occurs.
 """
 
 from __future__ import annotations
@@ -11,15 +14,20 @@ import dataclasses
 
 from ..ir import nodes as ir
 from ..ir.common import Unsupported, irtype
+from ..types import VarbitT
 
 MAX_WIDTH = 128
+_PACKING = ("hash", "verify_checksum", "update_checksum", "verify_checksum_with_payload",
+            "update_checksum_with_payload")
 
 
 def check(p: ir.Program) -> None:
-    """Raise ``Unsupported`` for the first width above 128 bits in ``p``."""
+    """Raise ``Unsupported`` for the first width above 128 bits in ``p`` that C cannot hold."""
     for t in p.headers:
         for fname, ft in t.fields:
             it = irtype(ft)
+            if isinstance(ft, VarbitT):
+                continue
             if isinstance(it, ir.Bits) and it.width > MAX_WIDTH:
                 raise Unsupported(f"{ft} field {t.name}.{fname}: widths above {MAX_WIDTH} bits")
             _type(it, f"field {t.name}.{fname}")
@@ -31,23 +39,36 @@ def check(p: ir.Program) -> None:
     owners += [("function", f.name, f) for f in p.functions.values()]
     owners += [("table", t.name, t) for t in p.tables.values()]
     for kind, name, node in owners:
-        _walk(node, f"in {kind} {name}")
+        _walk(node, f"in {kind} {name}", False)
+
+
+def wide(t) -> bool:
+    return isinstance(t, ir.Bits) and t.width > MAX_WIDTH
 
 
 def _type(t, where: str) -> None:
-    if isinstance(t, ir.Bits) and t.width > MAX_WIDTH:
+    if wide(t):
         raise Unsupported(f"bit<{t.width}> {where}: widths above {MAX_WIDTH} bits")
 
 
-def _walk(x, where: str) -> None:
+def _walk(x, where: str, field_ok: bool) -> None:
+    """``field_ok``: the parent is one of the uses of a wide varbit field C supports."""
     if isinstance(x, (list, tuple)):
         for y in x:
-            _walk(y, where)
+            _walk(y, where, field_ok)
+    elif isinstance(x, ir.Field) and wide(x.t):
+        if not field_ok:
+            raise Unsupported(f"varbit field {x.name} wider than {MAX_WIDTH} bits {where}: only "
+                              "extracted, emitted, assigned, compared and checksummed here")
+        _walk(x.base, where, False)
     elif isinstance(x, (ir.Bits, ir.Bool, ir.Comp, ir.Pkt, ir.Stack)):
         _type(x, where)
     elif dataclasses.is_dataclass(x) and not isinstance(x, type):
+        ok = isinstance(x, (ir.Assign, ir.VarbitLength, ir.StructInit)) \
+            or isinstance(x, ir.Binary) and x.op in ("==", "!=") \
+            or isinstance(x, ir.ExternCall) and x.name in _PACKING
         for f in dataclasses.fields(x):
-            _walk(getattr(x, f.name), where)
+            _walk(getattr(x, f.name), where, ok)
 
 
-__all__ = ["check", "MAX_WIDTH"]
+__all__ = ["check", "wide", "MAX_WIDTH"]

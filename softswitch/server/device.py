@@ -100,6 +100,8 @@ class Device:
         #: custom CRC parameters applied to every pipeline installed: (calculation name, or None
         #: for every calculation of that width; ``crc.CrcParams``)
         self.crc_params: list = []
+        #: ports reported down (``port_set_status``); every pipeline installed is told
+        self.ports_down: set[int] = set()
 
     @staticmethod
     def _drop(port: int, frame: bytes) -> None:
@@ -115,9 +117,19 @@ class Device:
                                      p4info=switch.p4info, device_config=device_config)
         self.on_change()
 
+    def port_set_status(self, port: int, up: bool) -> None:
+        """A port went up or down (PI's port status event): selector group members watching it
+        are (de)activated in the running pipeline and in any installed later."""
+        with self.lock:
+            (self.ports_down.discard if up else self.ports_down.add)(port)
+            if self.pipeline is not None:
+                self.pipeline.switch.port_set_status(port, up)
+
     def _apply_crc_params(self, switch) -> None:
         """The command line's custom CRC parameters; a calculation the program lacks is logged
         and skipped (a pipeline without it is still a valid pipeline)."""
+        for port in self.ports_down:
+            switch.port_set_status(port, False)
         for calc, params in self.crc_params:
             if calc is not None and switch.crc_calculations().get(calc) != params.width:
                 log.warning("--crc%d-parameters %s: the program has no crc%d_custom calculation of "
@@ -219,8 +231,9 @@ def _carry_state(old: InstalledPipeline, new: InstalledPipeline) -> None:
         for prof in (p.name for p in old.index.profiles.values() if p.name in kept):
             for mid, (action, params) in src.act_prof_members(prof).items():
                 dst.act_prof_add_member(prof, mid, action, params)
-            for gid, members in src.act_prof_groups(prof).items():
-                dst.act_prof_create_group(prof, gid, members)
+            for gid, members in src.act_prof_group_members(prof).items():
+                dst.act_prof_create_group(prof, gid, [m for m, _w, _p in members],
+                                          [w for _m, w, _p in members], 0, [p for _m, _w, p in members])
         for name in old.index.table_by_name:
             if name not in new.index.table_by_name:
                 continue

@@ -3,20 +3,22 @@
 Codes as the P4Runtime specification gives them: an existing id on INSERT is ALREADY_EXISTS, a
 missing one on MODIFY/DELETE (or named by a group or a table entry) NOT_FOUND, deleting a member
 a group or entry still uses (or a group an entry uses) FAILED_PRECONDITION, a member action that
-is not an action of the profile's tables INVALID_ARGUMENT; ``watch``/``watch_port`` and weights
-other than 1 are UNIMPLEMENTED (BMv2 groups hold each member once).
+is not an action of the profile's tables INVALID_ARGUMENT, a weight below 1 INVALID_ARGUMENT
+(as PI).  Weights and watched ports are what PI's server makes of them on BMv2: a member of
+weight ``w`` is in the group ``w`` times (copies, ``profiles.py``), and one whose watched port is
+down is inactive; ``watch`` (int32) and ``watch_port`` (bytes, at most 4) name the port, 0 or an
+empty/longer value none, as PI reads them; reads give them back in the field they came in.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
-import grpc
 from p4.v1 import p4runtime_pb2
 
-from softswitch.server.errors import P4RuntimeError, invalid
+from softswitch.server.errors import invalid
 from softswitch.server.p4info_index import P4InfoIndex, ProfileInfo
-from softswitch.server.translate import call_switch, decode_action, encode_action
+from softswitch.server.translate import call_switch, decode_action, encode_action, put_watch, watch_of
 
 Update = p4runtime_pb2.Update
 
@@ -55,15 +57,11 @@ def write_group(switch, idx: P4InfoIndex, utype: int, g: p4runtime_pb2.ActionPro
         raise invalid(f"{what}: update type {utype} is not INSERT, MODIFY or DELETE")
     if not prof.with_selector:
         raise invalid(f"{what}: {prof.name} is an action profile without selector (no groups)")
-    for mm in g.members:
-        if mm.WhichOneof("watch_kind") is not None:
-            raise P4RuntimeError(grpc.StatusCode.UNIMPLEMENTED, f"{what}: watch ports are not supported")
     members = [mm.member_id for mm in g.members]
     weights = [mm.weight for mm in g.members]
-    if utype == Update.INSERT:
-        call_switch(switch.act_prof_create_group, prof.name, g.group_id, members, weights, g.max_size)
-    else:
-        call_switch(switch.act_prof_modify_group, prof.name, g.group_id, members, weights, g.max_size)
+    watch = [watch_of(mm) for mm in g.members]
+    fn = switch.act_prof_create_group if utype == Update.INSERT else switch.act_prof_modify_group
+    call_switch(fn, prof.name, g.group_id, members, weights, g.max_size, watch)
 
 
 def _profiles(idx: P4InfoIndex, profile_id: int) -> list[ProfileInfo]:
@@ -88,10 +86,10 @@ def read_groups(switch, idx: P4InfoIndex, q: p4runtime_pb2.ActionProfileGroup
     for prof in _profiles(idx, q.action_profile_id):
         if not prof.with_selector:
             continue
-        for gid, members in call_switch(switch.act_prof_groups, prof.name).items():
+        for gid, members in call_switch(switch.act_prof_group_members, prof.name).items():
             if q.group_id and gid != q.group_id:
                 continue
             g = p4runtime_pb2.ActionProfileGroup(action_profile_id=prof.id, group_id=gid)
-            for mid in members:
-                g.members.add(member_id=mid, weight=1)
+            for mid, weight, watch in members:
+                put_watch(g.members.add(member_id=mid, weight=weight), watch)
             yield g

@@ -27,6 +27,7 @@ from softswitch.api import (
     TableFullError,
     Ternary,
 )
+from softswitch.profiles import Watch
 from softswitch.server.errors import P4RuntimeError, invalid
 from softswitch.server.meterconf import config_from_proto, config_to_proto
 from softswitch.server.p4info_index import P4InfoIndex, P4InfoTable, decode_bytes, encode_bytes
@@ -279,21 +280,37 @@ def indirect_ref(table: P4InfoTable, te: p4runtime_pb2.TableEntry,
 
 
 def one_shot_actions(idx: P4InfoIndex, table: P4InfoTable, te: p4runtime_pb2.TableEntry,
-                     what: str) -> list[tuple[str, dict[str, int]]]:
-    """The (action, params) of a one-shot ``action_profile_action_set`` (weights 1)."""
+                     what: str) -> list[tuple]:
+    """(action, params, weight, watch) of each action of a one-shot ``action_profile_action_set``
+    (a weight below 1 is INVALID_ARGUMENT, as PI)."""
     out = []
     for pa in te.action.action_profile_action_set.action_profile_actions:
         if pa.weight <= 0:
             raise invalid(f"{what}: one-shot action weight {pa.weight} must be positive")
-        if pa.weight != 1:
-            raise P4RuntimeError(grpc.StatusCode.UNIMPLEMENTED, f"{what}: weight {pa.weight}: only weight "
-                                                                "1 is supported (BMv2 groups are sets)")
-        if pa.WhichOneof("watch_kind") is not None:
-            raise P4RuntimeError(grpc.StatusCode.UNIMPLEMENTED, f"{what}: watch ports are not supported")
         single = p4runtime_pb2.TableEntry(table_id=table.id)
         single.action.action.CopyFrom(pa.action)
-        out.append(decode_action(idx, table, single, what))
+        out.append((*decode_action(idx, table, single, what), pa.weight, watch_of(pa)))
     return out
+
+
+def watch_of(msg) -> Watch | None:
+    """PI's ``watch_port_p4rt_to_pi`` for a group member or one-shot action: port 0
+    (SDN_PORT_UNKNOWN) or an empty or longer than 4-byte ``watch_port`` mean no watched port."""
+    kind = msg.WhichOneof("watch_kind")
+    if kind == "watch":
+        return Watch(msg.watch, "watch") if msg.watch != 0 else None
+    if kind == "watch_port" and 0 < len(msg.watch_port) <= 4:
+        port = int.from_bytes(msg.watch_port, "big")
+        return Watch(port, "watch_port") if port != 0 else None
+    return None
+
+
+def put_watch(msg, watch: Watch | None) -> None:
+    """A watched port back in the field it came in."""
+    if watch is not None and watch.kind == "watch":
+        msg.watch = watch.port
+    elif watch is not None:
+        msg.watch_port = watch.port.to_bytes(max(1, (watch.port.bit_length() + 7) // 8), "big")
 
 
 def _call(fn, *args):
@@ -319,9 +336,10 @@ def entry_to_proto(idx: P4InfoIndex, table: P4InfoTable, e: TableEntry,
     if e.priority is not None and table.needs_priority:
         te.priority = e.priority
     if e.action_set is not None:
-        for action, params in e.action_set:
-            pa = te.action.action_profile_action_set.action_profile_actions.add(weight=1)
+        for action, params, weight, watch in e.action_set:
+            pa = te.action.action_profile_action_set.action_profile_actions.add(weight=weight)
             pa.action.CopyFrom(encode_action(idx, action, params).action)
+            put_watch(pa, watch)
     elif e.member_id is not None:
         te.action.action_profile_member_id = e.member_id
     elif e.group_id is not None:

@@ -41,6 +41,42 @@ CASES: dict[str, tuple[str, str, dict[str, str]]] = {
                 "control NotParser(out bool keep) {\n    apply { keep = true; }\n}\n"
                 "Pack(NotParser()) pack; /*ERR*/\n"},
     ),
+    "package_argument_type": (
+        "a control whose parameter type differs from the control type once the package's "
+        "explicit type argument is substituted",
+        "has another type than in Count_t",
+        {"top": "control Count_t<T>(inout T v);\npackage PackT<T>(Count_t<T> c);\n"
+                "control Bump(inout bit<8> v) {\n    apply { v = v + 1; }\n}\n"
+                "PackT<bit<16>>(Bump()) pack; /*ERR*/\n"},
+    ),
+    "package_argument_value_type": (
+        "a parser passed for a package parameter of a tuple type",
+        "cannot pass parser Empty as p of type tuple",
+        {"top": "package PackV(tuple<> p);\nparser Empty() {\n    state start {\n"
+                "        transition accept;\n    }\n}\nPackV(Empty()) pack; /*ERR*/\n"},
+    ),
+    "package_instance_type_argument": (
+        "a package instance whose inferred type argument differs from the one the enclosing "
+        "package's explicit type argument gives",
+        "its type argument IH differs",
+        {"top": "parser Prs_t<IH>(out IH h);\npackage Inner<IH>(Prs_t<IH> p);\n"
+                "package Outer<IH>(Inner<IH> i);\nstruct pair_t {\n    bit<8> a;\n}\n"
+                "parser Fill(out pair_t h) {\n    state start {\n        h.a = 1;\n"
+                "        transition accept;\n    }\n}\nInner(Fill()) inner;\n"
+                "Outer<bit<8>>(inner) outer; /*ERR*/\n"},
+    ),
+    "unused_constant_wrong_type": (
+        "a struct-typed constant nothing uses, whose initialiser has a field of another type",
+        "cannot use bool where bit<16> is expected",
+        {"top": "struct pair_t {\n    bit<8> a;\n    bit<16> b;\n}\n"
+                "const pair_t unused_pair = { a = 1, b = true }; /*ERR*/\n"},
+    ),
+    "unused_generic_control_arithmetic": (
+        "arithmetic on a type-parameter value in a generic control nothing instantiates",
+        "cannot be applied to T",
+        {"top": "control Bump_g<T>(inout T x) {\n    apply {\n        x = x + 1; /*ERR*/\n"
+                "    }\n}\n"},
+    ),
     "name_annotation_not_string": (
         "@name with a number instead of a string",
         "@name: expected one string literal argument",

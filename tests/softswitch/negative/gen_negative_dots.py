@@ -1,11 +1,13 @@
-"""Write the negative programs about default values (``...``; P4_16 "default values").
+"""Write the negative programs about default values (``...``; P4_16 "default values") and
+values of type ``list<T>``.
 
 Same format as ``gen_negative.py`` (whose template this reuses).  ``...`` in a list expression
 must be its last item, a list expression with ``...`` may not hold more items than its target
 has fields, and a header_union is never made from a list expression.  p4c has no default
 varbit value, refuses ``{..., ...}`` for a type with a varbit field of its own, and refuses a
 default value as a return value, an operand of ``==``/``!=`` or a call argument
-(``testdata/p4_16_errors/default-*-err.p4``).
+(``testdata/p4_16_errors/default-*-err.p4``).  A ``list<T>`` value cannot be indexed and only a
+list expression may be cast to ``list<T>``.
 Run ``python tests/softswitch/negative/gen_negative_dots.py`` after editing.
 """
 
@@ -61,6 +63,17 @@ CASES: dict[str, tuple[str, str, dict[str, str]]] = {
         "cannot be used in a call argument",
         {"top": PAIR + "bit<8> first(in pair_t p) {\n    return p.a;\n}\n",
          "apply": "        meta.m8 = first({ ... }); /*ERR*/"},
+    ),
+    "list_indexed": (
+        "an index of a value of type list<T> (p4c: indexing applied to a non-array, non-tuple type)",
+        "cannot be indexed",
+        {"apply": "        list<bit<8>> l = { 8w1, 8w2 };\n        meta.m8 = l[0]; /*ERR*/"},
+    ),
+    "list_cast_of_value": (
+        "a cast to list<T> of something other than a list expression",
+        "casts to list not supported",
+        {"apply": "        meta.m8 = 8w0;\n        for (bit<8> x in (list<bit<8>>)meta.m8) { /*ERR*/\n"
+                  "            meta.m16 = 16w1;\n        }"},
     ),
 }
 

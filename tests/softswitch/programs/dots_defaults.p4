@@ -1,8 +1,8 @@
 // Default values (P4_16 "default values", `...`): the fields a struct expression
 // `{a = x, ...}` or a list expression `{x, ...}` leaves out, and `...` alone, take the default of
 // their type -- a header invalid, a header_union with no valid member, a stack of invalid headers,
-// 0, false, the first enum member, error.NoError, structs and tuples of those.  `{...}` for a
-// header is a valid header with every field 0; a header holding a varbit takes only `...` alone
+// 0, false, the first enum member, error.NoError, structs and tuples of those.  `(h_t){...}` is a
+// valid header with every field 0; a header holding a varbit takes only `...` alone
 // (p4c has no default varbit).  m.s starts fully valid (flags 0x3f) and each branch resets it;
 // hdr.res reports m.s.a + m.s.i.c and the flags after.
 #include <core.p4>
@@ -50,7 +50,7 @@ control MyIngress(inout headers_t hdr, inout meta_t m, inout standard_metadata_t
         } else {
             m.s = { i = KI, q = true, ... };
         }
-        hdr.res = { ... };
+        hdr.res = (h_t){ ... };
         hdr.res.a = m.s.a + m.s.i.c;
         hdr.res.b = flags(m.s);
         hdr.h.b = before;

@@ -8,6 +8,7 @@ import pytest
 from google.rpc import code_pb2
 from p4.v1 import p4runtime_pb2
 
+from softswitch.native.build import compiler
 from softswitch.server.p4info_index import encode_bytes
 from tests.softswitch.runtime.conftest import compile_config
 from tests.softswitch.runtime.p4rt import Client, U
@@ -20,6 +21,18 @@ def ctl(server):
     device, addr = server
     c = Client(addr, election_id=3)
     c.set_pipeline(*compile_config(PROGRAM))
+    yield c, device
+    c.close()
+
+
+@pytest.fixture(params=["python", pytest.param("native", marks=pytest.mark.skipif(compiler() is None,
+                                                                                   reason="no cc"))])
+def ctl_both(request, server, monkeypatch):
+    monkeypatch.setattr("softswitch.backend._default", request.param)
+    device, addr = server
+    c = Client(addr, election_id=3)
+    c.set_pipeline(*compile_config(PROGRAM))
+    assert device.require_pipeline().switch.backend == request.param
     yield c, device
     c.close()
 
@@ -103,7 +116,7 @@ def test_error_codes(ctl):
     assert _code(c.write((U.INSERT, indirect(c, "I.lb", 2, group_id=9)))) == code_pb2.NOT_FOUND
     assert _code(c.write((U.DELETE, member(c, "I.sel", 1, "I.set")))) == code_pb2.FAILED_PRECONDITION
     assert _code(c.write((U.DELETE, group(c, "I.sel", 3, [])))) == code_pb2.FAILED_PRECONDITION
-    assert _code(c.write((U.INSERT, group(c, "I.sel", 4, [1], weight=2)))) == code_pb2.UNIMPLEMENTED
+    assert _code(c.write((U.INSERT, group(c, "I.sel", 4, [1], weight=0)))) == code_pb2.INVALID_ARGUMENT
     assert _code(c.write((U.MODIFY, group(c, "I.sel", 8, [1])))) == code_pb2.NOT_FOUND
     assert _code(c.write((U.INSERT, group(c, "I.sel", 4, [7])))) == code_pb2.NOT_FOUND
     assert _code(c.write((U.INSERT, group(c, "I.shared", 4, [])))) == code_pb2.INVALID_ARGUMENT
@@ -114,6 +127,35 @@ def test_error_codes(ctl):
     one_shot.action.action_profile_action_set.action_profile_actions.add()   # weight 0
     assert _code(c.write((U.INSERT, one_shot))) == code_pb2.INVALID_ARGUMENT
     assert _code(c.write((U.INSERT, c.table_entry("I.lb", {"hdr.e.kind": 2})))) == code_pb2.INVALID_ARGUMENT
+
+
+def test_weights_and_watch_ports(ctl_both):
+    """As PI on BMv2: weight w replicates the member w times; a member whose watched port is down
+    (the device's port status) is not chosen; reads give weights and watch fields back."""
+    c, device = ctl_both
+    g = group(c, "I.sel", 5, [1, 2])
+    g.action_profile_group.members[0].weight = 3
+    g.action_profile_group.members[0].watch_port = b"\x05"
+    g.action_profile_group.members[1].watch = 6
+    c.write_ok((U.INSERT, member(c, "I.sel", 1, "I.set", port=1, v=1)),
+               (U.INSERT, member(c, "I.sel", 2, "I.set", port=2, v=2)),
+               (U.INSERT, g), (U.INSERT, indirect(c, "I.lb", 1, group_id=5)))
+    (got,) = c.read(p4runtime_pb2.Entity(action_profile_group=p4runtime_pb2.ActionProfileGroup()))
+    assert got.action_profile_group == g.action_profile_group
+    sw = device.require_pipeline().switch
+    frames = [bytes([1, 0, 0, i, 0, 0, 0, 3 * i, 0, 0]) for i in range(32)]
+    ports = [sw.process(0, f)[0][0] for f in frames]
+    assert set(ports) == {1, 2} and ports.count(1) > ports.count(2)
+    device.port_set_status(5, False)
+    assert {sw.process(0, f)[0][0] for f in frames} == {2}
+    device.port_set_status(5, True)
+    assert [sw.process(0, f)[0][0] for f in frames] == ports
+    device.port_set_status(6, False)     # kept for pipelines installed later too
+    c.set_pipeline(*compile_config(PROGRAM),
+                   action=p4runtime_pb2.SetForwardingPipelineConfigRequest.RECONCILE_AND_COMMIT)
+    sw = device.require_pipeline().switch
+    assert {sw.process(0, f)[0][0] for f in frames} == {1}
+    device.port_set_status(6, True)
 
 
 def test_one_shot_action_sets(ctl):
@@ -133,8 +175,18 @@ def test_one_shot_action_sets(ctl):
     del te.action.action_profile_action_set.action_profile_actions[1]
     c.write_ok((U.MODIFY, te))
     assert {sw.process(0, bytes([1, 0, 0, i, 0, 0, 0, i, 0, 0]))[0][0] for i in range(8)} == {3}
+    # PI: an action of weight w is w BMv2 members; its watch port is kept with it
     te.action.action_profile_action_set.action_profile_actions[0].weight = 2
-    assert _code(c.write((U.MODIFY, te))) == code_pb2.UNIMPLEMENTED
+    te.action.action_profile_action_set.action_profile_actions[0].watch = 9
+    c.write_ok((U.MODIFY, te))
+    (got,) = c.read(c.table_entry("I.lb"))
+    assert got.table_entry.action == te.action
+    assert [m.handles for m in sw.prog.profiles["I.sel"].runtime.members.values()] == [[0, 1]]
+    device.port_set_status(9, False)                      # its one action's port down: empty group
+    assert sw.process(0, bytes([1, 0, 0, 1, 0, 0, 0, 1, 0, 0]))[0][0] == 0
+    device.port_set_status(9, True)
+    te.action.action_profile_action_set.action_profile_actions[0].weight = 0
+    assert _code(c.write((U.MODIFY, te))) == code_pb2.INVALID_ARGUMENT
     c.write_ok((U.DELETE, te))
     assert sw.prog.profiles["I.sel"].runtime.members == {}   # released with the entry
     assert acts["I.set"].preamble.id == pa.action.action_id

@@ -169,7 +169,7 @@ def test_refusals():
         "unknown member": lambda: sw.table_add_indirect("lb", {"hdr.eth.dst": Exact(1)}, member_id=9),
         "unknown group": lambda: sw.table_add_indirect("lb", {"hdr.eth.dst": Exact(1)}, group_id=9),
         "duplicate member": lambda: sw.act_prof_add_member("sel", 1, "set", {"port": 1, "v": 1}),
-        "weight": lambda: sw.act_prof_create_group("sel", 2, [1], weights=[3]),
+        "weight": lambda: sw.act_prof_create_group("sel", 2, [1], weights=[0]),
         "twice in a group": lambda: sw.act_prof_create_group("sel", 2, [1, 1]),
         "bad action": lambda: sw.act_prof_add_member("sel", 2, "NoAction", {}),
     }.items():
@@ -178,7 +178,7 @@ def test_refusals():
         codes[what] = getattr(ei.value, "code", None)
     assert codes["unknown member"] == codes["unknown group"] == "NOT_FOUND"
     assert codes["duplicate member"] == "ALREADY_EXISTS"
-    assert codes["weight"] == "UNIMPLEMENTED"
+    assert codes["weight"] == "INVALID_ARGUMENT"   # PI: weights are positive
     with pytest.raises(RuntimeAPIError, match="indirect"):
         sw.table_add("lb", "set", {"hdr.eth.dst": Exact(1)}, {"port": 1, "v": 1})
     with pytest.raises(RuntimeAPIError, match="indirect"):
@@ -243,7 +243,7 @@ def test_one_shot_entries(backend: str):
     match = {"hdr.eth.dst": Exact(2)}
     sw.table_add_one_shot("lb_crc16", match, [("set", {"port": 3, "v": 3}), ("set", {"port": 4, "v": 4})])
     [e] = sw.table_entries("lb_crc16")
-    assert e.action_set == [("I.set", {"port": 3, "v": 3}), ("I.set", {"port": 4, "v": 4})]
+    assert e.action_set == [("I.set", {"port": 3, "v": 3}, 1, None), ("I.set", {"port": 4, "v": 4}, 1, None)]
     assert (e.member_id, e.group_id) == (None, None)
     assert sw.act_prof_members("sel_crc16") == {1: ("I.set", {"port": 9, "v": 9})}
     for w1 in range(12):

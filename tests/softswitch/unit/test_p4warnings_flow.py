@@ -110,3 +110,71 @@ def test_invalid_headers_in_controls_warn_as_p4c(kw, texts):
 ])
 def test_no_invalid_header_warning_where_p4c_gives_none(kw):
     assert _invalid(switch(**kw)) == []
+
+
+def _uninit(sw) -> list[str]:
+    return [w.split(" warning: ", 1)[1] for w in sw.warnings if "[--Wwarn=uninitialized_use]" in w]
+
+
+@pytest.mark.parametrize("kw, texts", [
+    # fields of a struct or header variable, the whole of one (p4c's uninit.p4: stack[1], h)
+    (dict(ingress="metadata m; m.m0 = 1; hdr.d.w1 = m.m0; hdr.d.w2 = m.m1;"), ["m.m1 may be uninitialized"]),
+    (dict(ingress="data_t t; t.setValid(); t.w0 = 1; hdr.d = t;"), ["t may not be completely initialized"]),
+    (dict(ingress="metadata m; if (hdr.d.w0 == 1) { m = meta; } else { m.m0 = 2; } meta = m;"),
+     ["m may not be completely initialized"]),
+    # a parser's out headers: fields read where the header may not have been extracted
+    (dict(parser="state start { pkt.extract(hdr.eth); transition select(hdr.eth.etype) {"
+                 " 1: one; default: two; } } state one { pkt.extract(hdr.d); transition two; }"
+                 " state two { hdr.eth.src = (bit<48>)hdr.d.w0; transition accept; }"),
+     ["hdr.d.w0 may be uninitialized"]),
+    # an in or inout argument is read: a struct with a field never written, whole
+    (dict(ilocals="action a(in metadata x) { hdr.d.w0 = x.m0; }",
+          ingress="metadata m; m.m0 = 1; a(m); hash(hdr.d.w1, HashAlgorithm.crc32, 32w0, m, 32w16);"),
+     ["m may not be completely initialized"] * 2),
+    (dict(decls="control S(out data_t o, inout bit<32> w) { apply { w = o.w3; o.w3 = w; } }",
+          ilocals="S() s;", ingress="s.apply(hdr.d, hdr.d.w0);"), ["o.w3 may be uninitialized"]),
+])
+def test_uninitialised_fields_and_structs_warn_as_p4c(kw, texts):
+    assert _uninit(switch(**kw)) == texts
+
+
+@pytest.mark.parametrize("kw", [
+    dict(ingress="metadata m = meta; hdr.d.w1 = m.m1; meta = m;"),
+    dict(ingress="data_t t; t.setValid(); t = hdr.d; hdr.d = t; hdr.d.w0 = t.w7;"),
+    dict(ingress="metadata m; m.m0 = 1; m.m1 = 2; m.m8 = 3; m.m16 = 4; meta = m;"),
+    # passed to an out parameter (here an extern's), a variable is written
+    dict(ingress="data_t t; hash(t.w0, HashAlgorithm.crc32, 32w0, { hdr.d.w1 }, 32w16); hdr.d.w0 = t.w0;"),
+    dict(ilocals="action o(out metadata x) { x = meta; }", ingress="metadata m; o(m); meta = m;"),
+    # set by an action a table may run: counted as written, as everything such a call may write
+    dict(ilocals="metadata lm; action a() { lm.m0 = 1; } table t { actions = { a; } default_action = a(); }",
+         ingress="t.apply(); hdr.d.w0 = lm.m0;"),
+    # the valid bit is not a field: isValid() of a variable reads none of its fields
+    dict(ingress="data_t t; if (t.isValid()) { hdr.d.w0 = 1; }"),
+    dict(parser="state start { pkt.extract(hdr.eth); pkt.extract(hdr.d);"
+                " transition select(hdr.d.w0) { 1: one; default: accept; } }"
+                " state one { hdr.eth.src = (bit<48>)hdr.d.w1; transition accept; }"),
+])
+def test_no_uninitialised_field_warning_where_p4c_gives_none(kw):
+    assert _uninit(switch(**kw)) == []
+
+
+def test_no_warn_on_an_enclosing_declaration_or_block_silences_that_kind_only():
+    ilocals = ("@noWarn(\"invalid_header\") action a() { hdr.d.setInvalid(); hdr.d.w0 = 1; bit<8> u; "
+               "hdr.d.w1 = (bit<32>)u; }")
+    sw = switch(ilocals=ilocals, ingress="a(); @noWarn(\"uninitialized_use\") { bit<8> v; meta.m8 = v; }")
+    assert _texts(sw) == ["u may be uninitialized"]
+
+
+@pytest.mark.parametrize("kw, texts", [
+    (dict(ilocals="action a(out bit<8> x) { if (hdr.d.w0 == 1) { x = 1; } }", ingress="a(meta.m8);"),
+     ["out parameter 'x' may be uninitialized when 'a' terminates"]),
+    # a struct's scalars must all be written; a header inside it, or an out header, may stay invalid
+    (dict(decls="struct Pr { bit<8> a; bit<8> b; data_t h; }"
+                " control S(out Pr p, out data_t o) { apply { p.a = 1; } }",
+          ilocals="S() s; Pr pv; data_t ov;", ingress="s.apply(pv, ov);"),
+     ["out parameter 'p' may be uninitialized when 'S' terminates"]),
+    (dict(ilocals="action a(out metadata x) { x = meta; exit; }", ingress="a(meta);"), []),
+])
+def test_out_parameters_left_unwritten_warn_as_p4c(kw, texts):
+    sw = switch(**kw)
+    assert [w.split(" warning: ", 1)[1] for w in sw.warnings if "uninitialized_out_param" in w] == texts

@@ -41,6 +41,25 @@ def test_widths_above_128_bits_run_on_python_and_native_refuses_them():
         switch(WIDE, backend="native")
 
 
+def test_native_refuses_a_wide_varbit_outside_its_byte_array_uses():
+    """varbit<256> is a byte array in C (varbit_wide.p4 runs there); a table key of one is not."""
+    from pathlib import Path
+
+    from softswitch import backend
+
+    prog = Path(__file__).parents[1] / "programs" / "varbit_wide.p4"
+    text = prog.read_text().replace(
+        "    apply {\n        hdr.r.setValid();",
+        "    table t { key = { hdr.a.data: exact; } actions = { NoAction; } }\n"
+        "    apply {\n        t.apply();\n        hdr.r.setValid();", 1)
+    assert "t.apply();" in text
+    backend.from_source(text, "wide_key.p4", backend="python")
+    if build.compiler() is None:
+        pytest.skip("no C compiler")
+    with pytest.raises(NativeBuildError, match=r"varbit field data wider than 128 bits in table"):
+        backend.from_source(text, "wide_key.p4", backend="native")
+
+
 def test_tuples_assigned_compared_and_indexed():
     ingress = """tuple<bit<8>, bool> t = {8w3, true}; tuple<bit<8>, bool> u = t;
                  if (u == t) { hdr.d.w2 = 1; }
