@@ -58,12 +58,12 @@ V1Switch(P(), V(), I(), E(), C(), D()) main;
 @pytest.mark.skipif(build.compiler() is None, reason="no C compiler")
 def test_unsupported_construct_is_named(caplog):
     """A varbit wider than 128 bits is a byte array in C, which a table key cannot be."""
-    with pytest.raises(NativeBuildError, match=r"vb\.p4.*varbit field opt wider than 128 bits in table"):
+    with pytest.raises(NativeBuildError, match=r"vb\.p4.*field opt wider than 128 bits in table"):
         backend.from_source(VARBIT, "vb.p4", "native")
     with caplog.at_level(logging.WARNING, logger="softswitch"):
         sw = backend.from_source(VARBIT, "vb.p4", "auto")
     assert type(sw) is Switch
-    assert any("varbit field opt" in r.getMessage() for r in caplog.records)
+    assert any("field opt" in r.getMessage() for r in caplog.records)
 
 
 def test_compiler_rejection_is_a_clear_error(monkeypatch, tmp_path):
