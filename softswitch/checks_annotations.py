@@ -5,7 +5,8 @@ reject whether or not the annotated declaration is used.
   unstructured annotation there has its name (P4_16 spec, "Structured annotations");
 - a structured annotation's values are compile-time known values: literals, names and
   arithmetic on them, not list or structure expressions;
-- ``@name``, ``@noWarn`` and ``@deprecated`` take one string literal (p4c parses their bodies).
+- ``@name``, ``@noWarn`` and ``@deprecated`` take one string (a literal or a ``++`` of
+  literals; p4c parses their bodies).
 """
 
 from __future__ import annotations
@@ -15,6 +16,17 @@ from lark import Tree
 #: annotations whose body p4c parses as exactly one string literal
 _ONE_STRING = frozenset({"name", "noWarn", "deprecated"})
 _NOT_A_VALUE = frozenset({"list_expr", "struct_expr"})
+
+
+def string_value(e) -> str | None:
+    """The text of a string literal or of a ``++`` concatenation of them (P4_16 1.2.4), else
+    None."""
+    if isinstance(e, Tree) and e.data == "string_lit":
+        return str(e.children[0])[1:-1]
+    if isinstance(e, Tree) and e.data == "binop" and str(e.children[1]) == "++":
+        a, b = string_value(e.children[0]), string_value(e.children[2])
+        return None if a is None or b is None else a + b
+    return None
 
 
 def _values(body) -> list:
@@ -51,7 +63,7 @@ def _one_node(ctx, anns: Tree) -> None:
                                        "arithmetic only)")
         elif name in _ONE_STRING and body is not None:
             vals = _values(body)
-            if len(vals) != 1 or not (isinstance(vals[0], Tree) and vals[0].data == "string_lit"):
+            if len(vals) != 1 or string_value(vals[0]) is None:
                 raise ctx.err(a, f"@{name}: expected one string literal argument")
 
 

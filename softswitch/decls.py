@@ -13,6 +13,7 @@ from lark import Token, Tree
 
 from . import checks
 from .api import P4CompileError
+from .checks_annotations import string_value
 from .exprs import ExprCompiler, GlobalScope
 from .frontend import LineMap
 from .literals import parse_int
@@ -93,8 +94,8 @@ def ann_dict(node: Tree | None, ctx: Decls) -> dict[str, list]:
         body = a.children[1] if len(a.children) > 1 else None
         if body is not None:
             for e in body.children:
-                if e.data == "string_lit":
-                    vals.append(str(e.children[0])[1:-1])
+                if string_value(e) is not None:
+                    vals.append(string_value(e))
                 elif e.data == "int_lit":
                     vals.append(parse_int(str(e.children[0]))[0])
                 elif e.data == "ident":

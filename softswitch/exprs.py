@@ -174,6 +174,8 @@ class ExprCompiler:
         if isinstance(src, ListT) and isinstance(dst, StructLikeT) and not isinstance(dst, HeaderT) \
                 or isinstance(src, ListT) and isinstance(dst, HeaderT):
             return self.list_to_struct(code, src, dst, node)
+        if isinstance(src, ListT) and isinstance(dst, StackT) and not isinstance(src, KVListT):
+            return self.list_to_stack(code, src, dst, node)
         if isinstance(src, ListT) and isinstance(dst, TupleT):
             if len(src.elems) != len(dst.elems) and not (
                     isinstance(src, DotsListT) and len(src.elems) <= len(dst.elems)):
@@ -206,6 +208,16 @@ class ExprCompiler:
                  for it, (fname, ft) in zip(items, dst.fields, strict=False)]
         valid = ", True" if isinstance(dst, HeaderT) else ""
         return f"_mk({dst.pyname}, ({''.join(p + ', ' for p in parts)}){valid})"
+
+    def list_to_stack(self, code: str, src: ListT, dst: StackT, node) -> str:
+        """``{h0, h1}`` (``{h0, ...}``) for a header stack: p4c's HeaderStackExpression, one
+        item per element (the rest default: invalid)."""
+        n = len(src.elems)
+        if n != dst.size and not (isinstance(src, DotsListT) and n <= dst.size):
+            raise self.err(node, f"number of initializers {n} has to match stack size {dst.size}")
+        for c, t in self._list_items.get(code, []):
+            self.convert(c, t, dst.elem, node)
+        return default_code(dst, 0)
 
     _list_items: dict[str, list[tuple[str, P4Type]]] = {}
 
@@ -697,6 +709,6 @@ class ExprCompiler:
             return self.cast(c, src, dst.underlying, n)
         if isinstance(dst, IntLitT) and isinstance(src, IntLitT):
             return c
-        if isinstance(src, ListT) and isinstance(dst, (StructT, HeaderT, TupleT)):
+        if isinstance(src, ListT) and isinstance(dst, (StructT, HeaderT, TupleT, StackT)):
             return self.convert(c, src, dst, n)
         raise self.err(n, f"invalid cast from {src} to {dst}")

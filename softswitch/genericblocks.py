@@ -14,13 +14,11 @@ from collections.abc import Callable
 from lark import Token, Tree
 
 from .api import P4CompileError
+from .treenav import name_of
 
 Err = Callable[[object, str], P4CompileError]
 _BLOCKS = ("control_decl", "parser_decl")
 
-
-def _name(node) -> str:
-    return str(node.children[0]) if isinstance(node, Tree) else str(node)
 
 
 def _type_params(d: Tree) -> list[str]:
@@ -46,7 +44,7 @@ def _text(t) -> str:
 
 def specialize_generic_blocks(tree: Tree, err: Err) -> None:
     """Rewrite ``tree`` in place (see the module docstring)."""
-    generic = {_name(d.children[1]): d for d in tree.children
+    generic = {name_of(d.children[1]): d for d in tree.children
                if isinstance(d, Tree) and d.data in _BLOCKS and d.children[2] is not None}
     if not generic:
         return
@@ -57,12 +55,12 @@ def specialize_generic_blocks(tree: Tree, err: Err) -> None:
         if inst.data != "instantiation":
             continue
         tref = inst.children[1]
-        if isinstance(tref, Tree) and tref.data == "type_name" and _name(tref) in generic:
-            unresolved.add(_name(tref))
+        if isinstance(tref, Tree) and tref.data == "type_name" and name_of(tref) in generic:
+            unresolved.add(name_of(tref))
             continue
         if not (isinstance(tref, Tree) and tref.data == "specialized_type"):
             continue
-        base = _name(tref.children[0])
+        base = name_of(tref.children[0])
         if base not in generic:
             continue
         targs = next(c for c in tref.children if isinstance(c, Tree) and c.data == "type_args")
@@ -82,12 +80,12 @@ def specialize_generic_blocks(tree: Tree, err: Err) -> None:
             copies.setdefault(base, []).append(spec)
             done[key] = new
         inst.children[1] = Tree("type_name", [Token("TYPE_IDENTIFIER", done[key])], tref.meta)
-    taken = {_name(d.children[1]) for d in tree.children
+    taken = {name_of(d.children[1]) for d in tree.children
              if isinstance(d, Tree) and len(d.children) > 1 and isinstance(d.children[1], Tree)
              and d.children[1].data == "name"}
     out = []
     for d in tree.children:
-        name = _name(d.children[1]) if isinstance(d, Tree) and d.data in _BLOCKS else ""
+        name = name_of(d.children[1]) if isinstance(d, Tree) and d.data in _BLOCKS else ""
         if name not in generic:
             out.append(d)
         elif name in copies or name in unresolved:

@@ -24,29 +24,11 @@ from lark import Tree
 
 from .codegen import text_of
 from .literals import parse_int
+from .treenav import direction_of, name_of, params_of, type_name_of
 
 Warn = Callable[[Tree, str, str], None]
 _PURE = {"isValid", "minSizeInBits", "minSizeInBytes", "maxSizeInBits", "maxSizeInBytes"}
 
-
-def _name(node) -> str:
-    return str(node.children[0]) if isinstance(node, Tree) else str(node)
-
-
-def _params(node) -> list[Tree]:
-    return [p for p in (node.children if isinstance(node, Tree) else []) if isinstance(p, Tree)]
-
-
-def _direction(p: Tree) -> str:
-    return str(p.children[1].children[0]) if isinstance(p.children[1], Tree) else ""
-
-
-def _type_name(t) -> str | None:
-    if isinstance(t, Tree) and t.data == "specialized_type":
-        t = t.children[0]
-    if isinstance(t, Tree) and t.data == "type_name":
-        return str(t.children[-1])
-    return None
 
 
 @dataclass
@@ -71,65 +53,65 @@ class Ordering:
             if not isinstance(d, Tree):
                 continue
             if d.data == "function_decl":
-                self.top.callables.setdefault(_name(d.children[2]), []).append(_params(d.children[4]))
+                self.top.callables.setdefault(name_of(d.children[2]), []).append(params_of(d.children[4]))
             elif d.data == "action_decl":
-                self.top.callables.setdefault(_name(d.children[1]), []).append(_params(d.children[2]))
+                self.top.callables.setdefault(name_of(d.children[1]), []).append(params_of(d.children[2]))
             elif d.data == "extern_func_decl":
-                self.top.callables.setdefault(_name(d.children[2]), []).append(_params(d.children[4]))
+                self.top.callables.setdefault(name_of(d.children[2]), []).append(params_of(d.children[4]))
             elif d.data == "extern_decl":
                 methods: dict[str, list[list[Tree]]] = {}
                 for m in d.children[3:]:
                     if isinstance(m, Tree) and m.data == "method_proto":
                         _ret, nm, _tps, params = m.children[1].children
-                        methods.setdefault(_name(nm), []).append(_params(params))
-                self.externs[_name(d.children[1])] = methods
+                        methods.setdefault(name_of(nm), []).append(params_of(params))
+                self.externs[name_of(d.children[1])] = methods
             elif d.data in ("control_decl", "parser_decl"):
-                self.blocks[_name(d.children[1])] = _params(d.children[3])
+                self.blocks[name_of(d.children[1])] = params_of(d.children[3])
             elif d.data == "instantiation":
-                tn = _type_name(d.children[1])
+                tn = type_name_of(d.children[1])
                 if tn is not None:
-                    self.top.objects[_name(d.children[3])] = tn
+                    self.top.objects[name_of(d.children[3])] = tn
 
     # ------------------------------------------------------------ what to visit
     def run(self) -> None:
         for d in self.tree.children:
             if not isinstance(d, Tree):
                 continue
-            if d.data == "function_decl" and (None, _name(d.children[2])) in self.live:
+            if d.data == "function_decl" and (None, name_of(d.children[2])) in self.live:
                 self.code(d.children[5], self.scope(d.children[4], []))
-            elif d.data == "action_decl" and (None, _name(d.children[1])) in self.live:
+            elif d.data == "action_decl" and (None, name_of(d.children[1])) in self.live:
                 self.code(d.children[3], self.scope(d.children[2], []))
-            elif d.data in ("control_decl", "parser_decl") and (None, _name(d.children[1])) in self.live:
+            elif d.data in ("control_decl", "parser_decl") and (None, name_of(d.children[1])) in self.live:
                 self.block(d)
 
     def scope(self, params, locals_: list) -> Scope:
         s = Scope(dict(self.top.callables), set(), dict(self.top.objects))
-        for p in _params(params):
-            tn = _type_name(p.children[2])
+        for p in params_of(params):
+            tn = type_name_of(p.children[2])
             if tn is not None:
-                s.objects[_name(p.children[3])] = tn
+                s.objects[name_of(p.children[3])] = tn
         for c in locals_:
             if not isinstance(c, Tree):
                 continue
             if c.data == "action_decl":
-                s.callables[_name(c.children[1])] = [_params(c.children[2])]
+                s.callables[name_of(c.children[1])] = [params_of(c.children[2])]
             elif c.data == "table_decl":
-                s.tables.add(_name(c.children[1]))
-            elif c.data == "instantiation" and _type_name(c.children[1]) is not None:
-                s.objects[_name(c.children[3])] = _type_name(c.children[1])
+                s.tables.add(name_of(c.children[1]))
+            elif c.data == "instantiation" and type_name_of(c.children[1]) is not None:
+                s.objects[name_of(c.children[3])] = type_name_of(c.children[1])
         return s
 
     def block(self, d: Tree) -> None:
-        name = _name(d.children[1])
+        name = name_of(d.children[1])
         locals_ = d.children[5:-2] if d.data == "control_decl" else d.children[5:]
         s = self.scope(d.children[3], locals_)
         for c in locals_:
             if not isinstance(c, Tree) or c.data in ("table_decl", "instantiation"):
                 continue
             if c.data == "action_decl":
-                if (name, _name(c.children[1])) in self.live:
+                if (name, name_of(c.children[1])) in self.live:
                     self.code(c.children[3], s)
-            elif c.data != "parser_state" or (name, _name(c.children[2])) in self.live:
+            elif c.data != "parser_state" or (name, name_of(c.children[2])) in self.live:
                 self.code(c, s)
         if d.data == "control_decl":
             self.code(d.children[-1], s)
@@ -151,7 +133,7 @@ class Ordering:
         if isinstance(callee, Tree) and callee.data == "ident":
             cands = s.callables.get(str(callee.children[-1]), [])
         elif isinstance(callee, Tree) and callee.data in ("member", "type_member"):
-            base, method = callee.children[0], _name(callee.children[1])
+            base, method = callee.children[0], name_of(callee.children[1])
             obj = str(base.children[-1]) if isinstance(base, Tree) and base.data in ("ident", "type_name") \
                 else None
             if obj is None:
@@ -173,7 +155,7 @@ class Ordering:
         params = self.params_of(e.children[0], len(args), s)
         if params is None or params == "table":
             return params
-        by_name = {_name(p.children[3]): p for p in params}
+        by_name = {name_of(p.children[3]): p for p in params}
         out = []
         for i, a in enumerate(args):
             if isinstance(a, Tree) and a.data == "named_arg":
@@ -197,9 +179,9 @@ class Ordering:
             if inner == "table":
                 return  # p4c copies every argument and warns about none
             if isinstance(inner, list):
-                written += [a for p, a in inner if _direction(p) in ("out", "inout")]
+                written += [a for p, a in inner if direction_of(p) in ("out", "inout")]
         for p, a in pairs:
-            if _direction(p) not in ("out", "inout") or _effects(a) or \
+            if direction_of(p) not in ("out", "inout") or _effects(a) or \
                     isinstance(a, Tree) and a.data in ("slice", "dontcare_arg"):
                 continue
             for w in written:
@@ -216,7 +198,7 @@ def _effects(e) -> bool:
     for t in e.iter_subtrees():
         if t.data in ("call", "tcall"):
             c = t.children[0]
-            if not (isinstance(c, Tree) and c.data == "member" and _name(c.children[1]) in _PURE):
+            if not (isinstance(c, Tree) and c.data == "member" and name_of(c.children[1]) in _PURE):
                 return True
     return False
 
@@ -227,7 +209,7 @@ def _path(e) -> tuple[str, list] | None:
     steps: list = []
     while isinstance(e, Tree) and e.data in ("member", "index", "slice"):
         if e.data == "member":
-            m = _name(e.children[1])
+            m = name_of(e.children[1])
             steps.append(None if m in ("next", "last") else m)
         elif e.data == "index":
             i = e.children[1]

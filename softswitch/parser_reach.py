@@ -9,15 +9,13 @@ from __future__ import annotations
 
 from lark import Tree
 
-
-def _name(node) -> str:
-    return str(node.children[0]) if isinstance(node, Tree) else str(node)
+from .treenav import name_of
 
 
 def reachable(parser: Tree) -> set[str]:
     """The states reachable from ``start`` (``accept``/``reject`` included when reached; a
     state without a transition goes to ``reject``)."""
-    states = {_name(c.children[2]): c for c in parser.children[5:]
+    states = {name_of(c.children[2]): c for c in parser.children[5:]
               if isinstance(c, Tree) and c.data == "parser_state"}
     seen: set[str] = set()
     work = ["start"]
@@ -32,9 +30,9 @@ def reachable(parser: Tree) -> set[str]:
             work.append("reject")
         for t in states[s].iter_subtrees():
             if t.data == "trans_direct":
-                work.append(_name(t.children[0]))
+                work.append(name_of(t.children[0]))
             elif t.data == "select_case":
-                work.append(_name(t.children[1]))
+                work.append(name_of(t.children[1]))
     return seen
 
 
@@ -44,15 +42,15 @@ def check(tree: Tree, decls, present: set[tuple[str | None, str]]) -> None:
         if not (isinstance(node, Tree) and node.data == "parser_decl"):
             continue
         nm = node.children[1]
-        if (None, _name(nm)) not in present:
+        if (None, name_of(nm)) not in present:
             continue
         r = reachable(node)
-        declared = {_name(c.children[2]) for c in node.children[5:]
+        declared = {name_of(c.children[2]) for c in node.children[5:]
                     if isinstance(c, Tree) and c.data == "parser_state"} | {"accept", "reject"}
         if not r <= declared:
             continue  # a transition to an undeclared state: reported where it is checked
         if "accept" not in r:
-            decls.warn(nm, "parser-transition", f"accept state in {_name(nm)} is unreachable")
+            decls.warn(nm, "parser-transition", f"accept state in {name_of(nm)} is unreachable")
 
 
 __all__ = ["check", "reachable"]

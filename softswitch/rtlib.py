@@ -161,6 +161,15 @@ def mk(cls, vals: tuple, valid: bool = False, lens: dict[str, int] | None = None
     return o
 
 
+def mkstack(cls, size: int, oob: int, items: tuple) -> Stack:
+    """A header stack from a list expression: element i assigned ``items[i]`` (BMv2's
+    assignment), nextIndex 0."""
+    s = Stack(cls, size, oob)
+    for d, v in zip(s.h, items, strict=True):
+        d._asg(v)
+    return s
+
+
 def fresh(o, src):
     """``o`` (a new value) after ``o = src`` with BMv2's assignment semantics."""
     o._asg(src)

@@ -8,10 +8,7 @@ from __future__ import annotations
 
 from lark import Tree
 
-
-def _name(node) -> str:
-    return str(node.children[0]) if isinstance(node, Tree) else str(node)
-
+from .treenav import name_of
 
 Type = tuple  # ("h", name) header, ("st", name) struct, ("u", name) union, ("stack", elem), ("s",)
 
@@ -24,13 +21,13 @@ class Types:
         self.decls: dict[str, Tree] = {}
         for d in tree.children:
             if isinstance(d, Tree) and d.data in ("header_decl", "struct_decl", "header_union_decl"):
-                self.decls[_name(d.children[1])] = d
+                self.decls[name_of(d.children[1])] = d
             elif isinstance(d, Tree) and d.data in ("typedef_decl", "enum_decl", "ser_enum_decl",
                                                     "extern_decl", "parser_type_decl",
                                                     "control_type_decl", "parser_decl", "control_decl"):
                 nm = d.children[-1] if d.data == "typedef_decl" else \
                     d.children[2] if d.data == "ser_enum_decl" else d.children[1]
-                self.decls[_name(nm)] = d
+                self.decls[name_of(nm)] = d
 
     def of(self, t, depth: int = 0) -> Type | None:
         if not isinstance(t, Tree) or depth > 32:
@@ -55,17 +52,17 @@ class Types:
             return ("s",)
         if kind == "st" and any(isinstance(c, Tree) and c.data == "type_params" for c in d.children):
             return None
-        return (kind, _name(d.children[1]))
+        return (kind, name_of(d.children[1]))
 
     def fields(self, t: Type) -> dict[str, Type | None]:
         d = self.decls[t[1]]
         out: dict[str, Type | None] = {}
         for f in d.children[2:]:
             if isinstance(f, Tree) and f.data == "field":
-                out[_name(f.children[2])] = self.of(f.children[1])
+                out[name_of(f.children[2])] = self.of(f.children[1])
             elif isinstance(f, Tree) and f.data == "field_arr":
                 elem = self.of(f.children[1])
-                out[_name(f.children[2])] = ("stack", elem) if elem is not None else None
+                out[name_of(f.children[2])] = ("stack", elem) if elem is not None else None
         return out
 
 

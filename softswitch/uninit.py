@@ -30,6 +30,7 @@ from lark import Tree
 from .codegen import text_of
 from .ordering import Ordering, Scope
 from .storage import Type, Types
+from .treenav import direction_of, name_of, params_of
 
 Defs = frozenset | None   # the definitely written locations (variable key, field...); None: unreachable
 Warn = Callable[[Tree, str, str], None]
@@ -37,12 +38,13 @@ _SCALARS = {"t_bool", "t_bit", "t_bit1", "t_int"}
 Loc = tuple   # (declaration key, field name, ...)
 
 
-def _name(node) -> str:
-    return str(node.children[0]) if isinstance(node, Tree) else str(node)
-
 
 def _meet(a: Defs, b: Defs) -> Defs:
-    return b if a is None else a if b is None else a & b
+    """What is written on both paths: a location one side writes whole and the other field by
+    field is written (as those fields)."""
+    if a is None or b is None:
+        return b if a is None else a
+    return frozenset({x for x in a if _covered(x, b)} | {y for y in b if _covered(y, a)})
 
 
 def _covered(loc: Loc, d: frozenset) -> bool:
@@ -71,9 +73,9 @@ class Body:
         vt = self.types.of(t) if self.types is not None and t is not None else None
         follow = tracked or vt is not None and vt[0] in ("h", "st")
         key = (name_node.meta.line, name_node.meta.column) if follow else None
-        env[-1][_name(name_node)] = key
+        env[-1][name_of(name_node)] = key
         if key is not None:
-            self.names[key] = _name(name_node)
+            self.names[key] = name_of(name_node)
             self.vtypes[key] = vt if vt is not None else ("s",)
         return key
 
@@ -174,7 +176,7 @@ class Body:
             if loc is None or t is None or t[0] not in ("h", "st"):
                 return (loc[:1], None) if loc is not None else (None, None)
             fs = self.types.fields(t)
-            m = _name(e.children[1])
+            m = name_of(e.children[1])
             return (loc + (m,), fs.get(m)) if m in fs else (None, None)
         if isinstance(e, Tree) and e.data == "index":
             loc, _t = self.path(e.children[0], env)
@@ -241,7 +243,7 @@ class Body:
         pairs = self.bind(e)
         if isinstance(pairs, list):
             for p, a in pairs:
-                direction = _direction(p)
+                direction = direction_of(p)
                 if direction != "out" and not (isinstance(a, Tree) and a.data == "dontcare_arg"):
                     d = self.expr(a, env, d)
                 if direction in ("out", "inout"):
@@ -262,7 +264,7 @@ class Body:
 
 def _scalar_checker(tree: Tree) -> Callable[[object], bool]:
     """Whether a type node is a base scalar (``bit``, ``int``, ``bool``, through typedefs)."""
-    typedefs = {_name(n.children[-1]): n.children[2] for n in tree.children
+    typedefs = {name_of(n.children[-1]): n.children[2] for n in tree.children
                 if isinstance(n, Tree) and n.data == "typedef_decl" and str(n.children[1]) == "typedef"}
 
     def scalar(t, depth: int = 0) -> bool:
@@ -275,13 +277,6 @@ def _scalar_checker(tree: Tree) -> Callable[[object], bool]:
 
     return scalar
 
-
-def _params(params) -> list[Tree]:
-    return [p for p in (params.children if isinstance(params, Tree) else []) if isinstance(p, Tree)]
-
-
-def _direction(p: Tree) -> str:
-    return str(p.children[1].children[0]) if isinstance(p.children[1], Tree) else ""
 
 
 class Analysis:
@@ -301,7 +296,7 @@ class Analysis:
                     or node.data not in ("control_decl", "parser_decl", "function_decl", "action_decl"):
                 continue
             nm = node.children[2 if node.data == "function_decl" else 1]
-            if (None, _name(nm)) not in self.live:
+            if (None, name_of(nm)) not in self.live:
                 continue
             if node.data == "control_decl":
                 self.control(node)
@@ -328,15 +323,15 @@ class Analysis:
     def action(self, node: Tree, env: list[dict], scope: Scope | None = None) -> None:
         b = self.body(scope if scope is not None else self.calls.scope(node.children[2], []))
         inner = [*env, {}]
-        outs = self._outs(b, _params(node.children[2]), inner)
+        outs = self._outs(b, params_of(node.children[2]), inner)
         end = b.stmts(node.children[3].children, inner, frozenset())
-        self._check_outs(outs, [*b.returns, end], _name(node.children[1]))
+        self._check_outs(outs, [*b.returns, end], name_of(node.children[1]))
 
     def _outs(self, b: Body, params: list[Tree], env: list[dict]) -> list[tuple[Tree, tuple, Type]]:
         """Declare the parameters; returns the followed ``out`` ones (name node, key, type)."""
         outs = []
         for p in params:
-            out = _direction(p) == "out"
+            out = direction_of(p) == "out"
             tracked = out and self.scalar(p.children[2])
             key = b.declare(env, p.children[3], tracked, p.children[2] if out else None)
             if key is not None:
@@ -349,7 +344,7 @@ class Analysis:
         for nm, key, t in outs:
             if any(d is not None and self._missing((key,), t, d) for d in ends):
                 self.warn(nm, "uninitialized_out_param",
-                          f"out parameter '{_name(nm)}' may be uninitialized when '{where}' terminates")
+                          f"out parameter '{name_of(nm)}' may be uninitialized when '{where}' terminates")
 
     def _missing(self, loc: Loc, t: Type | None, d: frozenset) -> bool:
         if _covered(loc, d) or t is None:
@@ -362,45 +357,45 @@ class Analysis:
     def function(self, node: Tree) -> None:
         b = self.body(self.calls.scope(node.children[4], []))
         env: list[dict] = [{}]
-        outs = self._outs(b, _params(node.children[4]), env)
+        outs = self._outs(b, params_of(node.children[4]), env)
         end = b.stmts(node.children[5].children, env, frozenset())
-        self._check_outs(outs, [*b.returns, end], _name(node.children[2]))
+        self._check_outs(outs, [*b.returns, end], name_of(node.children[2]))
 
     def control(self, node: Tree) -> None:
-        name = _name(node.children[1])
+        name = name_of(node.children[1])
         locals_ = [c for c in node.children[5:-2] if isinstance(c, Tree)]
         scope = self.calls.scope(node.children[3], locals_)
         probe = self.body(scope)
         env: list[dict] = [{}]
-        outs = self._outs(probe, _params(node.children[3]), env)
+        outs = self._outs(probe, params_of(node.children[3]), env)
         d = frozenset()
         for c in locals_:
             if c.data == "var_decl":
                 d = probe.stmt(c, env, d)
             elif c.data in ("const_decl", "instantiation", "action_decl", "table_decl"):
-                env[-1][_name(c.children[2 if c.data == "const_decl" else 3 if c.data == "instantiation"
+                env[-1][name_of(c.children[2 if c.data == "const_decl" else 3 if c.data == "instantiation"
                                           else 1])] = None
         b = self.body(scope)
         b.names, b.vtypes = probe.names, probe.vtypes
         b.call_writes = _ControlWrites(locals_, env[-1]).of
         for c in locals_:
-            if c.data == "action_decl" and (name, _name(c.children[1])) in self.live:
+            if c.data == "action_decl" and (name, name_of(c.children[1])) in self.live:
                 self.action(c, [{n: None for n in env[-1]}], scope)
         end = b.stmts(node.children[-1].children, env, d)
         self._check_outs(outs, [end], name)
 
     def parser(self, node: Tree) -> None:
         items = [c for c in node.children[5:] if isinstance(c, Tree)]
-        states = {_name(c.children[2]): c for c in items if c.data == "parser_state"}
+        states = {name_of(c.children[2]): c for c in items if c.data == "parser_state"}
         probe = self.body(self.calls.scope(node.children[3], items))
         env: list[dict] = [{}]
-        self._outs(probe, _params(node.children[3]), env)   # out parameters start unwritten
+        self._outs(probe, params_of(node.children[3]), env)   # out parameters start unwritten
         d = frozenset()
         for c in items:
             if c.data == "var_decl":
                 d = probe.stmt(c, env, d)
             elif c.data in ("const_decl", "instantiation", "value_set_decl"):
-                env[-1][_name(c.children[2] if c.data == "const_decl" else c.children[-1])] = None
+                env[-1][name_of(c.children[2] if c.data == "const_decl" else c.children[-1])] = None
         ins: dict[str, Defs] = {"start": d}
         work = ["start"]
         probe.quiet = True
@@ -438,8 +433,8 @@ class _ControlWrites:
 
     def __init__(self, locals_: list[Tree], scope: dict):
         self.scope = scope
-        self.actions = {_name(c.children[1]): c for c in locals_ if c.data == "action_decl"}
-        self.tables = {_name(c.children[1]): c for c in locals_ if c.data == "table_decl"}
+        self.actions = {name_of(c.children[1]): c for c in locals_ if c.data == "action_decl"}
+        self.tables = {name_of(c.children[1]): c for c in locals_ if c.data == "table_decl"}
         self.memo: dict[str, frozenset] = {}
 
     def action(self, name: str, depth: int = 0) -> frozenset:
@@ -447,8 +442,8 @@ class _ControlWrites:
             return frozenset()
         if name not in self.memo:
             node = self.actions[name]
-            hidden = {_name(p.children[3]) for p in node.find_data("param")}
-            hidden |= {_name(v.children[2]) for v in node.iter_subtrees()
+            hidden = {name_of(p.children[3]) for p in node.find_data("param")}
+            hidden |= {name_of(v.children[2]) for v in node.iter_subtrees()
                        if v.data in ("var_decl", "const_decl")}
             out: set = set()
             for t in node.iter_subtrees():
@@ -471,13 +466,13 @@ class _ControlWrites:
     def of(self, callee) -> frozenset:
         if isinstance(callee, Tree) and callee.data == "ident":
             return self.action(str(callee.children[-1]))
-        if isinstance(callee, Tree) and callee.data == "member" and _name(callee.children[1]) == "apply":
+        if isinstance(callee, Tree) and callee.data == "member" and name_of(callee.children[1]) == "apply":
             base = callee.children[0]
             is_name = isinstance(base, Tree) and base.data == "ident"
             table = self.tables.get(str(base.children[-1])) if is_name else None
             if table is not None:
                 refs = table.find_data("action_ref")
-                return frozenset().union(*(self.action(_name(r.children[1])) for r in refs))
+                return frozenset().union(*(self.action(name_of(r.children[1])) for r in refs))
         return frozenset()
 
 
@@ -487,9 +482,9 @@ def _targets(state: Tree | None) -> list[str]:
     out = []
     for t in state.iter_subtrees():
         if t.data == "trans_direct":
-            out.append(_name(t.children[0]))
+            out.append(name_of(t.children[0]))
         elif t.data == "select_case":
-            out.append(_name(t.children[1]))
+            out.append(name_of(t.children[1]))
     return out
 
 

@@ -29,20 +29,11 @@ from dataclasses import dataclass, field
 
 from lark import Tree
 
+from .treenav import name_of, type_name_of
+
 Warn = Callable[[Tree, str, str], None]
 _KEEP_STATES = {"start", "accept", "reject"}
 
-
-def _name(node) -> str:
-    return str(node.children[0]) if isinstance(node, Tree) else str(node)
-
-
-def _type_name(t) -> str | None:
-    if isinstance(t, Tree) and t.data == "specialized_type":
-        t = t.children[0]
-    if isinstance(t, Tree) and t.data == "type_name":
-        return str(t.children[-1])
-    return None
 
 
 def _refs(node) -> set[str]:
@@ -55,17 +46,17 @@ def _refs(node) -> set[str]:
         if t.data == "ident":
             out.add(str(t.children[-1]))
         elif t.data == "action_ref":
-            out.add(_name(t.children[1]))
+            out.add(name_of(t.children[1]))
         elif t.data in ("ctor_call", "instantiation", "type_member"):  # type_member: Sub.apply()
-            n = _type_name(t.children[1] if t.data == "instantiation" else t.children[0])
+            n = type_name_of(t.children[1] if t.data == "instantiation" else t.children[0])
             if n is not None:
                 out.add(n)
         elif t.data == "trans_direct":
-            out.add(_name(t.children[0]))
+            out.add(name_of(t.children[0]))
         elif t.data == "select_case":
-            out.add(_name(t.children[1]))
-    declared = {_name(p.children[3]) for p in node.find_data("param")}
-    declared |= {_name(v.children[2]) for v in node.iter_subtrees() if v.data in ("var_decl", "const_decl")}
+            out.add(name_of(t.children[1]))
+    declared = {name_of(p.children[3]) for p in node.find_data("param")}
+    declared |= {name_of(v.children[2]) for v in node.iter_subtrees() if v.data in ("var_decl", "const_decl")}
     return out - declared
 
 
@@ -92,29 +83,29 @@ _LOCAL = {"action_decl": ("action", 1), "table_decl": ("table", 1), "instantiati
 def _collect(tree: Tree) -> _Program:
     prog = _Program()
     top = [n for n in tree.children if isinstance(n, Tree)]
-    blocks = {_name(n.children[1]) for n in top if n.data in ("control_decl", "parser_decl")}
+    blocks = {name_of(n.children[1]) for n in top if n.data in ("control_decl", "parser_decl")}
     for n in top:
         if n.data in ("control_decl", "parser_decl"):
-            b = _name(n.children[1])
+            b = name_of(n.children[1])
             prog.items.append(_Item("block", b, n, None))
             locals_ = n.children[5:-2] if n.data == "control_decl" else n.children[5:]
             names = set()
             for c in locals_:
                 if isinstance(c, Tree) and c.data in _LOCAL:
                     kind, i = _LOCAL[c.data]
-                    it = _Item(kind, _name(c.children[i]), c, b)
-                    it.removable = kind != "instance" or _type_name(c.children[1]) in blocks
+                    it = _Item(kind, name_of(c.children[i]), c, b)
+                    it.removable = kind != "instance" or type_name_of(c.children[1]) in blocks
                     it.removable &= not (kind == "state" and it.name in _KEEP_STATES)
                     prog.items.append(it)
                 if isinstance(c, Tree) and c.data in ("var_decl", "const_decl", "value_set_decl"):
-                    names.add(_name(c.children[2] if c.data != "value_set_decl" else c.children[-1]))
+                    names.add(name_of(c.children[2] if c.data != "value_set_decl" else c.children[-1]))
             prog.local_names[b] = names | {it.name for it in prog.items if it.owner == b}
         elif n.data in ("action_decl", "function_decl"):
             prog.items.append(_Item(n.data[:-5] if n.data == "action_decl" else "function",
-                                    _name(n.children[1 if n.data == "action_decl" else 2]), n, None))
+                                    name_of(n.children[1 if n.data == "action_decl" else 2]), n, None))
         elif n.data == "instantiation":
-            it = _Item("instance", _name(n.children[3]), n, None)
-            it.removable = _type_name(n.children[1]) in blocks and it.name != "main"
+            it = _Item("instance", name_of(n.children[3]), n, None)
+            it.removable = type_name_of(n.children[1]) in blocks and it.name != "main"
             prog.items.append(it)
     return prog
 
@@ -152,8 +143,11 @@ def _unused_params(it: _Item, warn: Warn) -> None:
         return
     named = {str(t.children[-1]) for t in body.iter_subtrees() if t.data == "ident"}
     for p in (params.children if isinstance(params, Tree) else []):
-        if isinstance(p, Tree) and p.data == "param" and _name(p.children[3]) not in named and not _quiet(p):
-            warn(p.children[3], "unused", f"'{_name(p.children[3])}' is unused")
+        if not (isinstance(p, Tree) and p.data == "param"):
+            continue
+        pname = name_of(p.children[3])
+        if pname not in named and not _quiet(p):
+            warn(p.children[3], "unused", f"'{pname}' is unused")
 
 
 def _first_round(present: list[_Item], global_refs: set[str], local_refs: dict[str, set[str]],

@@ -37,6 +37,7 @@ from lark import Tree
 from .codegen import text_of
 from .literals import parse_int
 from .storage import Type, Types
+from .treenav import direction_of, name_of, params_of
 
 Warn = Callable[[Tree, str, str], None]
 YES, NO, MAYBE = "Y", "N", "M"
@@ -46,17 +47,6 @@ _PURE = {"minSizeInBits", "minSizeInBytes", "maxSizeInBits", "maxSizeInBytes"}
 class Bail(Exception):
     """A construct this module does not follow: report nothing for the block."""
 
-
-def _name(node) -> str:
-    return str(node.children[0]) if isinstance(node, Tree) else str(node)
-
-
-def _params(node) -> list[Tree]:
-    return [p for p in (node.children if isinstance(node, Tree) else []) if isinstance(p, Tree)]
-
-
-def _direction(p: Tree) -> str:
-    return str(p.children[1].children[0]) if isinstance(p.children[1], Tree) else ""
 
 
 # ---------------------------------------------------------------- the validity state
@@ -146,7 +136,7 @@ class Flow:
             base, bt, opaque = self.loc(e.children[0], env)
             if base is None or bt is None or bt[0] not in ("h", "st", "u"):
                 return None, None, opaque
-            m = _name(e.children[1])
+            m = name_of(e.children[1])
             fs = self.an.types.fields(bt)
             if m not in fs:
                 return None, None, opaque
@@ -239,7 +229,7 @@ class Flow:
             self.declare(st, env)
         elif k == "const_decl":
             nm = st.children[2]
-            env[-1][_name(nm)] = Var((nm.meta.line, nm.meta.column), ("s",))
+            env[-1][name_of(nm)] = Var((nm.meta.line, nm.meta.column), ("s",))
         elif k in ("assign_stmt", "op_assign_stmt"):
             lhs, rhs = st.children[0], st.children[-1]
             self.expr(lhs, env)
@@ -279,10 +269,10 @@ class Flow:
         var = Var((nm.meta.line, nm.meta.column), vt)
         if init is not None and not (isinstance(init, Tree) and init.data == "dims"):
             self.expr(init, env)
-            env[-1][_name(nm)] = var
+            env[-1][name_of(nm)] = var
             self.assign((var.key,), vt, False, init, None, env)
         else:
-            env[-1][_name(nm)] = var
+            env[-1][name_of(nm)] = var
             self.set_all((var.key,), vt, False, NO)   # p4c's ResetHeaders
 
     def if_stmt(self, st: Tree, env: list[dict]) -> None:
@@ -353,7 +343,7 @@ class Flow:
             raise Bail()
         args = [a for a in given if a is not None]
         if isinstance(callee, Tree) and callee.data == "member":
-            base, method = callee.children[0], _name(callee.children[1])
+            base, method = callee.children[0], name_of(callee.children[1])
             self.expr(base, env)
             loc, bt, opaque = self.loc(base, env)
             if bt is not None and bt[0] in ("h", "u", "stack"):
@@ -377,7 +367,7 @@ class Flow:
             return
         if isinstance(callee, Tree) and callee.data == "type_member":
             params = self.an.blocks.get(str(callee.children[0].children[-1]))
-            if params is None or _name(callee.children[1]) != "apply":
+            if params is None or name_of(callee.children[1]) != "apply":
                 raise Bail()
             self.opaque_call(params, args, env)
             return
@@ -399,50 +389,50 @@ class Flow:
         valid (every header inside)."""
         pairs = list(zip(params, args, strict=False))
         for p, a in pairs:
-            if _direction(p) != "out":
+            if direction_of(p) != "out":
                 self.expr(a, env)
         for p, a in pairs:
-            if _direction(p) in ("out", "inout"):
+            if direction_of(p) in ("out", "inout"):
                 self.expr(a, env)
                 self.set_all(*self.loc(a, env), YES)
 
     def function_call(self, fn: Tree, args: list, env: list[dict]) -> None:
-        for p, a in zip(_params(fn.children[4]), args, strict=False):
-            if _direction(p) != "out":
+        for p, a in zip(params_of(fn.children[4]), args, strict=False):
+            if direction_of(p) != "out":
                 self.expr(a, env)
-        for p, a in zip(_params(fn.children[4]), args, strict=False):
-            if _direction(p) in ("out", "inout"):
+        for p, a in zip(params_of(fn.children[4]), args, strict=False):
+            if direction_of(p) in ("out", "inout"):
                 self.expr(a, env)
 
     def action_call(self, act: Tree, args: list, env: list[dict], from_table: bool = False) -> None:
         """An action called here: arguments bound as assignments to its parameters, its body
         followed with this state (shared, as p4c's child visitor shares it)."""
-        params = _params(act.children[2])
+        params = params_of(act.children[2])
         scope: dict = {}
         for p in params:
             t = self.an.types.of(p.children[2])
             if t is None:
                 raise Bail()
-            scope[_name(p.children[3])] = Var((p.children[3].meta.line, p.children[3].meta.column), t)
+            scope[name_of(p.children[3])] = Var((p.children[3].meta.line, p.children[3].meta.column), t)
         pairs = list(zip(params, args, strict=False))
         for p, a in pairs:
-            v = scope[_name(p.children[3])]
-            if _direction(p) != "out":
+            v = scope[name_of(p.children[3])]
+            if direction_of(p) != "out":
                 self.expr(a, env)
-            if _direction(p) == "out":
+            if direction_of(p) == "out":
                 self.set_all((v.key,), v.type, False, NO)
             else:
                 self.assign((v.key,), v.type, False, a, None, env)
         for p in params[len(args):]:
-            if _direction(p) == "":
-                v = scope[_name(p.children[3])]
+            if direction_of(p) == "":
+                v = scope[name_of(p.children[3])]
                 self.set_all((v.key,), v.type, False, YES)
         child = Flow(self.an, self.ctx, self.hd, self.report)
         child.stmts(act.children[3].children, [*self.an.outer(act, env), scope])
         for p, a in pairs:
-            if _direction(p) in ("out", "inout"):
+            if direction_of(p) in ("out", "inout"):
                 self.expr(a, env)
-                v = scope[_name(p.children[3])]
+                v = scope[name_of(p.children[3])]
                 self.assign(*self.loc(a, env), None, (v.key,), env)
 
     def table(self, t: Tree, env: list[dict]) -> None:
@@ -459,7 +449,7 @@ class Flow:
                 for ref in prop.children:
                     if not (isinstance(ref, Tree) and ref.data == "action_ref"):
                         continue
-                    act = self.ctx.actions.get(_name(ref.children[1]))
+                    act = self.ctx.actions.get(name_of(ref.children[1]))
                     if act is None:
                         raise Bail()
                     args = [a for a in (ref.children[2].children if len(ref.children) > 2 and isinstance(

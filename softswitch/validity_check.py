@@ -9,16 +9,17 @@ from __future__ import annotations
 from lark import Tree
 
 from .storage import Types
-from .validity import NO, YES, Bail, Ctx, Defs, Flow, Var, Warn, _direction, _name, _params, lookup
+from .treenav import direction_of, name_of, params_of, type_name_of
+from .validity import NO, YES, Bail, Ctx, Defs, Flow, Var, Warn, lookup
 
 
 def _targets(state: Tree | None) -> list[str]:
     out = []
     for t in (state.iter_subtrees() if state is not None else []):
         if t.data == "trans_direct":
-            out.append(_name(t.children[0]))
+            out.append(name_of(t.children[0]))
         elif t.data == "select_case":
-            out.append(_name(t.children[1]))
+            out.append(name_of(t.children[1]))
     return out
 
 
@@ -42,25 +43,25 @@ class Analysis:
             if not isinstance(d, Tree):
                 continue
             if d.data == "action_decl":
-                self.actions[_name(d.children[1])] = d
+                self.actions[name_of(d.children[1])] = d
             elif d.data == "function_decl":
-                self.functions[_name(d.children[2])] = d
+                self.functions[name_of(d.children[2])] = d
             elif d.data == "extern_func_decl":
-                self.extern_funcs.setdefault(_name(d.children[2]), []).append(_params(d.children[4]))
+                self.extern_funcs.setdefault(name_of(d.children[2]), []).append(params_of(d.children[4]))
             elif d.data == "extern_decl":
                 ms: dict[str, list[list[Tree]]] = {}
                 for m in d.children[3:]:
                     if isinstance(m, Tree) and m.data == "method_proto":
-                        ms.setdefault(_name(m.children[1].children[1]), []).append(
-                            _params(m.children[1].children[3]))
-                self.externs[_name(d.children[1])] = ms
+                        ms.setdefault(name_of(m.children[1].children[1]), []).append(
+                            params_of(m.children[1].children[3]))
+                self.externs[name_of(d.children[1])] = ms
             elif d.data in ("control_decl", "parser_decl"):
-                self.blocks[_name(d.children[1])] = _params(d.children[3])
+                self.blocks[name_of(d.children[1])] = params_of(d.children[3])
             elif d.data == "instantiation":
-                self.objects[_name(d.children[3])] = _type_name(d.children[1])
+                self.objects[name_of(d.children[3])] = type_name_of(d.children[1])
             elif d.data == "const_decl":
                 nm = d.children[2]
-                self.globals[_name(nm)] = Var((nm.meta.line, nm.meta.column), ("s",))
+                self.globals[name_of(nm)] = Var((nm.meta.line, nm.meta.column), ("s",))
 
     def warn(self, node, kind: str, text: str) -> None:
         self.found.append((node, kind, text))
@@ -92,7 +93,7 @@ class Analysis:
             if not isinstance(d, Tree) or d.data not in ("control_decl", "parser_decl", "function_decl"):
                 continue
             nm = d.children[2 if d.data == "function_decl" else 1]
-            if (None, _name(nm)) not in self.live:
+            if (None, name_of(nm)) not in self.live:
                 continue
             before = len(self.found)
             try:
@@ -108,33 +109,33 @@ class Analysis:
         ctx = Ctx({n: a for n, a in self.actions.items()}, {}, dict(self.objects))
         scope: dict = {}
         hd = Defs()
-        for p in _params(params):
-            tn = _type_name(p.children[2])
+        for p in params_of(params):
+            tn = type_name_of(p.children[2])
             if tn is not None and (tn in self.externs or tn in ("packet_in", "packet_out")):
-                ctx.objects[_name(p.children[3])] = tn
+                ctx.objects[name_of(p.children[3])] = tn
                 continue
             t = self.types.of(p.children[2])
             if t is None:
                 raise Bail()
             v = Var((p.children[3].meta.line, p.children[3].meta.column), t)
-            scope[_name(p.children[3])] = v
+            scope[name_of(p.children[3])] = v
         for c in locals_:
             if not isinstance(c, Tree):
                 continue
             if c.data == "action_decl":
-                ctx.actions[_name(c.children[1])] = c
+                ctx.actions[name_of(c.children[1])] = c
             elif c.data == "table_decl":
-                ctx.tables[_name(c.children[1])] = c
+                ctx.tables[name_of(c.children[1])] = c
             elif c.data == "instantiation":
-                ctx.objects[_name(c.children[3])] = _type_name(c.children[1])
+                ctx.objects[name_of(c.children[3])] = type_name_of(c.children[1])
         return ctx, scope, hd
 
     def _start(self, flow: Flow, params, scope: dict, locals_: list, env: list[dict]) -> None:
         """Parameters' validity, then the block's variables (reset or initialised in order)."""
-        for p in _params(params):
-            v = scope.get(_name(p.children[3]))
+        for p in params_of(params):
+            v = scope.get(name_of(p.children[3]))
             if v is not None:
-                flow.set_all((v.key,), v.type, False, NO if _direction(p) == "out" else YES)
+                flow.set_all((v.key,), v.type, False, NO if direction_of(p) == "out" else YES)
         for c in locals_:
             if isinstance(c, Tree) and c.data in ("var_decl", "var_decl_arr", "const_decl"):
                 flow.stmt(c, env)
@@ -158,7 +159,7 @@ class Analysis:
 
     def parser(self, d: Tree) -> None:
         items = [c for c in d.children[5:] if isinstance(c, Tree)]
-        states = {_name(c.children[2]): c for c in items if c.data == "parser_state"}
+        states = {name_of(c.children[2]): c for c in items if c.data == "parser_state"}
         ctx, scope, hd = self._block_scope(d.children[3], items)
         start = Flow(self, ctx, hd, False)
         env: list[dict] = [self.globals, scope]
@@ -191,11 +192,6 @@ class Analysis:
         env.pop()
         return flow.hd
 
-
-def _type_name(t) -> str | None:
-    if isinstance(t, Tree) and t.data == "specialized_type":
-        t = t.children[0]
-    return str(t.children[-1]) if isinstance(t, Tree) and t.data == "type_name" else None
 
 
 def check(tree: Tree, decls, live: set[tuple[str | None, str]]) -> None:

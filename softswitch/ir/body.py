@@ -45,6 +45,7 @@ from .common import (
     length_of,
     union_siblings,
     union_valid,
+    varbit_arg,
     varbit_length,
     varbit_var,
 )
@@ -108,6 +109,10 @@ class _Body:
             lens = [length_of(x) if isinstance(ft, VarbitT) else None
                     for x, (_, ft) in zip(items, dst.fields, strict=True)]
             return ir.StructInit(irtype(dst), items, lens if any(lens) else [])
+        if isinstance(src, ListT) and isinstance(dst, StackT):  # p4c's HeaderStackExpression
+            e = list(e) + [None] * (dst.size - len(e))
+            return ir.StackInit(irtype(dst), [self.conv(*it, dst.elem) if it is not None
+                                              else _default(dst.elem) for it in e])
         if isinstance(src, ListT):
             raise Unsupported(f"list expression converted to {dst}")
         return e
@@ -115,6 +120,11 @@ class _Body:
     def expr_to(self, node, t: P4Type):
         e, et = self.expr(node)
         return self.conv(e, et, t)
+
+    def arg_to(self, node, t: P4Type):
+        """An ``in`` argument: a varbit travels in its parameter's struct (``varbit_arg``)."""
+        e = self.expr_to(node, t)
+        return varbit_arg(self.low.varbit_boxes, e, t) if isinstance(t, VarbitT) else e
 
     def to_bits(self, e, t: P4Type):
         if isinstance(e, _Lit):
@@ -314,7 +324,7 @@ class _Body:
                 finfo = self.low.p.functions[name]
                 given = n.children[1].children if n.children[1] is not None else []
                 args = [a for a in given if a is not None]
-                vals = [self.expr_to(a, p.type) for a, p in zip(args, finfo.params, strict=True)]
+                vals = [self.arg_to(a, p.type) for a, p in zip(args, finfo.params, strict=True)]
                 return ir.CallF(f.ret, name, vals), finfo.ret
         raise Unsupported(f"call in an expression{_pos(n)}")
 
@@ -585,6 +595,9 @@ class _Body:
         rhs = self.expr_to(rhs_node, lt)
         if isinstance(rhs, ir.Default):  # `x = ...`: p4c assigns the default field by field and
             return fresh_stmts(lhs, lt)  # element by element (a stack keeps its nextIndex)
+        if isinstance(rhs, ir.StackInit):  # so is a stack expression (p4c's CopyStructures)
+            return [ir.Assign(ir.StackElem(x.t, lhs, ir.Const(ir.Bits(32), i), "index"), x)
+                    for i, x in enumerate(rhs.items)]
         out: list[ir.Stmt] = [ir.Assign(lhs, rhs)]
         if isinstance(lt, VarbitT) and isinstance(lhs, ir.Field):  # BMv2's assign_VL: the length too
             out.append(ir.Assign(varbit_length(lhs), length_of(out[0].rhs)))

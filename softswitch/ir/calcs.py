@@ -10,12 +10,17 @@ p4c converts in this order (``SimpleSwitchBackend::convert``): the parser, every
 its mid end: the actions of the pipeline controls in declaration order, an inlined control
 instance's where its instance was declared, then the actions it synthesises from the apply
 body's statements, in order), then the compute-checksum control, then the verify-checksum one.
-Here one IR call site has one name: p4c inlines a function or a directly called action at each
-call, so a calculation inside one reached from several places gets several names there and one
-(its first) here.
+p4c inlines functions and directly called actions at each call, so a calculation inside one
+reached from several places has a name per call: here the second and later calls get a copy of
+the function or action (``name#2``...) whose calculations are named where the copy is reached.
+The apply body of a control instance applied at several sites is the one exception: its
+calculations keep the names of its first site.
 """
 
 from __future__ import annotations
+
+import copy
+import dataclasses
 
 from . import nodes as ir
 from .walk import nodes_of
@@ -41,12 +46,33 @@ class _Namer:
         return name
 
 
+def _clone(x):
+    """A copy of IR statements and expressions (types and other objects shared); copied
+    calculation calls lose their names."""
+    if isinstance(x, list):
+        return [_clone(y) for y in x]
+    if isinstance(x, tuple):
+        return tuple(_clone(y) for y in x)
+    if isinstance(x, dict):
+        return {k: _clone(v) for k, v in x.items()}
+    if isinstance(x, (ir.Expr, ir.Stmt)):
+        y = copy.copy(x)
+        for f in dataclasses.fields(x):
+            setattr(y, f.name, _clone(getattr(x, f.name)))
+        if isinstance(y, ir.ExternCall):
+            y.extra.pop("calc", None)
+        return y
+    return x
+
+
 class _Walk:
     def __init__(self, p: ir.Program, taken: set[str]):
         self.p = p
         self.namer = _Namer(taken)
         self.calcs: dict[str, str] = {}   # name -> algorithm, in p4c's order
         self.seen: set[int] = set()       # functions and actions already walked
+        self.copies = True                # a second call of a function/action gets a copy
+        self._calc_memo: dict[int, bool] = {}
 
     def visit(self, x) -> None:
         for node in nodes_of(x, (ir.ExternCall, ir.ActionCall, ir.FuncCall, ir.CallF, ir.ControlApply)):
@@ -55,9 +81,9 @@ class _Walk:
                     node.extra["calc"] = name = self.namer.fresh()
                     self.calcs[name] = node.extra["algo"]
             elif isinstance(node, ir.ActionCall):
-                self._once(self.p.actions.get(node.action))
+                node.action = self._site(self.p.actions, node.action)
             elif isinstance(node, (ir.FuncCall, ir.CallF)):
-                self._once(self.p.functions.get(node.func))
+                node.func = self._site(self.p.functions, node.func)
             else:
                 sub = self.p.blocks.get(node.control)
                 if sub is not None:
@@ -67,6 +93,33 @@ class _Walk:
         if obj is not None and id(obj) not in self.seen:
             self.seen.add(id(obj))
             self.visit(obj.body)
+
+    def _site(self, table: dict, name: str) -> str:
+        """The function or action a call reaches: itself the first time, a copy of it on a
+        later call when it holds calculations (p4c inlines each call)."""
+        obj = table.get(name)
+        if obj is None:
+            return name
+        if id(obj) in self.seen and self.copies and self._has_calc(obj):
+            n = 2
+            while f"{name}#{n}" in table:
+                n += 1
+            obj = dataclasses.replace(obj, name=f"{name}#{n}", body=_clone(obj.body))
+            table[obj.name] = obj
+        self._once(obj)
+        return obj.name
+
+    def _has_calc(self, obj) -> bool:
+        if obj is None:
+            return False
+        if id(obj) not in self._calc_memo:
+            self._calc_memo[id(obj)] = False  # no recursion in P4; a guard all the same
+            nodes = nodes_of(obj.body, (ir.ExternCall, ir.ActionCall, ir.FuncCall, ir.CallF))
+            self._calc_memo[id(obj)] = any(
+                n.name in CALC_CALLS if isinstance(n, ir.ExternCall)
+                else self._has_calc(self.p.actions.get(n.action)) if isinstance(n, ir.ActionCall)
+                else self._has_calc(self.p.functions.get(n.func)) for n in nodes)
+        return self._calc_memo[id(obj)]
 
 
 def _family(p: ir.Program, root: str) -> list[str]:
@@ -93,13 +146,14 @@ def name_calculations(p: ir.Program, taken: set[str], control_order: list[str]) 
     for root in pipes:
         fam = _family(p, root)
         tabled = {a for t in p.tables.values() if t.control in fam for a in t.actions}
-        for a in p.actions.values():
+        for a in list(p.actions.values()):
             if a.name in tabled and (a.control is None or a.control in fam):
                 w._once(a)
         w.visit(list(p.blocks[root].init) + list(p.blocks[root].body))
     for role in ("compute", "verify"):
         w.visit(p.blocks[p.roles[role]].body)
-    # what p4c would drop as unused still needs a name to run here
+    # what p4c would drop as unused still needs a name to run here (no copies for it)
+    w.copies = False
     w.visit([[a.body for a in p.actions.values()], [f.body for f in p.functions.values()],
              [list(b.init) + list(b.body) + [s.body for s in b.states] for b in p.blocks.values()]])
     return w.calcs

@@ -125,7 +125,7 @@ def _bind(g, params, args):
             vals.append(fresh_out(lv.t) if p.direction == "out" and scalar else lv)
             outs.append(lv)
         else:
-            vals.append(g.expr_to(a, p.type))
+            vals.append(g.arg_to(a, p.type))
             outs.append(None)
     return vals, outs
 

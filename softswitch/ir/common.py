@@ -76,14 +76,26 @@ def varbit_var(boxes: dict[int, StructT], kind: str, name: str, t: VarbitT) -> t
     """A variable of type ``varbit<N>``: the field ``v`` of a struct of its own (one per ``N``,
     kept in ``boxes``), so its current length lives beside its value as in any struct field
     (BMv2 keeps both in a field).  Returns the variable and the field that stands for it."""
-    box = boxes.get(t.max_width)
-    if box is None:
-        box = boxes[t.max_width] = StructT(f"varbit<{t.max_width}>", [("v", t)], pyname=f"VB_{t.max_width}")
+    box = varbit_box(boxes, t)
     ref = ir.Ref(ir.Comp(box), kind, name)
     ref.ptype = box
     f = ir.Field(irtype(t), ref, "v")
     f.ptype = t
     return ref, f
+
+
+def varbit_box(boxes: dict[int, StructT], t: VarbitT) -> StructT:
+    """The struct that holds a ``varbit<N>`` variable or ``in`` parameter (one per ``N``)."""
+    box = boxes.get(t.max_width)
+    if box is None:
+        box = boxes[t.max_width] = StructT(f"varbit<{t.max_width}>", [("v", t)], pyname=f"VB_{t.max_width}")
+    return box
+
+
+def varbit_arg(boxes: dict[int, StructT], e: ir.Expr, t: VarbitT) -> ir.StructInit:
+    """The argument of an ``in`` parameter of type ``varbit<N>``: its struct, with the value's
+    current length."""
+    return ir.StructInit(ir.Comp(varbit_box(boxes, t)), [e], [length_of(e)])
 
 
 def init_varbit(f: ir.Field, val: ir.Expr) -> list[ir.Stmt]:

@@ -27,7 +27,7 @@ from ..types import (
 from . import nodes as ir
 from .body import _Body
 from .calcs import name_calculations
-from .common import Unsupported, _pos, _qualify, _Scope, init_varbit, irtype, varbit_var
+from .common import Unsupported, _pos, _qualify, _Scope, init_varbit, irtype, varbit_box, varbit_var
 from .walk import direct_meter_target
 
 
@@ -103,20 +103,39 @@ class Lowering:
         elif inst.extern not in ("action_profile", "action_selector"):  # profiles live in ir.Table
             self.externs[inst.name] = ir.Extern(inst.name, inst.extern, 0, table=getattr(o, "table", None))
 
-    def _params(self, params) -> list[ir.Param]:
+    def _params(self, params, varbit_in: tuple[str, ...] = ()) -> list[ir.Param]:
+        """IR parameters; one of type ``varbit<N>`` with a direction in ``varbit_in`` is passed in
+        a struct of its own (value and current length, ``common.varbit_arg``), others are
+        refused (their length would be lost)."""
+        out = []
         for p in params:
             if isinstance(p.type, VarbitT):
-                raise Unsupported(f"parameter {p.name} of type {p.type} (its current length would be lost)")
-        return [ir.Param(p.name, irtype(p.type, f"parameter {p.name}"), p.direction) for p in params]
+                if p.direction not in varbit_in:
+                    raise Unsupported(f"parameter {p.name} of type {p.type} with direction "
+                                      f"'{p.direction or 'none'}' (its current length would be lost)")
+                out.append(ir.Param(p.name, ir.Comp(varbit_box(self.varbit_boxes, p.type)), p.direction))
+            else:
+                out.append(ir.Param(p.name, irtype(p.type, f"parameter {p.name}"), p.direction))
+        return out
+
+    @staticmethod
+    def _arg(pp: ir.Param, p, by_ref: bool):
+        """What an action's or function's parameter stands for in its body."""
+        ref = ir.Ref(pp.t, "arg", p.name, by_ref)
+        if not isinstance(p.type, VarbitT):
+            return ref
+        f = ir.Field(irtype(p.type), ref, "v")  # the value in its struct (varbit_box)
+        f.ptype = p.type
+        return f
 
     def _function(self, name: str, tree) -> None:
         info = self.p.functions[name]
-        params = self._params(info.params)
+        params = self._params(info.params, ("in", ""))
         ret = None if type(info.ret).__name__ == "VoidT" else irtype(info.ret, f"return of {name}")
         sc = _Scope(self.top_scope, {})  # the top-level instances a function may use
         for pp, p in zip(params, info.params, strict=True):
-            sc.names[p.name] = ("val", ir.Ref(pp.t, "arg", p.name, p.direction in ("out", "inout")
-                                              or isinstance(pp.t, (ir.Comp, ir.Stack))))  # by pointer
+            sc.names[p.name] = ("val", self._arg(pp, p, p.direction in ("out", "inout")
+                                                 or isinstance(pp.t, (ir.Comp, ir.Stack))))  # by pointer
         fn = ir.Function(name, ret, params, [])
         self.functions[name] = fn
         g = _Body(self, sc, "function", None)
@@ -124,11 +143,11 @@ class Lowering:
         fn.body = g.block(tree.children[5])
 
     def _action(self, info, scope: _Scope, control: str | None) -> None:
-        params = self._params(info.params)
+        params = self._params(info.params, ("in",))
         sc = _Scope(scope, {})
         for pp, p in zip(params, info.params, strict=True):
             by_ref = p.direction in ("out", "inout") or isinstance(pp.t, (ir.Comp, ir.Stack))
-            sc.names[p.name] = ("val", ir.Ref(pp.t, "arg", p.name, by_ref))
+            sc.names[p.name] = ("val", self._arg(pp, p, by_ref))
         act = ir.Action(info.name, control, params, [])
         self.actions[info.name] = act
         g = _Body(self, sc, "control", control)
@@ -235,7 +254,7 @@ class Lowering:
             given = ar.children[2] if ar is not None else None
             args = [x for x in (given.children if given is not None else []) if x is not None]
             dirp = [p for p in a.params if p.direction]
-            bound.append([g.lvalue(x) if p.direction != "in" else g.expr_to(x, p.type)
+            bound.append([g.lvalue(x) if p.direction != "in" else g.arg_to(x, p.type)
                           for p, x in zip(dirp, args, strict=False)])
         prof = info.profile
         dm = self.p.extern_insts[info.direct_meter].obj.kind + 1 if info.direct_meter else 0

@@ -161,6 +161,14 @@ class Default(Expr):
 
 
 @dataclass
+class StackInit(Expr):
+    """A list expression converted to a header stack (p4c's HeaderStackExpression): element i
+    is ``items[i]`` (BMv2's assignment of each), nextIndex 0."""
+
+    items: list[Expr]
+
+
+@dataclass
 class RegRead(Expr):
     inst: str
     index: Expr

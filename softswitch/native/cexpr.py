@@ -201,6 +201,14 @@ class CExpr:
         call = f"F_{self.g.cid(e.func)}(px{args})"
         return f"({{ {' '.join(pre)} {call}; }})" if pre else call
 
+    def _StackInit(self, e: ir.StackInit) -> str:
+        """A list expression as a header stack: each element assigned as BMv2 does."""
+        et = ir.Comp(e.t.elem)
+        fn = self.g.asg_fn(et)
+        sets = " ".join(f"{{ {ctype(et)} _e = {self(x)}; {fn}(&_t.h[{i}], &_e); }}"
+                        for i, x in enumerate(e.items))
+        return f"({{ {ctype(e.t)} _t; memset(&_t, 0, sizeof _t); {sets} _t; }})"
+
     def _Default(self, e: ir.Default) -> str:
         """A fresh compound value: all zero is every header invalid, nextIndex 0, fields 0."""
         return f"({{ {ctype(e.t)} _d; memset(&_d, 0, sizeof _d); _d; }})"
@@ -227,7 +235,7 @@ class CExpr:
         if op in ("==", "!="):
             if isinstance(at, (ir.Comp, ir.Stack)):
                 neg = "" if op == "==" else "!"
-                if any(isinstance(x, (ir.StructInit, ir.Default)) for x in (e.a, e.b)):  # rvalues
+                if any(isinstance(x, (ir.StructInit, ir.Default, ir.StackInit)) for x in (e.a, e.b)):
                     ct = ctype(at)
                     return f"({{ {ct} _l = {a}, _r = {b}; {neg}{self.g.eq_fn(at)}(&_l, &_r); }})"
                 return f"({neg}{self.g.eq_fn(at)}(&{a}, &{b}))"

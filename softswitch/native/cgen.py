@@ -222,8 +222,8 @@ class CGen(Identifiers):
         declarations go to ``pre``)."""
         out = []
         for prm, a in zip(params, args, strict=True):
-            if isinstance(prm.t, ir.Comp):
-                if isinstance(a, (ir.StructInit, ir.Default)):  # a temporary declared by the caller
+            if isinstance(prm.t, (ir.Comp, ir.Stack)):
+                if isinstance(a, (ir.StructInit, ir.Default, ir.StackInit)):  # a caller's temporary
                     tmp = f"_ca{len(pre)}"
                     pre.append(f"{ctype(prm.t)} {tmp} = {self.x(a)};")
                     out.append(f"&{tmp}")

@@ -220,9 +220,9 @@ class StmtGen(StmtWriter):
                 cargs.append(ptr)
                 backs += back
             elif isinstance(prm.t, (ir.Comp, ir.Stack)):
-                if isinstance(a, (ir.StructInit, ir.Default)):
+                if isinstance(a, (ir.StructInit, ir.Default, ir.StackInit)):
                     tmp = self.fresh("_ca")
-                    self.emit(f"T_{prm.t.t.pyname} {tmp};")
+                    self.emit(f"{ctype(prm.t)} {tmp}; memset(&{tmp}, 0, sizeof {tmp});")
                     self.assign(Raw(prm.t, tmp), a)
                     cargs.append(f"&{tmp}")
                 else:

@@ -67,7 +67,8 @@ def _namespace(prog, irp: ir.Program, gen: PyGen) -> dict[str, Any]:
     prog.state.set_calcs(irp.custom_crcs())
     ns: dict[str, Any] = {
         "_Exit": rtlib.Exit, "_Locals": rtlib.Locals, "_Reject": rtlib.Reject, "_Stack": rtlib.Stack,
-        "_mk": rtlib.mk, "_eq": rtlib.eq, "_fresh": rtlib.fresh, "_OOR": rtlib.IndexOutOfRange,
+        "_mk": rtlib.mk, "_mkstack": rtlib.mkstack, "_eq": rtlib.eq, "_fresh": rtlib.fresh,
+        "_OOR": rtlib.IndexOutOfRange,
         "_pack": pack_bits, "_SELH": selector_hash, "_HASH": hash_functions(prog.state),
         "_CRC": prog.state.crcs,
         "_look": rtlib.look, "_lookh": rtlib.lookh,

@@ -129,6 +129,10 @@ class PyExpr:
     def _Mux(self, e: ir.Mux) -> str:
         return f"({self(e.a)} if {self(e.cond)} else {self(e.b)})"
 
+    def _StackInit(self, e: ir.StackInit) -> str:
+        items = "".join(self(x) + ", " for x in e.items)
+        return f"_mkstack({e.t.elem.pyname}, {e.t.size}, {self.g.err_oob}, ({items}))"
+
     def _Default(self, e: ir.Default) -> str:
         return default(e.t, self.g.err_oob)
 

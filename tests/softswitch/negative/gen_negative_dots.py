@@ -64,6 +64,11 @@ CASES: dict[str, tuple[str, str, dict[str, str]]] = {
         {"top": PAIR + "bit<8> first(in pair_t p) {\n    return p.a;\n}\n",
          "apply": "        meta.m8 = first({ ... }); /*ERR*/"},
     ),
+    "stack_list_size": (
+        "a list expression of three headers for a stack of two",
+        "has to match stack size",
+        {"apply": "        ethernet_t[2] st = { hdr.ethernet, hdr.ethernet, hdr.ethernet }; /*ERR*/"},
+    ),
     "list_indexed": (
         "an index of a value of type list<T> (p4c: indexing applied to a non-array, non-tuple type)",
         "cannot be indexed",

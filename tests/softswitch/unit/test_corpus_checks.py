@@ -54,3 +54,11 @@ Outer(pack_named) outer_inferred;
 ])
 def test_accepted(decls):
     Switch.from_source(program("", decls=decls), "ok.p4")
+
+
+def test_name_annotation_may_concatenate_strings():
+    """``@name("a" ++ "b")`` is one string (P4_16 1.2.4) and names the action in P4Info."""
+    sw = Switch.from_source(program("t_cat.apply();", ilocals=(
+        '@name("set" ++ "_mark") action mark() { }\n'
+        "table t_cat { actions = { mark; NoAction; } default_action = NoAction(); }")), "cat.p4")
+    assert any(a.preamble.name.endswith("set_mark") for a in sw.p4info.actions)

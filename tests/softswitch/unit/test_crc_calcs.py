@@ -90,3 +90,34 @@ def test_cli_names_a_calculation():
     args, _t = parse_args(["--no-p4", "--crc16-parameters", "calc_1", "0x1021", "0", "0", "1", "1",
                            "--crc16-parameters", "0x8005", "0", "0xffff", "1", "1"])
     assert args.crc_params == [("calc_1", KERMIT), (None, MAXIM)]
+
+
+FN = f"""
+bit<32> crc_of(in bit<32> a, in bit<32> b, in bit<32> c) {{
+    bit<32> r;
+    hash(r, HashAlgorithm.crc16_custom, 32w0, {{a, b, c[31:24]}}, {M});
+    return r;
+}}
+"""
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_function_and_direct_action_calls_get_a_calculation_each(backend: str):
+    """p4c inlines each call of a function or a directly called action: every call is its own
+    calculation (the second call runs a copy here)."""
+    ilocals = f"""
+    action direct() {{ hash(hdr.d.w5, HashAlgorithm.crc16_custom, 32w0, {FL}, {M}); }}
+"""
+    ingress = """
+        hdr.d.w3 = crc_of(hdr.d.w0, hdr.d.w1, hdr.d.w2);
+        hdr.d.w4 = crc_of(hdr.d.w0, hdr.d.w1, hdr.d.w2);
+        direct();
+        hdr.d.w6 = hdr.d.w5;
+        direct();
+"""
+    sw = switch(ingress, backend=backend, decls=FN, ilocals=ilocals)
+    assert sw.crc_calculations() == {"calc": 16, "calc_0": 16, "calc_1": 16, "calc_2": 16}
+    assert _run(sw)[3:7] == [0xBB3D] * 4
+    sw.crc_set_parameters(KERMIT, "calc_0")      # the second crc_of call
+    sw.crc_set_parameters(MAXIM, "calc_1")       # the first direct() call
+    assert _run(sw)[3:7] == [0xBB3D, 0x2189, 0xBB3D, 0x44C2]
