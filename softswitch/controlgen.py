@@ -35,6 +35,7 @@ class _TableProps:
     profile: object = None
     prio_props: dict[str, Tree] = field(default_factory=dict)
 
+
 class ControlGen(BlockGen):
     def __init__(self, prog, name: str, tree: Tree):
         super().__init__(prog, name, tree, "control")
