@@ -438,6 +438,15 @@ def parse_command(line: int, text: str, extension: bool = False) -> Command | No
         if not args:
             raise ValueError("setdefault needs a table and an action call")
         return SetDefault(line, args[0], _parse_call(rest[len(args[0]):]))
+    for part in (_packet_command, _multicast_command, _state_command):
+        command = part(line, cmd, args, rest, extension)
+        if command is not None:
+            return command
+    raise ValueError(f"unknown STF command {words[0]!r}")
+
+
+def _packet_command(line: int, cmd: str, args: list[str], rest: str, extension: bool) -> Command | None:
+    """``packet``, ``expect``, ``wait``, ``no_packet``; None for another command."""
     if cmd == "packet":
         if not args:
             raise ValueError("packet needs a port (and data; p4c's runner also sends an empty one)")
@@ -460,6 +469,11 @@ def parse_command(line: int, text: str, extension: bool = False) -> Command | No
         if args:
             raise ValueError(f"{cmd} takes no arguments")
         return Checkpoint(line, cmd)
+    return None
+
+
+def _multicast_command(line: int, cmd: str, args: list[str], rest: str, extension: bool) -> Command | None:
+    """Mirroring sessions and multicast groups; None for another command."""
     if cmd == "mirroring_add":
         session, port = _ints(args, ["session", "port"], cmd)
         return MirroringAdd(line, session, port)
@@ -474,6 +488,11 @@ def parse_command(line: int, text: str, extension: bool = False) -> Command | No
     if cmd in ("mc_node_associate", "mc_node_dissociate"):
         group, node = _ints(args, ["group", "node"], cmd)
         return McNodeAssociate(line, group, node, cmd == "mc_node_associate")
+    return None
+
+
+def _state_command(line: int, cmd: str, args: list[str], rest: str, extension: bool) -> Command | None:
+    """Registers, counters and meters; None for another command."""
     if cmd == "register_write":
         if len(args) != 3:
             raise ValueError("register_write takes: register index value")
@@ -488,7 +507,7 @@ def parse_command(line: int, text: str, extension: bool = False) -> Command | No
             return RegisterRead(line, args[0], index, value)
         if len(args) == 3:
             raise ValueError(f"register_read with an expected value is a softswitch extension: write "
-                             f"'{EXTENSION} {text.strip()}' (p4c's runner takes register_read NAME INDEX)")
+                             f"'{EXTENSION} {cmd} {rest}' (p4c's runner takes register_read NAME INDEX)")
         raise ValueError("register_read takes: register index")
     if cmd == "check_counter":
         m = _CHECK_COUNTER_RE.match(rest)
@@ -512,7 +531,7 @@ def parse_command(line: int, text: str, extension: bool = False) -> Command | No
             raise ValueError("meter_get_rates takes: meter index")
         (index,) = _ints(args[1:], ["index"], cmd)
         return MeterGetRates(line, args[0], index)
-    raise ValueError(f"unknown STF command {words[0]!r}")
+    return None
 
 
 def _parse_meter_rates(line: int, cmd: str, args: list[str]) -> MeterSetRates:
