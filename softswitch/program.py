@@ -33,6 +33,7 @@ from .decls import Decls
 from .exprs import ExprCompiler, GlobalScope, Scope, Sym
 from .frontend import ParsedProgram
 from .functions import FuncGen
+from .generictypes import GenericTypes
 from .parsergen import ParserGen
 from .passes import desugar
 from .profiles import ProfileInfo
@@ -113,6 +114,8 @@ class Program:
         # names p4c's BMv2 back end will not give a calculation (``ir/calcs.py``)
         self.identifiers = frozenset(str(t) for t in parsed.tree.scan_values(
             lambda v: isinstance(v, Token) and v.type in ("IDENTIFIER", "TYPE_IDENTIFIER")))
+        gtypes = GenericTypes(self.decls.err)
+        gtypes.run(parsed.tree)  # the checks see the specialised structs and headers
         checks.declarations(self.decls, parsed.tree)
         shadowing.check(parsed.tree, self.decls)
         kept = unused.check(parsed.tree, self.decls)
@@ -120,7 +123,7 @@ class Program:
         uninit.check(parsed.tree, self.decls, kept)
         ordering.check(parsed.tree, self.decls, kept)
         validity_check.check(parsed.tree, self.decls, kept)
-        desugar(parsed.tree, self.decls.err)
+        desugar(parsed.tree, self.decls.err, gtypes)
         checks.no_void_variables(self.decls, parsed.tree)
         self.decls.collect(parsed.tree)
         d = self.decls

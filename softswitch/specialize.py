@@ -49,9 +49,10 @@ def _ident(name: str, like) -> Tree:
 class Specializer:
     """One pass over a whole program (see the module docstring)."""
 
-    def __init__(self, tree: Tree, err: Err):
+    def __init__(self, tree: Tree, err: Err, origins: dict[str, Tree] | None = None):
         self.tree = tree
         self.err = err
+        self.origins = origins or {}  # specialised generic struct name -> its use S<...>
         self.types = TypeIndex()
         self.genv: Env = {}
         self.generics: dict[str, Tree] = {}
@@ -416,6 +417,8 @@ class Specializer:
             binding[tv] = at
             return
         at = self.types.resolve(at) if at.data == "type_name" and pt.data != "type_name" else at
+        if pt.data == "specialized_type" and isinstance(at, Tree) and at.data == "type_name":
+            at = self.origins.get(str(at.children[-1]), at)  # S_0 is S<bit<8>> (generictypes.py)
         if isinstance(at, Tree) and at.data == pt.data and pt.data in ("stack_type", "tuple_type",
                                                                        "specialized_type"):
             pk = pt.children[-1].children if pt.data != "stack_type" else pt.children[:1]
@@ -440,6 +443,7 @@ def _lit_text(v: Tree) -> str:
     return str(v.children[0]) if isinstance(v, Tree) and v.children else ""
 
 
-def specialize(tree: Tree, err: Err) -> None:
-    """Rewrite ``tree`` in place (see the module docstring)."""
-    Specializer(tree, err).run()
+def specialize(tree: Tree, err: Err, origins: dict[str, Tree] | None = None) -> None:
+    """Rewrite ``tree`` in place (see the module docstring); ``origins`` names the generic use
+    each specialised struct or header stands for (``S_0`` -> ``S<bit<8>>``), for inference."""
+    Specializer(tree, err, origins).run()
