@@ -4,7 +4,8 @@ become tuples, lists.py): generic structs and headers (generictypes.py, again af
 generic specialisation), generic blocks
 (genericblocks.py), direct applies, extern instances
 passed to sub-blocks and constructor arguments (subparsers.py), sub-parser inlining,
-generic functions and constants (specialize.py), then statements and expressions
+generic functions and constants (specialize.py), functions' extern parameters bound to the
+instances passed (externparams.py), then statements and expressions
 (desugar.py: compound assignment, loops, arguments, side effects in p4c's order)."""
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from lark import Tree
 
 from .defaults import check_default_uses
 from .desugar import Desugar, Err
+from .externparams import bind_extern_parameters
 from .genericblocks import specialize_generic_blocks
 from .generictypes import GenericTypes
 from .lists import rewrite_list_values
@@ -43,6 +45,7 @@ def desugar(tree: Tree, err: Err, generic_types: GenericTypes | None = None) -> 
     inline_subparsers(tree, err)
     specialize(tree, err, gtypes.origins)
     gtypes.run(tree)
+    bind_extern_parameters(tree, err)
     Desugar(tree, err).run()
 
 

@@ -25,6 +25,7 @@ from . import (
     unused,
     validity_check,
 )
+from .abstracts import check_abstract_methods
 from .calls import Calls, ExternInst
 from .codegen import ActionInfo, TableInfo
 from .controlgen import ControlGen
@@ -116,6 +117,7 @@ class Program:
             lambda v: isinstance(v, Token) and v.type in ("IDENTIFIER", "TYPE_IDENTIFIER")))
         gtypes = GenericTypes(self.decls.err)
         gtypes.run(parsed.tree)  # the checks see the specialised structs and headers
+        check_abstract_methods(parsed.tree, self.decls.err)
         checks.declarations(self.decls, parsed.tree)
         shadowing.check(parsed.tree, self.decls)
         kept = unused.check(parsed.tree, self.decls)

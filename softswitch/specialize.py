@@ -59,6 +59,7 @@ class Specializer:
         self.specs: dict[tuple[str, tuple[str, ...]], str] = {}
         self.pending: list[Tree] = []
         self.tuples: dict[str, str] = {}
+        self.tvars: frozenset[str] = frozenset()  # type variables of the extern being walked
         self.declared = {name_of(d.children[1]) for d in tree.children if isinstance(d, Tree)
                          and d.data in ("struct_decl", "header_decl", "header_union_decl")}
 
@@ -172,6 +173,17 @@ class Specializer:
             return node
         if node.data == "tuple_type":
             return self.tuple_struct(node)
+        tps = next((c for c in node.children if isinstance(c, Tree) and c.data == "type_params"), None)
+        if tps is not None:  # an extern's (or its method's) type variables: tuple<T, T> stays
+            saved = self.tvars
+            self.tvars = saved | {name_of(c) for c in tps.children if isinstance(c, Tree)}
+            try:
+                return self._walk_children(node, env)
+            finally:
+                self.tvars = saved
+        return self._walk_children(node, env)
+
+    def _walk_children(self, node: Tree, env: Env):
         local = dict(env)
         kids: list = []
         for c in node.children:
@@ -258,6 +270,10 @@ class Specializer:
     # ------------------------------------------------------------ tuples
     def tuple_struct(self, t: Tree) -> Tree:
         elems = [self.walk(a, self.genv) for a in t.children[0].children]
+        if self.tvars and any(s.data == "type_name" and str(s.children[-1]) in self.tvars
+                              for a in elems if isinstance(a, Tree) for s in a.iter_subtrees()):
+            t.children[0].children = elems  # generic: a struct per use would need T bound
+            return t
         key = ", ".join(type_text(a) for a in elems)
         if key not in self.tuples:
             n = len(self.tuples)
