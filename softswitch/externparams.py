@@ -34,13 +34,16 @@ def _type_base(t) -> str:
 
 
 def extern_params(tree: Tree) -> dict[str, list[int]]:
-    """Function name -> positions of its parameters of an extern type (functions having any)."""
+    """Function name -> positions of its directionless parameters of an extern type (functions
+    having any; one with a direction is refused where parameters are declared, decls.py)."""
     externs = extern_names(tree)
     out: dict[str, list[int]] = {}
     for d in tree.children:
         if not (isinstance(d, Tree) and d.data == "function_decl") or d.children[4] is None:
             continue
         ps = [p for p in d.children[4].children if isinstance(p, Tree)]
+        if any(p.children[1] is not None and _type_base(p.children[2]) in externs for p in ps):
+            continue
         idx = [i for i, p in enumerate(ps) if _type_base(p.children[2]) in externs]
         if idx:
             out[name_of(d.children[2])] = idx
