@@ -73,3 +73,22 @@ def test_an_implemented_abstract_method_passes_the_checks_and_the_extern_is_refu
     ilocals = "Hook() hk = { bit<32> f(in bit<32> x) { return x + 1; } };"
     with pytest.raises(P4CompileError, match="extern Hook is not supported by this target"):
         switch("hdr.d.w1 = hk.f(hdr.d.w0);", decls=ABSTRACT, ilocals=ilocals)
+
+
+@pytest.mark.parametrize("backend", ["python", "native"])
+def test_a_function_given_a_top_level_and_a_control_register_gets_one_copy_for_each(backend):
+    decls = """
+    register<bit<32>>(4) top;
+    void add<T>(register<T> r, in bit<32> i, in T v) { T old; r.read(old, i); r.write(i, old + v); }
+    bit<32> peek(register<bit<32>> r, in bit<32> i) { bit<32> v; r.read(v, i); return v; }
+    """
+    ingress = """
+        add(top, 0, hdr.d.w0);
+        add(mine, 1, hdr.d.w1);
+        hdr.d.w2 = peek(top, 0);
+        hdr.d.w3 = peek(mine, 1);
+    """
+    sw = switch(ingress, decls=decls, ilocals="register<bit<32>>(4) mine;", backend=backend)
+    assert run_words(sw, 5, 7)[:4] == [5, 7, 5, 7]
+    assert run_words(sw, 1, 1)[:4] == [1, 1, 6, 8]
+    assert sorted(r.preamble.name for r in sw.p4info.registers) == ["I.mine", "top"]
