@@ -60,7 +60,9 @@ def test_register_given_to_a_function_keeps_its_control_plane_name():
 
 ABSTRACT = """
 extern Hook { Hook(); abstract bit<32> f(in bit<32> x); bit<32> g(); }
-extern Pair<T> { Pair(tuple<T, T> init); T first(); }
+extern Pair<T> { Pair(tuple<T, T> init); T first(); tuple<T, T> both(); }
+extern Ex { Ex(); void m<T>(in tuple<T, bit<8>> x); }
+extern void ef<T>(in tuple<T, T> x);
 """
 
 
@@ -92,3 +94,19 @@ def test_a_function_given_a_top_level_and_a_control_register_gets_one_copy_for_e
     assert run_words(sw, 5, 7)[:4] == [5, 7, 5, 7]
     assert run_words(sw, 1, 1)[:4] == [1, 1, 6, 8]
     assert sorted(r.preamble.name for r in sw.p4info.registers) == ["I.mine", "top"]
+
+
+@pytest.mark.parametrize("backend", ["python", "native"])
+def test_generic_struct_of_a_type_variable_in_a_generic_control_and_function(backend):
+    decls = """
+    struct S<T> { T a; T b; }
+    control Swap<T>(inout S<T> s) { apply { T t = s.a; s.a = s.b; s.b = t; } }
+    S<T> mk<T>(in T x, in T y) { S<T> r = { a = x, b = y }; return r; }
+    """
+    ingress = """
+        S<bit<32>> s = mk(hdr.d.w0, hdr.d.w1);
+        sw32.apply(s);
+        hdr.d.w2 = s.a; hdr.d.w3 = s.b;
+    """
+    sw = switch(ingress, decls=decls, ilocals="Swap<bit<32>>() sw32;", backend=backend)
+    assert run_words(sw, 5, 7)[:4] == [5, 7, 7, 5]
