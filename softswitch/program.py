@@ -126,6 +126,7 @@ class Program:
         ordering.check(parsed.tree, self.decls, kept)
         validity_check.check(parsed.tree, self.decls, kept)
         desugar(parsed.tree, self.decls.err, gtypes)
+        self.decls.generic_structs = set(gtypes.generic)
         checks.no_void_variables(self.decls, parsed.tree)
         self.decls.collect(parsed.tree)
         d = self.decls

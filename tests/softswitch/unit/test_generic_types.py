@@ -59,14 +59,17 @@ def test_register_given_to_a_function_keeps_its_control_plane_name():
 
 
 ABSTRACT = """
+struct G<T> { T a; }
 extern Hook { Hook(); abstract bit<32> f(in bit<32> x); bit<32> g(); }
 extern Pair<T> { Pair(tuple<T, T> init); T first(); tuple<T, T> both(); }
-extern Ex { Ex(); void m<T>(in tuple<T, bit<8>> x); }
+extern Ex { Ex(); void m<T>(in tuple<T, bit<8>> x); void g<T>(in G<T> x); }
 extern void ef<T>(in tuple<T, T> x);
+extern void eg<T>(in G<T> x);
+control Unused<T>(inout G<T> s) { apply { } }
 """
 
 
-def test_abstract_methods_and_tuple_constructor_parameters_are_declarations_p4c_accepts():
+def test_abstract_methods_generic_tuples_and_structs_in_extern_prototypes_are_accepted():
     sw = switch("hdr.d.w1 = hdr.d.w0;", decls=ABSTRACT)
     assert run_words(sw, 4)[:2] == [4, 4]
 
