@@ -111,17 +111,16 @@ class GenericTypes:
                                             or t.data == "specialized_type")
                    for a in args.children if isinstance(a, Tree) for t in a.iter_subtrees())
 
-    def _key(self, t) -> str:
+    def _key(self, t, depth: int = 0) -> str:
         """Canonical text of a type argument, typedefs resolved (p4c: equivalent types)."""
-        t = copy.deepcopy(t)
-        for _ in range(64):
-            names = [s for s in ([t] if isinstance(t, Tree) else []) + list(
-                t.iter_subtrees() if isinstance(t, Tree) else [])
-                if s.data == "type_name" and str(s.children[-1]) in self.typedefs]
-            if not names:
-                break
-            t = _subst(t, {str(s.children[-1]): self.typedefs[str(s.children[-1])] for s in names})
-        return type_text(t)
+        return type_text(self._resolved(t, depth))
+
+    def _resolved(self, t, depth: int = 0):
+        if not isinstance(t, Tree) or depth > 64:
+            return t
+        if t.data == "type_name" and str(t.children[-1]) in self.typedefs:
+            return self._resolved(self.typedefs[str(t.children[-1])], depth + 1)
+        return Tree(t.data, [self._resolved(c, depth) for c in t.children], t.meta)
 
     def specialise(self, use: Tree) -> str:
         """The name of the copy of a generic type for a concrete use (made when new)."""
