@@ -73,6 +73,10 @@ class GenericTypes:
                 name = name_of(d.children[1])
                 if name in self.generic:
                     raise self.err(d.children[1], f"{name}: duplicate declaration")
+                tps = _tparams(d)
+                dup = next((t for i, t in enumerate(tps) if t in tps[:i]), None)
+                if dup is not None:
+                    raise self.err(d.children[2], f"duplicate type parameter {dup}")
                 self.generic[name] = d
                 continue
             self.pending = []
