@@ -238,7 +238,9 @@ class ControlGen(BlockGen):
         checks.unique_key_names(self, local, keys, key_nodes)
         selector_keys = [k for k in keys if k.match_kind == "selector"]
         keys = [k for k in keys if k.match_kind != "selector"]
-        if selector_keys and (profile is None or not profile.with_selector):
+        if selector_keys and profile is None:
+            selector_keys = []  # p4c's BMv2 back end and P4Info leave them out of a plain table
+        elif selector_keys and not profile.with_selector:
             raise self.err(node, f"table {local}: selector keys need implementation = action_selector(...)")
         if profile is not None and entries_node:
             raise self.err(node, f"table {local}: entries in the program on a table with an action "
