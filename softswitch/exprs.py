@@ -13,6 +13,14 @@ from typing import Any
 from lark import Token, Tree
 
 from .defaults import direct_varbit, varbit_default
+from .exprops import (
+    BOOL_CONSTS,
+    BinaryOperators,
+    both_bool_consts,
+    is_const,
+    wrap_code,
+    wrap_value,
+)
 from .layout import SIZE_METHODS, default_code, pyfield, type_size
 from .literals import parse_int
 from .staticassert import fold as fold_static_assert
@@ -38,7 +46,6 @@ from .types import (
     TupleT,
     UnionT,
     cast_error,
-    newtype_operand,
     same_type,
 )
 
@@ -90,51 +97,6 @@ class GlobalScope(Scope):
         return None
 
 
-def wrap_code(code: str, t: BitT) -> str:
-    """Python source reducing an unbounded int expression to type t."""
-    if t.signed:
-        h = 1 << (t.width - 1)
-        return f"(((({code}) + {h}) & {t.mask}) - {h})"
-    return f"(({code}) & {t.mask})"
-
-
-def wrap_value(v: int, t: BitT) -> int:
-    v &= t.mask
-    if t.signed and v >> (t.width - 1):
-        v -= 1 << t.width
-    return v
-
-
-BOOL_CONSTS = {"True": True, "False": False}
-
-
-def both_bool_consts(*codes: str) -> bool:
-    """True when every operand is a folded bool constant (so the operator folds, as p4c does)."""
-    return all(c in BOOL_CONSTS for c in codes)
-
-
-def is_const(code: str) -> bool:
-    try:
-        int(code)
-        return True
-    except ValueError:
-        return False
-
-
-def _ser_enum_operand(x: tuple[str, P4Type], other: tuple[str, P4Type]) -> tuple[str, P4Type]:
-    """A serializable enum operand meeting a bit<W>/int operand takes its underlying type
-    (p4c's implicit cast; the value is already the underlying integer)."""
-    t = x[1]
-    if isinstance(t, EnumT) and t.underlying is not None and isinstance(other[1], (BitT, IntLitT)):
-        return x[0], t.underlying
-    return x
-
-
-_ARITH = {"+": "+", "-": "-", "*": "*", "/": "//", "%": "%"}
-#: Largest integer constant (in bits) folded at compile time: bounds memory and time.
-MAX_CONST_BITS = 4096
-
-
 def warn_unfit(decls, v: int, t: BitT, node) -> None:
     """p4c keeps a literal that does not fit its type, truncated, with a warning."""
     lit = str(node.children[0]) if isinstance(node, Tree) and node.data == "int_lit" else str(v)
@@ -146,7 +108,7 @@ def warn_unfit(decls, v: int, t: BitT, node) -> None:
         decls.warn(node, "mismatch", f"{lit}: value does not fit in {t.width} bits")
 
 
-class ExprCompiler:
+class ExprCompiler(BinaryOperators):
     """Compiles expressions in one scope; ``gen`` (the code generator) handles calls with effects."""
 
     def __init__(self, decls, scope: Scope, gen=None):
@@ -495,129 +457,6 @@ class ExprCompiler:
         if name in ops:
             return self._bin(ops[name])
         raise AttributeError(name)
-
-    def binary(self, op: str, a, b, n) -> tuple[str, P4Type]:
-        a, b = _ser_enum_operand(a, b), _ser_enum_operand(b, a)
-        (ac, at), (bc, bt) = a, b
-        if op in ("&&", "||"):
-            for _c, t in (a, b):
-                if not isinstance(t, BoolT):
-                    raise self.err(n, f"operator {op} needs bool operands, got {t}")
-            if both_bool_consts(ac, bc):
-                x, y = BOOL_CONSTS[ac], BOOL_CONSTS[bc]
-                return str(x and y if op == "&&" else x or y), BoolT()
-            return f"({ac} {'and' if op == '&&' else 'or'} {bc})", BoolT()
-        if (nt := newtype_operand(op, at, bt)) is not None:
-            raise self.err(n, f"{op}: cannot be applied to an expression of type {nt}")
-        if op in ("==", "!="):
-            if isinstance(at, (BitT, IntLitT)) and isinstance(bt, (BitT, IntLitT)):
-                ac, bc, _ = self.unify(a, b, n, op)
-            elif not same_type(at, bt) and not (isinstance(at, ListT) or isinstance(bt, ListT)):
-                raise self.err(n, f"operator {op}: cannot compare {at} and {bt}")
-            if isinstance(bt, ListT) and isinstance(at, StructLikeT):  # a list is a valid header/struct
-                bc = self.convert(bc, bt, at, n)
-            elif isinstance(at, ListT) and isinstance(bt, StructLikeT):
-                ac, at = self.convert(ac, at, bt, n), bt
-            if isinstance(at, (StructLikeT, StackT)):
-                return f"({'' if op == '==' else 'not '}_eq({ac}, {bc}))", BoolT()
-            if is_const(ac) and is_const(bc):
-                return str((int(ac) == int(bc)) == (op == "==")), BoolT()
-            if both_bool_consts(ac, bc):
-                return str((ac == bc) == (op == "==")), BoolT()
-            return f"({ac} {op} {bc})", BoolT()
-        if op in ("<", ">", "<=", ">="):
-            ac, bc, t = self.unify(a, b, n, op)
-            if is_const(ac) and is_const(bc):
-                return str(eval(f"{ac} {op} {bc}")), BoolT()
-            return f"({ac} {op} {bc})", BoolT()
-        if op == "++":
-            for _c, t in (a, b):
-                if not isinstance(t, BitT):
-                    raise self.err(n, f"operator ++ needs bit<W>/int<W> operands with a known width, got {t}")
-            rt = BitT(at.width + bt.width, at.signed)
-            if is_const(ac) and is_const(bc):  # folded, so it can initialise a constant
-                return str(wrap_value((int(ac) & at.mask) << bt.width | int(bc) & bt.mask, rt)), rt
-            bm = f"({bc} & {bt.mask})" if bt.signed else bc
-            am = f"({ac} & {at.mask})" if at.signed else ac
-            code = f"(({am} << {bt.width}) | {bm})"
-            return (wrap_code(code, rt) if rt.signed else code), rt
-        if op in ("<<", ">>"):
-            if isinstance(bt, BitT) and bt.signed:
-                raise self.err(n, f"shift amount must be unsigned, got {bt}")
-            if not isinstance(bt, (BitT, IntLitT)):
-                raise self.err(n, f"shift amount must be an integer, got {bt}")
-            if is_const(bc) and int(bc) < 0:
-                raise self.err(n, f"negative shift amount {bc}")
-            if isinstance(at, IntLitT):
-                if not is_const(bc):
-                    raise self.err(n, "shift of an integer literal by a non-constant amount: width of the "
-                                      "left operand cannot be inferred (cast the literal)")
-                if op == "<<" and int(ac) and int(ac).bit_length() + int(bc) > MAX_CONST_BITS:
-                    raise self.err(n, f"constant too large: {ac} << {bc} exceeds {MAX_CONST_BITS} bits")
-                return str(eval(f"{ac} {op} {bc}")), at
-            if not isinstance(at, BitT):
-                raise self.err(n, f"operator {op} cannot be applied to {at}")
-            if is_const(bc) and is_const(ac):  # fold, as p4c does (constants, widths)
-                v = int(ac) << int(bc) if op == "<<" else int(ac) >> int(bc)
-                return str(wrap_value(v, at)), at
-            if is_const(bc):
-                s = int(bc)
-                if s >= at.width:
-                    self.d.warn(n, "overflow", f"{op}: shifting value with {at.width} bits by {s}")
-                    return ("0" if op == "<<" or not at.signed else f"(-1 if {ac} < 0 else 0)"), at
-                if op == "<<":
-                    return wrap_code(f"{ac} << {s}", at), at
-                return f"({ac} >> {s})", at
-            if op == "<<":
-                return f"(({wrap_code(f'{ac} << {bc}', at)}) if {bc} < {at.width} else 0)", at
-            return f"({ac} >> {bc})", at
-        ac, bc, t = self.unify(a, b, n, op)
-        if isinstance(t, IntLitT):
-            x, y = int(ac), int(bc)
-            if op in ("/", "%") and y == 0:
-                raise self.err(n, "division by zero")
-            if op in ("|+|", "|-|"):
-                raise self.err(n, f"saturating operator {op} needs a fixed-width operand")
-            if op in ("/", "%") and (x < 0 or y < 0):
-                raise self.err(n, f"operator {op} on negative constants is not allowed")
-            val = {"+": x + y, "-": x - y, "*": x * y, "/": x // y if y else 0, "%": x % y if y else 0,
-                   "&": x & y, "|": x | y, "^": x ^ y}[op]
-            if val.bit_length() > MAX_CONST_BITS:
-                raise self.err(n, f"constant too large: exceeds {MAX_CONST_BITS} bits")
-            return str(val), t
-        if op in ("&", "|", "^"):
-            return f"({ac} {op} {bc})", t
-        if op in ("+", "-", "*"):
-            code = wrap_code(f"{ac} {op} {bc}", t)
-            if is_const(ac) and is_const(bc):
-                return str(wrap_value(eval(f"{ac} {op} {bc}"), t)), t
-            return code, t
-        if op in ("/", "%"):
-            if t.signed:
-                raise self.err(n, f"operator {op} is not supported on signed values")
-            if is_const(bc) and int(bc) == 0:
-                raise self.err(n, "division by zero")
-            if is_const(ac) and is_const(bc):
-                return str(eval(f"{ac} {_ARITH[op]} {bc}")), t
-            if is_const(ac) and int(ac) == 0:
-                return "0", t  # p4c's strength reduction: 0 / x and 0 % x are 0
-            if is_const(bc) and int(bc) & (int(bc) - 1) == 0:
-                return f"({ac} {_ARITH[op]} {bc})", t  # p4c's strength reduction: a shift or a mask
-            # p4c's mid end (CompileTimeOperations) rejects every / and % left after constant
-            # folding and strength reduction: BMv2 has no division
-            raise self.err(n, f"{op}: could not evaluate at compilation time (only constants, or a "
-                              "division by a power of two, can be computed)")
-        if op == "|+|":
-            if t.signed:
-                lo, hi = -(1 << (t.width - 1)), (1 << (t.width - 1)) - 1
-                return f"min(max({ac} + {bc}, {lo}), {hi})", t
-            return f"min({ac} + {bc}, {t.mask})", t
-        if op == "|-|":
-            if t.signed:
-                lo, hi = -(1 << (t.width - 1)), (1 << (t.width - 1)) - 1
-                return f"min(max({ac} - {bc}, {lo}), {hi})", t
-            return f"max({ac} - {bc}, 0)", t
-        raise self.err(n, f"unsupported operator {op}")
 
     def _e_lnot(self, n):
         c, t = self.expr(n.children[0])
