@@ -137,6 +137,9 @@ class Decls:
         self.parsers: dict[str, Tree] = {}
         self.controls: dict[str, Tree] = {}
         self.type_decls: dict[str, list[Param]] = {}  # parser/control/package type declarations
+        # generic structs/headers (generictypes.py): a use left open in an extern's prototype
+        # (``void m<T>(in S<T> x)``) is an opaque specialised type
+        self.generic_structs: set[str] = set()
         self.instances: dict[str, Tree] = {}
         self.global_externs: list[Tree] = []
         self.functions: dict[str, Tree] = {}
@@ -255,7 +258,8 @@ class Decls:
                                           and 1 <= len(args) < want):
                 raise self.err(node, f"{base} expects {want} type arguments, got {len(args)}")
             return SpecializedT(base, args)
-        if base in self.type_decls or base in self.parsers or base in self.controls:
+        if base in self.type_decls or base in self.parsers or base in self.controls \
+                or base in self.generic_structs:
             return SpecializedT(base, args)
         raise self.err(node, f"type {base} is not generic")
 

@@ -289,8 +289,8 @@ def _retype(tokens: list[Token]) -> list[Token]:
                 types.add(v)
                 t = Token.new_borrow_pos("TYPE_IDENTIFIER", v, t)
                 names, _ = grab_params(i + 1)
-                if names:
-                    scopes.append((names, depth, True))
+                if names:  # a struct's or header's type parameters end with its closing brace
+                    scopes.append((names, depth, prev not in ("header", "struct", "header_union")))
             elif prev == "extern" and nxt is not None and str(nxt) in ("{", "<"):
                 types.add(v)
                 t = Token.new_borrow_pos("TYPE_IDENTIFIER", v, t)

@@ -25,6 +25,7 @@ from . import (
     unused,
     validity_check,
 )
+from .abstracts import check_abstract_methods
 from .calls import Calls, ExternInst
 from .codegen import ActionInfo, TableInfo
 from .controlgen import ControlGen
@@ -33,6 +34,7 @@ from .decls import Decls
 from .exprs import ExprCompiler, GlobalScope, Scope, Sym
 from .frontend import ParsedProgram
 from .functions import FuncGen
+from .generictypes import GenericTypes
 from .parsergen import ParserGen
 from .passes import desugar
 from .profiles import ProfileInfo
@@ -115,6 +117,9 @@ class Program:
         # names p4c's BMv2 back end will not give a calculation (``ir/calcs.py``)
         self.identifiers = frozenset(str(t) for t in parsed.tree.scan_values(
             lambda v: isinstance(v, Token) and v.type in ("IDENTIFIER", "TYPE_IDENTIFIER")))
+        gtypes = GenericTypes(self.decls.err)
+        gtypes.run(parsed.tree)  # the checks see the specialised structs and headers
+        check_abstract_methods(parsed.tree, self.decls.err)
         checks.declarations(self.decls, parsed.tree)
         shadowing.check(parsed.tree, self.decls)
         kept = unused.check(parsed.tree, self.decls)
@@ -122,7 +127,8 @@ class Program:
         uninit.check(parsed.tree, self.decls, kept)
         ordering.check(parsed.tree, self.decls, kept)
         validity_check.check(parsed.tree, self.decls, kept)
-        desugar(parsed.tree, self.decls.err)
+        desugar(parsed.tree, self.decls.err, gtypes)
+        self.decls.generic_structs = set(gtypes.generic)
         checks.no_void_variables(self.decls, parsed.tree)
         self.decls.collect(parsed.tree)
         d = self.decls

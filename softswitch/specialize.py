@@ -49,15 +49,17 @@ def _ident(name: str, like) -> Tree:
 class Specializer:
     """One pass over a whole program (see the module docstring)."""
 
-    def __init__(self, tree: Tree, err: Err):
+    def __init__(self, tree: Tree, err: Err, origins: dict[str, Tree] | None = None):
         self.tree = tree
         self.err = err
+        self.origins = origins or {}  # specialised generic struct name -> its use S<...>
         self.types = TypeIndex()
         self.genv: Env = {}
         self.generics: dict[str, Tree] = {}
         self.specs: dict[tuple[str, tuple[str, ...]], str] = {}
         self.pending: list[Tree] = []
         self.tuples: dict[str, str] = {}
+        self.tvars: frozenset[str] = frozenset()  # type variables of the extern being walked
         self.declared = {name_of(d.children[1]) for d in tree.children if isinstance(d, Tree)
                          and d.data in ("struct_decl", "header_decl", "header_union_decl")}
 
@@ -171,6 +173,17 @@ class Specializer:
             return node
         if node.data == "tuple_type":
             return self.tuple_struct(node)
+        tps = next((c for c in node.children if isinstance(c, Tree) and c.data == "type_params"), None)
+        if tps is not None:  # an extern's (or its method's) type variables: tuple<T, T> stays
+            saved = self.tvars
+            self.tvars = saved | {name_of(c) for c in tps.children if isinstance(c, Tree)}
+            try:
+                return self._walk_children(node, env)
+            finally:
+                self.tvars = saved
+        return self._walk_children(node, env)
+
+    def _walk_children(self, node: Tree, env: Env):
         local = dict(env)
         kids: list = []
         for c in node.children:
@@ -257,6 +270,10 @@ class Specializer:
     # ------------------------------------------------------------ tuples
     def tuple_struct(self, t: Tree) -> Tree:
         elems = [self.walk(a, self.genv) for a in t.children[0].children]
+        if self.tvars and any(s.data == "type_name" and str(s.children[-1]) in self.tvars
+                              for a in elems if isinstance(a, Tree) for s in a.iter_subtrees()):
+            t.children[0].children = elems  # generic: a struct per use would need T bound
+            return t
         key = ", ".join(type_text(a) for a in elems)
         if key not in self.tuples:
             n = len(self.tuples)
@@ -416,6 +433,8 @@ class Specializer:
             binding[tv] = at
             return
         at = self.types.resolve(at) if at.data == "type_name" and pt.data != "type_name" else at
+        if pt.data == "specialized_type" and isinstance(at, Tree) and at.data == "type_name":
+            at = self.origins.get(str(at.children[-1]), at)  # S_0 is S<bit<8>> (generictypes.py)
         if isinstance(at, Tree) and at.data == pt.data and pt.data in ("stack_type", "tuple_type",
                                                                        "specialized_type"):
             pk = pt.children[-1].children if pt.data != "stack_type" else pt.children[:1]
@@ -440,6 +459,7 @@ def _lit_text(v: Tree) -> str:
     return str(v.children[0]) if isinstance(v, Tree) and v.children else ""
 
 
-def specialize(tree: Tree, err: Err) -> None:
-    """Rewrite ``tree`` in place (see the module docstring)."""
-    Specializer(tree, err).run()
+def specialize(tree: Tree, err: Err, origins: dict[str, Tree] | None = None) -> None:
+    """Rewrite ``tree`` in place (see the module docstring); ``origins`` names the generic use
+    each specialised struct or header stands for (``S_0`` -> ``S<bit<8>>``), for inference."""
+    Specializer(tree, err, origins).run()

@@ -25,6 +25,7 @@ from collections.abc import Callable
 from lark import Token, Tree
 
 from .api import P4CompileError
+from .externparams import extern_params, passed_instances
 from .inlining import substitutes_arguments
 from .literals import parse_int
 from .treetypes import Bind, TypeIndex, clearly_different, type_text
@@ -329,7 +330,9 @@ def _p4_name(loc: Tree, block: str, local: str) -> str:
 def hoist_extern_arguments(tree: Tree) -> None:
     """``C(cnt) c;`` with ``cnt`` a register/counter/meter of the enclosing control: the
     instance moves to the top level (one object for the control and the copy of ``C``),
-    keeping the control-plane name p4c gives it (``@name(".Ingress.cnt")``)."""
+    keeping the control-plane name p4c gives it (``@name(".Ingress.cnt")``).  The same for
+    one passed to a function's extern-typed parameter (``externparams.py`` binds the call)."""
+    fparams = extern_params(tree)
     out: list = []
     for d in tree.children:
         if not (isinstance(d, Tree) and d.data == "control_decl"):
@@ -343,6 +346,7 @@ def hoist_extern_arguments(tree: Tree) -> None:
                   if isinstance(loc, Tree) and loc.data == "instantiation" and loc.children[2] is not None
                   for a in loc.children[2].children
                   if isinstance(a, Tree) and a.data == "ident" and str(a.children[-1]) in locs}
+        passed |= passed_instances(d, fparams) & set(locs) if fparams else set()
         rename = {}
         for local in sorted(passed):
             loc = locs[local]
