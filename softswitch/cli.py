@@ -116,6 +116,43 @@ def _setup_logging(args: argparse.Namespace) -> None:
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
 
 
+def _install_program(args: argparse.Namespace, device, cpu_port: int | None) -> bool:
+    """Compile ``--program`` and install it on the device; False (reported) when it cannot."""
+    from softswitch import backend
+    from softswitch.frontend import preprocess
+
+    defines = _defines(args.p4_define)
+    try:
+        switch = backend.load(args.program, defines=defines, include_dirs=args.p4_include, cpu_port=cpu_port)
+        text = preprocess(args.program, defines, args.p4_include)
+    except P4CompileError as err:
+        print(f"softswitch: {err}", file=sys.stderr)
+        return False
+    except OSError as err:
+        print(f"softswitch: cannot read {args.program}: {err.strerror}", file=sys.stderr)
+        return False
+    device.install_program(switch, text.encode("utf-8"))
+    return True
+
+
+def _log_started(log: logging.Logger, args: argparse.Namespace, targs: argparse.Namespace, device,
+                 mapping: dict, bound: int) -> None:
+    from softswitch import backend
+
+    sw = device.pipeline.switch if device.pipeline is not None else None
+    log.info(
+        "device %d: ports %s, cpu port %s, P4Runtime on %s (port %d), program %s, backend %s",
+        args.device_id,
+        {n: i for n, i in sorted(mapping.items())} or "none",
+        device.cpu_port,
+        targs.grpc_server_addr,
+        bound,
+        args.program or "none (--no-p4)",
+        getattr(sw, "backend", "python") if sw is not None
+        else f"{backend.default()} (when a program arrives)",
+    )
+
+
 def run_switch(args: argparse.Namespace, targs: argparse.Namespace) -> int:
     from softswitch import backend
     from softswitch.native.loop import serve_ports
@@ -137,22 +174,8 @@ def run_switch(args: argparse.Namespace, targs: argparse.Namespace) -> int:
     device.crc_params = list(getattr(args, "crc_params", []))
     if args.backend:
         backend.set_default(args.backend)
-    if args.program:
-        from softswitch.frontend import preprocess
-
-        defines = _defines(args.p4_define)
-        try:
-            switch = backend.load(
-                args.program, defines=defines, include_dirs=args.p4_include, cpu_port=cpu_port
-            )
-            text = preprocess(args.program, defines, args.p4_include)
-        except P4CompileError as err:
-            print(f"softswitch: {err}", file=sys.stderr)
-            return 1
-        except OSError as err:
-            print(f"softswitch: cannot read {args.program}: {err.strerror}", file=sys.stderr)
-            return 1
-        device.install_program(switch, text.encode("utf-8"))
+    if args.program and not _install_program(args, device, cpu_port):
+        return 1
     ports = PortSet(mapping, Path(args.pcap) if args.pcap else None)
     try:
         ports.open()
@@ -178,19 +201,7 @@ def run_switch(args: argparse.Namespace, targs: argparse.Namespace) -> int:
 
     signal.signal(signal.SIGTERM, _stop)
     signal.signal(signal.SIGINT, _stop)
-    sw = device.pipeline.switch if device.pipeline is not None else None
-    log.info(
-        "device %d: ports %s, cpu port %s, P4Runtime on %s (port %d), program %s, backend %s",
-        args.device_id,
-        {n: i for n, i in sorted(mapping.items())} or "none",
-        cpu_port,
-        targs.grpc_server_addr,
-        bound,
-        args.program or "none (--no-p4)",
-        getattr(sw, "backend", "python")
-        if sw is not None
-        else f"{backend.default()} (when a program arrives)",
-    )
+    _log_started(log, args, targs, device, mapping, bound)
     try:
         serve_ports(ports, device)
     finally:
