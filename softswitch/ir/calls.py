@@ -3,6 +3,8 @@ methods, extern methods and v1model extern functions."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from lark import Tree
 
 from ..inlining import substitutes_arguments
@@ -27,11 +29,14 @@ from .common import (
     _pos,
     fresh_out,
     fresh_stmts,
+    init_varbit,
     irtype,
     length_of,
     union_siblings,
     varbit_length,
+    varbit_var,
 )
+from .walk import nodes_of
 
 _CHECKSUMS = (
     "verify_checksum",
@@ -61,8 +66,12 @@ def lower_call_stmt(g, n: Tree) -> list[ir.Stmt]:
             if ent is not None and ent[0] == "extern":
                 return _extern_method(g, g.low.externs[ent[1]], method, args, n)
             if ent is not None and ent[0] == "control":
-                ca = _control_apply(g, ent[1], args, str(base.children[-1]))
-                return _reset_out_args(g.low.blocks[ent[1]], ca) + [ca] + _union_fixups(ca.args)
+                pre, ca, post = _control_apply(g, ent[1], args, str(base.children[-1]))
+                if post and _block_may_exit(g.low, ent[1]):
+                    raise Unsupported(f"an `out`/`inout` varbit argument of control {ent[1]} "
+                                      f"(which may exit){_pos(n)}")
+                reset = _reset_out_args(g.low.blocks[ent[1]], ca)
+                return pre + reset + [ca] + _union_fixups(ca.args) + post
             if ent is not None and ent[0] == "packet":
                 return _packet(g, method, args, n, targs)
         e, t = g.expr(base)
@@ -82,12 +91,15 @@ def lower_call_stmt(g, n: Tree) -> list[ir.Stmt]:
         info = ent[1]
         if info.name in g.low.unlowered:
             raise g.low.unlowered[info.name]
-        vals, outs = _bind(g, info.params, args)
-        return [ir.ActionCall(info.name, vals, outs)] + _union_fixups(outs)
+        pre, vals, outs, post = _bind(g, info.params, args)
+        if post and _may_exit(g.low.actions, info.name):
+            raise Unsupported(f"an `out`/`inout` varbit argument of action {info.local} (which may "
+                              f"exit){_pos(n)}")
+        return pre + [ir.ActionCall(info.name, vals, outs)] + _union_fixups(outs) + post
     if name in g.low.functions:
         finfo = g.low.p.functions[name]
-        vals, outs = _bind(g, finfo.params, args)
-        return [ir.FuncCall(name, vals, outs)] + _union_fixups(outs)
+        pre, vals, outs, post = _bind(g, finfo.params, args)
+        return pre + [ir.FuncCall(name, vals, outs)] + _union_fixups(outs) + post
     return _v1(g, name, args, targs, n)
 
 
@@ -116,10 +128,42 @@ def _union_fixups(args) -> list[ir.Stmt]:
     return out
 
 
+def _may_exit(actions: dict, name: str) -> bool:
+    """Whether action ``name`` (or one it calls) may ``exit``: the copy-out after its call
+    would then be skipped, where p4c's copy-out runs before the exit."""
+    act = actions.get(name)
+    if act is None:
+        return True
+    return bool(nodes_of(act.body, ir.Exit)) or any(
+        _may_exit(actions, c.action) for c in nodes_of(act.body, ir.ActionCall))
+
+
+def _varbit_through_box(g, p, a) -> tuple[list[ir.Stmt], ir.Ref, list[ir.Stmt]]:
+    """An `out`/`inout` argument of type ``varbit<N>`` (or a sub-control's `in` one): p4c inlines
+    the call, so the argument's current length flows in (not for ``out``) and the callee's flows
+    back out (not for ``in``).  Here it travels in a
+    local of the parameter's struct (``common.varbit_var``): declared (and for ``inout`` given
+    the argument's value and length) before the call, copied back with its length after it."""
+    lv = g.lvalue(a) if p.direction != "in" else g.expr_to(a, p.type)
+    ref, f = varbit_var(g.low.varbit_boxes, "local", g.fresh("vb_arg"), p.type)
+    pre: list[ir.Stmt] = [ir.VarDecl(ref.name, ref.t, None)]
+    if p.direction != "out":
+        pre += init_varbit(f, lv)
+    return pre, ref, init_varbit(lv, f) if p.direction != "in" else []
+
+
 def _bind(g, params, args):
-    vals, outs = [], []
+    """The argument values and copy-out targets of an action or function call, with the
+    statements a varbit `out`/`inout` argument needs before and after it."""
+    vals, outs, pre, post = [], [], [], []
     for p, a in zip(params, args, strict=True):
-        if p.direction in ("out", "inout"):
+        if p.direction in ("out", "inout") and isinstance(p.type, VarbitT):
+            before, box, after = _varbit_through_box(g, p, a)
+            pre += before
+            post += after
+            vals.append(box)
+            outs.append(box)
+        elif p.direction in ("out", "inout"):
             lv = g.lvalue(a)
             scalar = not isinstance(lv.t, (ir.Comp, ir.Stack))
             vals.append(fresh_out(lv.t) if p.direction == "out" and scalar else lv)
@@ -127,15 +171,35 @@ def _bind(g, params, args):
         else:
             vals.append(g.arg_to(a, p.type))
             outs.append(None)
-    return vals, outs
+    return pre, vals, outs, post
 
 
-def _control_apply(g, qname: str, args, inst: str) -> ir.ControlApply:
+def _block_may_exit(low, name: str) -> bool:
+    """Whether applying control ``name`` may ``exit`` (its body, its actions, its instances)."""
+    blk = low.blocks[name]
+    stmts = list(blk.init) + list(blk.body)
+    acts = {a.name for a in low.actions.values() if a.control == name}
+    acts |= {t for tb in low.tables.values() if tb.control == name for t in tb.actions}
+    return (bool(nodes_of(stmts, ir.Exit)) or any(_may_exit(low.actions, a) for a in acts)
+            or any(_may_exit(low.actions, c.action) for c in nodes_of(stmts, ir.ActionCall))
+            or any(_block_may_exit(low, c.control) for c in nodes_of(stmts, ir.ControlApply)))
+
+
+def _control_apply(g, qname: str, args, inst: str):
+    """A sub-control's apply: the statements before it, the ``ControlApply``, the statements
+    after it (a varbit `out`/`inout` argument travels through a struct, ``_varbit_through_box``)."""
     blk = g.low.blocks[qname]
-    vals, outs = [], []
+    vals, outs, pre, post = [], [], [], []
     subst = substitutes_arguments(g.tree, inst, args)
-    for p, a in zip(blk.params, args, strict=True):
-        if p.direction in ("out", "inout"):
+    ptypes = g.low.block_ptypes.get(qname, [None] * len(blk.params))
+    for p, a, pt in zip(blk.params, args, ptypes, strict=True):
+        if isinstance(pt, VarbitT):  # an `in` one too: a struct the instance can point at
+            before, box, after = _varbit_through_box(g, _VbParam(p.direction, pt), a)
+            pre += before
+            post += after
+            vals.append(box)
+            outs.append(box if after else None)
+        elif p.direction in ("out", "inout"):
             lv = g.lvalue(a)
             scalar = not isinstance(lv.t, (ir.Comp, ir.Stack))
             # not substituted: p4c's temporary for an `out` scalar is one per instance, shared by
@@ -152,7 +216,13 @@ def _control_apply(g, qname: str, args, inst: str) -> ir.ControlApply:
             )
             vals.append(g.expr_to(a, pt))
             outs.append(None)
-    return ir.ControlApply(qname, vals, outs, subst)
+    return pre, ir.ControlApply(qname, vals, outs, subst), post
+
+
+@dataclass
+class _VbParam:
+    direction: str
+    type: VarbitT
 
 
 def _packet(g, method: str, args, n, targs=None) -> list[ir.Stmt]:

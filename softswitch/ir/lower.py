@@ -49,6 +49,7 @@ class Lowering:
         self.digests: list[StructLikeT] = []
         self.value_sets: list[str] = []
         self.varbit_boxes: dict[int, StructT] = {}  # varbit<N> variables (common.varbit_var)
+        self.block_ptypes: dict[str, list] = {}  # block -> its parameters' P4 types
         self.tmp = 0
 
     def run(self) -> ir.Program:
@@ -130,7 +131,7 @@ class Lowering:
 
     def _function(self, name: str, tree) -> None:
         info = self.p.functions[name]
-        params = self._params(info.params, ("in", ""))
+        params = self._params(info.params, ("in", "", "out", "inout"))
         ret = None if type(info.ret).__name__ == "VoidT" else irtype(info.ret, f"return of {name}")
         sc = _Scope(self.top_scope, {})  # the top-level instances a function may use
         for pp, p in zip(params, info.params, strict=True):
@@ -143,7 +144,7 @@ class Lowering:
         fn.body = g.block(tree.children[5])
 
     def _action(self, info, scope: _Scope, control: str | None) -> None:
-        params = self._params(info.params, ("in",))
+        params = self._params(info.params, ("in", "out", "inout"))
         sc = _Scope(scope, {})
         for pp, p in zip(params, info.params, strict=True):
             by_ref = p.direction in ("out", "inout") or isinstance(pp.t, (ir.Comp, ir.Stack))
@@ -156,12 +157,21 @@ class Lowering:
     def _block(self, qname: str, tree: Tree, kind: str) -> ir.Block:
         ann, nm, tps, params_node, ctor, *rest = tree.children
         params = self.d.params(params_node)
-        blk = ir.Block(qname, kind, self._params(params), [], [], [])
+        # a sub-control's varbit parameter travels in a struct of its own (calls._control_apply)
+        vb = ("in", "out", "inout") if kind == "control" and qname not in self.p.block_names.values() else ()
+        blk = ir.Block(qname, kind, self._params(params, vb), [], [], [])
         self.blocks[qname] = blk
+        self.block_ptypes[qname] = [p.type for p in params]
         sc = _Scope(self.top_scope, {})
         for p, ip in zip(params, blk.params, strict=True):
             if isinstance(p.type, NamedT) and p.type.name in ("packet_in", "packet_out"):
                 sc.names[p.name] = ("packet", p.type.name)
+            elif isinstance(p.type, VarbitT):
+                ref = ir.Ref(ip.t, "param", p.name, True)
+                ref.ptype = ip.t.t
+                f = ir.Field(irtype(p.type), ref, "v")  # the value in its struct (varbit_box)
+                f.ptype = p.type
+                sc.names[p.name] = ("val", f)
             else:
                 by_ref = isinstance(ip.t, (ir.Comp, ir.Stack))
                 sc.names[p.name] = ("val", ir.Ref(ip.t, "param", p.name, by_ref))
