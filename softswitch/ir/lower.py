@@ -264,6 +264,9 @@ class Lowering:
             given = ar.children[2] if ar is not None else None
             args = [x for x in (given.children if given is not None else []) if x is not None]
             dirp = [p for p in a.params if p.direction]
+            if any(isinstance(p.type, VarbitT) and p.direction != "in" for p in dirp):
+                raise Unsupported(f"an `out`/`inout` varbit parameter of action {a.local} bound "
+                                  f"in the actions of table {local}")
             bound.append([g.lvalue(x) if p.direction != "in" else g.arg_to(x, p.type)
                           for p, x in zip(dirp, args, strict=False)])
         prof = info.profile

@@ -1,7 +1,8 @@
 """Varbit parameters the softswitch refuses, on both backends: action data of type varbit (p4c's
 BMv2 back end: "action parameters must be bit<> or int<>"), a parser's varbit parameter, and an
-`out`/`inout` varbit argument of an action or control that may ``exit`` (the copy-out would be
-skipped, where p4c's inlined copy runs before the exit).  What runs -- ``in``/``out``/``inout``
+XX
+skipped, where p4c's inlined copy runs before the exit), and one bound in a table's action list.
+What runs -- ``in``/``out``/``inout``
 varbit parameters of functions, directly called actions and sub-controls, struct, tuple and
 variable values of varbit type -- is covered by ``programs/varbit_params``,
 ``varbit_out_params``, ``varbit_control_params``, ``varbit_struct`` and ``varbit_locals``."""
@@ -38,3 +39,11 @@ def test_varbit_inout_argument_of_an_exiting_control_is_refused(backend: str):
     with pytest.raises(P4CompileError, match="varbit argument of control I.s"):
         switch("        s.apply(hdr.c.v);", backend, decls=decls, hfields="vb_t c;",
                ilocals="    Sub() s;")
+
+
+@pytest.mark.parametrize("backend", ["python", "native"])
+def test_varbit_inout_parameter_bound_in_a_table_is_refused(backend: str):
+    locals_ = ("    action put(inout varbit<32> x) { x = hdr.c.v; }\n"
+               "    table t { actions = { put(hdr.c.v); } default_action = put(hdr.c.v); }")
+    with pytest.raises(P4CompileError, match="varbit parameter of action put bound in the actions"):
+        switch("        t.apply();", backend, decls=DECLS, hfields="vb_t c;", ilocals=locals_)
