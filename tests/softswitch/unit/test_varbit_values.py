@@ -1,11 +1,11 @@
 """Varbit parameters the softswitch refuses, on both backends: action data of type varbit (p4c's
-BMv2 back end: "action parameters must be bit<> or int<>"), a parser's varbit parameter, and an
-XX
-skipped, where p4c's inlined copy runs before the exit), and one bound in a table's action list.
-What runs -- ``in``/``out``/``inout``
-varbit parameters of functions, directly called actions and sub-controls, struct, tuple and
-variable values of varbit type -- is covered by ``programs/varbit_params``,
-``varbit_out_params``, ``varbit_control_params``, ``varbit_struct`` and ``varbit_locals``."""
+BMv2 back end: "action parameters must be bit<> or int<>"), an `out`/`inout` varbit argument of
+an action or control that may ``exit`` (the copy-out would be skipped, where p4c's inlined copy
+runs before the exit), and one bound in a table's action list.  What runs -- ``in``/``out``/
+``inout`` varbit parameters of functions, directly called actions, sub-controls and sub-parsers,
+struct, tuple and variable values of varbit type -- is covered by ``programs/varbit_params``,
+``varbit_out_params``, ``varbit_control_params``, ``varbit_parser_params``, ``varbit_struct``
+and ``varbit_locals``."""
 
 from __future__ import annotations
 
