@@ -305,6 +305,9 @@ class ControlApply(Stmt):
     # p4c substitutes the arguments for the parameters (softswitch/inlining.py): the copy-out
     # also happens after an `exit` in the callee; otherwise they are temporaries it skips
     substituted: bool = True
+    # the block whose code this site runs ("": ``control``'s own): p4c inlines the apply body at
+    # each site, so a later site holding calculations runs a copy with its own (ir/calcs.py)
+    code: str = ""
 
 
 @dataclass
@@ -434,6 +437,9 @@ class Block:
     init: list[Stmt]
     body: list[Stmt]
     states: list[State] = field(default_factory=list)
+    # a copy of an instance's apply body for one of its apply sites (ControlApply.code): the
+    # instance named here owns the frame the copy runs in; "" for a block of its own
+    frame: str = ""
 
 
 @dataclass

@@ -291,7 +291,7 @@ class StmtGen(StmtWriter):
                 self.emit(f"_Ls->p_{prm.name} = {self.x(a)};")
                 if out is not None:
                     backs.append(f"{self.x(out)} = _Ls->p_{prm.name};")
-        self.emit(f"C_{self.g.cid(b.name)}(px, _Ls);")
+        self.emit(f"C_{self.g.cid(s.code or b.name)}(px, _Ls);")  # this site's body (ir/calcs.py)
         self._backs_and_exit(backs, s.substituted)
         self.level -= 1
         self.emit("}")

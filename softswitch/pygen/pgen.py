@@ -221,6 +221,9 @@ class PyGen(Identifiers):
 
     def _control(self, b: ir.Block) -> None:
         self.fn_kind = "control"
+        if b.frame:  # one apply site's copy of an instance's body: runs in the instance's frame
+            self._body(f"def C_{self.cid(b.name)}(L):", list(b.init) + list(b.body))
+            return
         if b.name in self.nested:  # its frame is made once, with its parent's (N_)
             self.out.append(f"def N_{self.cid(b.name)}():")
             scalars = [f"L.p_{q.name} = {default(q.t, self.err_oob)}" for q in b.params

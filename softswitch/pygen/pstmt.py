@@ -271,7 +271,7 @@ class StmtGen(StmtWriter):
             self.emit(f"{v}.p_{prm.name} = {self.x(a)}")
             if out is not None and not isinstance(prm.t, (ir.Comp, ir.Stack)):
                 StmtGen(self.g, backs, 0).assign(out, f"{v}.p_{prm.name}")
-        call = f"C_{self.g.cid(b.name)}({v})"
+        call = f"C_{self.g.cid(s.code or b.name)}({v})"  # this site's copy of the body (ir/calcs.py)
         if s.substituted and backs:
             self._try_exit([call], backs)
         else:
