@@ -1,6 +1,7 @@
 // `out`/`inout` parameters of type varbit<W> of functions and of a directly called action: p4c
 // inlines the calls, so the argument's current length flows in and the callee's flows back out
-// (swap exchanges two varbits of different lengths; get and cp copy one at its length).
+// (swap exchanges two varbits of different lengths; get and cp copy one at its length).  When
+// the second length byte is 3, the parser swaps v and c1 first (a call in a parser state).
 #include <core.p4>
 #include <v1model.p4>
 header len_t { bit<8> bytes; bit<8> other; }
@@ -12,6 +13,10 @@ parser MyParser(packet_in pk, out headers_t hdr, inout meta_t m, inout standard_
         pk.extract(hdr.len);
         pk.extract(hdr.v, (bit<32>)hdr.len.bytes * 8);
         pk.extract(hdr.c1, (bit<32>)hdr.len.other * 8);
+        transition select(hdr.len.other) { 3: more; default: accept; }
+    }
+    state more {
+        swap(hdr.v.v, hdr.c1.v);
         transition accept;
     }
 }
