@@ -36,7 +36,6 @@ from .common import (
     varbit_length,
     varbit_var,
 )
-from .walk import nodes_of
 
 _CHECKSUMS = (
     "verify_checksum",
@@ -66,12 +65,9 @@ def lower_call_stmt(g, n: Tree) -> list[ir.Stmt]:
             if ent is not None and ent[0] == "extern":
                 return _extern_method(g, g.low.externs[ent[1]], method, args, n)
             if ent is not None and ent[0] == "control":
-                pre, ca, post = _control_apply(g, ent[1], args, str(base.children[-1]))
-                if post and _block_may_exit(g.low, ent[1]):
-                    raise Unsupported(f"an `out`/`inout` varbit argument of control {ent[1]} "
-                                      f"(which may exit){_pos(n)}")
+                pre, ca = _control_apply(g, ent[1], args, str(base.children[-1]))
                 reset = _reset_out_args(g.low.blocks[ent[1]], ca)
-                return pre + reset + [ca] + _union_fixups(ca.args) + post
+                return pre + reset + [ca] + _union_fixups(ca.args)
             if ent is not None and ent[0] == "packet":
                 return _packet(g, method, args, n, targs)
         e, t = g.expr(base)
@@ -92,10 +88,7 @@ def lower_call_stmt(g, n: Tree) -> list[ir.Stmt]:
         if info.name in g.low.unlowered:
             raise g.low.unlowered[info.name]
         pre, vals, outs, post = _bind(g, info.params, args)
-        if post and _may_exit(g.low.actions, info.name):
-            raise Unsupported(f"an `out`/`inout` varbit argument of action {info.local} (which may "
-                              f"exit){_pos(n)}")
-        return pre + [ir.ActionCall(info.name, vals, outs)] + _union_fixups(outs) + post
+        return pre + [ir.ActionCall(info.name, vals, outs, post)] + _union_fixups(outs)
     if name in g.low.functions:
         finfo = g.low.p.functions[name]
         pre, vals, outs, post = _bind(g, finfo.params, args)
@@ -126,16 +119,6 @@ def _union_fixups(args) -> list[ir.Stmt]:
         if sibs:
             out.append(ir.If(ir.Valid(ir.Bool(), a), [ir.SetValid(x, False) for x in sibs], []))
     return out
-
-
-def _may_exit(actions: dict, name: str) -> bool:
-    """Whether action ``name`` (or one it calls) may ``exit``: the copy-out after its call
-    would then be skipped, where p4c's copy-out runs before the exit."""
-    act = actions.get(name)
-    if act is None:
-        return True
-    return bool(nodes_of(act.body, ir.Exit)) or any(
-        _may_exit(actions, c.action) for c in nodes_of(act.body, ir.ActionCall))
 
 
 def _varbit_through_box(g, p, a) -> tuple[list[ir.Stmt], ir.Ref, list[ir.Stmt]]:
@@ -174,20 +157,9 @@ def _bind(g, params, args):
     return pre, vals, outs, post
 
 
-def _block_may_exit(low, name: str) -> bool:
-    """Whether applying control ``name`` may ``exit`` (its body, its actions, its instances)."""
-    blk = low.blocks[name]
-    stmts = list(blk.init) + list(blk.body)
-    acts = {a.name for a in low.actions.values() if a.control == name}
-    acts |= {t for tb in low.tables.values() if tb.control == name for t in tb.actions}
-    return (bool(nodes_of(stmts, ir.Exit)) or any(_may_exit(low.actions, a) for a in acts)
-            or any(_may_exit(low.actions, c.action) for c in nodes_of(stmts, ir.ActionCall))
-            or any(_block_may_exit(low, c.control) for c in nodes_of(stmts, ir.ControlApply)))
-
-
 def _control_apply(g, qname: str, args, inst: str):
-    """A sub-control's apply: the statements before it, the ``ControlApply``, the statements
-    after it (a varbit `out`/`inout` argument travels through a struct, ``_varbit_through_box``)."""
+    """A sub-control's apply and the statements before it (a varbit argument travels through a
+    struct, ``_varbit_through_box``, copied back by ``ControlApply.after``)."""
     blk = g.low.blocks[qname]
     vals, outs, pre, post = [], [], [], []
     subst = substitutes_arguments(g.tree, inst, args)
@@ -216,7 +188,7 @@ def _control_apply(g, qname: str, args, inst: str):
             )
             vals.append(g.expr_to(a, pt))
             outs.append(None)
-    return pre, ir.ControlApply(qname, vals, outs, subst), post
+    return pre, ir.ControlApply(qname, vals, outs, subst, after=post)
 
 
 @dataclass

@@ -277,6 +277,9 @@ class ActionCall(Stmt):
     outs: list[Expr | None]   # copy-out target per out/inout parameter, None otherwise; p4c
     #                           copies every directional argument of actions and functions, so a
     #                           backend passes copies (compound ones included) and copies back
+    # statements that finish the copy-out (a varbit argument's value and length from its struct,
+    # ir/calls.py): run after the copies back, also where those run after an `exit`
+    after: list[Stmt] = field(default_factory=list)
 
 
 @dataclass
@@ -305,6 +308,7 @@ class ControlApply(Stmt):
     # p4c substitutes the arguments for the parameters (softswitch/inlining.py): the copy-out
     # also happens after an `exit` in the callee; otherwise they are temporaries it skips
     substituted: bool = True
+    after: list[Stmt] = field(default_factory=list)  # as ActionCall.after
     # the block whose code this site runs ("": ``control``'s own): p4c inlines the apply body at
     # each site, so a later site holding calculations runs a copy with its own (ir/calcs.py)
     code: str = ""

@@ -1,6 +1,7 @@
 // varbit<W> parameters of a control (`inout`, `in`, `out`): p4c inlines the applied instance, so
 // each argument's current length flows in and out with its value (Swap exchanges two varbits of
-// different lengths; w gets z at its length).
+// different lengths; w gets z at its length).  Swap ends with `exit`: p4c substitutes the
+// arguments of the only apply site, so what Swap wrote stays (the copy back runs on the exit).
 #include <core.p4>
 #include <v1model.p4>
 header len_t { bit<8> bytes; bit<8> other; }
@@ -22,6 +23,7 @@ control Swap(inout varbit<32> x, inout varbit<32> y, in varbit<32> z, out varbit
         x = y;
         y = t;
         w = z;
+        exit;
     }
 }
 control MyVerify(inout headers_t hdr, inout meta_t m) { apply {} }
@@ -30,8 +32,9 @@ control MyIngress(inout headers_t hdr, inout meta_t m, inout standard_metadata_t
     apply {
         varbit<32> keep = hdr.v.v;
         hdr.c2.setValid();
-        s.apply(hdr.v.v, hdr.c1.v, keep, hdr.c2.v);
         sm.egress_spec = 2;
+        s.apply(hdr.v.v, hdr.c1.v, keep, hdr.c2.v);
+        hdr.c2.setInvalid();
     }
 }
 control MyEgress(inout headers_t hdr, inout meta_t m, inout standard_metadata_t sm) { apply {} }
