@@ -57,6 +57,7 @@ class _Callee:
     type_params: set[str] = field(default_factory=set)
     ret: Tree | None = None
     effects: bool = False
+    own_type_params: tuple[str, ...] = ()  # in order: what explicit type arguments bind
 
 
 def _name(node) -> str:
@@ -72,7 +73,12 @@ def _direction(p: Tree) -> str:
 
 
 def _type_params(node: Tree | None) -> set[str]:
-    return {str(c.children[0]) for c in (node.children if node is not None else []) if isinstance(c, Tree)}
+    return set(_type_param_list(node))
+
+
+def _type_param_list(node: Tree | None) -> tuple[str, ...]:
+    return tuple(str(c.children[0]) for c in (node.children if node is not None else [])
+                 if isinstance(c, Tree))
 
 
 def _text(e) -> str:
@@ -121,7 +127,8 @@ class Desugar:
             elif d.data == "action_decl":
                 self.top[_name(d.children[1])] = _Callee(_params(d.children[2]))
             elif d.data == "extern_func_decl":
-                self.top[_name(d.children[2])] = _Callee(_params(d.children[4]), _type_params(d.children[3]))
+                self.top[_name(d.children[2])] = _Callee(_params(d.children[4]), _type_params(d.children[3]),
+                                                         own_type_params=_type_param_list(d.children[3]))
             elif d.data == "extern_decl":
                 outer = _type_params(d.children[2])
                 methods: dict[str, list[_Callee]] = {}
@@ -129,7 +136,8 @@ class Desugar:
                     if isinstance(m, Tree) and m.data == "method_proto":
                         _ret, nm, tps, params = m.children[1].children
                         methods.setdefault(_name(nm), []).append(
-                            _Callee(_params(params), outer | _type_params(tps)))
+                            _Callee(_params(params), outer | _type_params(tps),
+                                    own_type_params=_type_param_list(tps)))
                 self.externs[_name(d.children[1])] = methods
             elif d.data in ("control_decl", "parser_decl"):
                 self.blocks[_name(d.children[1])] = _Callee(_params(d.children[3]))
@@ -535,6 +543,9 @@ class Desugar:
             cands = self.externs.get(obj or "", {}).get(method, [])
             if len(cands) == 1:
                 return cands[0]
+            by_arity = [c for c in cands if len(c.params) == len(self._args(call))]
+            if len(by_arity) == 1 and not any(a.data == "named_arg" for a in self._args(call)):
+                return by_arity[0]  # p4c overloads extern methods by their number of parameters
             names = {_name(a.children[0]) for a in self._args(call) if a.data == "named_arg"}
             fit = [c for c in cands if names and names <= {_name(p.children[3]) for p in c.params}]
             return fit[0] if len(fit) == 1 else None
@@ -548,7 +559,7 @@ class Desugar:
     def call(self, e: Tree, pre: list, top: bool):
         """Binds named/default/don't-care arguments, hoists effects out of the arguments and,
         inside an expression, the call itself."""
-        c = self.callee(e) if e.data == "call" else None
+        c = self.callee(e) if e.data in ("call", "tcall") else None
         args = self._bind(e, c, pre) if c is not None else self._args(e)
         outs = frozenset(i for i, p in enumerate(c.params) if _direction(p) in ("out", "inout")) \
             if c is not None else frozenset(range(len(args)))
@@ -614,18 +625,30 @@ class Desugar:
                     break  # arity is checked by the generators
                 a = copy.deepcopy(default)
             if isinstance(a, Tree) and a.data == "dontcare_arg":
-                a = self._dont_care(a, p, c, pre)
+                a = self._dont_care(a, p, c, pre, call)
             out.append(a)
         if not named and len(args) > len(c.params):
             out += args[len(c.params):]
         return out
 
-    def _dont_care(self, a: Tree, p: Tree, c: _Callee, pre: list):
+    @staticmethod
+    def _type_argument(name: str, c: _Callee, call: Tree) -> Tree | None:
+        """The explicit type argument (``f<T>(...)``) bound to type parameter ``name``."""
+        if call.data != "tcall" or name not in c.own_type_params:
+            return None
+        given = [t for t in call.children[2].children if t is not None]
+        k = c.own_type_params.index(name)
+        return given[k] if k < len(given) and len(given) == len(c.own_type_params) else None
+
+    def _dont_care(self, a: Tree, p: Tree, c: _Callee, pre: list, call: Tree):
         t = p.children[2]
         if _direction(p) != "out":
             raise self.err(a, f"_ can only be passed to an out parameter ({_name(p.children[3])} is not)")
         if self._type_name(t) in c.type_params:
-            raise self.err(a, f"_ for parameter {_name(p.children[3])} of a generic type is not supported")
+            t = self._type_argument(self._type_name(t), c, call)
+            if t is None:
+                raise self.err(a, f"_ for parameter {_name(p.children[3])} of a generic type needs "
+                                  "explicit type arguments")
         tmp = self.fresh()
         pre.append(self.var(tmp, copy.deepcopy(t), None, a))
         return self.ident(tmp, a)

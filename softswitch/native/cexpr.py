@@ -28,6 +28,27 @@ def wide_bytes(t: ir.Bits) -> int:
     return (t.width + 7) // 8
 
 
+def get_bits(dst: str, data: str, pos: str, w: int) -> str:
+    """C reading ``w`` bits at bit ``pos`` of ``data`` into ``dst`` (a scalar, or for
+    ``w`` > 128 a byte array: right-aligned, MSB first)."""
+    if w <= 128:
+        return f"{dst} = {'getb64' if w <= 64 else 'getb128'}({data}, {pos}, {w});"
+    n = wide_bytes(ir.Bits(w))
+    r = w - 8 * (n - 1)
+    return (f"{dst}.b[0] = (uint8_t)getb64({data}, {pos}, {r}); for (int _i = 1; _i < {n}; _i++) "
+            f"{dst}.b[_i] = (uint8_t)getb64({data}, {pos} + {r} + 8 * (_i - 1), 8);")
+
+
+def put_bits(buf: str, off: str, w: int, value: str) -> str:
+    """C writing the ``w``-bit ``value`` at bit ``off`` of ``buf`` (as ``get_bits`` reads it)."""
+    if w <= 128:
+        return f"{'putb64' if w <= 64 else 'putb128'}({buf}, {off}, {w}, {value});"
+    n = wide_bytes(ir.Bits(w))
+    r = w - 8 * (n - 1)
+    return (f"{{ putb64({buf}, {off}, {r}, ({value}).b[0]); for (int _i = 1; _i < {n}; _i++) "
+            f"putb64({buf}, {off} + {r} + 8 * (_i - 1), 8, ({value}).b[_i]); }}")
+
+
 def lit(v: int, t: ir.Bits) -> str:
     v &= t.mask
     if t.width > 128:
@@ -163,8 +184,7 @@ class CExpr:
             parts, off = [], 0
             for f, ft in flat_fields(h):
                 w = field_width(ft)
-                get = "getb64" if w <= 64 else "getb128"
-                parts.append(f"_t.{cpath(f)} = {get}(pk->data, pk->pos + {off}, {w});")
+                parts.append(get_bits(f"_t.{cpath(f)}", "pk->data", f"pk->pos + {off}", w))
                 off += w
             valid = " _t._v = 1;" if isinstance(h, HeaderT) else ""  # lookahead<struct>: no validity
             return (f"({{ T_{h.pyname} _t; memset(&_t, 0, sizeof _t); if (pk->pos + {off} > pk->nbits) "

@@ -8,7 +8,7 @@ from ..ir.textgen import StmtWriter
 from ..ir.walk import dynamic_elems
 from ..layout import cpath, field_width, flat_fields, pyfield, vbl_name
 from ..types import HeaderT, VarbitT
-from .cexpr import Raw, ctype, lit, mask, wide_bytes
+from .cexpr import Raw, ctype, get_bits, lit, mask, put_bits, wide_bytes
 
 ALGO = {"crc32": 0, "crc32_custom": 7, "crc16": 1, "crc16_custom": 6, "random": 2, "identity": 3,
         "csum16": 4, "xor16": 5}
@@ -311,8 +311,7 @@ class StmtGen(StmtWriter):
         self.emit(f"if (pk->pos + {total} > pk->nbits) return ERR_SHORT;")
         off = 0
         for f, w in widths:
-            get = "getb64" if w <= 64 else "getb128"
-            self.emit(f"{h}.{f} = {get}(pk->data, pk->pos + {off}, {w});")
+            self.emit(get_bits(f"{h}.{f}", "pk->data", f"pk->pos + {off}", w))
             off += w
         self.emit(f"{h}._v = 1; pk->pos += {total};")
 
@@ -382,8 +381,7 @@ class StmtGen(StmtWriter):
                 self.emit(f"  {h}.{cpath(f)} = _vb ? getb128(pk->data, _pos, (int)_vb) : 0; _pos += _vb;")
             else:
                 w = _w(ft)
-                self.emit(f"  {h}.{cpath(f)} = {'getb64' if w <= 64 else 'getb128'}(pk->data, _pos, {w}); "
-                          f"_pos += {w};")
+                self.emit(f"  {get_bits(f'{h}.{cpath(f)}', 'pk->data', '_pos', w)} _pos += {w};")
         self.emit(f"  {h}._vbl = _vb; {h}._v = 1; pk->pos = _pos; }}")
 
     def _emit_varbit(self, t, h: str) -> None:
@@ -397,7 +395,7 @@ class StmtGen(StmtWriter):
                 self.emit(f"  if ({h}._vbl) putb128(_d, _o, (int){h}._vbl, {h}.{cpath(f)}); _o += {h}._vbl;")
             else:
                 w = _w(ft)
-                self.emit(f"  {'putb64' if w <= 64 else 'putb128'}(_d, _o, {w}, {h}.{cpath(f)}); _o += {w};")
+                self.emit(f"  {put_bits('_d', '_o', w, f'{h}.{cpath(f)}')} _o += {w};")
         self.emit("  ob->len += _nb; }")
 
     def _Emit(self, s: ir.Emit) -> None:
@@ -411,8 +409,7 @@ class StmtGen(StmtWriter):
         self.emit(f"if ({h}._v) {{ if (ob_reserve(ob, {nbytes})) return; uint8_t *_d = ob->buf + ob->len;")
         off = 0
         for f, w in widths:
-            put = "putb64" if w <= 64 else "putb128"
-            self.emit(f"  {put}(_d, {off}, {w}, {h}.{f});")
+            self.emit(f"  {put_bits('_d', str(off), w, f'{h}.{f}')}")
             off += w
         self.emit(f"  ob->len += {nbytes}; }}")
 
@@ -479,8 +476,7 @@ class StmtGen(StmtWriter):
         self.emit(f"uint8_t {buf}[{nb}{extra} + 1]; memset({buf}, 0, {nb});")
         off = 0
         for e, w, _v in items:
-            put = "putb64" if w <= 64 else "putb128"
-            self.emit(f"{put}({buf}, {off}, {w}, {self.x(e)});")
+            self.emit(put_bits(buf, str(off), w, self.x(e)))
             off += w
         if payload:
             self.emit(f"if (px->payload_len) memcpy({buf} + {nb}, px->payload, px->payload_len);")
@@ -495,8 +491,7 @@ class StmtGen(StmtWriter):
         self.emit(f"uint8_t {buf}[{nb}{extra} + 1]; memset({buf}, 0, {nb}); size_t {off} = 0;")
         for e, w, valid in items:
             if isinstance(w, int):
-                put = "putb64" if w <= 64 else "putb128"
-                code = f"{put}({buf}, {off}, {w}, {self.x(e)}); {off} += {w};"
+                code = f"{put_bits(buf, off, w, self.x(e))} {off} += {w};"
             elif w[2] > 128:
                 vl = f"({self.x(w[1])})"
                 code = _put_wide(buf, off, vl, self.x(e), w[2])

@@ -1,10 +1,11 @@
 """What the native backend builds: the typed IR without values wider than 128 bits, except
-varbit header fields.
+header fields (fixed-width or varbit).
 
 The IR itself has no width limit (the python backend runs any width); C scalars are at most
 ``unsigned __int128``.  A varbit field wider than that (an IPv4 ``varbit<320>`` options field)
-is a byte array in C (``cexpr.ctype``): P4 only extracts, emits, assigns, compares and
-checksums a varbit, so those are the uses allowed here.  Any other wide field, register or
+or a wider fixed-width header field (a ``bit<336>`` preamble) is a byte array in C
+(``cexpr.ctype``): extracting, emitting, assigning, comparing and checksumming it are the uses
+allowed here (all P4 allows on a varbit).  Any other wide field, register or
 value is refused, naming where the width occurs.
 """
 
@@ -26,10 +27,8 @@ def check(p: ir.Program) -> None:
     for t in p.headers:
         for fname, ft in t.fields:
             it = irtype(ft)
-            if isinstance(ft, VarbitT):
-                continue
-            if isinstance(it, ir.Bits) and it.width > MAX_WIDTH:
-                raise Unsupported(f"{ft} field {t.name}.{fname}: widths above {MAX_WIDTH} bits")
+            if isinstance(ft, VarbitT) or isinstance(it, ir.Bits):
+                continue  # a wide one is a byte array; its uses are checked below
             _type(it, f"field {t.name}.{fname}")
     for x in p.externs.values():
         if x.kind == "register" and x.width > MAX_WIDTH:
@@ -58,7 +57,7 @@ def _walk(x, where: str, field_ok: bool) -> None:
             _walk(y, where, field_ok)
     elif isinstance(x, ir.Field) and wide(x.t):
         if not field_ok:
-            raise Unsupported(f"varbit field {x.name} wider than {MAX_WIDTH} bits {where}: only "
+            raise Unsupported(f"field {x.name} wider than {MAX_WIDTH} bits {where}: only "
                               "extracted, emitted, assigned, compared and checksummed here")
         _walk(x.base, where, False)
     elif isinstance(x, (ir.Bits, ir.Bool, ir.Comp, ir.Pkt, ir.Stack)):
