@@ -124,9 +124,9 @@ def _union_fixups(args) -> list[ir.Stmt]:
 def _varbit_through_box(g, p, a) -> tuple[list[ir.Stmt], ir.Ref, list[ir.Stmt]]:
     """An `out`/`inout` argument of type ``varbit<N>`` (or a sub-control's `in` one): p4c inlines
     the call, so the argument's current length flows in (not for ``out``) and the callee's flows
-    back out (not for ``in``).  Here it travels in a
-    local of the parameter's struct (``common.varbit_var``): declared (and for ``inout`` given
-    the argument's value and length) before the call, copied back with its length after it."""
+    back out (not for ``in``).  Here it travels in a local of the parameter's struct
+    (``common.varbit_var``): declared (and given the argument's value and length unless ``out``)
+    before the call; returns those statements, the local, and the copy back with its length."""
     lv = g.lvalue(a) if p.direction != "in" else g.expr_to(a, p.type)
     ref, f = varbit_var(g.low.varbit_boxes, "local", g.fresh("vb_arg"), p.type)
     pre: list[ir.Stmt] = [ir.VarDecl(ref.name, ref.t, None)]

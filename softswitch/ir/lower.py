@@ -106,8 +106,9 @@ class Lowering:
 
     def _params(self, params, varbit_in: tuple[str, ...] = ()) -> list[ir.Param]:
         """IR parameters; one of type ``varbit<N>`` with a direction in ``varbit_in`` is passed in
-        a struct of its own (value and current length, ``common.varbit_arg``), others are
-        refused (their length would be lost)."""
+        a struct of its own (value and current length, ``common.varbit_arg``; out/inout ones
+        through ``calls._varbit_through_box``), others are refused (their length would be lost:
+        only what the front end leaves, e.g. a V1Switch block's)."""
         out = []
         for p in params:
             if isinstance(p.type, VarbitT):
