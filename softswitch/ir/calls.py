@@ -121,7 +121,7 @@ def _union_fixups(args) -> list[ir.Stmt]:
     return out
 
 
-def _varbit_through_box(g, p, a) -> tuple[list[ir.Stmt], ir.Ref, list[ir.Stmt]]:
+def varbit_through_box(g, p, a) -> tuple[list[ir.Stmt], ir.Ref, list[ir.Stmt]]:
     """An `out`/`inout` argument of type ``varbit<N>`` (or a sub-control's `in` one): p4c inlines
     the call, so the argument's current length flows in (not for ``out``) and the callee's flows
     back out (not for ``in``).  Here it travels in a local of the parameter's struct
@@ -141,7 +141,7 @@ def _bind(g, params, args):
     vals, outs, pre, post = [], [], [], []
     for p, a in zip(params, args, strict=True):
         if p.direction in ("out", "inout") and isinstance(p.type, VarbitT):
-            before, box, after = _varbit_through_box(g, p, a)
+            before, box, after = varbit_through_box(g, p, a)
             pre += before
             post += after
             vals.append(box)
@@ -159,14 +159,14 @@ def _bind(g, params, args):
 
 def _control_apply(g, qname: str, args, inst: str):
     """A sub-control's apply and the statements before it (a varbit argument travels through a
-    struct, ``_varbit_through_box``, copied back by ``ControlApply.after``)."""
+    struct, ``varbit_through_box``, copied back by ``ControlApply.after``)."""
     blk = g.low.blocks[qname]
     vals, outs, pre, post = [], [], [], []
     subst = substitutes_arguments(g.tree, inst, args)
     ptypes = g.low.block_ptypes.get(qname, [None] * len(blk.params))
     for p, a, pt in zip(blk.params, args, ptypes, strict=True):
         if isinstance(pt, VarbitT):  # an `in` one too: a struct the instance can point at
-            before, box, after = _varbit_through_box(g, _VbParam(p.direction, pt), a)
+            before, box, after = varbit_through_box(g, _VbParam(p.direction, pt), a)
             pre += before
             post += after
             vals.append(box)

@@ -27,6 +27,7 @@ from ..types import (
 from . import nodes as ir
 from .body import _Body
 from .calcs import name_calculations
+from .calls import varbit_through_box
 from .common import Unsupported, _pos, _qualify, _Scope, init_varbit, irtype, varbit_box, varbit_var
 from .walk import direct_meter_target
 
@@ -107,7 +108,7 @@ class Lowering:
     def _params(self, params, varbit_in: tuple[str, ...] = ()) -> list[ir.Param]:
         """IR parameters; one of type ``varbit<N>`` with a direction in ``varbit_in`` is passed in
         a struct of its own (value and current length, ``common.varbit_arg``; out/inout ones
-        through ``calls._varbit_through_box``), others are refused (their length would be lost:
+        through ``calls.varbit_through_box``), others are refused (their length would be lost:
         only what the front end leaves, e.g. a V1Switch block's)."""
         out = []
         for p in params:
@@ -256,7 +257,7 @@ class Lowering:
             valid.append(_header_validity(e))
             e = g.to_bits(e, t) if not isinstance(t, BoolT) else ir.Cast(ir.Bits(1), e)
             sel.append(ir.Key(ki.name, ki.match_kind, ki.width, e))
-        bound = []
+        bound, bound_pre, bound_after = [], [], []
         alist = [ar for p in props if p.data == "tp_actions" for ar in p.children[1:]]
         for a in info.actions:
             if a.name in self.unlowered:
@@ -265,18 +266,27 @@ class Lowering:
             given = ar.children[2] if ar is not None else None
             args = [x for x in (given.children if given is not None else []) if x is not None]
             dirp = [p for p in a.params if p.direction]
-            if any(isinstance(p.type, VarbitT) and p.direction != "in" for p in dirp):
-                raise Unsupported(f"an `out`/`inout` varbit parameter of action {a.local} bound "
-                                  f"in the actions of table {local}")
-            bound.append([g.lvalue(x) if p.direction != "in" else g.arg_to(x, p.type)
-                          for p, x in zip(dirp, args, strict=False)])
+            row: list[ir.Expr] = []
+            pre: list[ir.Stmt] = []
+            post: list[ir.Stmt] = []
+            for p, x in zip(dirp, args, strict=False):
+                if isinstance(p.type, VarbitT) and p.direction != "in":  # through a struct
+                    before, box, after = varbit_through_box(g, p, x)
+                    pre, post = pre + before, post + after
+                    row.append(box)
+                else:
+                    row.append(g.lvalue(x) if p.direction != "in" else g.arg_to(x, p.type))
+            bound.append(row)
+            bound_pre.append(pre)
+            bound_after.append(post)
         prof = info.profile
         dm = self.p.extern_insts[info.direct_meter].obj.kind + 1 if info.direct_meter else 0
         self.tables[qname] = ir.Table(qname, blk.name, keys, [a.name for a in info.actions], bound,
                                       info.direct_counter is not None, info.size,
                                       profile=prof.name if prof else None, algo=prof.algo if prof else None,
                                       selector=sel, selector_valid=valid,
-                                      direct_meter=dm, fixed_rows=_fixed_rows(info))
+                                      direct_meter=dm, fixed_rows=_fixed_rows(info),
+                                      bound_pre=bound_pre, bound_after=bound_after)
         g.scope.names[local] = ("table", qname)
 
     # ------------------------------------------------------------ parsers

@@ -428,6 +428,10 @@ class Table:
     # (key values, action index, action data) can never change, so a backend may compile them
     # into the lookup; None for every other table
     fixed_rows: list[tuple[tuple[int, ...], int, tuple[int, ...]]] | None = None
+    # per action: statements before its call and after its copy-out (a varbit `out`/`inout`
+    # argument bound in the action list travels in a struct, as in ir.ActionCall.after)
+    bound_pre: list[list[Stmt]] = field(default_factory=list)
+    bound_after: list[list[Stmt]] = field(default_factory=list)
 
 
 @dataclass

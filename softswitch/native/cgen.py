@@ -331,7 +331,8 @@ class CGen(Identifiers):
                 o.append(f"        {ctype(p.t)} l__arg{j} = ({ctype(p.t)})a[{j}];")
             outs = [x if p.direction in ("out", "inout") else None for p, x in zip(dirp, bound, strict=False)]
             outs += [None] * len(datap)
-            g.call_action(act, args, outs)
+            g.stmts(t.bound_pre[i] if t.bound_pre else [])
+            g.call_action(act, args, outs, t.bound_after[i] if t.bound_after else [])
             o.append("        break; }")
         o.append("    }")
         o.append("    return ai;")

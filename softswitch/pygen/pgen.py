@@ -148,8 +148,9 @@ class PyGen(Identifiers):
             args = [fresh_out(x.t) if p.direction == "out" and not isinstance(x.t, (ir.Comp, ir.Stack))
                     else x for p, x in zip(dirp, bound, strict=False)]  # an `out` scalar starts fresh
             outs = [x if p.direction in ("out", "inout") else None for p, x in zip(dirp, bound, strict=False)]
+            g.stmts(t.bound_pre[i] if t.bound_pre else [])
             g.call(f"A_{self.cid(act.name)}", act.params, args + [Raw(ir.Bool(), "*args")], outs, lead="L",
-                   copy_on_exit=True)
+                   copy_on_exit=True, after=t.bound_after[i] if t.bound_after else [])
         o.append("    return hit, ai")
         o.append("")
 
