@@ -96,9 +96,13 @@ class Calls:
         if base in ("action_profile", "action_selector"):
             obj = profile_info(qname, base, vals, annd)
         elif base == "register":
-            if not targs or not isinstance(targs[0], BitT):
-                raise g.err(loc, "register needs a bit<W>/int<W> element type")
-            obj = Register(qname, vals[0], targs[0].width, targs[0].signed)
+            # a serializable enum element is stored as its underlying bit<W> (p4c's BMv2 back end)
+            elem = targs[0] if targs else None
+            if isinstance(elem, EnumT) and isinstance(elem.underlying, BitT):
+                elem = elem.underlying
+            if not isinstance(elem, BitT):
+                raise g.err(loc, "register needs a bit<W>/int<W> or serializable enum element type")
+            obj = Register(qname, vals[0], elem.width, elem.signed)
         elif base == "counter":
             obj = Counter(qname, vals[0], vals[1])
         elif base == "direct_counter":
@@ -228,7 +232,9 @@ class Calls:
             raise g.err(n, f"action {info.local} can only be called from a control")
         if g.in_action is not None and g.in_action is info:
             raise g.err(n, "recursive action call")
-        bind_arguments(g, f"action {info.local}", info.params, args, n, constant_data=True)
+        # directionless parameters take any value here, as `in` ones (p4c's type checker: only
+        # a table's default_action and entries need compile-time constants)
+        bind_arguments(g, f"action {info.local}", info.params, args, n)
         if g.in_action is None:  # called from an apply block: p4c lists it in P4Info
             self.prog.direct_actions.add(info.name)
         return []
@@ -372,7 +378,8 @@ class Calls:
             raise g.err(n, f"{inst.extern}.{method} takes {' or '.join(map(str, arities))} arguments, "
                            f"got {len(args)}")
         if inst.extern == "register":
-            et = BitT(inst.obj.width, inst.obj.signed)
+            elem = inst.type_args[0] if inst.type_args else None
+            et = elem if isinstance(elem, EnumT) else BitT(inst.obj.width, inst.obj.signed)
             if method == "read" and len(args) == 1:
                 return f"{x}.read({self.index(g, args[0], inst)})", et
             if method == "read":

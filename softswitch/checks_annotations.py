@@ -15,7 +15,7 @@ from lark import Tree
 
 #: annotations whose body p4c parses as exactly one string literal
 _ONE_STRING = frozenset({"name", "noWarn", "deprecated"})
-_NOT_A_VALUE = frozenset({"list_expr", "struct_expr"})
+_NOT_A_VALUE = frozenset({"list_expr", "struct_expr", "annot_type"})  # a type: p4c's parse error
 
 
 def string_value(e) -> str | None:

@@ -3,6 +3,8 @@ generated from the typed IR, ``softswitch/pygen`` and ``softswitch/native``)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 from lark import Tree
 
 from . import checks, checks_v1model, entries
@@ -12,6 +14,26 @@ from .exprs import DuplicateName, Scope, Sym, is_const
 from .implementation import table_profile
 from .layout import field_width
 from .types import BitT, BoolT, EnumT, ErrorT, IntLitT, NamedT, StackT, StructLikeT, VarbitT
+
+
+@dataclass
+class _TableProps:
+    """A table's properties as read, before its TableInfo exists."""
+
+    keys: list[KeyInfo] = field(default_factory=list)
+    key_nodes: list[Tree] = field(default_factory=list)
+    actions: list[ActionInfo] = field(default_factory=list)
+    act_ann: list[dict] = field(default_factory=list)
+    listed: dict[str, list] = field(default_factory=dict)  # action -> its directional arguments
+    default: Tree | None = None
+    default_const: bool = False
+    entries_node: list | None = None
+    entries_const: bool = False
+    size: int = 1024
+    dcounter: str | None = None
+    dmeter: str | None = None
+    profile: object = None
+    prio_props: dict[str, Tree] = field(default_factory=dict)
 
 
 class ControlGen(BlockGen):
@@ -135,153 +157,163 @@ class ControlGen(BlockGen):
         local = str(nm.children[0])
         annd = ann_dict(ann, self.d)
         qname = self.qualify(local, annd)
-        pyname = f"T_{self.prog.pyident(qname)}"
-        keys: list[KeyInfo] = []
-        actions: list[ActionInfo] = []
-        act_ann: list[dict] = []
+        tp = _TableProps()
         if not any(p.data == "tp_actions" for p in props):  # p4c: no actions property, NoAction only
-            actions, act_ann = [self.find_action("NoAction", node)], [{"defaultonly": []}]
-        default = None
-        default_const = False
-        const_entries: list = []
-        entries_const = False
-        size = 1024
-        dcounter = dmeter = None
-        entries_node = None
-        prio_props: dict[str, Tree] = {}
-        key_nodes: list[Tree] = []
-        listed: dict[str, list] = {}   # action -> its directional arguments in the actions list
-        profile = None
+            tp.actions, tp.act_ann = [self.find_action("NoAction", node)], [{"defaultonly": []}]
         checks.unique_properties(self, local, props)
         checks.actions_listed_first(self, local, props, node)
         for p in props:
-            if p.data == "tp_key":
-                for k in p.children[1:]:
-                    kexpr, kind_node, kann = k.children
-                    kind = str(kind_node.children[0])
-                    if kind not in self.d.match_kinds:
-                        raise self.err(k, f"unknown match kind {kind}")
-                    code, t = self.ex(kexpr)
-                    if isinstance(t, BoolT):
-                        code, w = f"int({code})", 1
-                    elif isinstance(t, BitT):
-                        w = t.width
-                        if t.signed:
-                            code = f"({code} & {t.mask})"
-                    elif isinstance(t, EnumT) and t.underlying is not None:
-                        w = t.underlying.width
-                    elif isinstance(t, (EnumT, ErrorT)):
-                        w = 32  # their codes, as the IR holds them
-                    elif isinstance(t, (NamedT, IntLitT, StructLikeT, StackT)):
-                        raise self.err(k, f"table key of type {t}: keys must be bit<W>, int<W>, bool, "
-                                          "an enum or error")
-                    elif isinstance(t, VarbitT) and kind != "exact":
-                        raise self.err(k, f"table key of type {t} cannot be matched with {kind} "
-                                          "(a varbit key matches exactly)")
-                    else:
-                        w = field_width(t)
-                    kd = ann_dict(kann, self.d)
-                    checks.key_needs_name(self, kexpr, kd, k)
-                    kname = kd["name"][0] if kd.get("name") else text_of(kexpr)
-                    keys.append(KeyInfo(kname, kind, w, code, kd, t))
-                    key_nodes.append(k)
-            elif p.data == "tp_actions":
-                for ar in p.children[1:]:
-                    aann, anm, aargs = ar.children
-                    a = self.find_action(str(anm.children[0]), ar)
-                    if a in actions:
-                        raise self.err(ar, f"action {a.local} listed twice in table {local}")
-                    actions.append(a)
-                    act_ann.append(ann_dict(aann, self.d))
-                    self.bind_directional(a, aargs, ar)
-                    given = aargs.children if aargs is not None else []
-                    listed[a.name] = [x for x in given if x is not None]
-            elif p.data == "tp_default":
-                dann, dconst, ar = p.children
-                default_const = dconst is not None
-                default = ar
-            elif p.data == "tp_entries":
-                eann, econst, _kw, *ents = p.children
-                entries_const = econst is not None
-                entries_node = ents
-            elif p.data == "tp_generic":
-                gann, gname, gexpr = p.children
-                pname = str(gname.children[0])
-                if pname == "size":
-                    size = self.ec()._const_of(gexpr)
-                    if size < 0:
-                        raise self.err(p, f"table {local}: size {size} must not be negative")
-                elif pname in ("counters", "meters"):
-                    is_ident = isinstance(gexpr, Tree) and gexpr.data == "ident"
-                    ident = str(gexpr.children[-1]) if is_ident else ""
-                    sym = self.scope.lookup(ident)
-                    want = "direct_counter" if pname == "counters" else "direct_meter"
-                    if sym is None or sym.kind != "extern" or sym.info.extern != want:
-                        raise self.err(p, f"table property {pname} must name a {want} instance")
-                    checks_v1model.one_table_per_direct_resource(self, sym, qname, p)
-                    if pname == "counters":
-                        dcounter = sym.info.name
-                    else:
-                        dmeter = sym.info.name
-                    sym.info.table = qname
-                    sym.info.obj.table = qname
-                elif pname == "implementation":
-                    profile = table_profile(self, p, ann_dict(gann, self.d), gexpr, qname)
-                elif pname in ("largest_priority_wins", "priority_delta"):
-                    prio_props[pname] = gexpr
-                elif pname in ("support_timeout", "max_group_size", "psa_direct_counter"):
-                    pass
-                else:
-                    raise self.err(p, f"unknown table property {pname}")
-        if not actions:
+            self._table_property(p, local, qname, tp)
+        if not tp.actions:
             raise self.err(node, f"table {local} has no actions")
-        checks.unique_key_names(self, local, keys, key_nodes)
-        selector_keys = [k for k in keys if k.match_kind == "selector"]
-        keys = [k for k in keys if k.match_kind != "selector"]
-        if selector_keys and (profile is None or not profile.with_selector):
+        checks.unique_key_names(self, local, tp.keys, tp.key_nodes)
+        keys, selector_keys = self._split_selector_keys(node, local, tp)
+        info = TableInfo(qname, local, self.name, keys, tp.actions, tp.act_ann, None, tp.default_const, [],
+                         tp.entries_const, tp.size, tp.dcounter, tp.dmeter, annd,
+                         f"T_{self.prog.pyident(qname)}", node)
+        self._table_default(info, tp, node)
+        info.selector_keys, info.profile = selector_keys, tp.profile
+        if tp.profile is not None and tp.default is not None:  # p4c's BMv2 back end ignores it
+            self.d.warn(node, "unsupported", f"Target does not support default_action for {local} "
+                                             "(due to action profiles)")
+        info.priority_rule = entries.priority_rule(self, tp.prio_props)
+        if tp.entries_node:
+            info.const_entries = self._table_entries(info, tp)
+        self.tables[local] = info
+        self.scope.declare(local, Sym("table", NamedT("__table__"), info.pyname, False, info))
+        checks.claim_name(self, self.prog.tables, qname, node, "table")
+        self.prog.tables[qname] = info
+        self.prog.new_table_runtime(info)
+
+    def _table_property(self, p: Tree, local: str, qname: str, tp: _TableProps) -> None:
+        """Read one table property into ``tp``."""
+        if p.data == "tp_key":
+            for k in p.children[1:]:
+                tp.keys.append(self._table_key(k))
+                tp.key_nodes.append(k)
+        elif p.data == "tp_actions":
+            for ar in p.children[1:]:
+                aann, anm, aargs = ar.children
+                a = self.find_action(str(anm.children[0]), ar)
+                if a in tp.actions:
+                    raise self.err(ar, f"action {a.local} listed twice in table {local}")
+                tp.actions.append(a)
+                tp.act_ann.append(ann_dict(aann, self.d))
+                self.bind_directional(a, aargs, ar)
+                given = aargs.children if aargs is not None else []
+                tp.listed[a.name] = [x for x in given if x is not None]
+        elif p.data == "tp_default":
+            _dann, dconst, ar = p.children
+            tp.default_const, tp.default = dconst is not None, ar
+        elif p.data == "tp_entries":
+            _eann, econst, _kw, *ents = p.children
+            tp.entries_const, tp.entries_node = econst is not None, ents
+        elif p.data == "tp_generic":
+            self._table_generic_property(p, local, qname, tp)
+
+    def _table_key(self, k: Tree) -> KeyInfo:
+        """One key element: its match kind, width and the code that reads it."""
+        kexpr, kind_node, kann = k.children
+        kind = str(kind_node.children[0])
+        if kind not in self.d.match_kinds:
+            raise self.err(k, f"unknown match kind {kind}")
+        code, t = self.ex(kexpr)
+        if isinstance(t, BoolT):
+            code, w = f"int({code})", 1
+        elif isinstance(t, BitT):
+            w = t.width
+            if t.signed:
+                code = f"({code} & {t.mask})"
+        elif isinstance(t, EnumT) and t.underlying is not None:
+            w = t.underlying.width
+        elif isinstance(t, (EnumT, ErrorT)):
+            w = 32  # their codes, as the IR holds them
+        elif isinstance(t, (NamedT, IntLitT, StructLikeT, StackT)):
+            raise self.err(k, f"table key of type {t}: keys must be bit<W>, int<W>, bool, "
+                              "an enum or error")
+        elif isinstance(t, VarbitT) and kind != "exact":
+            raise self.err(k, f"table key of type {t} cannot be matched with {kind} "
+                              "(a varbit key matches exactly)")
+        else:
+            w = field_width(t)
+        kd = ann_dict(kann, self.d)
+        checks.key_needs_name(self, kexpr, kd, k)
+        kname = kd["name"][0] if kd.get("name") else text_of(kexpr)
+        return KeyInfo(kname, kind, w, code, kd, t)
+
+    def _table_generic_property(self, p: Tree, local: str, qname: str, tp: _TableProps) -> None:
+        """``size``, direct counters and meters, ``implementation``, priority properties."""
+        gann, gname, gexpr = p.children
+        pname = str(gname.children[0])
+        if pname == "size":
+            tp.size = self.ec()._const_of(gexpr)
+            if tp.size < 0:
+                raise self.err(p, f"table {local}: size {tp.size} must not be negative")
+        elif pname in ("counters", "meters"):
+            is_ident = isinstance(gexpr, Tree) and gexpr.data == "ident"
+            sym = self.scope.lookup(str(gexpr.children[-1]) if is_ident else "")
+            want = "direct_counter" if pname == "counters" else "direct_meter"
+            if sym is None or sym.kind != "extern" or sym.info.extern != want:
+                raise self.err(p, f"table property {pname} must name a {want} instance")
+            checks_v1model.one_table_per_direct_resource(self, sym, qname, p)
+            if pname == "counters":
+                tp.dcounter = sym.info.name
+            else:
+                tp.dmeter = sym.info.name
+            sym.info.table = qname
+            sym.info.obj.table = qname
+        elif pname == "implementation":
+            tp.profile = table_profile(self, p, ann_dict(gann, self.d), gexpr, qname)
+        elif pname in ("largest_priority_wins", "priority_delta"):
+            tp.prio_props[pname] = gexpr
+        elif pname not in ("support_timeout", "max_group_size", "psa_direct_counter"):
+            raise self.err(p, f"unknown table property {pname}")
+
+    def _split_selector_keys(self, node: Tree, local: str, tp: _TableProps
+                             ) -> tuple[list[KeyInfo], list[KeyInfo]]:
+        """(match keys, selector keys), with the checks p4c's BMv2 back end makes on them."""
+        selector_keys = [k for k in tp.keys if k.match_kind == "selector"]
+        keys = [k for k in tp.keys if k.match_kind != "selector"]
+        if selector_keys and tp.profile is None:
+            selector_keys = []  # p4c's BMv2 back end and P4Info leave them out of a plain table
+        elif selector_keys and not tp.profile.with_selector:
             raise self.err(node, f"table {local}: selector keys need implementation = action_selector(...)")
-        if profile is not None and entries_node:
+        if tp.profile is not None and tp.entries_node:
             raise self.err(node, f"table {local}: entries in the program on a table with an action "
                                  "profile are not supported by this target")
         if sum(1 for k in keys if k.match_kind == "lpm") > 1:
             raise self.err(node, f"table {local} has more than one lpm key")
-        info = TableInfo(qname, local, self.name, keys, actions, act_ann, None, default_const, [],
-                         entries_const, size, dcounter, dmeter, annd, pyname, node)
-        if default is not None:
-            info.default = self.action_call(info, default)
-            dargs = [x for x in (default.children[2].children if default.children[2] is not None else [])
-                     if x is not None]
+        return keys, selector_keys
+
+    def _table_default(self, info: TableInfo, tp: _TableProps, node: Tree) -> None:
+        """The default action as written, else NoAction (added to the table as @defaultonly)."""
+        if tp.default is not None:
+            info.default = self.action_call(info, tp.default)
+            dargs = [x for x in (tp.default.children[2].children if tp.default.children[2] is not None
+                                 else []) if x is not None]
             checks.same_directional_args(self, info.default[0], dargs,
-                                         listed.get(info.default[0].name, []), default)
-        else:
-            # P4_16: the default action is NoAction; p4c adds it to the table as @defaultonly
-            noact = self.find_action("NoAction", node)
-            if noact not in actions:
-                actions.append(noact)
-                act_ann.append({"defaultonly": []})
-            info.default = (noact, ())
-        info.selector_keys, info.profile = selector_keys, profile
-        if profile is not None and default is not None:  # p4c's BMv2 back end ignores it
-            self.d.warn(node, "unsupported", f"Target does not support default_action for {local} "
-                                             "(due to action profiles)")
-        info.priority_rule = entries.priority_rule(self, prio_props)
-        if entries_node:
-            prios = entries.priorities(self, info, entries_node, entries_const, info.priority_rule)
-            for ent, prio in zip(entries_node, prios, strict=True):
-                _c, _p, ks, ar, _ea = ent.children
-                a, args = self.action_call(info, ar, in_entry=True)
-                given = [x for x in (ar.children[2].children if ar.children[2] is not None else [])
-                         if x is not None]
-                checks.same_directional_args(self, a, given, listed.get(a.name, []), ar, "entry action")
-                const_entries.append((entries.keyset_values(self, info, ks), a, args, prio))
-            entries.warn_shadowed(self, info, [(e.children[2], ce[0]) for e, ce in
-                                               zip(entries_node, const_entries, strict=True)])
-        info.const_entries = const_entries
-        self.tables[local] = info
-        self.scope.declare(local, Sym("table", NamedT("__table__"), pyname, False, info))
-        checks.claim_name(self, self.prog.tables, qname, node, "table")
-        self.prog.tables[qname] = info
-        self.prog.new_table_runtime(info)
+                                         tp.listed.get(info.default[0].name, []), tp.default)
+            return
+        noact = self.find_action("NoAction", node)
+        if noact not in tp.actions:
+            tp.actions.append(noact)
+            tp.act_ann.append({"defaultonly": []})
+        info.default = (noact, ())
+
+    def _table_entries(self, info: TableInfo, tp: _TableProps) -> list:
+        """The entries of the program, with their priorities, checked as p4c checks them."""
+        out: list = []
+        prios = entries.priorities(self, info, tp.entries_node, tp.entries_const, info.priority_rule)
+        for ent, prio in zip(tp.entries_node, prios, strict=True):
+            _c, _p, ks, ar, _ea = ent.children
+            a, args = self.action_call(info, ar, in_entry=True)
+            given = [x for x in (ar.children[2].children if ar.children[2] is not None else [])
+                     if x is not None]
+            checks.same_directional_args(self, a, given, tp.listed.get(a.name, []), ar, "entry action")
+            out.append((entries.keyset_values(self, info, ks), a, args, prio))
+        entries.warn_shadowed(self, info, [(e.children[2], ce[0]) for e, ce in
+                                           zip(tp.entries_node, out, strict=True)])
+        return out
 
     def bind_directional(self, a: ActionInfo, args_node, node) -> None:
         """Check the directional arguments an action gets in a table's action list."""

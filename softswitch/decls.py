@@ -301,7 +301,11 @@ class Decls:
         return [len(getattr(self, space)) for space in _SPACES]
 
     def _claim(self, kinds: dict[str, str], name: str, space: str, node) -> None:
-        """One top-level namespace for types, constants, objects and callables (p4c)."""
+        """One top-level namespace for types, constants, objects and callables (p4c).  A parser
+        or control may take the name of an extern function declared before it: p4c compiles its
+        sample with a ``control verify_checksum`` after v1model's function of that name."""
+        if kinds.get(name) == "extern_funcs" and space in ("parsers", "controls"):
+            return
         if kinds.setdefault(name, space) != space:
             raise self.err(node, f"Re-declaration of {name} with different type")
 

@@ -3,8 +3,9 @@
 
 The rewrite gives each such call the nearest parameter of type ``standard_metadata_t``: the
 enclosing action's or function's, else the enclosing control's (p4c's mid-end output passes
-that one).  A call with none in scope is left as it is; the checks accept it and the IR
-refuses it only where it would run (an action no table or block uses never does)."""
+that one).  A call with none in scope (a top-level action's) is left as it is: BMv2's ``drop``
+primitive acts on the standard metadata of the pass that runs it, and so do both backends
+(``PacketCtx.std`` / ``PX.std``)."""
 
 from __future__ import annotations
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from .decls import cp_name
-from .types import ArrayT, BitT, BoolT, EnumT, HeaderT, StructT
+from .types import ArrayT, BitT, BoolT, EnumT, ErrorT, HeaderT, StructT
 
 # The P4Ids.Prefix values of p4info.proto (p4c uses these): controller headers 0x04, meters 0x14,
 # direct meters 0x15, registers 0x16, digests 0x17.
@@ -184,7 +184,10 @@ def build_p4info(prog) -> Any:
             r = info.registers.add()
             _preamble(r.preamble, ids.get("register", inst.name, inst.annotations), inst.name,
                       inst.name.split(".")[-1], inst.annotations)
-            if o.signed:
+            elem = inst.type_args[0] if inst.type_args else None
+            if isinstance(elem, EnumT):  # a serializable enum element: named, as p4c does
+                _member_spec(r.type_spec, elem, info, prog)
+            elif o.signed:
                 r.type_spec.bitstring.int.bitwidth = o.width
             else:
                 r.type_spec.bitstring.bit.bitwidth = o.width
@@ -235,7 +238,7 @@ def build_p4info(prog) -> Any:
         dg = info.digests.add()
         _preamble(dg.preamble, ids.get("digest", dname), dname, dname, {})
         dg.type_spec.struct.name = dname
-        _struct_info(info, st)
+        _struct_info(info, st, prog)
     return info
 
 
@@ -254,21 +257,42 @@ def _action_profiles(info, prog, ids: _Ids, listed: set[str]) -> None:
         ap.max_group_size = p.max_group_size   # p4c reads @max_group_size(N) of a selector
 
 
-def _struct_info(info, st: StructT) -> None:
+def _struct_info(info, st: StructT, prog) -> None:
     s = info.type_info.structs[st.name]
     for fname, ft in st.fields:
         m = s.members.add()
         m.name = fname
-        _member_spec(m.type_spec, ft)
+        _member_spec(m.type_spec, ft, info, prog)
 
 
-def _member_spec(spec, ft) -> None:
+def _member_spec(spec, ft, info, prog) -> None:
     """A digest member's type: an array of a non-header type is a tuple of its elements (P4Runtime
-    has no array type spec besides header stacks)."""
+    has no array type spec besides header stacks); ``error`` and enums are named, their members
+    listed in ``type_info`` as p4c does."""
     if isinstance(ft, ArrayT):
         spec.tuple.SetInParent()
         for _ in range(ft.size):
-            _member_spec(spec.tuple.members.add(), ft.elem)
+            _member_spec(spec.tuple.members.add(), ft.elem, info, prog)
+    elif isinstance(ft, ErrorT):
+        spec.error.SetInParent()
+        if not info.type_info.error.members:
+            info.type_info.error.members.extend(prog.decls.errors)
+    elif isinstance(ft, EnumT) and ft.underlying is not None:
+        spec.serializable_enum.name = ft.name
+        se = info.type_info.serializable_enums[ft.name]
+        if not se.members:
+            se.underlying_type.bitwidth = ft.underlying.width
+            nbytes = (ft.underlying.width + 7) // 8
+            for mname in ft.members:
+                m = se.members.add()
+                m.name = mname
+                m.value = (ft.values.get(mname, 0) % (1 << ft.underlying.width)).to_bytes(nbytes, "big")
+    elif isinstance(ft, EnumT):
+        spec.enum.name = ft.name
+        en = info.type_info.enums[ft.name]
+        if not en.members:
+            for mname in ft.members:
+                en.members.add().name = mname
     elif isinstance(ft, BitT) and ft.signed:
         spec.bitstring.int.bitwidth = ft.width
     elif isinstance(ft, BoolT):

@@ -156,6 +156,7 @@ class PacketFlow:
         except rtlib.Exit:
             pass
         std.checksum_error = ctx.checksum_error
+        ctx.std = std
         try:
             self._ingress(self._L("ingress", hdr, meta, std))
         except rtlib.Exit:
@@ -218,6 +219,7 @@ class PacketFlow:
         ctx = PacketCtx(trace=trace, payload=item.payload)
         self._ns["_C"] = ctx
         hdr, meta, std = item.hdr, item.meta, item.std
+        ctx.std = std
         self.prog.state.cur_len = std.packet_length
         self.prog.state.dm_color = -1
         try:

@@ -41,6 +41,7 @@ from .tables import Table
 from .types import BoolT, HeaderT, NamedT, SpecializedT, StructLikeT, StructT
 
 V1_ORDER = ("parser", "verify", "ingress", "egress", "compute", "deparser")
+V1_PARAMS = ("p", "vr", "ig", "eg", "ck", "dep")  # v1model.p4's names for V1_ORDER
 
 
 @dataclass
@@ -87,6 +88,7 @@ class PacketCtx:
     payload: bytes = b""
     digests: list = field(default_factory=list)
     trace: list = field(default_factory=list)
+    std: Any = None  # this pass's standard_metadata: a bare mark_to_drop() (BMv2's drop) drops it
 
 
 class _TopGen(ControlGen):
@@ -221,6 +223,7 @@ class Program:
         args = [a for a in arg_nodes if a is not None]
         if len(args) != 6:
             raise d.err(main, f"V1Switch takes 6 arguments, got {len(args)}")
+        args = self._v1switch_positional(main, args)
         self.block_params: dict[str, list] = {}
         self.block_names: dict[str, str] = {}
         for role, a in zip(V1_ORDER, args, strict=False):
@@ -239,6 +242,25 @@ class Program:
             self.block_params[role] = g.params
             self.block_names[role] = name
         self._check_signatures()
+
+    def _v1switch_positional(self, main: Tree, args: list) -> list:
+        """``V1Switch(p = P(), ig = I(), ...)``: named arguments in any order, put in v1model's
+        parameter order (``p vr ig eg ck dep``), as p4c binds them; all named or none."""
+        named = [a for a in args if isinstance(a, Tree) and a.data == "named_arg"]
+        if not named:
+            return args
+        d = self.decls
+        if len(named) != len(args):
+            raise d.err(main, "V1Switch: either all or none of the arguments must be named")
+        by_name: dict[str, Tree] = {}
+        for a in named:
+            key = str(a.children[0])
+            if key not in V1_PARAMS:
+                raise d.err(a, f"V1Switch has no parameter named {key}")
+            if key in by_name:
+                raise d.err(a, f"V1Switch: parameter {key} given twice")
+            by_name[key] = a.children[1]
+        return [by_name[k] for k in V1_PARAMS]
 
     def _check_unused(self) -> None:
         """Type-check parsers/controls that are declared but never instantiated (as p4c does);

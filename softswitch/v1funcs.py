@@ -6,24 +6,28 @@ from __future__ import annotations
 from lark import Tree
 
 from .exprs import is_const
-from .types import BitT, BoolT, EnumT, IntLitT, ListT, P4Type, StackT, StructLikeT, StructT, VarbitT
+from .types import BitT, BoolT, EnumT, ErrorT, IntLitT, ListT, P4Type, StackT, StructLikeT, StructT, VarbitT
 
 
-def check_field_list(g, code: str, t: P4Type, node) -> None:
-    """Every scalar of a field list (list expression, struct or header) has a width."""
+def check_field_list(g, code: str, t: P4Type, node, digest: bool = False) -> None:
+    """Every scalar of a field list (list expression, struct or header) has a width.  A digest
+    may also carry ``error`` and plain enum values: p4c's BMv2 back end sends their 32-bit codes
+    (P4Info types them ``error`` / ``enum``)."""
     if isinstance(t, ListT):
         items = g.ec()._list_items.get(code)
         if items is None:
             raise g.err(node, "field list expression cannot be used here")
         for c, et in items:
-            check_field_list(g, c, et, node)
+            check_field_list(g, c, et, node, digest)
         return
     if isinstance(t, StructLikeT):
         for fname, ft in t.fields:
-            check_field_list(g, f"{code}.{fname}", ft, node)
+            check_field_list(g, f"{code}.{fname}", ft, node, digest)
         return
     if isinstance(t, StackT):
-        check_field_list(g, code, t.elem, node)
+        check_field_list(g, code, t.elem, node, digest)
+        return
+    if digest and isinstance(t, (ErrorT, EnumT)):
         return
     if isinstance(t, VarbitT) and "." in code:  # a header's varbit field (its current length)
         return
@@ -131,7 +135,7 @@ def v1_function(calls, g, name: str, args, n, targs=None) -> list[str]:
             t = want
         if not isinstance(t, StructT):
             raise g.err(args[1], f"digest data must be a struct, got {t}")
-        check_field_list(g, code, t, args[1])
+        check_field_list(g, code, t, args[1], digest=True)
         g.prog.digests.setdefault(t.name, t)
     elif name == "truncate":
         _u32(g, args[0])

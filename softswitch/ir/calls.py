@@ -353,8 +353,8 @@ def _fl_id(g, names: tuple[str, ...]) -> int:
 
 def _v1(g, name: str, args, targs, n) -> list[ir.Stmt]:
     if name == "mark_to_drop":
-        if not args:
-            raise Unsupported(f"mark_to_drop() with no standard_metadata_t in scope{_pos(n)}")
+        if not args:  # a top-level action's: BMv2's drop acts on the pass's standard_metadata
+            return [ir.ExternCall(name, None, [])]
         return [ir.ExternCall(name, None, [g.expr(args[0])[0]])]
     if name == "verify":
         return [ir.Verify(g.expr(args[0])[0], g.expr(args[1])[0])]

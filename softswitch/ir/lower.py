@@ -247,7 +247,8 @@ class Lowering:
         keys, sel, valid = [], [], []
         knodes = [k for p in props if p.data == "tp_key" for k in p.children[1:]]
         kexprs = [k.children[0] for k in knodes if str(k.children[1].children[0]) != "selector"]
-        sexprs = [k.children[0] for k in knodes if str(k.children[1].children[0]) == "selector"]
+        sexprs = [k.children[0] for k in knodes if str(k.children[1].children[0]) == "selector"
+                  and info.selector_keys]  # none when the table has no selector (left out)
         for ki, kx in zip(info.keys, kexprs, strict=True):
             e, t = g.expr(kx)
             e = g.to_bits(e, t) if not isinstance(t, BoolT) else ir.Cast(ir.Bits(1), e)

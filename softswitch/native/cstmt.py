@@ -418,7 +418,7 @@ class StmtGen(StmtWriter):
         getattr(self, "_x_" + s.name.replace(".", "_"))(s)
 
     def _x_mark_to_drop(self, s) -> None:
-        std = self.x(s.args[0])
+        std = self.x(s.args[0]) if s.args else "(*(std_t *)px->std)"  # bare: this pass's
         self.emit(f"{std}.f_egress_spec = 511; {std}.f_mcast_grp = 0;")
 
     def _x_register_read(self, s) -> None:

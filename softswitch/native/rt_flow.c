@@ -101,6 +101,7 @@ static void ingress_pass(RUN *r, ITEM *in) {
     ss_verify(&px, &hdr, &meta);
     px.exit = 0;
     std.f_checksum_error = px.checksum_error;
+    px.std = &std;
     ss_ingress(&px, &hdr, &meta, &std);
     px.exit = 0;
     if (px.reject) return;  /* StackOutOfBounds in ingress: dropped (pipeline.py) */
@@ -157,6 +158,7 @@ static void egress_pass(RUN *r, ITEM *e) {
     px.payload = e->data;
     px.payload_len = e->len;
     px.cur_len = e->std.f_packet_length;
+    px.std = &e->std;
     ss_egress(&px, &e->hdr, &e->meta, &e->std);
     px.exit = 0;
     if (px.reject) return;

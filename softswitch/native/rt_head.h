@@ -238,6 +238,7 @@ typedef struct PX_ {
     size_t payload_len;
     u64 cur_len;
     int dm_color;                 /* colour of the last direct-meter table hit; -1 after a miss */
+    void *std;                    /* this pass's std_t: a bare mark_to_drop() (BMv2's drop) */
 } PX;
 static int64_t ss_now(PX *px);    /* rt_tail.c: meter time, microseconds since the switch started */
 

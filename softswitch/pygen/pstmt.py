@@ -323,7 +323,7 @@ class StmtGen(StmtWriter):
         getattr(self, "_x_" + s.name.replace(".", "_"))(s)
 
     def _x_mark_to_drop(self, s) -> None:
-        std = self.x(s.args[0])
+        std = self.x(s.args[0]) if s.args else "_C.std"  # bare: this pass's (BMv2's drop)
         self.emit(f"{std}.egress_spec = 511")
         self.emit(f"{std}.mcast_grp = 0")
 

@@ -298,14 +298,6 @@ CASES: dict[str, tuple[str, str, dict[str, str]]] = {
         "could not evaluate at compilation time",
         {"apply": "        meta.m16 = meta.m16 % meta.m16; /*ERR*/"},
     ),
-    "action_data_not_constant": (
-        "a direct action call passing a field for a directionless parameter (p4c: must be a "
-        "compile-time constant)",
-        "compile-time constant",
-        {"decls": "    action set_port(bit<9> port) {\n"
-                  "        standard_metadata.egress_spec = port;\n    }",
-         "apply": "        set_port(standard_metadata.ingress_port); /*ERR*/"},
-    ),
     "extern_inout_parameter": (
         "a function parameter of an extern type with a direction",
         "extern values cannot be passed",

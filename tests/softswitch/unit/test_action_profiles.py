@@ -192,7 +192,8 @@ def test_refusals():
 
 
 @pytest.mark.parametrize("body, message", [
-    ("table t { key = { hdr.d.w0: selector; } actions = { NoAction; } }", "selector keys need"),
+    ("action_profile(32w4) ap; table t { key = { hdr.d.w0: selector; } actions = { NoAction; } "
+     "implementation = ap; }", "selector keys need"),
     ("register<bit<8>>(4) r; table t { key = { hdr.d.w0: exact; } actions = { NoAction; } "
      "implementation = r; }", "must name an action_profile"),
     ("table t { key = { hdr.d.w0: exact; } actions = { NoAction; } "
