@@ -40,9 +40,11 @@ from .common import (
     _pos,
     _Scope,
     fresh_stmts,
+    holds_stack,
     init_varbit,
     irtype,
     length_of,
+    struct_assigns,
     union_siblings,
     union_valid,
     varbit_arg,
@@ -595,6 +597,10 @@ class _Body:
         rhs = self.expr_to(rhs_node, lt)
         if isinstance(rhs, ir.Default):  # `x = ...`: p4c assigns the default field by field and
             return fresh_stmts(lhs, lt)  # element by element (a stack keeps its nextIndex)
+        if isinstance(rhs, ir.StructInit) and type(lt) is StructT and holds_stack(lt):
+            split = struct_assigns(lhs, rhs, lt)  # p4c's CopyStructures (a stack keeps nextIndex)
+            if split is not None:
+                return split
         if isinstance(rhs, ir.StackInit):  # so is a stack expression (p4c's CopyStructures)
             return [ir.Assign(ir.StackElem(x.t, lhs, ir.Const(ir.Bits(32), i), "index"), x)
                     for i, x in enumerate(rhs.items)]

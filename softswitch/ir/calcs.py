@@ -13,8 +13,10 @@ body's statements, in order), then the compute-checksum control, then the verify
 p4c inlines functions and directly called actions at each call, so a calculation inside one
 reached from several places has a name per call: here the second and later calls get a copy of
 the function or action (``name#2``...) whose calculations are named where the copy is reached.
-The apply body of a control instance applied at several sites is the one exception: its
-calculations keep the names of its first site.
+p4c inlines the apply body of a control instance at each of its apply sites too: a second and
+later site whose instance holds calculations runs a copy of the body (``inst#2``..., an
+``ir.Block`` whose ``frame`` is the instance's: the instance's variables stay one per instance),
+named where that site is reached.
 """
 
 from __future__ import annotations
@@ -85,9 +87,9 @@ class _Walk:
             elif isinstance(node, (ir.FuncCall, ir.CallF)):
                 node.func = self._site(self.p.functions, node.func)
             else:
-                sub = self.p.blocks.get(node.control)
-                if sub is not None:
-                    self.visit(list(sub.init) + list(sub.body))
+                code = self._block_site(node.control)
+                if self.copies:  # the last sweep (no copies) keeps what the sites were given
+                    node.code = code
 
     def _once(self, obj) -> None:
         if obj is not None and id(obj) not in self.seen:
@@ -109,16 +111,38 @@ class _Walk:
         self._once(obj)
         return obj.name
 
+    def _block_site(self, name: str) -> str:
+        """The code an apply site of instance ``name`` runs: "" (the instance's own) the first
+        time, a copy of its apply body on a later site when it holds calculations."""
+        blk = self.p.blocks.get(name)
+        if blk is None:
+            return ""
+        code = ""
+        if id(blk) in self.seen and self.copies and self._has_calc(blk):
+            n = 2
+            while f"{name}#{n}" in self.p.blocks:
+                n += 1
+            code = f"{name}#{n}"
+            blk = dataclasses.replace(blk, name=code, init=_clone(blk.init), body=_clone(blk.body),
+                                      frame=name)
+            self.p.blocks[code] = blk
+        if id(blk) not in self.seen:
+            self.seen.add(id(blk))
+            self.visit(list(blk.init) + list(blk.body))
+        return code
+
     def _has_calc(self, obj) -> bool:
         if obj is None:
             return False
         if id(obj) not in self._calc_memo:
             self._calc_memo[id(obj)] = False  # no recursion in P4; a guard all the same
-            nodes = nodes_of(obj.body, (ir.ExternCall, ir.ActionCall, ir.FuncCall, ir.CallF))
+            body = list(obj.init) + list(obj.body) if isinstance(obj, ir.Block) else obj.body
+            kinds = (ir.ExternCall, ir.ActionCall, ir.FuncCall, ir.CallF, ir.ControlApply)
             self._calc_memo[id(obj)] = any(
                 n.name in CALC_CALLS if isinstance(n, ir.ExternCall)
                 else self._has_calc(self.p.actions.get(n.action)) if isinstance(n, ir.ActionCall)
-                else self._has_calc(self.p.functions.get(n.func)) for n in nodes)
+                else self._has_calc(self.p.blocks.get(n.control)) if isinstance(n, ir.ControlApply)
+                else self._has_calc(self.p.functions.get(n.func)) for n in nodes_of(body, kinds))
         return self._calc_memo[id(obj)]
 
 

@@ -3,6 +3,8 @@ methods, extern methods and v1model extern functions."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from lark import Tree
 
 from ..inlining import substitutes_arguments
@@ -27,10 +29,12 @@ from .common import (
     _pos,
     fresh_out,
     fresh_stmts,
+    init_varbit,
     irtype,
     length_of,
     union_siblings,
     varbit_length,
+    varbit_var,
 )
 
 _CHECKSUMS = (
@@ -61,8 +65,9 @@ def lower_call_stmt(g, n: Tree) -> list[ir.Stmt]:
             if ent is not None and ent[0] == "extern":
                 return _extern_method(g, g.low.externs[ent[1]], method, args, n)
             if ent is not None and ent[0] == "control":
-                ca = _control_apply(g, ent[1], args, str(base.children[-1]))
-                return _reset_out_args(g.low.blocks[ent[1]], ca) + [ca] + _union_fixups(ca.args)
+                pre, ca = _control_apply(g, ent[1], args, str(base.children[-1]))
+                reset = _reset_out_args(g.low.blocks[ent[1]], ca)
+                return pre + reset + [ca] + _union_fixups(ca.args)
             if ent is not None and ent[0] == "packet":
                 return _packet(g, method, args, n, targs)
         e, t = g.expr(base)
@@ -82,12 +87,12 @@ def lower_call_stmt(g, n: Tree) -> list[ir.Stmt]:
         info = ent[1]
         if info.name in g.low.unlowered:
             raise g.low.unlowered[info.name]
-        vals, outs = _bind(g, info.params, args)
-        return [ir.ActionCall(info.name, vals, outs)] + _union_fixups(outs)
+        pre, vals, outs, post = _bind(g, info.params, args)
+        return pre + [ir.ActionCall(info.name, vals, outs, post)] + _union_fixups(outs)
     if name in g.low.functions:
         finfo = g.low.p.functions[name]
-        vals, outs = _bind(g, finfo.params, args)
-        return [ir.FuncCall(name, vals, outs)] + _union_fixups(outs)
+        pre, vals, outs, post = _bind(g, finfo.params, args)
+        return pre + [ir.FuncCall(name, vals, outs)] + _union_fixups(outs) + post
     return _v1(g, name, args, targs, n)
 
 
@@ -116,10 +121,32 @@ def _union_fixups(args) -> list[ir.Stmt]:
     return out
 
 
+def varbit_through_box(g, p, a) -> tuple[list[ir.Stmt], ir.Ref, list[ir.Stmt]]:
+    """An `out`/`inout` argument of type ``varbit<N>`` (or a sub-control's `in` one): p4c inlines
+    the call, so the argument's current length flows in (not for ``out``) and the callee's flows
+    back out (not for ``in``).  Here it travels in a local of the parameter's struct
+    (``common.varbit_var``): declared (and given the argument's value and length unless ``out``)
+    before the call; returns those statements, the local, and the copy back with its length."""
+    lv = g.lvalue(a) if p.direction != "in" else g.expr_to(a, p.type)
+    ref, f = varbit_var(g.low.varbit_boxes, "local", g.fresh("vb_arg"), p.type)
+    pre: list[ir.Stmt] = [ir.VarDecl(ref.name, ref.t, None)]
+    if p.direction != "out":
+        pre += init_varbit(f, lv)
+    return pre, ref, init_varbit(lv, f) if p.direction != "in" else []
+
+
 def _bind(g, params, args):
-    vals, outs = [], []
+    """The argument values and copy-out targets of an action or function call, with the
+    statements a varbit `out`/`inout` argument needs before and after it."""
+    vals, outs, pre, post = [], [], [], []
     for p, a in zip(params, args, strict=True):
-        if p.direction in ("out", "inout"):
+        if p.direction in ("out", "inout") and isinstance(p.type, VarbitT):
+            before, box, after = varbit_through_box(g, p, a)
+            pre += before
+            post += after
+            vals.append(box)
+            outs.append(box)
+        elif p.direction in ("out", "inout"):
             lv = g.lvalue(a)
             scalar = not isinstance(lv.t, (ir.Comp, ir.Stack))
             vals.append(fresh_out(lv.t) if p.direction == "out" and scalar else lv)
@@ -127,15 +154,24 @@ def _bind(g, params, args):
         else:
             vals.append(g.arg_to(a, p.type))
             outs.append(None)
-    return vals, outs
+    return pre, vals, outs, post
 
 
-def _control_apply(g, qname: str, args, inst: str) -> ir.ControlApply:
+def _control_apply(g, qname: str, args, inst: str):
+    """A sub-control's apply and the statements before it (a varbit argument travels through a
+    struct, ``varbit_through_box``, copied back by ``ControlApply.after``)."""
     blk = g.low.blocks[qname]
-    vals, outs = [], []
+    vals, outs, pre, post = [], [], [], []
     subst = substitutes_arguments(g.tree, inst, args)
-    for p, a in zip(blk.params, args, strict=True):
-        if p.direction in ("out", "inout"):
+    ptypes = g.low.block_ptypes.get(qname, [None] * len(blk.params))
+    for p, a, pt in zip(blk.params, args, ptypes, strict=True):
+        if isinstance(pt, VarbitT):  # an `in` one too: a struct the instance can point at
+            before, box, after = varbit_through_box(g, _VbParam(p.direction, pt), a)
+            pre += before
+            post += after
+            vals.append(box)
+            outs.append(box if after else None)
+        elif p.direction in ("out", "inout"):
             lv = g.lvalue(a)
             scalar = not isinstance(lv.t, (ir.Comp, ir.Stack))
             # not substituted: p4c's temporary for an `out` scalar is one per instance, shared by
@@ -152,7 +188,13 @@ def _control_apply(g, qname: str, args, inst: str) -> ir.ControlApply:
             )
             vals.append(g.expr_to(a, pt))
             outs.append(None)
-    return ir.ControlApply(qname, vals, outs, subst)
+    return pre, ir.ControlApply(qname, vals, outs, subst, after=post)
+
+
+@dataclass
+class _VbParam:
+    direction: str
+    type: VarbitT
 
 
 def _packet(g, method: str, args, n, targs=None) -> list[ir.Stmt]:

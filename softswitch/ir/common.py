@@ -3,6 +3,7 @@ front-end types, literal values before they meet a width, scopes."""
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
@@ -131,6 +132,89 @@ def fresh_stmts(e: ir.Expr, t, scalars: bool = True) -> list[ir.Stmt]:
             out.append(ir.Assign(ir.Field(it, e, pyfield(f)), ir.Const(it, 0)))
             if isinstance(ft, VarbitT):  # and its current length
                 out.append(ir.Assign(varbit_length(out[-1].lhs), ir.Const(ir.Bits(32), 0)))
+    return out
+
+
+def holds_stack(t) -> bool:
+    """Whether the struct ``t`` (or a struct in it) has a header-stack field."""
+    if isinstance(t, StackT):
+        return True
+    return type(t) is StructT and any(holds_stack(ft) for _f, ft in t.fields)
+
+
+def _path(e) -> tuple | None:
+    """The storage ``e`` names: its variable and field names (a stack element: the whole
+    stack); None for what is not a variable or a part of one."""
+    names: list[str] = []
+    while True:
+        if isinstance(e, ir.Field):
+            names.append(e.name)
+            e = e.base
+        elif isinstance(e, ir.StackElem):
+            names = []
+            e = e.base
+        elif isinstance(e, (ir.Valid, ir.StackInfo)):
+            e = e.base
+        elif isinstance(e, ir.VarbitLength):
+            e = e.field
+        elif isinstance(e, ir.Ref):
+            return ((e.kind, e.name), *reversed(names))
+        else:
+            return None
+
+
+def _reads(x, out: list) -> None:
+    """The storage (``_path``) every outermost variable, field or element in ``x`` reads."""
+    if isinstance(x, (ir.Ref, ir.Field, ir.StackElem, ir.Valid, ir.StackInfo, ir.VarbitLength)):
+        out.append(_path(x))
+        while not isinstance(x, ir.Ref) and x is not None:  # and every index on the way
+            if isinstance(x, ir.StackElem):
+                _reads(x.index, out)
+            x = x.field if isinstance(x, ir.VarbitLength) else getattr(x, "base", None)
+    elif isinstance(x, (list, tuple)):
+        for y in x:
+            _reads(y, out)
+    elif isinstance(x, ir.Expr):
+        for f in dataclasses.fields(x):
+            _reads(getattr(x, f.name), out)
+
+
+def may_alias(lhs: ir.Expr, rhs: ir.Expr) -> bool:
+    """Whether ``rhs`` may read what ``lhs`` names (one a part of the other), as p4c's
+    ``ReadsWrites::mayAlias``."""
+    dst = _path(lhs)
+    reads: list = []
+    _reads(rhs, reads)
+    return dst is None or any(r is None or r[:len(dst)] == dst or dst[:len(r)] == r for r in reads)
+
+
+def struct_assigns(lhs: ir.Expr, rhs: ir.StructInit, t: StructT) -> list[ir.Stmt] | None:
+    """``lhs = {...}`` for a struct holding a header stack, as p4c's ``CopyStructures``: field by
+    field, a stack given by ``...`` or a list expression element by element (it keeps its
+    ``nextIndex``), a stack value with BMv2's stack assignment.  None when the expression reads
+    ``lhs``'s variable: p4c's ``RemoveAliases`` goes through a temporary then."""
+    if may_alias(lhs, rhs):
+        return None
+    out: list[ir.Stmt] = []
+    for i, ((f, ft), x) in enumerate(zip(t.fields, rhs.items, strict=True)):
+        if isinstance(ft, StackT):
+            dst = ir.Field(ir.Stack(ft.elem, ft.size), lhs, pyfield(f))
+        elif isinstance(ft, StructLikeT):
+            dst = ir.Field(ir.Comp(ft), lhs, pyfield(f))
+        else:
+            dst = ir.Field(irtype(ft, f"field {f}"), lhs, pyfield(f))
+        if isinstance(x, ir.Default) and isinstance(ft, (StackT, StructLikeT)):
+            out += fresh_stmts(dst, ft)
+        elif isinstance(x, ir.StackInit):
+            out += [ir.Assign(ir.StackElem(y.t, dst, ir.Const(ir.Bits(32), k), "index"), y)
+                    for k, y in enumerate(x.items)]
+        elif isinstance(x, ir.StructInit) and holds_stack(ft):
+            out += struct_assigns(dst, x, ft) or [ir.Assign(dst, x)]
+        else:
+            out.append(ir.Assign(dst, x))
+            if isinstance(ft, VarbitT):  # BMv2's assign_VL: the length too
+                ln = rhs.lens[i] if rhs.lens and rhs.lens[i] is not None else ir.Const(ir.Bits(32), 0)
+                out.append(ir.Assign(varbit_length(dst), ln))
     return out
 
 

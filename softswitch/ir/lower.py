@@ -27,6 +27,7 @@ from ..types import (
 from . import nodes as ir
 from .body import _Body
 from .calcs import name_calculations
+from .calls import varbit_through_box
 from .common import Unsupported, _pos, _qualify, _Scope, init_varbit, irtype, varbit_box, varbit_var
 from .walk import direct_meter_target
 
@@ -49,6 +50,7 @@ class Lowering:
         self.digests: list[StructLikeT] = []
         self.value_sets: list[str] = []
         self.varbit_boxes: dict[int, StructT] = {}  # varbit<N> variables (common.varbit_var)
+        self.block_ptypes: dict[str, list] = {}  # block -> its parameters' P4 types
         self.tmp = 0
 
     def run(self) -> ir.Program:
@@ -105,8 +107,9 @@ class Lowering:
 
     def _params(self, params, varbit_in: tuple[str, ...] = ()) -> list[ir.Param]:
         """IR parameters; one of type ``varbit<N>`` with a direction in ``varbit_in`` is passed in
-        a struct of its own (value and current length, ``common.varbit_arg``), others are
-        refused (their length would be lost)."""
+        a struct of its own (value and current length, ``common.varbit_arg``; out/inout ones
+        through ``calls.varbit_through_box``), others are refused (their length would be lost:
+        only what the front end leaves, e.g. a V1Switch block's)."""
         out = []
         for p in params:
             if isinstance(p.type, VarbitT):
@@ -130,7 +133,7 @@ class Lowering:
 
     def _function(self, name: str, tree) -> None:
         info = self.p.functions[name]
-        params = self._params(info.params, ("in", ""))
+        params = self._params(info.params, ("in", "", "out", "inout"))
         ret = None if type(info.ret).__name__ == "VoidT" else irtype(info.ret, f"return of {name}")
         sc = _Scope(self.top_scope, {})  # the top-level instances a function may use
         for pp, p in zip(params, info.params, strict=True):
@@ -143,7 +146,7 @@ class Lowering:
         fn.body = g.block(tree.children[5])
 
     def _action(self, info, scope: _Scope, control: str | None) -> None:
-        params = self._params(info.params, ("in",))
+        params = self._params(info.params, ("in", "out", "inout"))
         sc = _Scope(scope, {})
         for pp, p in zip(params, info.params, strict=True):
             by_ref = p.direction in ("out", "inout") or isinstance(pp.t, (ir.Comp, ir.Stack))
@@ -156,12 +159,21 @@ class Lowering:
     def _block(self, qname: str, tree: Tree, kind: str) -> ir.Block:
         ann, nm, tps, params_node, ctor, *rest = tree.children
         params = self.d.params(params_node)
-        blk = ir.Block(qname, kind, self._params(params), [], [], [])
+        # a sub-control's varbit parameter travels in a struct of its own (calls._control_apply)
+        vb = ("in", "out", "inout") if kind == "control" and qname not in self.p.block_names.values() else ()
+        blk = ir.Block(qname, kind, self._params(params, vb), [], [], [])
         self.blocks[qname] = blk
+        self.block_ptypes[qname] = [p.type for p in params]
         sc = _Scope(self.top_scope, {})
         for p, ip in zip(params, blk.params, strict=True):
             if isinstance(p.type, NamedT) and p.type.name in ("packet_in", "packet_out"):
                 sc.names[p.name] = ("packet", p.type.name)
+            elif isinstance(p.type, VarbitT):
+                ref = ir.Ref(ip.t, "param", p.name, True)
+                ref.ptype = ip.t.t
+                f = ir.Field(irtype(p.type), ref, "v")  # the value in its struct (varbit_box)
+                f.ptype = p.type
+                sc.names[p.name] = ("val", f)
             else:
                 by_ref = isinstance(ip.t, (ir.Comp, ir.Stack))
                 sc.names[p.name] = ("val", ir.Ref(ip.t, "param", p.name, by_ref))
@@ -246,7 +258,7 @@ class Lowering:
             valid.append(_header_validity(e))
             e = g.to_bits(e, t) if not isinstance(t, BoolT) else ir.Cast(ir.Bits(1), e)
             sel.append(ir.Key(ki.name, ki.match_kind, ki.width, e))
-        bound = []
+        bound, bound_pre, bound_after = [], [], []
         alist = [ar for p in props if p.data == "tp_actions" for ar in p.children[1:]]
         for a in info.actions:
             if a.name in self.unlowered:
@@ -255,15 +267,27 @@ class Lowering:
             given = ar.children[2] if ar is not None else None
             args = [x for x in (given.children if given is not None else []) if x is not None]
             dirp = [p for p in a.params if p.direction]
-            bound.append([g.lvalue(x) if p.direction != "in" else g.arg_to(x, p.type)
-                          for p, x in zip(dirp, args, strict=False)])
+            row: list[ir.Expr] = []
+            pre: list[ir.Stmt] = []
+            post: list[ir.Stmt] = []
+            for p, x in zip(dirp, args, strict=False):
+                if isinstance(p.type, VarbitT) and p.direction != "in":  # through a struct
+                    before, box, after = varbit_through_box(g, p, x)
+                    pre, post = pre + before, post + after
+                    row.append(box)
+                else:
+                    row.append(g.lvalue(x) if p.direction != "in" else g.arg_to(x, p.type))
+            bound.append(row)
+            bound_pre.append(pre)
+            bound_after.append(post)
         prof = info.profile
         dm = self.p.extern_insts[info.direct_meter].obj.kind + 1 if info.direct_meter else 0
         self.tables[qname] = ir.Table(qname, blk.name, keys, [a.name for a in info.actions], bound,
                                       info.direct_counter is not None, info.size,
                                       profile=prof.name if prof else None, algo=prof.algo if prof else None,
                                       selector=sel, selector_valid=valid,
-                                      direct_meter=dm, fixed_rows=_fixed_rows(info))
+                                      direct_meter=dm, fixed_rows=_fixed_rows(info),
+                                      bound_pre=bound_pre, bound_after=bound_after)
         g.scope.names[local] = ("table", qname)
 
     # ------------------------------------------------------------ parsers

@@ -277,6 +277,9 @@ class ActionCall(Stmt):
     outs: list[Expr | None]   # copy-out target per out/inout parameter, None otherwise; p4c
     #                           copies every directional argument of actions and functions, so a
     #                           backend passes copies (compound ones included) and copies back
+    # statements that finish the copy-out (a varbit argument's value and length from its struct,
+    # ir/calls.py): run after the copies back, also where those run after an `exit`
+    after: list[Stmt] = field(default_factory=list)
 
 
 @dataclass
@@ -305,6 +308,10 @@ class ControlApply(Stmt):
     # p4c substitutes the arguments for the parameters (softswitch/inlining.py): the copy-out
     # also happens after an `exit` in the callee; otherwise they are temporaries it skips
     substituted: bool = True
+    after: list[Stmt] = field(default_factory=list)  # as ActionCall.after
+    # the block whose code this site runs ("": ``control``'s own): p4c inlines the apply body at
+    # each site, so a later site holding calculations runs a copy with its own (ir/calcs.py)
+    code: str = ""
 
 
 @dataclass
@@ -421,6 +428,10 @@ class Table:
     # (key values, action index, action data) can never change, so a backend may compile them
     # into the lookup; None for every other table
     fixed_rows: list[tuple[tuple[int, ...], int, tuple[int, ...]]] | None = None
+    # per action: statements before its call and after its copy-out (a varbit `out`/`inout`
+    # argument bound in the action list travels in a struct, as in ir.ActionCall.after)
+    bound_pre: list[list[Stmt]] = field(default_factory=list)
+    bound_after: list[list[Stmt]] = field(default_factory=list)
 
 
 @dataclass
@@ -434,6 +445,9 @@ class Block:
     init: list[Stmt]
     body: list[Stmt]
     states: list[State] = field(default_factory=list)
+    # a copy of an instance's apply body for one of its apply sites (ControlApply.code): the
+    # instance named here owns the frame the copy runs in; "" for a block of its own
+    frame: str = ""
 
 
 @dataclass

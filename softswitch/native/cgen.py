@@ -99,7 +99,8 @@ class CGen(Identifiers):
         o.append(f"typedef T_{p.std_t.pyname} std_t;")
         self._state()
         for b in reversed(p.blocks.values()):  # an instance's frame inside its parent's: child first
-            self._frame(b)
+            if not b.frame:  # a site's copy of a body runs in its instance's frame
+                self._frame(b)
         body: list[str] = []
         self.out = body
         for f in p.functions.values():
@@ -211,11 +212,12 @@ class CGen(Identifiers):
         self.out += self.comp.prototypes()
 
     def block_sig(self, b: ir.Block) -> str:
+        fr = f"L_{self.cid(b.frame or b.name)}"  # a site's copy of a body: its instance's frame
         if b.kind == "parser":
-            return f"static int P_{self.cid(b.name)}(PX *px, PKT *pk, L_{self.cid(b.name)} *L)"
+            return f"static int P_{self.cid(b.name)}(PX *px, PKT *pk, {fr} *L)"
         if any(isinstance(p.t, ir.Pkt) for p in b.params):
-            return f"static void C_{self.cid(b.name)}(PX *px, OBUF *ob, L_{self.cid(b.name)} *L)"
-        return f"static void C_{self.cid(b.name)}(PX *px, L_{self.cid(b.name)} *L)"
+            return f"static void C_{self.cid(b.name)}(PX *px, OBUF *ob, {fr} *L)"
+        return f"static void C_{self.cid(b.name)}(PX *px, {fr} *L)"
 
     def call_args(self, params: list[ir.Param], args: list[ir.Expr], pre: list[str]) -> list[str]:
         """C arguments; compound values by address (list expressions through temporaries whose
@@ -329,7 +331,8 @@ class CGen(Identifiers):
                 o.append(f"        {ctype(p.t)} l__arg{j} = ({ctype(p.t)})a[{j}];")
             outs = [x if p.direction in ("out", "inout") else None for p, x in zip(dirp, bound, strict=False)]
             outs += [None] * len(datap)
-            g.call_action(act, args, outs)
+            g.stmts(t.bound_pre[i] if t.bound_pre else [])
+            g.call_action(act, args, outs, t.bound_after[i] if t.bound_after else [])
             o.append("        break; }")
         o.append("    }")
         o.append("    return ai;")

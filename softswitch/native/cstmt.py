@@ -176,13 +176,15 @@ class StmtGen(StmtWriter):
             self.emit(f"{h}._v = 0;")
 
     # ------------------------------------------------------------ calls
-    def call_action(self, act: ir.Action, args: list[ir.Expr], outs: list) -> None:
+    def call_action(self, act: ir.Action, args: list[ir.Expr], outs: list,
+                    after: list[ir.Stmt] | None = None) -> None:
         """Call with copy-in/copy-out of scalar out/inout arguments.  After an `exit` the copy-out
         still happens when called from a control or table (p4c's RemoveActionParameters copies
         out before `exit`), not when called from an action (p4c inlines it, copy-out after)."""
         self.emit("{")
         self.level += 1
         cargs, backs = self._bind(act.params, args, outs)
+        StmtGen(self.g, backs, 0).stmts(after or [])  # ir.ActionCall.after
         frame = "L" if act.control else "NULL"
         self.emit(f"A_{self.g.cid(act.name)}(px, {frame}{''.join(', ' + c for c in cargs)});")
         self._backs_and_exit(backs, self.g.fn_kind != "action")
@@ -238,7 +240,7 @@ class StmtGen(StmtWriter):
 
     def _ActionCall(self, s: ir.ActionCall) -> None:
         act = self.g.prog.actions[s.action]
-        self.call_action(act, s.args, s.outs)
+        self.call_action(act, s.args, s.outs, s.after)
 
     def _FuncCall(self, s: ir.FuncCall) -> None:
         f = self.g.prog.functions[s.func]
@@ -291,7 +293,8 @@ class StmtGen(StmtWriter):
                 self.emit(f"_Ls->p_{prm.name} = {self.x(a)};")
                 if out is not None:
                     backs.append(f"{self.x(out)} = _Ls->p_{prm.name};")
-        self.emit(f"C_{self.g.cid(b.name)}(px, _Ls);")
+        StmtGen(self.g, backs, 0).stmts(s.after)  # a varbit argument's copy back (ir.ControlApply)
+        self.emit(f"C_{self.g.cid(s.code or b.name)}(px, _Ls);")  # this site's body (ir/calcs.py)
         self._backs_and_exit(backs, s.substituted)
         self.level -= 1
         self.emit("}")

@@ -148,8 +148,9 @@ class PyGen(Identifiers):
             args = [fresh_out(x.t) if p.direction == "out" and not isinstance(x.t, (ir.Comp, ir.Stack))
                     else x for p, x in zip(dirp, bound, strict=False)]  # an `out` scalar starts fresh
             outs = [x if p.direction in ("out", "inout") else None for p, x in zip(dirp, bound, strict=False)]
+            g.stmts(t.bound_pre[i] if t.bound_pre else [])
             g.call(f"A_{self.cid(act.name)}", act.params, args + [Raw(ir.Bool(), "*args")], outs, lead="L",
-                   copy_on_exit=True)
+                   copy_on_exit=True, after=t.bound_after[i] if t.bound_after else [])
         o.append("    return hit, ai")
         o.append("")
 
@@ -221,6 +222,9 @@ class PyGen(Identifiers):
 
     def _control(self, b: ir.Block) -> None:
         self.fn_kind = "control"
+        if b.frame:  # one apply site's copy of an instance's body: runs in the instance's frame
+            self._body(f"def C_{self.cid(b.name)}(L):", list(b.init) + list(b.body))
+            return
         if b.name in self.nested:  # its frame is made once, with its parent's (N_)
             self.out.append(f"def N_{self.cid(b.name)}():")
             scalars = [f"L.p_{q.name} = {default(q.t, self.err_oob)}" for q in b.params

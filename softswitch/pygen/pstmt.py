@@ -188,7 +188,7 @@ class StmtGen(StmtWriter):
 
     def call(self, fn: str, params: list[ir.Param], args: list[ir.Expr], outs: list,
              ret: ir.Expr | None = None, lead: str = "", value: bool = False,
-             copy_on_exit: bool = False) -> None:
+             copy_on_exit: bool = False, after: list[ir.Stmt] | None = None) -> None:
         """``fn(lead, args)`` as p4c lowers a call: every directional argument is a copy (compound
         ones in a fresh local, scalar out/inout ones returned by the callee as a tuple, after its
         value when ``value``: functions), copied back after the call, and also when it exits if
@@ -214,11 +214,12 @@ class StmtGen(StmtWriter):
                     g.assign(outs[i] if outs[i] is not None else args[i], f"{src}[{k}]")
                     k += 1
                 lines += compound.get(i, [])
+            g.stmts(after or [])  # ir.ActionCall.after
             return lines
 
         r = self.g.fresh("_r") if so or ret is not None else None
         line = f"{r} = {call}" if r is not None else call
-        if copy_on_exit and (so or compound):
+        if copy_on_exit and (so or compound or after):
             self._try_exit([line], backs("_e.outs", 0))
         else:
             self.emit(line)
@@ -240,7 +241,7 @@ class StmtGen(StmtWriter):
     def _ActionCall(self, s: ir.ActionCall) -> None:
         act = self.g.prog.actions[s.action]
         self.call(f"A_{self.g.cid(act.name)}", act.params, s.args, s.outs, lead="L",
-                  copy_on_exit=self.g.fn_kind != "action")
+                  copy_on_exit=self.g.fn_kind != "action", after=s.after)
 
     def _FuncCall(self, s: ir.FuncCall) -> None:
         f = self.g.prog.functions[s.func]
@@ -271,7 +272,8 @@ class StmtGen(StmtWriter):
             self.emit(f"{v}.p_{prm.name} = {self.x(a)}")
             if out is not None and not isinstance(prm.t, (ir.Comp, ir.Stack)):
                 StmtGen(self.g, backs, 0).assign(out, f"{v}.p_{prm.name}")
-        call = f"C_{self.g.cid(b.name)}({v})"
+        StmtGen(self.g, backs, 0).stmts(s.after)  # a varbit argument's copy back (ir.ControlApply)
+        call = f"C_{self.g.cid(s.code or b.name)}({v})"  # this site's copy of the body (ir/calcs.py)
         if s.substituted and backs:
             self._try_exit([call], backs)
         else:

@@ -121,3 +121,32 @@ def test_function_and_direct_action_calls_get_a_calculation_each(backend: str):
     sw.crc_set_parameters(KERMIT, "calc_0")      # the second crc_of call
     sw.crc_set_parameters(MAXIM, "calc_1")       # the first direct() call
     assert _run(sw)[3:7] == [0xBB3D, 0x2189, 0xBB3D, 0x44C2]
+
+
+SITES = f"""
+control H(inout bit<32> crc, out bit<32> count, in bit<32> a, in bit<32> b, in bit<32> c) {{
+    bit<32> n;
+    apply {{
+        n = n + 1;
+        count = n;
+        hash(crc, HashAlgorithm.crc16_custom, 32w0, {{a, b, c[31:24]}}, {M});
+    }}
+}}
+"""
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_control_instance_applied_at_two_sites_gets_a_calculation_per_site(backend: str):
+    """p4c inlines an instance's apply body at each site: one calculation per site (the second
+    site runs a copy of the body here), while the instance's variables stay one per instance."""
+    ingress = """
+        h.apply(hdr.d.w3, hdr.d.w5, hdr.d.w0, hdr.d.w1, hdr.d.w2);
+        h.apply(hdr.d.w4, hdr.d.w6, hdr.d.w0, hdr.d.w1, hdr.d.w2);
+"""
+    sw = switch(ingress, backend=backend, decls=SITES, ilocals="    H() h;")
+    assert sw.crc_calculations() == {"calc": 16, "calc_0": 16}
+    assert _run(sw)[3:7] == [0xBB3D, 0xBB3D, 1, 2]
+    sw.crc_set_parameters(KERMIT, "calc_0")      # the second site only
+    assert _run(sw)[3:7] == [0xBB3D, 0x2189, 1, 2]
+    sw.crc_set_parameters(MAXIM, "calc")
+    assert _run(sw)[3:7] == [0x44C2, 0x2189, 1, 2]
