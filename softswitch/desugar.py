@@ -23,53 +23,31 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable
-from dataclasses import dataclass, field
 
 from lark import Token, Tree
 
 from .api import P4CompileError
+from .argbinding import (
+    CONSTANT_KINDS,
+    EXPR_KINDS,
+    ArgumentBinding,
+    Callee,
+    mk_node,
+    param_direction,
+    param_nodes,
+)
 from .codegen import text_of
 from .literals import parse_int
 from .loops import desugar_loop, each_loop, range_loop, three_clause
 from .selects import rewrite_select
+from .treenav import name_of
 
-#: expression kinds whose value never changes, so they need no saving before a call
-_CONSTANT = {"int_lit", "true_lit", "false_lit", "string_lit", "error_member", "type_member",
-             "dots_expr"}
-#: expression node kinds (children of other kinds, e.g. ``name`` or a type, are not values)
-_EXPRS = {"ident", "member", "index", "slice", "call", "tcall", "binop", "lt", "gt", "bor", "bxor",
-          "band", "shl", "shr", "land", "lor", "lnot", "bnot", "neg", "pos", "cast", "ternary",
-          "list_expr", "this_expr", "ctor_call"} | _CONSTANT
 _OP_ASSIGN = {"*=": ("binop", "STAR"), "/=": ("binop", "SLASH"), "%=": ("binop", "PERCENT"),
               "+=": ("binop", "PLUS"), "-=": ("binop", "MINUS"), "|+|=": ("binop", "SPLUS"),
               "|-|=": ("binop", "SMINUS"), "<<=": ("shl", ""), ">>=": ("shr", ""),
               "&=": ("band", ""), "^=": ("bxor", ""), "|=": ("bor", "")}
 
 Err = Callable[[object, str], P4CompileError]
-
-
-@dataclass
-class _Callee:
-    """What a call binds to: its parameters (``param`` trees) and, for user functions, the
-    return type (a type tree) and whether it has out/inout parameters."""
-
-    params: list[Tree]
-    type_params: set[str] = field(default_factory=set)
-    ret: Tree | None = None
-    effects: bool = False
-    own_type_params: tuple[str, ...] = ()  # in order: what explicit type arguments bind
-
-
-def _name(node) -> str:
-    return str(node.children[0]) if isinstance(node, Tree) else str(node)
-
-
-def _params(node: Tree | None) -> list[Tree]:
-    return [p for p in (node.children if node is not None else []) if p is not None]
-
-
-def _direction(p: Tree) -> str:
-    return str(p.children[1].children[0]) if p.children[1] is not None else ""
 
 
 def _type_params(node: Tree | None) -> set[str]:
@@ -89,26 +67,17 @@ def _text(e) -> str:
     return text_of(e)
 
 
-def _mk(data: str, children: list, like) -> Tree:
-    """A synthetic node that reports errors at the position of ``like``."""
-    meta = like.meta if isinstance(like, Tree) else None
-    t = Tree(data, children, meta)
-    if isinstance(like, Token) and like.line is not None:
-        t.meta.line, t.meta.column, t.meta.empty = like.line, like.column, False
-    return t
-
-
-class Desugar:
+class Desugar(ArgumentBinding):
     """Rewrites one program's syntax tree in place (see the module docstring)."""
 
     def __init__(self, tree: Tree, err: Err):
         self.tree = tree
         self.err = err
         self.n = 0
-        self.top: dict[str, _Callee] = {}
-        self.externs: dict[str, dict[str, list[_Callee]]] = {}
-        self.blocks: dict[str, _Callee] = {}
-        self.local: dict[str, _Callee] = {}
+        self.top: dict[str, Callee] = {}
+        self.externs: dict[str, dict[str, list[Callee]]] = {}
+        self.blocks: dict[str, Callee] = {}
+        self.local: dict[str, Callee] = {}
         self.objects: dict[str, str] = {}  # instance/parameter name -> type name (this block)
         self.tables: set[str] = set()       # tables of this control
         self.keys: dict[str, list] = {}     # table -> (temporary, key expression) with effects
@@ -121,26 +90,27 @@ class Desugar:
                 continue
             if d.data == "function_decl":
                 _ann, ret, nm, tps, params, _body = d.children
-                ps = _params(params)
-                self.top[_name(nm)] = _Callee(ps, _type_params(tps), ret,
-                                              any(_direction(p) in ("out", "inout") for p in ps))
+                ps = param_nodes(params)
+                self.top[name_of(nm)] = Callee(ps, _type_params(tps), ret,
+                                              any(param_direction(p) in ("out", "inout") for p in ps))
             elif d.data == "action_decl":
-                self.top[_name(d.children[1])] = _Callee(_params(d.children[2]))
+                self.top[name_of(d.children[1])] = Callee(param_nodes(d.children[2]))
             elif d.data == "extern_func_decl":
-                self.top[_name(d.children[2])] = _Callee(_params(d.children[4]), _type_params(d.children[3]),
-                                                         own_type_params=_type_param_list(d.children[3]))
+                tps = d.children[3]
+                self.top[name_of(d.children[2])] = Callee(param_nodes(d.children[4]), _type_params(tps),
+                                                          own_type_params=_type_param_list(tps))
             elif d.data == "extern_decl":
                 outer = _type_params(d.children[2])
-                methods: dict[str, list[_Callee]] = {}
+                methods: dict[str, list[Callee]] = {}
                 for m in d.children[3:]:
                     if isinstance(m, Tree) and m.data == "method_proto":
                         _ret, nm, tps, params = m.children[1].children
-                        methods.setdefault(_name(nm), []).append(
-                            _Callee(_params(params), outer | _type_params(tps),
+                        methods.setdefault(name_of(nm), []).append(
+                            Callee(param_nodes(params), outer | _type_params(tps),
                                     own_type_params=_type_param_list(tps)))
-                self.externs[_name(d.children[1])] = methods
+                self.externs[name_of(d.children[1])] = methods
             elif d.data in ("control_decl", "parser_decl"):
-                self.blocks[_name(d.children[1])] = _Callee(_params(d.children[3]))
+                self.blocks[name_of(d.children[1])] = Callee(param_nodes(d.children[3]))
 
     def run(self) -> None:
         for d in self.tree.children:
@@ -159,10 +129,10 @@ class Desugar:
                 self._parser(d)
 
     def _objects(self, params: Tree | None) -> None:
-        for p in _params(params):
+        for p in param_nodes(params):
             t = p.children[2]
             if isinstance(t, Tree) and t.data in ("type_name", "specialized_type"):
-                self.objects[_name(p.children[3])] = self._type_name(t)
+                self.objects[name_of(p.children[3])] = self._type_name(t)
 
     @staticmethod
     def _type_name(t) -> str:
@@ -175,11 +145,11 @@ class Desugar:
             if not isinstance(loc, Tree):
                 continue
             if loc.data == "instantiation":
-                self.objects[_name(loc.children[3])] = self._type_name(loc.children[1])
+                self.objects[name_of(loc.children[3])] = self._type_name(loc.children[1])
             elif loc.data == "action_decl":
-                self.local[_name(loc.children[1])] = _Callee(_params(loc.children[2]))
+                self.local[name_of(loc.children[1])] = Callee(param_nodes(loc.children[2]))
             elif loc.data == "table_decl":
-                self.tables.add(_name(loc.children[1]))
+                self.tables.add(name_of(loc.children[1]))
 
     def _control(self, d: Tree) -> None:
         self._objects(d.children[3])
@@ -206,7 +176,7 @@ class Desugar:
         for loc in var_decls:
             init = loc.children[3]
             if init is not None and (moved or self.effects(init)):
-                moved.append(_mk("assign_stmt", [self.ident(_name(loc.children[2]), init), init], init))
+                moved.append(mk_node("assign_stmt", [self.ident(name_of(loc.children[2]), init), init], init))
                 loc.children[3] = None
             else:
                 loc.children[3] = self.pure(init)
@@ -231,9 +201,9 @@ class Desugar:
                     raise self.err(kexpr, "cannot infer the type of this key expression with side effects")
                 tmp = self.fresh()
                 decls.append(self.var(tmp, t, None, kexpr))
-                self.keys.setdefault(_name(table.children[1]), []).append((tmp, kexpr))
+                self.keys.setdefault(name_of(table.children[1]), []).append((tmp, kexpr))
                 k.children[0] = self.ident(tmp, kexpr)
-                if not any(_name(a.children[0])[1:] == "name" for a in (kann.children if kann else [])):
+                if not any(name_of(a.children[0])[1:] == "name" for a in (kann.children if kann else [])):
                     name = Tree("annotation", [Token("ANNOT", "@name"), Tree("annot_body", [
                         Tree("string_lit", [Token("STRING_LIT", f'"{_text(kexpr)}"')])])])
                     k.children[2] = Tree("annotations", (kann.children if kann else []) + [name])
@@ -247,30 +217,30 @@ class Desugar:
             return
         if not all(isinstance(a, Tree) and a.data == "named_arg" for a in args):
             raise self.err(ar, "either all or none of the arguments must be named")
-        c = self.local.get(_name(ar.children[1])) or self.top.get(_name(ar.children[1]))
+        c = self.local.get(name_of(ar.children[1])) or self.top.get(name_of(ar.children[1]))
         if c is None:
-            raise self.err(ar, f"named arguments for an unknown action {_name(ar.children[1])}")
+            raise self.err(ar, f"named arguments for an unknown action {name_of(ar.children[1])}")
         given = {str(a.children[0]): a for a in args}
         if len(given) != len(args):
             raise self.err(ar, "an argument is named twice")
-        pnames = [_name(p.children[3]) for p in c.params]
+        pnames = [name_of(p.children[3]) for p in c.params]
         for nm, a in given.items():
             if nm not in pnames:
                 raise self.err(a, f"no parameter named {nm}")
-        ar.children[2] = _mk("args", [given[n].children[1] for n in pnames if n in given], ar)
+        ar.children[2] = mk_node("args", [given[n].children[1] for n in pnames if n in given], ar)
 
     def key_updates(self, table: str, pre: list) -> None:
         """The key temporaries of ``table``, computed just before it is applied."""
         for tmp, kexpr in self.keys.get(table, []):
             v = self.expr(copy.deepcopy(kexpr), pre)
-            pre.append(_mk("assign_stmt", [self.ident(tmp, kexpr), v], kexpr))
+            pre.append(mk_node("assign_stmt", [self.ident(tmp, kexpr), v], kexpr))
 
     def applied(self, e) -> str | None:
         """The table of ``t.apply()`` (or a member of it), if ``e`` is one."""
         if isinstance(e, Tree) and e.data == "member":
             e = e.children[0]
         if not (isinstance(e, Tree) and e.data == "call" and isinstance(e.children[0], Tree)
-                and e.children[0].data == "member" and _name(e.children[0].children[1]) == "apply"):
+                and e.children[0].data == "member" and name_of(e.children[0].children[1]) == "apply"):
             return None
         base = e.children[0].children[0]
         if isinstance(base, Tree) and base.data == "ident" and str(base.children[-1]) in self.tables:
@@ -282,7 +252,7 @@ class Desugar:
         self._locals(d.children[5:])
         kids = [c for c in d.children[5:] if isinstance(c, Tree)]
         moved = self._moved_initialisers([c for c in kids if c.data == "var_decl"])
-        for st in (c for c in kids if c.data == "parser_state" and _name(c.children[2]) == "start"):
+        for st in (c for c in kids if c.data == "parser_state" and name_of(c.children[2]) == "start"):
             st.children[3:3] = moved
         for st in d.children[5:]:
             if not (isinstance(st, Tree) and st.data == "parser_state"):
@@ -319,7 +289,7 @@ class Desugar:
         if s is None:
             return None
         r = self.stmt(s)
-        return r[0] if len(r) == 1 else _mk("block", r, s)
+        return r[0] if len(r) == 1 else mk_node("block", r, s)
 
     def stmt(self, s: Tree) -> list:
         d = s.data
@@ -334,7 +304,7 @@ class Desugar:
                 lhs = self.lvalue(lhs, pre, save=True)
             kind, tok = _OP_ASSIGN[str(op)]
             kids = [copy.deepcopy(lhs), Token(tok, str(op)[:-1]), rhs] if tok else [copy.deepcopy(lhs), rhs]
-            return pre + self.stmt(_mk("assign_stmt", [lhs, _mk(kind, kids, s)], s))
+            return pre + self.stmt(mk_node("assign_stmt", [lhs, mk_node(kind, kids, s)], s))
         elif d == "assign_stmt":
             s.children[0] = self.lvalue(s.children[0], pre)
             rhs_pre: list = []
@@ -390,7 +360,7 @@ class Desugar:
             for kv, v in zip(kvs, self.ordered([kv.children[1] for kv in kvs], pre), strict=True):
                 kv.children[1] = v
             return e
-        if not isinstance(e, Tree) or e.data not in _EXPRS:
+        if not isinstance(e, Tree) or e.data not in EXPR_KINDS:
             return e
         if not self.effects(e):
             return self._named(e)
@@ -402,17 +372,17 @@ class Desugar:
         if d in ("land", "lor"):
             a = self.expr(e.children[0], pre)
             tmp = self.fresh()
-            pre.append(self.var(tmp, _mk("t_bool", [], e), a, e))
+            pre.append(self.var(tmp, mk_node("t_bool", [], e), a, e))
             inner: list = []
             b = self.expr(e.children[1], inner)
-            inner.append(_mk("assign_stmt", [self.ident(tmp, e), b], e))
-            cond = self.ident(tmp, e) if d == "land" else _mk("lnot", [self.ident(tmp, e)], e)
-            pre.append(_mk("if_stmt", [cond, _mk("block", inner, e), None], e))
+            inner.append(mk_node("assign_stmt", [self.ident(tmp, e), b], e))
+            cond = self.ident(tmp, e) if d == "land" else mk_node("lnot", [self.ident(tmp, e)], e)
+            pre.append(mk_node("if_stmt", [cond, mk_node("block", inner, e), None], e))
             return self.ident(tmp, e)
         if self.table_hit(e):
             self.key_updates(self.applied(e), pre)
             tmp = self.fresh()
-            pre.append(self.var(tmp, _mk("t_bool", [], e), e, e))
+            pre.append(self.var(tmp, mk_node("t_bool", [], e), e, e))
             return self.ident(tmp, e)
         if d == "ternary" and (self.effects(e.children[1]) or self.effects(e.children[2])):
             return self.ternary(e, pre)
@@ -441,8 +411,8 @@ class Desugar:
         for b in e.children[1:]:
             inner: list = []
             v = self.expr(b, inner)
-            branches.append(_mk("block", inner + [_mk("assign_stmt", [self.ident(res, b), v], b)], b))
-        pre.append(_mk("if_stmt", [c, branches[0], branches[1]], e))
+            branches.append(mk_node("block", inner + [mk_node("assign_stmt", [self.ident(res, b), v], b)], b))
+        pre.append(mk_node("if_stmt", [c, branches[0], branches[1]], e))
         return self.ident(res, e)
 
     def result_decl(self, name: str, e: Tree) -> Tree:
@@ -464,13 +434,13 @@ class Desugar:
             return copy.deepcopy(self.callee(e).ret)
         if self.table_hit(e) or d in ("lnot", "land", "lor", "lt", "gt") or \
                 d == "binop" and str(e.children[1]) in ("==", "!=", "<=", ">="):
-            return _mk("t_bool", [], e)
+            return mk_node("t_bool", [], e)
         if d == "cast":
             return copy.deepcopy(e.children[0])
         if d == "int_lit" and parse_int(str(e.children[0]))[1] is None:
             return None  # an untyped literal: the other branch decides
         if not self.effects(e):
-            return _mk("typed_decl", [None, copy.deepcopy(e)], e)
+            return mk_node("typed_decl", [None, copy.deepcopy(e)], e)
         kids = e.children[1:] if d == "ternary" else e.children[:1] if d in ("shl", "shr") else e.children
         for k in kids:
             t = self.type_of(k)
@@ -480,11 +450,11 @@ class Desugar:
 
     def table_hit(self, e) -> bool:
         """``t.apply().hit`` / ``.miss`` of a table of this control (applying it is an effect)."""
-        if not (isinstance(e, Tree) and e.data == "member" and _name(e.children[1]) in ("hit", "miss")):
+        if not (isinstance(e, Tree) and e.data == "member" and name_of(e.children[1]) in ("hit", "miss")):
             return False
         c = e.children[0]
         if not (isinstance(c, Tree) and c.data == "call" and isinstance(c.children[0], Tree)
-                and c.children[0].data == "member" and _name(c.children[0].children[1]) == "apply"):
+                and c.children[0].data == "member" and name_of(c.children[0].children[1]) == "apply"):
             return False
         base = c.children[0].children[0]
         return isinstance(base, Tree) and base.data == "ident" and str(base.children[-1]) in self.tables
@@ -505,18 +475,18 @@ class Desugar:
         return out
 
     def save(self, x, pre: list, force: bool = False):
-        if not isinstance(x, Tree) or x.data not in _EXPRS or x.data in _CONSTANT and not force:
+        if not isinstance(x, Tree) or x.data not in EXPR_KINDS or x.data in CONSTANT_KINDS and not force:
             return x
         tmp = self.fresh()
-        pre.append(_mk("hoist_decl", [Token("IDENTIFIER", tmp), x], x))
+        pre.append(mk_node("hoist_decl", [Token("IDENTIFIER", tmp), x], x))
         return self.ident(tmp, x)
 
     @staticmethod
     def var(name: str, t: Tree, init, like) -> Tree:
-        return _mk("var_decl", [None, t, Tree("name", [Token("IDENTIFIER", name)]), init], like)
+        return mk_node("var_decl", [None, t, Tree("name", [Token("IDENTIFIER", name)]), init], like)
 
     def ident(self, name: str, like) -> Tree:
-        return _mk("ident", [Token("IDENTIFIER", name)], like)
+        return mk_node("ident", [Token("IDENTIFIER", name)], like)
 
     def effects(self, e) -> bool:
         if not isinstance(e, Tree):
@@ -528,128 +498,3 @@ class Desugar:
         if self.table_hit(e):
             return True
         return any(self.effects(c) for c in e.children)
-
-    def callee(self, call: Tree) -> _Callee | None:
-        f = call.children[0]
-        if isinstance(f, Tree) and f.data == "ident":
-            name = str(f.children[-1])
-            return self.local.get(name) or self.top.get(name)
-        if isinstance(f, Tree) and f.data == "member" and isinstance(f.children[0], Tree) \
-                and f.children[0].data == "ident":
-            obj = self.objects.get(str(f.children[0].children[-1]))
-            method = _name(f.children[1])
-            if obj in self.blocks and method == "apply":
-                return self.blocks[obj]
-            cands = self.externs.get(obj or "", {}).get(method, [])
-            if len(cands) == 1:
-                return cands[0]
-            by_arity = [c for c in cands if len(c.params) == len(self._args(call))]
-            if len(by_arity) == 1 and not any(a.data == "named_arg" for a in self._args(call)):
-                return by_arity[0]  # p4c overloads extern methods by their number of parameters
-            names = {_name(a.children[0]) for a in self._args(call) if a.data == "named_arg"}
-            fit = [c for c in cands if names and names <= {_name(p.children[3]) for p in c.params}]
-            return fit[0] if len(fit) == 1 else None
-        return None
-
-    @staticmethod
-    def _args(call: Tree) -> list:
-        node = call.children[-1]
-        return [a for a in (node.children if node is not None else []) if a is not None]
-
-    def call(self, e: Tree, pre: list, top: bool):
-        """Binds named/default/don't-care arguments, hoists effects out of the arguments and,
-        inside an expression, the call itself."""
-        c = self.callee(e) if e.data in ("call", "tcall") else None
-        args = self._bind(e, c, pre) if c is not None else self._args(e)
-        outs = frozenset(i for i, p in enumerate(c.params) if _direction(p) in ("out", "inout")) \
-            if c is not None else frozenset(range(len(args)))
-        args = self.ordered(args, pre, outs)
-        if e.children[-1] is not None or args:
-            e.children[-1] = _mk("args", args, e)
-        if top or c is None or not c.effects:
-            return e
-        tmp = self.fresh()
-        ret = c.ret
-        if ret is not None and isinstance(ret, Tree) and ret.data == "t_void":
-            raise self.err(e, "a function returning void cannot be used in an expression")
-        pre.append(self.var(tmp, copy.deepcopy(ret), None, e))
-        pre.append(_mk("assign_stmt", [self.ident(tmp, e), e], e))
-        return self.ident(tmp, e)
-
-    def _named(self, e: Tree):
-        """Argument binding in an expression without hoisted calls."""
-        if e.data == "call":
-            c = self.callee(e)
-            if c is not None:
-                pre: list = []
-                args = self._bind(e, c, pre)
-                if pre:
-                    raise self.err(e, "don't-care arguments are not allowed here")
-                if args:
-                    e.children[-1] = _mk("args", args, e)
-        for k in e.children:
-            if isinstance(k, Tree) and k.data in _EXPRS:
-                self._named(k)
-            elif isinstance(k, Tree) and k.data == "args":
-                for a in k.children:
-                    if isinstance(a, Tree) and a.data in _EXPRS:
-                        self._named(a)
-        return e
-
-    def _bind(self, call: Tree, c: _Callee, pre: list) -> list:
-        args = self._args(call)
-        named = [a for a in args if a.data == "named_arg"]
-        if named and len(named) != len(args):
-            raise self.err(call, "either all or none of the arguments must be named")
-        by_name: dict[str, object] = {}
-        if named:
-            pnames = {_name(p.children[3]) for p in c.params}
-            for a in named:
-                nm = str(a.children[0])
-                if nm not in pnames:
-                    raise self.err(a, f"no parameter named {nm}")
-                if nm in by_name:
-                    raise self.err(a, f"argument {nm} given twice")
-                by_name[nm] = a.children[1]
-        elif len(args) >= len(c.params) and not any(a.data == "dontcare_arg" for a in args):
-            return args
-        out = []
-        for i, p in enumerate(c.params):
-            pname = _name(p.children[3])
-            a = by_name.get(pname) if named else (args[i] if i < len(args) else None)
-            if a is None:
-                default = p.children[4]
-                if default is None:
-                    if named:
-                        raise self.err(call, f"missing argument for parameter {pname}")
-                    break  # arity is checked by the generators
-                a = copy.deepcopy(default)
-            if isinstance(a, Tree) and a.data == "dontcare_arg":
-                a = self._dont_care(a, p, c, pre, call)
-            out.append(a)
-        if not named and len(args) > len(c.params):
-            out += args[len(c.params):]
-        return out
-
-    @staticmethod
-    def _type_argument(name: str, c: _Callee, call: Tree) -> Tree | None:
-        """The explicit type argument (``f<T>(...)``) bound to type parameter ``name``."""
-        if call.data != "tcall" or name not in c.own_type_params:
-            return None
-        given = [t for t in call.children[2].children if t is not None]
-        k = c.own_type_params.index(name)
-        return given[k] if k < len(given) and len(given) == len(c.own_type_params) else None
-
-    def _dont_care(self, a: Tree, p: Tree, c: _Callee, pre: list, call: Tree):
-        t = p.children[2]
-        if _direction(p) != "out":
-            raise self.err(a, f"_ can only be passed to an out parameter ({_name(p.children[3])} is not)")
-        if self._type_name(t) in c.type_params:
-            t = self._type_argument(self._type_name(t), c, call)
-            if t is None:
-                raise self.err(a, f"_ for parameter {_name(p.children[3])} of a generic type needs "
-                                  "explicit type arguments")
-        tmp = self.fresh()
-        pre.append(self.var(tmp, copy.deepcopy(t), None, a))
-        return self.ident(tmp, a)
-

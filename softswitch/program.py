@@ -16,6 +16,7 @@ from lark import Token, Tree
 from . import (
     checks,
     checks_v1model,
+    deprecated,
     implementation,
     ordering,
     p4warnings,
@@ -122,6 +123,7 @@ class Program:
         check_abstract_methods(parsed.tree, self.decls.err)
         checks.declarations(self.decls, parsed.tree)
         shadowing.check(parsed.tree, self.decls)
+        deprecated.check(parsed.tree, self.decls)
         kept = unused.check(parsed.tree, self.decls)
         parser_reach.check(parsed.tree, self.decls, kept)
         uninit.check(parsed.tree, self.decls, kept)

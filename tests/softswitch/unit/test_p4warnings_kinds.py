@@ -177,3 +177,20 @@ def test_uninitialised_reads_of_p4cs_sample():
 ])
 def test_uninitialised_reads_warn_where_p4c_does(kw, texts):
     assert _texts(switch(**kw)) == texts
+
+
+def test_calls_of_deprecated_declarations_warn_as_p4c():
+    """p4c's CheckDeprecated: v1model's mark_to_drop() (no argument), clone3 and user
+    declarations annotated @deprecated; the overload mark_to_drop(sm) is not deprecated."""
+    prog = switch("mark_to_drop(); clone3(CloneType.I2E, 32w5, {hdr.d.w0}); mark_to_drop(sm); old();",
+                  decls='@deprecated("use new() instead") action old() { }')
+    assert _kinds(prog) == ["deprecated"] * 3
+    assert _texts(prog) == [
+        "mark_to_drop: Using deprecated feature mark_to_drop. Please use mark_to_drop(standard_metadata) "
+        "instead.",
+        "clone3: Using deprecated feature clone3. Please use 'clone_preserving_field_list' instead",
+        "old: Using deprecated feature old. use new() instead"]
+    assert switch("mark_to_drop(sm);").warnings == []
+    quiet = switch("a();", decls='@deprecated("x") action old() { }',
+                   ilocals='@noWarn("deprecated") action a() { old(); }')
+    assert "deprecated" not in _kinds(quiet)
