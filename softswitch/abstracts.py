@@ -121,6 +121,15 @@ def check_abstract_methods(tree: Tree, err: Err) -> None:
     insts = [n for n in tree.iter_subtrees_topdown() if n.data in ("instantiation", "instantiation_init")]
     for inst in insts:
         a.instance(inst)
+    for call in tree.find_data("ctor_call"):
+        ext = _type_name(call.children[0])
+        if a.externs.get(ext, ([], {}))[1]:
+            raise err(call, f"{ext}: extern type {ext} with abstract methods cannot be instantiated "
+                            "using a constructor call; consider using a declaration")
+    for p in tree.find_data("param"):
+        if isinstance(p.children[2], Tree) and p.children[2].data == "t_string" and _direction(p):
+            raise err(p.children[3], f"{name_of(p.children[3])}: a parameter with type string cannot "
+                                     "have a direction")
     for node in tree.iter_subtrees():
         if node.data == "abstract_proto":
             node.data = "method_proto"

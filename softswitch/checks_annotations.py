@@ -67,7 +67,42 @@ def _one_node(ctx, anns: Tree) -> None:
                 raise ctx.err(a, f"@{name}: expected one string literal argument")
 
 
+_TYPE_DECLS = {"struct_decl", "header_decl", "header_union_decl", "typedef_decl", "enum_decl",
+               "serenum_decl", "extern_decl"}
+
+
+def _names_of_types(tree: Tree) -> set[str]:
+    """Top-level type names: an identifier naming one is a type, not a value."""
+    out = set()
+    for d in tree.children:
+        if isinstance(d, Tree) and d.data in _TYPE_DECLS:
+            nm = next((c for c in d.children if isinstance(c, Tree) and c.data == "name"), None)
+            if nm is not None:
+                out.add(str(nm.children[0]))
+    return out
+
+
+def _no_types_as_values(ctx, anns: Tree, decl: Tree, types: set[str]) -> None:
+    """p4c: a type (a declared one, or a type parameter of the annotated declaration) in a
+    structured annotation's value is "Type cannot be used here, expecting an expression"."""
+    tps = next((c for c in decl.children if isinstance(c, Tree) and c.data == "type_params"), None)
+    here = types | ({str(n.children[0]) for n in tps.children if isinstance(n, Tree)} if tps else set())
+    for a in anns.children:
+        if not (isinstance(a, Tree) and a.data == "structured_annotation"):
+            continue
+        for v in _values(a.children[1] if len(a.children) > 1 else None):
+            for t in v.iter_subtrees_topdown() if isinstance(v, Tree) else ():
+                if t.data == "ident" and str(t.children[-1]) in here:
+                    raise ctx.err(t, f"{t.children[-1]}: Type cannot be used here, expecting an "
+                                     "expression.")
+
+
 def annotations(ctx, tree: Tree) -> None:
     """Run the checks of the module docstring on every annotation list of the program."""
+    types = _names_of_types(tree)
+    for decl in tree.iter_subtrees():
+        anns = decl.children[0] if decl.children else None
+        if isinstance(anns, Tree) and anns.data == "annotations":
+            _no_types_as_values(ctx, anns, decl, types)
     for anns in tree.find_data("annotations"):
         _one_node(ctx, anns)

@@ -28,6 +28,8 @@ from .treetypes import type_text
 Err = Callable[[object, str], P4CompileError]
 _GENERIC = {"generic_struct_decl": "struct_decl", "generic_header_decl": "header_decl",
             "generic_header_union_decl": "header_union_decl"}
+_KIND = {"generic_struct_decl": "struct", "generic_header_decl": "header",
+         "generic_header_union_decl": "header_union"}
 
 
 def _tparams(node: Tree) -> list[str]:
@@ -126,6 +128,13 @@ class GenericTypes:
             return self._resolved(self.typedefs[str(t.children[-1])], depth + 1)
         return Tree(t.data, [self._resolved(c, depth) for c in t.children], t.meta)
 
+    def _copy_of(self, t: Tree) -> str | None:
+        """The generic type a type node uses: ``S<...>`` itself or a copy made of it."""
+        if t.data == "specialized_type":
+            return name_of(t.children[0])
+        origin = self.origins.get(str(t.children[-1])) if t.data == "type_name" else None
+        return name_of(origin.children[0]) if origin is not None else None
+
     def specialise(self, use: Tree) -> str:
         """The name of the copy of a generic type for a concrete use (made when new)."""
         base = name_of(use.children[0])
@@ -138,6 +147,11 @@ class GenericTypes:
         for a in args:
             if a.data == "t_dontcare":
                 raise self.err(a, f"{base}: a type argument of a generic type cannot be _")
+        for a in args:  # p4c's TypeInference: a generic type is not its own type argument
+            r = self._resolved(a)
+            if isinstance(r, Tree) and self._copy_of(r) == base:
+                raise self.err(use, f"{base}: contains self '{_KIND.get(decl.data, 'type')} {base}' "
+                                    "as type argument")
         key = (base, ", ".join(self._key(a) for a in args))
         if key in self.specs:
             return self.specs[key]

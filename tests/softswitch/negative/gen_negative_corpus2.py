@@ -97,6 +97,29 @@ CASES: dict[str, tuple[str, str, dict[str, str]]] = {
         "cannot share its name with an unstructured one",
         {"top": "@num(3)\n@num[] /*ERR*/\nconst bit<8> mixed = 1;\n"},
     ),
+    # found when the whole corpus ran again after generic types and abstract methods landed
+    "abstract_extern_constructor_call": (
+        "an extern with abstract methods instantiated by a constructor call (issue3282)",
+        "with abstract methods cannot be instantiated using a constructor call",
+        {"top": "extern Hooked {\n    Hooked();\n    abstract void h();\n}\n"
+                "package Holder(Hooked hk);\nHolder(Hooked()) holder; /*ERR*/\n"},
+    ),
+    "string_parameter_with_direction": (
+        "an abstract method parameter of type string with a direction",
+        "a parameter with type string cannot have a direction",
+        {"top": "extern Named {\n    Named();\n    abstract void f(out string s); /*ERR*/\n}\n"},
+    ),
+    "generic_struct_self_argument": (
+        "a generic struct given a copy of itself as type argument (issue3291)",
+        "contains self 'struct pair' as type argument",
+        {"top": "struct pair<T> {\n    T f;\n}\ntypedef pair<bit<8>> p8;\n"
+                "typedef pair<p8> pp; /*ERR*/\n"},
+    ),
+    "type_in_structured_annotation": (
+        "a type parameter used as a value in a structured annotation (type-in-expr)",
+        "Type cannot be used here, expecting an expression",
+        {"top": "@cfg[limit = 4 < W] /*ERR*/\ncontrol Sized<W>(in W v) {\n    apply { }\n}\n"},
+    ),
 }
 
 

@@ -1,6 +1,6 @@
 // Generic structs, headers and header unions (P4_16 1.2.2), specialised per use as p4c does
 // (generictypes.py): a generic header in a stack through a typedef, a generic header inside a
-// generic union, a generic struct nested in another (W<T> holds S<T>; S<S<bit<4>>>), two type
+// generic union, a generic struct nested in another (W<T> holds S<T>; P<S<bit<4>>, bit<4>>), two type
 // parameters, a constant and a cast struct expression of a generic type, and a generic function
 // whose parameter is S<T> (T inferred from a specialised struct).
 #include <core.p4>
@@ -15,7 +15,7 @@ struct P<A, B> { A x; B y; }
 header eth_t { bit<48> dst; bit<48> src; bit<16> etype; }
 typedef H<bit<8>>[2] Stk;
 struct headers_t { eth_t eth; Stk st; H<bit<16>> w; }
-struct meta_t { W<bit<8>> w; S<S<bit<4>>> n; P<bit<8>, bool> p; }
+struct meta_t { W<bit<8>> w; P<S<bit<4>>, bit<4>> n; P<bit<8>, bool> p; }
 const S<bit<8>> K = { a = 5, b = 1 };
 
 T first<T>(in S<T> s) { return s.a; }
@@ -40,9 +40,9 @@ control MyIngress(inout headers_t hdr, inout meta_t m, inout standard_metadata_t
         m.n = { { 4w2, 4w3 }, 4w1 };
         m.p = (P<bit<8>, bool>){ x = 7, y = hdr.w.g == 0xff };
         if (m.p.y) {
-            hdr.w.f = hdr.w.f + (bit<16>)m.n.a.a + (bit<16>)m.p.x;
+            hdr.w.f = hdr.w.f + (bit<16>)m.n.x.a + (bit<16>)m.p.x;
         }
-        hdr.w.g = (bit<8>)m.n.a.b;
+        hdr.w.g = (bit<8>)m.n.x.b;
         sm.egress_spec = 2;
     }
 }
