@@ -310,6 +310,23 @@ def no_tuple_header_fields(ctx, tree: Tree) -> None:
                                                "have type tuple")
 
 
+_FIELDED = {"struct_decl": "struct", "header_decl": "header", "header_union_decl": "header_union"}
+
+
+def no_int_fields(ctx, tree: Tree) -> None:
+    """A struct, header or union field of type ``int`` (arbitrary precision, compile time
+    only) is p4c's "Field 'f' of 'struct S' cannot have type 'int'"."""
+    for d in tree.children:
+        if not (isinstance(d, Tree) and d.data in _FIELDED):
+            continue
+        for fld in d.children[2:]:
+            if isinstance(fld, Tree) and isinstance(fld.children[1], Tree) \
+                    and fld.children[1].data == "t_int_inf":
+                raise ctx.err(fld.children[2], f"Field '{fld.children[2].children[0]}' of "
+                                               f"'{_FIELDED[d.data]} {d.children[1].children[0]}' "
+                                               "cannot have type 'int'")
+
+
 def _type_names(tree: Tree, kinds: dict[str, str]) -> dict[str, str]:
     """Top-level type declarations of the given kinds: name -> the word p4c prints."""
     return {name: kinds[d.data] for d in tree.children if isinstance(d, Tree) and d.data in kinds
@@ -438,7 +455,7 @@ def declarations(ctx, tree: Tree) -> None:
     for check in (no_block_typed_params, int_params, constant_param_defaults,
                   no_object_tuple_fields, package_arity, unique_type_params,
                   generic_types_specialized, no_recursive_blocks,
-                  functions_return, no_tuple_header_fields, instantiations_and_fields,
+                  functions_return, no_tuple_header_fields, no_int_fields, instantiations_and_fields,
                   constant_instance_arguments,
                   no_shadowed_extern_type_params, no_self_typed_extern_methods,
                   package_block_arguments, annotations):

@@ -106,6 +106,8 @@ class BinaryOperators:
             ac, bc, _ = self.unify(a, b, n, op)
         elif not same_type(at, bt) and not (isinstance(at, ListT) or isinstance(bt, ListT)):
             raise self.err(n, f"operator {op}: cannot compare {at} and {bt}")
+        elif isinstance(at, ListT) and isinstance(bt, ListT) and len(at.elems) != len(bt.elems):
+            raise self.err(n, f"operator {op}: cannot compare {at} and {bt} (different lengths)")
         if isinstance(bt, ListT) and isinstance(at, StructLikeT):  # a list is a valid header/struct
             bc = self.convert(bc, bt, at, n)
         elif isinstance(at, ListT) and isinstance(bt, StructLikeT):

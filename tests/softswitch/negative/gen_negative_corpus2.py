@@ -115,6 +115,16 @@ CASES: dict[str, tuple[str, str, dict[str, str]]] = {
         {"top": "struct pair<T> {\n    T f;\n}\ntypedef pair<bit<8>> p8;\n"
                 "typedef pair<p8> pp; /*ERR*/\n"},
     ),
+    "struct_field_int": (
+        "a struct field of type int (arbitrary precision exists at compile time only)",
+        "Field 'f' of 'struct loose_t' cannot have type 'int'",
+        {"top": "struct loose_t {\n    int f; /*ERR*/\n}\n"},
+    ),
+    "list_compare_lengths": (
+        "== between list expressions of different lengths",
+        "cannot compare",
+        {"apply": "        if ({meta.m8, meta.m16} == {1}) { } /*ERR*/"},
+    ),
     "type_in_structured_annotation": (
         "a type parameter used as a value in a structured annotation (type-in-expr)",
         "Type cannot be used here, expecting an expression",
