@@ -50,6 +50,23 @@ def mk_node(data: str, children: list, like) -> Tree:
     return t
 
 
+def bind_named(args: list, pnames: set[str], err, where, owner: str = "") -> dict[str, Tree]:
+    """Named arguments (``f(a = 1, b = 2)``) as parameter name -> value, checked as p4c binds
+    them: all named or none, each a parameter of the callee (``owner``, for messages), once."""
+    prefix = f"{owner}: " if owner else ""
+    if any(not (isinstance(a, Tree) and a.data == "named_arg") for a in args):
+        raise err(where, f"{prefix}either all or none of the arguments must be named")
+    out: dict[str, Tree] = {}
+    for a in args:
+        nm = str(a.children[0])
+        if nm not in pnames:
+            raise err(a, f"{owner} has no parameter named {nm}" if owner else f"no parameter named {nm}")
+        if nm in out:
+            raise err(a, f"{prefix}argument {nm} given twice")
+        out[nm] = a.children[1]
+    return out
+
+
 class ArgumentBinding:
     """Call binding; uses ``Desugar``'s scopes (``local``, ``top``, ``objects``, ``blocks``,
     ``externs``) and helpers (``err``, ``fresh``, ``var``, ``ident``, ``ordered``,
@@ -125,18 +142,9 @@ class ArgumentBinding:
     def _bind(self, call: Tree, c: Callee, pre: list) -> list:
         args = self._args(call)
         named = [a for a in args if a.data == "named_arg"]
-        if named and len(named) != len(args):
-            raise self.err(call, "either all or none of the arguments must be named")
         by_name: dict[str, object] = {}
         if named:
-            pnames = {name_of(p.children[3]) for p in c.params}
-            for a in named:
-                nm = str(a.children[0])
-                if nm not in pnames:
-                    raise self.err(a, f"no parameter named {nm}")
-                if nm in by_name:
-                    raise self.err(a, f"argument {nm} given twice")
-                by_name[nm] = a.children[1]
+            by_name = bind_named(args, {name_of(p.children[3]) for p in c.params}, self.err, call)
         elif len(args) >= len(c.params) and not any(a.data == "dontcare_arg" for a in args):
             return args
         out = []

@@ -27,6 +27,7 @@ from . import (
     validity_check,
 )
 from .abstracts import check_abstract_methods
+from .argbinding import bind_named
 from .calls import Calls, ExternInst
 from .codegen import ActionInfo, TableInfo
 from .controlgen import ControlGen
@@ -257,17 +258,7 @@ class Program:
         named = [a for a in args if isinstance(a, Tree) and a.data == "named_arg"]
         if not named:
             return args
-        d = self.decls
-        if len(named) != len(args):
-            raise d.err(main, "V1Switch: either all or none of the arguments must be named")
-        by_name: dict[str, Tree] = {}
-        for a in named:
-            key = str(a.children[0])
-            if key not in V1_PARAMS:
-                raise d.err(a, f"V1Switch has no parameter named {key}")
-            if key in by_name:
-                raise d.err(a, f"V1Switch: parameter {key} given twice")
-            by_name[key] = a.children[1]
+        by_name = bind_named(args, set(V1_PARAMS), self.decls.err, main, "V1Switch")
         return [by_name[k] for k in V1_PARAMS]
 
     def _check_unused(self) -> None:
