@@ -39,7 +39,7 @@ $(APT_STAMP):
 	fi
 	@touch $@
 
-$(STAMP): pyproject.toml scripts/setup_python.sh
+$(STAMP): pyproject.toml scripts/setup_python.sh $(APT_STAMP)
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	@bash scripts/setup_python.sh $(PY)
 	@touch $@
