@@ -22,3 +22,12 @@ if [ -d /usr/lib/python3/dist-packages/mininet ]; then
   ln -sfn /usr/lib/python3/dist-packages/mininet "$VENV_DIR/mininet-shim/mininet"
   echo "$VENV_DIR/mininet-shim" > "$SITE/debian_mininet.pth"
 fi
+
+# Debian's SimGrid (python3-simgrid, 3.32) is one extension module built for the system python3
+# (same minor version as the venv): expose only it, the same way, for `dhc-sim` (sim/).
+SG=$(ls /usr/lib/python3/dist-packages/simgrid.cpython-*.so 2>/dev/null | head -n1 || true)
+if [ -n "$SG" ]; then
+  mkdir -p "$VENV_DIR/simgrid-shim"
+  ln -sfn "$SG" "$VENV_DIR/simgrid-shim/$(basename "$SG")"
+  echo "$VENV_DIR/simgrid-shim" > "$SITE/debian_simgrid.pth"
+fi
