@@ -6,6 +6,8 @@ PIP=("$PY" -m pip install -q --disable-pip-version-check)
 "${PIP[@]}" -e '.[dev]'
 # The DDP hook's extra: the CPU build of torch 2.13.0 (a local wheel on this project's machines).
 "$PY" -c 'import torch' 2>/dev/null || "${PIP[@]}" 'torch==2.13.0'
+# dhc-bench models builds BERT-base from transformers' BertConfig (random weights, no download).
+"$PY" -c 'import transformers' 2>/dev/null || "${PIP[@]}" 'transformers>=4.40'
 # p4runtime-shell pins protobuf<3.21, which conflicts with ortools: install it without deps.
 "${PIP[@]}" --no-deps 'p4runtime-shell==0.0.6'
 

@@ -177,12 +177,17 @@ def combine(parts: list[tuple[int, CodecRun]]) -> CodecRun:
 _warm: set[str] = set()
 
 
+def warm_up(codec: str) -> None:
+    """Compile the codec's numba kernels once, outside any timed call."""
+    if codec not in _warm:
+        run_codec(synthetic_job(2, 4096, 0.05, 7), 2, codec, 0.05, False)
+        _warm.add(codec)
+
+
 @lru_cache(maxsize=256)
 def _bucket_run(dim: int, density: float, n_workers: int, codec: str, seed: int, clustered: bool,
                 reps: int) -> CodecRun:
-    if codec not in _warm:   # compile the numba kernels outside any timed call
-        run_codec(synthetic_job(2, 4096, 0.05, seed), 2, codec, 0.05, False)
-        _warm.add(codec)
+    warm_up(codec)
     tensors = representative_tensors(dim, density, n_workers, reps, seed, clustered)
     return run_codec(tensors[:1] if n_workers == 1 else tensors, n_workers, codec, density, clustered, seed)
 
