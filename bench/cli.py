@@ -34,6 +34,7 @@ BENCHMARKS: dict[str, str] = {
     "train-sim": "bench.train_sim",
     "agent-pps": "bench.agent_pps",
     "models": "bench.models",
+    "scale": "bench.scale",
 }
 
 

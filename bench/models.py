@@ -22,7 +22,7 @@ import tracemalloc
 
 import numpy as np
 
-from bench.models_zoo import MODELS, build, gradient
+from bench.model_names import MODELS
 from sim.parts import ETHERNET_BYTES, RING_VALUES_PER_PACKET, SwitchModel, ring_frame_bytes
 from sim.workload import run_codec, warm_up
 
@@ -63,6 +63,7 @@ def _bytes_per_worker(params: int, hg_lanes: list[int], n: int, lanes: int) -> d
 
 def measure(name: str, ranks: int, density: float, lanes: int) -> dict:
     """One model, end to end (runs in its own process)."""
+    from bench.models_zoo import build, gradient  # torch and transformers load here only
     t0 = time.perf_counter()
     model = build(name)
     grads, steps = [], []

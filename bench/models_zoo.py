@@ -17,7 +17,7 @@ import numpy as np
 import torch
 from torch import nn
 
-MODELS = ("resnet50", "vgg19", "bert_base", "lstm", "ncf")
+from bench.model_names import MODELS
 
 
 class Bottleneck(nn.Module):
