@@ -5,7 +5,7 @@
 2. emulator: the scenario ``dhc-bench e2e`` runs in Mininet (single.yaml, leafspine.yaml at a
    link rate low enough that links set the pace), all four modes, simulated with this machine's
    host profile and compared with the measured seconds, within 15 %.  The emulator runs are
-   recorded in ``bench/out/sim_emulator_<topology>.json`` (``--run-emulator`` re-runs them, as
+   recorded in ``bench/recorded/sim_emulator_<topology>.json`` (``--run-emulator`` re-runs them, as
    root, under ``flock /tmp/dhc-net.lock``);
 3. published: SwitchML's regime (NSDI 2021): 8 workers at 100 Gbit/s, dense INA against a ring
    AllReduce, link-bound; INA sends each value once where the ring sends 2(n-1)/n of it, at
@@ -26,7 +26,8 @@ from sim.parts import SwitchModel, ring_frame_bytes
 from sim.runner import Scenario, simulate
 
 ROOT = Path(__file__).resolve().parents[1]
-OUT = ROOT / "bench" / "out"
+#: recorded emulator runs (committed: the emulator needs root, Mininet and minutes)
+RECORDED = ROOT / "bench" / "recorded"
 #: (fabric, workers): link-bound analytic cases
 ANALYTIC = (("fattree:k=4", 4), ("fattree:k=4", 16), ("fattree:k=8", 64), ("fattree:k=8", 128),
             ("fattree:k=16", 1024))
@@ -91,7 +92,7 @@ def published_rows() -> list[dict]:
 
 
 def _emulator_file(name: str) -> Path:
-    return OUT / f"sim_emulator_{name}.json"
+    return RECORDED / f"sim_emulator_{name}.json"
 
 
 def run_emulator(name: str, topo: str, bw: str) -> dict:
@@ -107,7 +108,7 @@ def run_emulator(name: str, topo: str, bw: str) -> dict:
     result = {"e2e": json.loads(proc.stdout.strip().splitlines()[-1]), "started_utc": started,
               "load_avg_1min_before_after": [round(load, 2), round(os.getloadavg()[0], 2)], "bw": bw,
               "command": " ".join(cmd[2:])}
-    OUT.mkdir(parents=True, exist_ok=True)
+    RECORDED.mkdir(parents=True, exist_ok=True)
     _emulator_file(name).write_text(json.dumps(result, indent=2) + "\n")
     return result
 
