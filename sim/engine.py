@@ -61,6 +61,11 @@ def _build(sg, spec: PlatformSpec) -> dict:
         stack.set_latency(0.0)
         stack.seal()
         stacks[host] = stack
+    machine = None
+    if spec.machine_rate > 0:
+        machine = zone.create_link("cpu:machine", spec.machine_rate)
+        machine.set_latency(0.0)
+        machine.seal()
     up, down = sg.LinkInRoute.Direction.UP, sg.LinkInRoute.Direction.DOWN
     for (src, dst), hops in spec.routes.items():
         route = [sg.LinkInRoute(links[i], up if forward else down) for i, forward in hops]
@@ -69,6 +74,8 @@ def _build(sg, spec: PlatformSpec) -> dict:
             route.append(sg.LinkInRoute(stacks[src], up))
         if dst in stacks:
             route.append(sg.LinkInRoute(stacks[dst], down))
+        if machine is not None:   # a link listed k times is consumed k times (SimGrid's LMM)
+            route += [sg.LinkInRoute(machine)] * spec.stages.get((src, dst), 0)
         if (src, dst) in spec.caps:
             cap = zone.create_link(f"cap:{src}>{dst}", spec.caps[(src, dst)])
             cap.set_latency(0.0)

@@ -11,6 +11,9 @@ too) and the codec's own time, measured on this machine on the workload itself
 
 * ``this-machine``: 4.1 us of CPU per packet, the batched host I/O path of ``dhc-bench
   agent-pps`` (``docs/e2e.md``, dense K = 32 row, 81.6 k packets/s);
+* ``emulator``: the Mininet emulation on this machine, where every worker and softswitch
+  process shares its 2 cores: each packet costs ``stage_s`` of one core at the sender, at every
+  switch it enters and at the receiver, all drawn from one pool of 2 cores;
 * ``line-rate``: a DPDK-class worker as in SwitchML (Sapio et al., NSDI 2021), which reports
   workers driving 100 Gbit/s with 256-byte payloads; modelled as 12.5 ns per packet, i.e. 40 M
   packets/s each way.  An assumption taken from that paper, not measured here.
@@ -40,6 +43,8 @@ class HostProfile:
     per_packet_s: float
     codec_time: bool = True   # charge the measured codec time (False: network only)
     source: str = ""
+    shared_cores: float = 0.0  # >0: every host and switch runs on one machine with these cores
+    stage_s: float = 0.0       # CPU per packet per stage (send, each switch, receive) there
 
     def direction_rate(self, frame_bytes: int) -> float:
         """Bytes/s one direction of a host sustains while the other is as busy."""
@@ -51,6 +56,12 @@ HOST_PROFILES: dict[str, HostProfile] = {
                                 "dhc-bench agent-pps, batched I/O, dense K=32: 4.1 us CPU/packet"),
     "line-rate": HostProfile("line-rate", 12.5e-9, True,
                              "SwitchML (NSDI 2021) DPDK workers at 100 Gbit/s: 12.5 ns/packet assumed"),
+    # The Mininet emulator: every worker and softswitch process on this 2-core machine.  stage_s
+    # is the one fitted number: leafspine.yaml's dense INA run at 20 Mbit/s (the CPU-bound one;
+    # docs/scale.md), then checked on every other mode and on single.yaml.
+    "emulator": HostProfile("emulator", 12.5e-9, True,
+                            "Mininet on this 2-core machine (load 8-10): hosts and switches share 2 cores, "
+                            "25 us per packet per stage, fitted on leafspine.yaml's dense INA", 2.0, 25e-6),
 }
 
 

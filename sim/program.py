@@ -54,7 +54,10 @@ class PlatformSpec:
     """Nodes, links, per-switch pipeline latency and the route of every (src, dst) a flow uses:
     ``routes[(src, dst)]`` = [(link index, up?)], and the switches it enters.  ``host_rate``: a
     host's packet-processing limit per direction (bytes/s, shared by all its flows);
-    ``caps[(src, dst)]``: a rate bound of that route's flows (a job's window)."""
+    ``caps[(src, dst)]``: a rate bound of that route's flows (a job's window).  On an emulated
+    platform every host and switch shares one machine's cores: a route crosses the shared
+    ``machine_rate`` link once per CPU stage (sender, each switch, receiver), so each stage costs
+    its share of the cores."""
 
     nodes: tuple[str, ...]
     links: tuple[NetLink, ...]
@@ -64,6 +67,8 @@ class PlatformSpec:
     entered: dict[tuple[str, str], tuple[str, ...]] = field(default_factory=dict)
     host_rate: dict[str, float] = field(default_factory=dict)
     caps: dict[tuple[str, str], float] = field(default_factory=dict)
+    machine_rate: float = 0.0     # bytes/s of one CPU stage on a shared machine (0: none)
+    stages: dict[tuple[str, str], int] = field(default_factory=dict)   # CPU stages per route
 
 
 @dataclass(frozen=True)

@@ -64,6 +64,7 @@ class PlatformBuilder:
         topo = fabric.topo
         self.host_rate = {h: host.direction_rate(frame_bytes) for h in topo.hosts}
         self.caps: dict[tuple[str, str], float] = {}
+        self.machine_rate = host.shared_cores * frame_bytes / host.stage_s if host.shared_cores else 0.0
         self.links = tuple(
             NetLink(f"l{i}:{ln.a}-{ln.b}", ln.a, ln.b, fabric.rate_bps[i] / 8.0,
                     fabric.latency_s[i] + frame_bytes * 8.0 / fabric.rate_bps[i])
@@ -87,9 +88,11 @@ class PlatformBuilder:
 
     def spec(self) -> PlatformSpec:
         topo = self.fabric.topo
+        stages = {(s, d): (s in topo.hosts) + len(e) + (d in topo.hosts)
+                  for (s, d), e in self.entered.items()}
         return PlatformSpec(tuple(topo.hosts) + tuple(topo.switches), self.links, tuple(topo.switches),
                             self.pipeline_s, dict(self.routes), dict(self.entered), dict(self.host_rate),
-                            dict(self.caps))
+                            dict(self.caps), self.machine_rate, stages)
 
 
 def ring_steps(workers: tuple[str, ...], values: int, codec_s: float, pb: PlatformBuilder,

@@ -2,9 +2,10 @@
 
 1. analytic: simulated dense ring and dense INA against their closed forms (``sim/analytic.py``)
    on link-bound fat-trees from 4 to 1,024 workers, within 5 %;
-2. emulator: the scenario ``dhc-bench e2e`` runs in Mininet (single.yaml, leafspine.yaml at a
-   link rate low enough that links set the pace), all four modes, simulated with this machine's
-   host profile and compared with the measured seconds, within 15 %.  The emulator runs are
+2. emulator: the scenario ``dhc-bench e2e`` runs in Mininet (single.yaml, leafspine.yaml at
+   20 Mbit/s), all four modes, simulated with the ``emulator`` host profile (every host and
+   switch on this machine's 2 cores; one CPU cost per packet per stage, fitted on leafspine's
+   dense INA run) and compared with the measured seconds, within 15 %.  The emulator runs are
    recorded in ``bench/recorded/sim_emulator_<topology>.json`` (``--run-emulator`` re-runs them, as
    root, under ``flock /tmp/dhc-net.lock``);
 3. published: SwitchML's regime (NSDI 2021): 8 workers at 100 Gbit/s, dense INA against a ring
@@ -137,7 +138,7 @@ def emulator_rows(run: bool, bw: str) -> list[dict]:
         measured = _measured_seconds(record["e2e"])
         lanes = _first_job(topo)
         scn = Scenario(topo=topo, bw_bps=parse_rate_bps(record["bw"]), latency_s=50e-6, workers=None,
-                       dim=1_000_000, density=0.01, modes=tuple(measured), host="this-machine",
+                       dim=1_000_000, density=0.01, modes=tuple(measured), host="emulator",
                        switch=SwitchModel(lanes=lanes[1], window=lanes[2]), job=lanes[0])
         res = simulate(scn)
         for mode, (seconds, slowest) in measured.items():
