@@ -45,6 +45,6 @@ def test_group_representatives_carry_the_union() -> None:
 def test_many_workers_grow_the_sketch_and_stay_exact() -> None:
     small = codec_workload(100_000, 0.01, 4, "hg", bucket=100_000)
     big = codec_workload(100_000, 0.01, 256, "hg", bucket=100_000)
-    assert big.exact and big.reps == 4 and big.n_workers == 256
+    assert big.exact and big.reps == 2 and big.n_workers == 256
     assert big.union_nnz > 10 * small.union_nnz
     assert big.lanes > 10 * small.lanes
