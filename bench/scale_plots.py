@@ -98,7 +98,7 @@ def window_figure(data: dict, path: Path) -> Path | None:
     ax.plot(ws, [min(r["window_rate_gbps"], r["bw_gbps"]) for r in rows], "k--",
             label="min(W x frame / RTT, link)")
     ax.set(xscale="log", yscale="log", xlabel="window W (slots in flight)", ylabel="Gbit/s per worker",
-           title=f"{rows[0]['workers']} workers, {rows[0]['bw_gbps']:g} Gbit/s, K = 32")
+           title=f"{rows[0]['workers']} workers, {rows[0]['bw_gbps']:g} Gbit/s, K = {data.get('lanes', 32)}")
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=7)
     fig.tight_layout()
