@@ -50,7 +50,7 @@ def _add_run(sub) -> None:
     p.add_argument("--host", choices=sorted(HOST_PROFILES), default="line-rate", help="host profile")
     p.add_argument("--no-codec-time", action="store_true", help="charge no codec time (network only)")
     p.add_argument("--lanes", type=_positive_int, default=None,
-                   help="K lanes per packet (default: a file job's lanes, else 32)")
+                   help="K lanes per packet (default: a file job's lanes, else 256)")
     p.add_argument("--window", type=_positive_int, default=None,
                    help="W slots in flight per job (default: fill the bandwidth-delay product)")
     p.add_argument("--pipeline", default="500ns", help="switch pipeline latency (default 500ns)")
@@ -78,7 +78,7 @@ def scenario_from_args(args: argparse.Namespace) -> Scenario:
         raise ValueError(f"--density must be in (0, 1], got {args.density}")
     generated = args.topo.startswith(("fattree", "leafspine"))
     bw = parse_rate_bps(args.bw) if args.bw else (100e9 if generated else None)
-    lanes = args.lanes or (None if generated else _file_lanes(args.topo)) or 32
+    lanes = args.lanes or (None if generated else _file_lanes(args.topo)) or 256
     switch = SwitchModel(lanes, args.window, parse_seconds(args.pipeline), args.register_slots)
     switch.frame_bytes()
     from dhcwire.header import check_lanes

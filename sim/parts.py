@@ -69,7 +69,7 @@ HOST_PROFILES: dict[str, HostProfile] = {
 class SwitchModel:
     """A programmable switch as the schedules see it."""
 
-    lanes: int = 32                 # K lanes per packet (dhc.p4's default)
+X
     window: int | None = None       # W slots in flight per job; None: fill the bandwidth-delay product
     pipeline_s: float = 500e-9      # ingress-to-egress latency of one packet
     register_slots: int = 4096      # per switch; a job takes 2 W (two shadow sets)
