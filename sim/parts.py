@@ -69,7 +69,7 @@ HOST_PROFILES: dict[str, HostProfile] = {
 class SwitchModel:
     """A programmable switch as the schedules see it."""
 
-X
+    lanes: int = 256                # K lanes per packet (the topology files' value)
     window: int | None = None       # W slots in flight per job; None: fill the bandwidth-delay product
     pipeline_s: float = 500e-9      # ingress-to-egress latency of one packet
     register_slots: int = 4096      # per switch; a job takes 2 W (two shadow sets)
