@@ -5,6 +5,7 @@ Each mode runs in its own process (SimGrid keeps one engine per process); up to 
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import pickle
 import subprocess
@@ -127,6 +128,10 @@ class EngineError(RuntimeError):
 
 def run_engines(jobs: dict[str, tuple], parallel: int = 2) -> dict[str, EngineResult]:
     """Run each (spec, programs) in its own ``python -m sim.engine`` process, ``parallel`` at once."""
+    if importlib.util.find_spec("simgrid") is None:
+        raise EngineError("SimGrid's Python module is not importable: install Debian's python3-simgrid "
+                          "(make setup does, as root) and rerun scripts/setup_python.sh, which exposes it "
+                          "to the venv")
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")]))}
     pending, running, results = list(jobs.items()), [], {}

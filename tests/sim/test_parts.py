@@ -90,3 +90,20 @@ def test_window_and_host_rates() -> None:
     host = HOST_PROFILES["this-machine"]
     assert host.direction_rate(1000) == pytest.approx(1000 / 8.2e-6)
     assert ring_frame_bytes(346) == 14 + 28 + 1400
+
+
+def test_recorded_emulator_runs_give_the_last_starters_time() -> None:
+    """validate compares with the worker that started last (min over workers) and keeps e2e's max."""
+    import json
+    from pathlib import Path
+
+    from sim.validate import RECORDED, _measured_seconds
+
+    for name in ("single", "leafspine"):
+        record = json.loads((RECORDED / f"sim_emulator_{name}.json").read_text())
+        measured = _measured_seconds(record["e2e"])
+        assert set(measured) == {"ring", "sketch_ring", "dense_ina", "dhc"}
+        for run in record["e2e"]["runs"]:
+            last, slowest = measured[run["mode"]]
+            assert last == min(run["seconds_per_worker"].values()) and slowest == run["seconds"]
+        assert record["bw"] == "20mbit" and Path(RECORDED).is_dir()
