@@ -93,7 +93,8 @@ def _print(result: dict, as_json: bool) -> None:
         print(json.dumps(result))
         return
     for mode, row in result.get("modes", {}).items():
-        print(f"{mode:12s} {row['seconds']:.6g} s  {row['bytes_per_worker']:,} B/worker  "
+        print(f"{mode:12s} {row['seconds']:.6g} s ({row['network_s']:.6g} s network + "
+              f"{row['codec_s_per_worker']:.6g} s codec)  {row['bytes_per_worker']:,} B/worker  "
               f"{row['packets_per_worker']:,} packets/worker")
     if result.get("speedup_of_dhc"):
         print("DHC speed-up over: " + ", ".join(f"{m} {v}x" for m, v in result["speedup_of_dhc"].items()))
