@@ -135,18 +135,24 @@ def run_engines(jobs: dict[str, tuple], parallel: int = 2) -> dict[str, EngineRe
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")]))}
     pending, running, results = list(jobs.items()), [], {}
-    while pending or running:
-        while pending and len(running) < max(1, parallel):
-            name, payload = pending.pop(0)
-            proc = subprocess.Popen([sys.executable, "-m", "sim.engine"], stdin=subprocess.PIPE,
-                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
-            running.append((name, proc, pickle.dumps(payload)))
-        name, proc, data = running.pop(0)
-        out, err = proc.communicate(data)
-        if proc.returncode != 0:
-            raise EngineError(f"SimGrid run for {name} failed ({proc.returncode}): "
-                              f"{err.decode(errors='replace').strip()[-2000:]}")
-        results[name] = pickle.loads(out)
+    try:
+        while pending or running:
+            while pending and len(running) < max(1, parallel):
+                name, payload = pending.pop(0)
+                proc = subprocess.Popen([sys.executable, "-m", "sim.engine"], stdin=subprocess.PIPE,
+                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+                running.append((name, proc, pickle.dumps(payload)))
+            name, proc, data = running.pop(0)
+            out, err = proc.communicate(data)
+            if proc.returncode != 0:
+                raise EngineError(f"SimGrid run for {name} failed ({proc.returncode}): "
+                                  f"{err.decode(errors='replace').strip()[-2000:]}")
+            results[name] = pickle.loads(out)
+    finally:
+        for _, proc, _ in running:   # on an error or interrupt: end the engines this call started
+            if proc.poll() is None:
+                proc.kill()
+            proc.wait()
     return results
 
 
