@@ -6,7 +6,7 @@ PY         := $(VENV)/bin/python
 PIP        := $(PY) -m pip
 STAMP      := $(VENV)/.setup-stamp
 APT_STAMP  := $(VENV)/.apt-stamp
-APT_PKGS   := mininet iputils-ping iproute2 nftables tcpdump docker-compose gcc
+APT_PKGS   := mininet iputils-ping iproute2 nftables tcpdump docker-compose gcc python3-simgrid
 TOPO       ?= topologies/leafspine.yaml
 MODE       ?= sketch
 TARGET     ?= auto
@@ -19,7 +19,7 @@ BUILD      := build
 help:
 	@echo "make run   - the whole story on the default topology ($(TOPO))"
 	@echo "make test  - every test (unit, packet, gRPC, Mininet end-to-end)"
-	@echo "make bench - benchmarks (JSON to bench/out/)"
+	@echo "make bench - benchmarks (JSON to bench/out/; LONG=1 adds the long arms)"
 	@echo "make train - DDP training in Mininet, four ways, on $(or $(BW),100mbit) links (bench/out/train*)"
 	@echo "make p4    - compile p4src/ with p4c when it is on PATH"
 	@echo "make docker-run - the same story on real BMv2 (needs a Docker engine)"
@@ -54,12 +54,16 @@ run: setup
 stop:
 	-$(PY) -m topologies.cleanup
 
+# LONG=1 adds the long arms: placement's side-by-side with the exact models (~450 s) and
+# dhc-bench scale's 512-1,024-worker sweeps.
 bench: setup
 	@mkdir -p bench/out
-	$(VENV)/bin/dhc-bench all --json --out bench/out
+	$(VENV)/bin/dhc-bench all --json --out bench/out $(if $(LONG),--long)
 	$(VENV)/bin/dhc-bench e2e --json --topo topologies/leafspine.yaml --bw 100mbit --repeat 1 \
 	  > bench/out/e2e_leafspine.json
+	$(VENV)/bin/dhc-sim validate --json > bench/out/sim_validate.json
 	$(PY) -m bench.plots --dir bench/out
+	$(PY) -m bench.scale_plots --dir bench/out
 
 train: setup
 	@mkdir -p bench/out

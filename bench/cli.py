@@ -33,6 +33,8 @@ BENCHMARKS: dict[str, str] = {
     "train": "bench.train",
     "train-sim": "bench.train_sim",
     "agent-pps": "bench.agent_pps",
+    "models": "bench.models",
+    "scale": "bench.scale",
 }
 
 
@@ -54,6 +56,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("all", help="run every benchmark with its defaults")
     p.add_argument("--json", action="store_true")
     p.add_argument("--out", type=Path)
+    p.add_argument("--long", action="store_true", help="with the long arms of benchmarks that have them")
     return parser
 
 
@@ -74,7 +77,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.name == "all":
             sub = argparse.ArgumentParser()
             mod.add_arguments(sub)
-            bench_args = sub.parse_args([])
+            has_long = any("--long" in a.option_strings for a in sub._actions)
+            bench_args = sub.parse_args(["--long"] if args.long and has_long else [])
             bench_args.out = args.out
         else:
             bench_args = args

@@ -6,10 +6,11 @@ building included), building time, the bottleneck and total with their proven lo
 gaps, and whether the wall time met the target.  The solver's time limit is a fraction of the
 target, so building, evaluation and the limit together stay inside it.
 
-**Side by side** (``--ks`` x ``--jobs``): the same seeded instance solved by the scalable model,
-the root-assignment model (where it is exact) and the tree-flow model, to check that the
-bottlenecks agree wherever the references prove their optimum.  A second set adds limits (tight
-register memory, a deployment budget), which only the tree-flow model solves.
+**Side by side** (``--long``; ``--ks`` x ``--jobs``, about 450 s, so opt-in): the same seeded
+instance solved by the scalable model, the root-assignment model (where it is exact) and the
+tree-flow model, to check that the bottlenecks agree wherever the references prove their
+optimum.  A second set adds limits (tight register memory, a deployment budget), which only the
+tree-flow model solves.
 
 The machine's load average is recorded with every run: the figures are wall-clock times.
 """
@@ -41,6 +42,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--general-time-limit", type=float, default=10.0,
                         help="per solve of the tree-flow model (side-by-side and limited instances)")
     parser.add_argument("--skip-general", action="store_true", help="no tree-flow model runs")
+    parser.add_argument("--long", action="store_true",
+                        help="also the side-by-side comparison with the exact models (--ks x --jobs; "
+                             "about 450 s, so opt-in)")
 
 
 def _solve(topo, budget, time_limit, method) -> dict:
@@ -119,6 +123,6 @@ def _side_by_side(args: argparse.Namespace) -> tuple[list[dict], list[dict]]:
 
 def run(args: argparse.Namespace) -> dict:
     goals = [_goal(spec, args.seed) for spec in args.goals]
-    rows, limited = _side_by_side(args)
+    rows, limited = _side_by_side(args) if args.long else ([], [])
     return {"benchmark": "placement", "seed": args.seed, "solver_threads": 2, "cpus": os.cpu_count(),
             "goals": goals, "instances": rows, "limited": limited}

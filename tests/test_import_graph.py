@@ -29,8 +29,9 @@ ALLOWED: dict[str, set[str]] = {
     "hostagent": {"dhcwire", "dhc"},
     "controller": {"dhcwire", "hostagent", "softswitch"},
     "topologies": {"dhcwire", "dhc", "hostagent", "controller", "softswitch"},
-    "bench": {"dhcwire", "dhc", "hostagent", "controller", "softswitch", "topologies"},
-    "tests": {"dhcwire", "dhc", "hostagent", "controller", "softswitch", "topologies", "bench"},
+    "sim": {"dhcwire", "dhc", "controller"},
+    "bench": {"dhcwire", "dhc", "hostagent", "controller", "softswitch", "topologies", "sim"},
+    "tests": {"dhcwire", "dhc", "hostagent", "controller", "softswitch", "topologies", "sim", "bench"},
 }
 
 #: (importing package, imported package) -> (modules of the importer allowed to, modules of the
