@@ -28,7 +28,7 @@ help:
 setup: $(STAMP) $(APT_STAMP)
 
 # Debian packages the network tests and `make run` need; installed only when root and missing.
-$(APT_STAMP):
+$(APT_STAMP): Makefile
 	@mkdir -p $(VENV)
 	@missing=$$(for p in $(APT_PKGS); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
 	if [ -n "$$missing" ]; then \
@@ -44,8 +44,11 @@ $(STAMP): pyproject.toml scripts/setup_python.sh $(APT_STAMP)
 	@bash scripts/setup_python.sh $(PY)
 	@touch $@
 
+# Tests that need no network namespace run on two workers (whole modules per worker, so a module's
+# fixtures are built once); those marked `root` (Mininet, veths, namespaces) run one at a time after.
 test: setup
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n 2 --dist loadfile -m "not root"
+	$(PY) -m pytest -q -m root
 
 run: setup
 	$(PY) -m topologies.run_story --topo $(TOPO) --mode $(MODE) --target $(TARGET) $(if $(BW),--bw $(BW))
