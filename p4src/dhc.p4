@@ -59,11 +59,12 @@ control DhcIngress(inout headers_t hdr,
         stats.apply(meta.dhc.outcome, meta.dhc.stats_idx);
         /* 7 */
         drops.apply(meta.dhc.drop, meta.dhc.drop_reason, meta.dhc.consume, standard_metadata);
-        /* 4-7: lane updates, 5-8: their results.  Last in the program: Tofino
-         * places no table that follows them before the last of them. */
-        if (meta.dhc.aggregate == 1) {
-            lanes.apply(hdr.lanes, meta.old, meta.dhc);
-        }
+        /* 4-7: lane updates, 5-8: their results.  Last in the program (Tofino
+         * places no table that follows them before the last of them) and under
+         * no `if` (with `if (aggregate == 1)` around them p4c-tofino placed
+         * decide in stage 8, 11 stages): their tables act only for kind
+         * FIRST/ADD/DUP, which only an accepted DATA gets. */
+        lanes.apply(hdr.lanes, meta.old, meta.dhc);
     }
 }
 

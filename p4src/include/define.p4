@@ -11,12 +11,13 @@
 /* ---- compile-time knobs ------------------------------------------------ */
 
 /* Lanes (32-bit words) per packet: 1, 2, 4, 8, 16, 32, 64, 128 or 256.  Each lane is one
- * register = one stateful ALU on Tofino (4 per stage); the lane registers can
- * only sit in stages 6..9 of the dependency chain (p4src/README.md, "Tofino
- * rules"), so p4c's Tofino backend (which defines __TARGET_TOFINO__) gets 16
- * by default.  Hosts put the switch's K in dhc_h.num_lanes (topology:
- * jobs[].lanes); that field has 8 bits, so K = 256 travels as 0.  256 lanes
- * make a 1,080 B frame with every header, under the 1,500 B Ethernet MTU. */
+ * register = one stateful ALU on Tofino (4 per stage).  p4c's Tofino back end
+ * (which defines __TARGET_TOFINO__) gets 16 by default: its egress parser
+ * reads the lanes too, after 27 bytes of intrinsic metadata, and may read
+ * at most 160 bytes, so K <= 19 there (p4src/README.md, "Tofino").  Hosts
+ * put the switch's K in dhc_h.num_lanes (topology: jobs[].lanes); that field
+ * has 8 bits, so K = 256 travels as 0.  256 lanes make a 1,080 B frame with
+ * every header, under the 1,500 B Ethernet MTU. */
 #ifndef DHC_LANES
 #if defined(__TARGET_TOFINO__)
 #define DHC_LANES 16

@@ -1,6 +1,7 @@
-"""The Tofino rules of p4src/README.md ("Tofino rules"), checked on the preprocessed source so a
-change that would bring back one of p4c-tofino's errors fails here first (p4c's Tofino back end
-cannot run in this environment).  Also the two p4c warnings the program must not produce."""
+"""The Tofino rules of p4src/README.md ("Tofino", "Rules, as the compiler enforces them"), checked
+on the preprocessed source so a change that would bring back one of p4c-tofino's errors fails even
+where the compiler is absent (test_real_compilers.py runs the compiler itself; rule 7, the stage
+count, only it can check).  Also the two p4c warnings the program must not produce."""
 
 from __future__ import annotations
 
@@ -168,8 +169,11 @@ def test_rule10_the_egress_parser_stays_within_160_bytes() -> None:
 
 def test_rule11_lanes_are_applied_last_in_ingress(src: str) -> None:
     """A table that follows the lane tables in the program is placed after the last of them
-    (p4c-tofino kept `decide` behind `lanes_result`): nothing comes after them in DhcIngress."""
+    (p4c-tofino kept `decide` behind `lanes_result`): nothing comes after them in DhcIngress, and
+    they are under no `if` (which also pushed `decide` back)."""
     body = _blocks(src, "control")["DhcIngress"]
     apply = body[[m.end() for m in re.finditer(r"\bapply\s*{", body)][-1]:]
     calls = re.findall(r"(\w+)\.apply\(", apply)
     assert calls[-1] == "lanes", calls
+    before = apply[:apply.index("lanes.apply(")]
+    assert before.count("{") == before.count("}"), "the lanes are applied under an if (11 stages then)"
