@@ -40,12 +40,17 @@ def p4c_environment() -> dict[str, str] | None:
     if proc.returncode != 0:
         return None
     env = dict(item.split("=", 1) for item in proc.stdout.decode().split("\0") if "=" in item)
-    return env if Path(env.get("P4C_HOME", "/nonexistent"), "p4c").is_file() else None
+    if not Path(env.get("P4C_HOME", "/nonexistent"), "p4c").is_file():
+        return None
+    # p4c-env only warns when a runtime library is missing; a compiler that cannot start is absent
+    probe = subprocess.run(["p4c", "--version"], env=env, capture_output=True, timeout=120, check=False)
+    return env if probe.returncode == 0 else None
 
 
 def missing_reason() -> str:
-    return ("the reference p4c toolchain is not here (looked in $DHC_TOOLCHAIN, <repo>/../shared/toolchain "
-            "and /work/shared/toolchain for p4c-env); CI has it beside the clone")
+    return ("the reference p4c toolchain is not here or does not start (looked in $DHC_TOOLCHAIN, "
+            "<repo>/../shared/toolchain and /work/shared/toolchain for p4c-env; `p4c --version` must run, "
+            "see the toolchain's README for libboost-iostreams1.74.0); CI has it beside the clone")
 
 
 @dataclass
