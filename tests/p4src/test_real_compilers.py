@@ -12,8 +12,8 @@ import pytest
 
 from tests.p4src.realp4c import PROGRAM, TOFINO_STAGES, Compile
 
-# The first test also waits for the shared compiles (fixture real_builds), which took 281 s here
-# on 2 cores at a load average of 9: more than the 300 s pytest-timeout default allows.
+# The first test also waits for the shared compiles (fixture real_builds), which took 242-281 s
+# here on 2 cores at a load average of 6-9: too close to the 300 s pytest-timeout default.
 pytestmark = pytest.mark.timeout(1200)
 
 README = (PROGRAM.parent / "README.md").read_text()
