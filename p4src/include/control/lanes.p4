@@ -1,5 +1,5 @@
 /*
- * DHC data plane: the K lane registers, one register + one table per lane.
+ * DHC data plane: the K lane registers, one register + two tables per lane.
  *
  * lane_<i>[cell] holds lane i of (slot, set); cell = base + slot*2 + set.
  * Table lane_<i>_update (const entries on the counter's kind and the op) picks
@@ -8,13 +8,15 @@
  *   sum:   old = reg; reg = old + pkt    (later contribution, op SUM, wraps)
  *   or:    old = reg; reg = old | pkt    (later contribution, op OR)
  *   read:  old = reg                     (duplicate)
- * A register action returns only the value before the update, so the packet
- * gets its lanes afterwards from `lanes_result` (one table, K plain ALU
- * operations, no register): pkt = pkt + old / pkt | old / old.  So a packet
- * that completes a slot carries the aggregate, and a duplicate carries the
- * stored value.  The K tables do not depend on each other: p4c can spread
- * them over the stages after the counter, four lanes (stateful ALUs) per
- * stage.  Everything per lane is unrolled by DHC_FOR_EACH_LANE (define.p4).
+ * A register action on v1model returns only the value before the update (p4c's
+ * Tofino back end turns read + write into one stateful ALU instruction whose
+ * output is the read), so the packet gets its lane afterwards from
+ * lane_<i>_result, one plain ALU operation in the stage after the update:
+ * pkt = pkt + old / pkt | old / old.  So a packet that completes a slot
+ * carries the aggregate, and a duplicate carries the stored value.  The lanes
+ * do not depend on each other: p4c spreads them over the stages after the
+ * counter, four lanes (stateful ALUs) per stage, each result one stage after
+ * its update.  Everything per lane is unrolled by DHC_FOR_EACH_LANE (define.p4).
  */
 #ifndef _DHC_LANES_P4_
 #define _DHC_LANES_P4_
@@ -50,12 +52,33 @@
             (KIND_DUP, DHC_OP_OR)    : lane_##i##_read(); \
         } \
         const default_action = NoAction(); \
+    } \
+    action lane_##i##_add() { \
+        lanes.lane_##i = lanes.lane_##i + old.lane_##i; \
+    } \
+    action lane_##i##_or_in() { \
+        lanes.lane_##i = lanes.lane_##i | old.lane_##i; \
+    } \
+    action lane_##i##_copy() { \
+        lanes.lane_##i = old.lane_##i; \
+    } \
+    table lane_##i##_result { \
+        key = { \
+            m.kind : exact @name("kind"); \
+            m.op   : exact @name("op"); \
+        } \
+        actions = { lane_##i##_add; lane_##i##_or_in; lane_##i##_copy; @defaultonly NoAction; } \
+        const entries = { \
+            (KIND_ADD, DHC_OP_SUM) : lane_##i##_add(); \
+            (KIND_ADD, DHC_OP_OR)  : lane_##i##_or_in(); \
+            (KIND_DUP, DHC_OP_SUM) : lane_##i##_copy(); \
+            (KIND_DUP, DHC_OP_OR)  : lane_##i##_copy(); \
+        } \
+        const default_action = NoAction(); \
     }
 
 #define DHC_LANE_APPLY(i) lane_##i##_update.apply();
-#define DHC_LANE_ADD(i) lanes.lane_##i = lanes.lane_##i + old.lane_##i;
-#define DHC_LANE_OR(i) lanes.lane_##i = lanes.lane_##i | old.lane_##i;
-#define DHC_LANE_COPY(i) lanes.lane_##i = old.lane_##i;
+#define DHC_LANE_RESULT(i) lane_##i##_result.apply();
 
 control DhcLanes(inout dhc_lanes_h lanes,
                  inout lane_old_t old,
@@ -63,36 +86,9 @@ control DhcLanes(inout dhc_lanes_h lanes,
 
     DHC_FOR_EACH_LANE(DHC_LANE_UNIT)
 
-    action lanes_add() {
-        DHC_FOR_EACH_LANE(DHC_LANE_ADD)
-    }
-
-    action lanes_or() {
-        DHC_FOR_EACH_LANE(DHC_LANE_OR)
-    }
-
-    action lanes_copy() {
-        DHC_FOR_EACH_LANE(DHC_LANE_COPY)
-    }
-
-    table lanes_result {
-        key = {
-            m.kind : exact @name("kind");
-            m.op   : exact @name("op");
-        }
-        actions = { lanes_add; lanes_or; lanes_copy; @defaultonly NoAction; }
-        const entries = {
-            (KIND_ADD, DHC_OP_SUM) : lanes_add();
-            (KIND_ADD, DHC_OP_OR)  : lanes_or();
-            (KIND_DUP, DHC_OP_SUM) : lanes_copy();
-            (KIND_DUP, DHC_OP_OR)  : lanes_copy();
-        }
-        const default_action = NoAction();
-    }
-
     apply {
         DHC_FOR_EACH_LANE(DHC_LANE_APPLY)
-        lanes_result.apply();
+        DHC_FOR_EACH_LANE(DHC_LANE_RESULT)
     }
 }
 
