@@ -33,6 +33,7 @@ BENCHMARKS: dict[str, str] = {
     "train": "bench.train",
     "train-sim": "bench.train_sim",
     "agent-pps": "bench.agent_pps",
+    "bmv2": "bench.bmv2",
 }
 
 
