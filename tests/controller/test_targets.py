@@ -36,6 +36,15 @@ def test_dhc_ctl_place_refuses_a_k_the_target_cannot_run(capsys) -> None:
     assert "target bmv2 runs only K in" in capsys.readouterr().err
 
 
+def test_dhc_ctl_deploy_refuses_it_before_contacting_a_switch(tmp_path, capsys) -> None:
+    placement = tmp_path / "p.json"
+    assert dhc_ctl(["place", "--topo", SINGLE, "--out", str(placement), "--json"]) == 0
+    capsys.readouterr()
+    rc = dhc_ctl(["deploy", "--topo", SINGLE, "--placement", str(placement), "--target", "bmv2",
+                  "--switch-addr-map", "s1=127.0.0.1:1"])   # nothing listens there
+    assert rc == 2 and "job 1 (256 lanes): target bmv2 runs only K in" in capsys.readouterr().err
+
+
 def test_bmv2_build_refuses_before_compiling() -> None:
     with pytest.raises(PlanError, match="target bmv2 runs only K"):
         Bmv2Build(p4c="no-such-p4c").config(256, 4096, 256)
