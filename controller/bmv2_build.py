@@ -101,6 +101,7 @@ def _compile(program: Path, defines: dict[str, str], p4c: str, out: Path) -> flo
             tail = "\n".join((done.stdout + done.stderr).strip().splitlines()[-15:])
             raise PlanError(f"p4c could not compile {program} for BMv2 with "
                             f"{' '.join(cmd[5:-5])} (exit {done.returncode}):\n{tail}")
+        shutil.rmtree(out, ignore_errors=True)   # an incomplete earlier build of this key
         tmp.rename(out)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -15,6 +15,7 @@ from controller.deploy_errors import PlanError
 from controller.pipeline import PROGRAM, PipelineFiles, SoftswitchBuild, program_defines
 from controller.targets import check_lanes, lanes_for_target, lanes_in_p4info, profile
 from controller.topology_file import load
+from tests.toolchain import bmv2_toolchain  # noqa: F401 - a fixture
 
 ROOT = Path(__file__).resolve().parents[2]
 SINGLE = str(ROOT / "topologies" / "single.yaml")
@@ -82,3 +83,21 @@ def test_every_target_prefers_a_k_it_runs() -> None:
         assert prof.preferred is None or prof.supports(prof.preferred)
     with pytest.raises(PlanError, match="unknown target"):
         profile("tofino-model")
+
+
+def test_bmv2_build_compiles_with_the_defines_and_caches(tmp_path: Path, bmv2_toolchain) -> None:  # noqa: F811
+    """Real p4c: the JSON has the K asked for (the old build/dhc.json had 32 whatever the jobs
+    used), a second build is the cached one, a broken source is a clear error."""
+    from controller.bmv2_build import build
+    from controller.pipeline import read_pipeline_files
+
+    first = build(program_defines(8, 64, 16), cache=tmp_path / "cache")
+    assert first.compile_seconds > 0
+    assert lanes_in_p4info(read_pipeline_files(first.p4info, first.json).p4info) == 8
+    again = build(program_defines(8, 64, 16), cache=tmp_path / "cache")
+    assert again.json == first.json and again.compile_seconds == 0
+    src = tmp_path / "p4src"
+    shutil.copytree(PROGRAM.parent, src)
+    (src / PROGRAM.name).write_text((src / PROGRAM.name).read_text() + "\nthis is not P4;\n")
+    with pytest.raises(PlanError, match=r"p4c could not compile .* -DDHC_LANES=8"):
+        build(program_defines(8, 64, 16), program=src / PROGRAM.name, cache=tmp_path / "cache")
