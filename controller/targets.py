@@ -37,8 +37,8 @@ class TargetProfile:
 TARGETS: dict[str, TargetProfile] = {
     "softswitch": TargetProfile("softswitch", SUPPORTED_LANES, None,
                                 "the softswitch compiles every K the P4 program supports"),
-    # measured (docs/bmv2.md): K = 64 compiles in 1.5-2.5 min (97 MB JSON) and runs exact; K = 128
-    # did not compile in 11 min.  The story picks 32 (11-25 s to compile), which a fresh clone's
+    # measured (docs/bmv2.md): K = 64 compiles in 1-2.5 min (97 MB JSON) and runs exact; K = 128
+    # did not compile in 11 min.  The story picks 32 (the highest lane rate, 10-25 s to compile), which a fresh clone's
     # `make test` can afford; 64 is for who asks for it (compiled once, then cached).
     "bmv2": TargetProfile("bmv2", tuple(k for k in SUPPORTED_LANES if k <= 64), 32,
                           "p4c's BMv2 back end emits one table per lane and its compile time and "
