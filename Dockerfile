@@ -10,8 +10,13 @@ RUN apt-get update \
 
 WORKDIR /dhc
 COPY . /dhc
-# the project's own setup: venv, Python packages, P4Runtime stubs, Mininet exposed to the venv
-RUN make setup PYTHON=python3 && make p4
+# the topology the image is built for (docker-compose.yml passes the same TOPO to `make run`)
+ARG TOPO=topologies/leafspine.yaml
+ENV TOPO=${TOPO}
+# the project's own setup (venv, Python packages, P4Runtime stubs, Mininet exposed to the venv),
+# then `make p4`: p4c builds dhc.p4 with the topology's defines at BMv2's K (controller/targets.py)
+# into build/bmv2/, the cache `make run TARGET=bmv2` reads (keyed by source, defines, p4c version)
+RUN make setup PYTHON=python3 && make p4 TOPO=${TOPO}
 
 # Mininet needs a privileged container (namespaces, veth); see docker-compose.yml
 CMD ["make", "run", "TARGET=bmv2"]

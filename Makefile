@@ -21,7 +21,7 @@ help:
 	@echo "make test  - every test (unit, packet, gRPC, Mininet end-to-end)"
 	@echo "make bench - benchmarks (JSON to bench/out/; LONG=1 adds the long arms)"
 	@echo "make train - DDP training in Mininet, four ways, on $(or $(BW),100mbit) links (bench/out/train*)"
-	@echo "make p4    - compile p4src/ with p4c when it is on PATH"
+	@echo "make p4    - build p4src/ for BMv2 with p4c (the topology's defines, BMv2's K), when p4c is on PATH"
 	@echo "make docker-run - the same story on real BMv2 (needs a Docker engine)"
 	@echo "make lint | stop | clean"
 
@@ -75,14 +75,15 @@ train: setup
 lint: setup
 	$(VENV)/bin/ruff check .
 
-p4:
+# p4src/dhc.p4 for BMv2 with the topology's defines at BMv2's K (controller/bmv2_build.py; cached
+# under build/bmv2/ by source content + defines + p4c version; `make run TARGET=bmv2` does the same)
+p4: setup
 	@if command -v $(P4C) >/dev/null; then \
-	  mkdir -p $(BUILD) && $(P4C) --target bmv2 --arch v1model \
-	    --p4runtime-files $(BUILD)/dhc.p4info.txtpb -o $(BUILD) p4src/dhc.p4; \
+	  $(PY) -m controller.bmv2_build --topo $(TOPO) --p4c $(P4C); \
 	else echo "p4c not on PATH: skipping (the softswitch compiles p4src/ at load time)"; fi
 
 docker-run:
-	docker-compose up --build --abort-on-container-exit
+	TOPO=$(TOPO) docker-compose up --build --abort-on-container-exit
 
 clean:
 	rm -rf $(VENV) $(BUILD) .pytest_cache .ruff_cache .hypothesis

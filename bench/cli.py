@@ -35,6 +35,7 @@ BENCHMARKS: dict[str, str] = {
     "agent-pps": "bench.agent_pps",
     "models": "bench.models",
     "scale": "bench.scale",
+    "bmv2": "bench.bmv2",
 }
 
 

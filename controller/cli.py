@@ -19,6 +19,7 @@ from rich.table import Table
 from controller.deploy_cli import register as register_deploy_commands
 from controller.errors import ControllerError, InfeasiblePlacement, TopologyError
 from controller.placement import Placement, place
+from controller.targets import TARGETS, check_lanes
 from controller.topology_file import load
 
 EXIT_OK = 0
@@ -79,6 +80,7 @@ def bound_line(p: Placement) -> str:
 
 def cmd_place(args: argparse.Namespace) -> int:
     topo = load(args.topo)
+    check_lanes(topo, args.target)   # a K the target cannot run is refused before solving
     try:
         result = place(topo, args.budget, time_limit=args.time_limit, workers=args.workers)
     except InfeasiblePlacement as err:
@@ -105,6 +107,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", help="also write the placement JSON to this file")
     p.add_argument("--time-limit", type=float, default=60.0, help="solver time limit in seconds")
     p.add_argument("--workers", type=int, default=2, help="solver threads")
+    p.add_argument("--target", choices=sorted(TARGETS), default="softswitch",
+                   help="the P4 target the jobs will run on: refuse jobs whose lanes it cannot run")
     p.set_defaults(handler=cmd_place)
     register_deploy_commands(sub)  # deploy, jobs add|remove, status, shell (controller/deploy_cli.py)
     return parser

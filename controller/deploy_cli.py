@@ -17,11 +17,13 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
+from controller.bmv2_build import Bmv2Build
 from controller.deploy_errors import ConflictError, PlanError, WriteError
 from controller.errors import ControllerError
 from controller.pipeline import PROGRAM, PipelineFiles, PipelineSource, SoftswitchBuild
 from controller.placement import Placement, place_incremental
 from controller.rollout import rollout
+from controller.targets import TARGETS, check_lanes
 from controller.topology_file import load
 
 EXIT_UNREACHABLE = 8
@@ -115,7 +117,10 @@ def _deploy(args: argparse.Namespace, jobs: set[int] | None, pipeline: bool, tit
             placement: Placement | None = None) -> int:
     topo = load(args.topo)
     placement = placement or _placement(args.placement)
-    source: PipelineSource = SoftswitchBuild(Path(args.program))
+    target = getattr(args, "target", "softswitch")
+    check_lanes(topo, target)
+    source: PipelineSource = (Bmv2Build(Path(args.program)) if target == "bmv2"
+                              else SoftswitchBuild(Path(args.program)))
     if getattr(args, "p4info", None) or getattr(args, "device_config", None):
         if not (args.p4info and args.device_config):
             raise PlanError("--p4info and --device-config go together")
@@ -279,6 +284,9 @@ def _writer(p: argparse.ArgumentParser) -> None:
                    help="also delete state the placement does not contain (other jobs, orphans)")
     p.add_argument("--dry-run", action="store_true", help="compute and report the changes, write nothing")
     p.add_argument("--program", default=str(PROGRAM), help="P4 program to push (default p4src/dhc.p4)")
+    p.add_argument("--target", choices=sorted(TARGETS), default="softswitch",
+                   help="the switches' P4 target: softswitch (its front end builds the program) or "
+                        "bmv2 (p4c builds it, cached; jobs at a K BMv2 cannot run are refused)")
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -6,7 +6,10 @@ one place that knows it:
 
 * :class:`SoftswitchBuild` compiles ``p4src/dhc.p4`` with the project's softswitch front end (the
   device config is the preprocessed P4 source, ``softswitch/server/README.md``);
-* :class:`PipelineFiles` reads files another compiler wrote (BMv2: p4c's P4Info and JSON).
+* :class:`PipelineFiles` reads files another compiler wrote (BMv2: p4c's P4Info and JSON) and
+  refuses them if they were compiled for another K than the jobs use;
+* :class:`controller.bmv2_build.Bmv2Build` compiles it with p4c for BMv2, with the same
+  :func:`program_defines` as the softswitch build, cached by content.
 
 Both build a :class:`PipelineConfig` for given sizes (lanes, register pool, job counters), so a
 deployment asks one :class:`PipelineSource` per switch size and never names a target.
@@ -24,6 +27,7 @@ from p4.config.v1 import p4info_pb2
 
 from controller.deploy_errors import PlanError
 from controller.intent import SwitchState
+from controller.targets import lanes_in_p4info
 from dhcwire.p4names import DEFAULT_MAX_JOBS
 from softswitch import Switch
 from softswitch.api import Exact, Lpm, P4CompileError, Replica
@@ -80,10 +84,16 @@ class PipelineFiles:
     device_config_path: Path
 
     def config(self, lanes: int, pool_size: int, max_jobs: int) -> PipelineConfig:
-        return _read_files(Path(self.p4info_path), Path(self.device_config_path))
+        config = read_pipeline_files(Path(self.p4info_path), Path(self.device_config_path))
+        built = lanes_in_p4info(config.p4info)
+        if built and built != lanes:   # 0: not dhc.p4 (no lane registers), nothing to compare
+            raise PlanError(f"{self.p4info_path} was compiled with DHC_LANES={built}, the jobs use "
+                            f"{lanes} lanes per packet: every DATA packet would be dropped; compile "
+                            f"with -DDHC_LANES={lanes} (or use --target bmv2, which does)")
+        return config
 
 
-def _read_files(path: Path, config_path: Path) -> PipelineConfig:
+def read_pipeline_files(path: Path, config_path: Path) -> PipelineConfig:
     p4info = p4info_pb2.P4Info()
     try:
         raw = path.read_bytes()

@@ -14,7 +14,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from controller.errors import TopologyError
+from controller.errors import ControllerError, TopologyError
 from controller.topology_file import load
 from topologies.shaping import RateError, parse_rate
 from topologies.story import StoryResult, run_story
@@ -79,7 +79,14 @@ def main(argv: list[str] | None = None) -> int:
     console.print(f"DHC story: {topo.name}, {len(topo.switches)} switches, {len(topo.hosts)} hosts, "
                   f"{len(topo.jobs)} job(s); {workload.codec} codec, d={dim}, "
                   f"density={args.density:g}{' clustered' if args.clustered else ''}")
-    result = run_story(topo, workload, args.target, args.workdir, bandwidth=args.bw)
+    try:
+        result = run_story(topo, workload, args.target, args.workdir, bandwidth=args.bw)
+    except ControllerError as err:   # e.g. p4c missing or failing for --target bmv2
+        console.print(f"[red]{err}[/red]")
+        return 2
+    for job_id, (asked, used) in sorted(result.lanes_changed.items()):
+        console.print(f"job {job_id}: {asked} lanes per packet asked, {result.target} runs {used} "
+                      "(controller/targets.py; docs/bmv2.md): the manifest tells the workers")
     console.print(placement_table(result))
     console.print(summary_table(result))
     for o in result.outcomes:
@@ -95,6 +102,8 @@ def main(argv: list[str] | None = None) -> int:
             json.dumps(
                 {
                     "exact": result.exact,
+                    "target": result.target,
+                    "lanes_changed": {str(j): list(v) for j, v in result.lanes_changed.items()},
                     "bandwidth": result.bandwidth,
                     "workers": [o.summary for o in result.outcomes],
                     "status": result.status,

@@ -15,20 +15,22 @@
 from __future__ import annotations
 
 import contextlib
-import subprocess
 import tempfile
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from controller.bmv2_build import Bmv2Build
 from controller.p4rt_client import SwitchAddress
-from controller.pipeline import PipelineFiles
 from controller.placement import Placement, place
+from controller.plan import DeploymentPlan
 from controller.rollout import rollout
 from controller.status import collect as collect_status
 from controller.status import to_json as status_json
+from controller.targets import lanes_for_target
 from controller.topology import Topology
+from dhcwire.p4names import DEFAULT_MAX_JOBS
 from topologies.net import NetHandle, choose_target, running_net
 from topologies.shaping import format_rate, gbps_to_bps
 from topologies.workload import WorkerOutcome, Workload, agent_command, collect, expected_sum
@@ -45,6 +47,8 @@ class StoryResult:
     status: dict = field(default_factory=dict)
     #: what the links were shaped to: a tc rate for every link, or "per topology file"
     bandwidth: str = "per topology file"
+    #: jobs whose lanes per packet the target cannot run, moved to its K: job -> (asked, used)
+    lanes_changed: dict[int, tuple[int, int]] = field(default_factory=dict)
 
     @property
     def exact(self) -> bool:
@@ -62,26 +66,19 @@ def switch_addresses(handle: NetHandle) -> dict[str, SwitchAddress]:
     return {n: SwitchAddress(n, addr, handle.device_ids[n]) for n, addr in handle.grpc_addresses.items()}
 
 
-REPO = Path(__file__).resolve().parents[1]
-
-
-def bmv2_pipeline_files(build: Path = REPO / "build") -> PipelineFiles:
-    """p4c's P4Info and BMv2 JSON for p4src/dhc.p4 (compiled once, as ``make p4`` does)."""
-    p4info, config = build / "dhc.p4info.txtpb", build / "dhc.json"
-    if not (p4info.exists() and config.exists()):
-        build.mkdir(parents=True, exist_ok=True)
-        subprocess.run(["p4c", "--target", "bmv2", "--arch", "v1model", "--p4runtime-files",
-                        str(p4info), "-o", str(build), str(REPO / "p4src" / "dhc.p4")], check=True)
-    return PipelineFiles(p4info, config)
-
-
 @contextlib.contextmanager
 def deployed_net(topo: Topology, placement: Placement, workdir: Path, target: str = "auto",
                  log_level: str = "warn", bandwidth: str | None = None,
                  ) -> Iterator[tuple[NetHandle, Path, float]]:
     """A running, deployed network and its job manifest; torn down on exit.  ``bandwidth``
     (a tc rate such as ``100mbit``) shapes every link; None keeps each link's topology rate."""
-    source = bmv2_pipeline_files() if choose_target(target) == "bmv2" else None
+    # BMv2: p4c with the same defines the softswitch build uses (cached by content); a job at a K
+    # BMv2 cannot run is refused here (PlanError), before the network starts
+    source = Bmv2Build() if choose_target(target) == "bmv2" else None
+    if source is not None:   # compiled now, so the deploy time below does not include p4c
+        lanes = DeploymentPlan.build(topo, placement, DEFAULT_MAX_JOBS).lanes
+        for pool in sorted({sw.register_slots for sw in topo.switches.values()}):
+            source.config(lanes, pool, DEFAULT_MAX_JOBS)
     with running_net(topo, target, log_dir=str(workdir / "logs"), log_level=log_level,
                      bandwidth=bandwidth) as handle:
         t0 = time.perf_counter()
@@ -121,6 +118,9 @@ def run_jobs(handle: NetHandle, manifest: Path, topo: Topology, workload: Worklo
 def run_story(topo: Topology, workload: Workload, target: str = "auto",
               workdir: Path | None = None, log_level: str = "warn",
               bandwidth: str | None = None) -> StoryResult:
+    """Place, deploy and run every job once on ``target``; the jobs take the target's K where
+    the topology's lanes per packet are more than it runs (``controller.targets``)."""
+    topo, lanes_changed = lanes_for_target(topo, choose_target(target))
     placement = place(topo)
     tmp = None
     if workdir is None:
@@ -128,7 +128,7 @@ def run_story(topo: Topology, workload: Workload, target: str = "auto",
         workdir = Path(tmp.name)
     try:
         result = StoryResult(topology=topo.name, target=choose_target(target), placement=placement,
-                             bandwidth=bandwidth or link_rates(topo))
+                             bandwidth=bandwidth or link_rates(topo), lanes_changed=lanes_changed)
         with deployed_net(topo, placement, workdir, target, log_level, bandwidth) as (
                 handle, manifest, dt):
             result.deploy_seconds = dt

@@ -20,10 +20,22 @@ def test_compose_file_is_valid():
     config = yaml.safe_load(out.stdout)
     svc = config["services"]["dhc"]
     assert svc["privileged"] is True and svc["command"] == ["make", "run", "TARGET=bmv2"]
+    # the image's `make p4` and the container's `make run` build for the same topology
+    assert svc["build"]["args"]["TOPO"] == svc["environment"]["TOPO"] == "topologies/leafspine.yaml"
+
+
+def test_make_p4_and_the_story_share_one_bmv2_build():
+    """`make p4` (the Docker image) runs controller.bmv2_build for the topology, the function the
+    story's BMv2 path uses: the same defines and K, the same cache."""
+    make = (ROOT / "Makefile").read_text()
+    p4 = make[make.index("\np4:"):make.index("docker-run:")]
+    assert "-m controller.bmv2_build --topo $(TOPO)" in p4 and "dhc.json" not in p4
+    story = (ROOT / "topologies" / "story.py").read_text()
+    assert "Bmv2Build()" in story and "dhc.json" not in story
 
 
 def test_dockerfile_builds_on_p4lang_and_runs_the_story_on_bmv2():
     text = (ROOT / "Dockerfile").read_text()
     assert any(line.startswith("FROM p4lang/p4c") for line in text.splitlines())
-    assert "mininet" in text and "make setup" in text and "make p4" in text
+    assert "mininet" in text and "make setup" in text and "make p4 TOPO=${TOPO}" in text
     assert '"TARGET=bmv2"' in text
