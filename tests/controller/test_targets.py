@@ -27,7 +27,8 @@ def test_bmv2_refuses_the_readme_topologies_and_the_story_moves_them_to_its_k() 
         check_lanes(topo, "bmv2")
     check_lanes(topo, "softswitch")
     moved, changed = lanes_for_target(topo, "bmv2")
-    assert changed == {1: (256, 32)} and moved.job(1).lanes == 32
+    k = profile("bmv2").preferred
+    assert changed == {1: (256, k)} and moved.job(1).lanes == k
     check_lanes(moved, "bmv2")
     assert lanes_for_target(topo, "softswitch") == (topo, {})
 
