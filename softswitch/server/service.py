@@ -3,12 +3,15 @@
 Error reporting follows the P4Runtime spec: a Write whose updates fail ends
 with gRPC status UNKNOWN and a ``google.rpc.Status`` in the
 ``grpc-status-details-bin`` trailer whose details hold one ``p4.v1.Error`` per
-update, in order (OK for the ones that succeeded) -- as long as that fits well
-inside gRPC's 16 KiB trailer limit.  When it does not, the details list only
-failed updates, each with its update index (``space`` = ``update-index``,
-``code`` = index), as many as fit, and the status message counts them all.
-Every error text is capped.  Everything else fails with the canonical code of
-its one problem and a reason.
+update, in order (OK for the ones that succeeded) -- as long as that fits the
+budget below.  When it does not, the details list only failed updates, each
+with its update index (``space`` = ``update-index``, ``code`` = index): the
+first ones, as many as fit, and the status message counts them all.  The budget
+is set by the clients, not by gRPC's hard limit: a client drops trailers above
+its 8 KiB *soft* metadata limit at random (grpcio: "received metadata size
+exceeds soft limit"), so the whole trailer -- base64 status, status message and
+header overhead -- stays below that.  Every error text is capped.  Everything
+else fails with the canonical code of its one problem and a reason.
 
 StreamChannels are bounded (``max_streams``, below the worker pool size): each
 open stream holds a pool thread, so past the limit a new stream is refused with
@@ -36,9 +39,12 @@ from softswitch.server.errors import P4RuntimeError
 log = logging.getLogger("softswitch.p4runtime")
 
 _CLOSE = object()
-#: Serialised size of the Write error status; base64 in the trailer makes it 4/3 larger,
-#: which stays well inside gRPC's default 16 KiB metadata limit.
-MAX_ERROR_STATUS_BYTES = 8 << 10
+#: gRPC clients' soft limit on received metadata: above it a trailer may be dropped at random.
+CLIENT_METADATA_SOFT_LIMIT = 8 << 10
+#: Serialised size of the Write error status.  In the trailer it is base64 (4/3 larger, 5,464
+#: bytes at most) and the status message travels once more as ``grpc-message``; with gRPC's
+#: 32 bytes of accounting per entry the whole trailer stays under 6 KiB, well below the soft limit.
+MAX_ERROR_STATUS_BYTES = 4 << 10
 #: Longest text of one update's error (a rejected 8 KB match value is not echoed whole).
 MAX_ERROR_TEXT = 240
 #: ``p4.v1.Error.space`` of the compact form: ``code`` is the failed update's index.
