@@ -46,7 +46,6 @@ control DhcIngress(inout headers_t hdr,
         if (meta.dhc.aggregate == 1) {
             /* stages 2-6: bitmaps, counter; stages 6-9: lanes, then their result */
             shadow.apply(hdr.dhc, meta.dhc);
-            lanes.apply(hdr.lanes, meta.old, meta.dhc);
         }
         if (meta.dhc.aggregate == 1 || meta.dhc.result_in == 1) {
             /* stage 7 */
@@ -58,6 +57,7 @@ control DhcIngress(inout headers_t hdr,
         stats.apply(meta.dhc.outcome, meta.dhc.stats_idx);
         /* stage 9 */
         drops.apply(meta.dhc.drop, meta.dhc.drop_reason, meta.dhc.consume, standard_metadata);
+        lanes.apply(hdr.lanes, meta.old, meta.dhc);
     }
 }
 

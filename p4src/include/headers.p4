@@ -91,6 +91,7 @@ struct dhc_meta_t {
     bit<1>  dhc_bad;        /* dhc_h with bad version, type or lane count */
     bit<16> slot_idx;       /* dhc.slot[14:0] */
     bit<1>  shadow_set;     /* dhc.slot[15:15] */
+    bit<31> slot31;      /* slot_idx * 2 + shadow_set = dhc.slot rotated left by one bit */
     /* stage 0: lookups on packet fields only */
     bit<1>  local;          /* local_addr hit */
     bit<1>  job_ok;         /* job_table hit */
@@ -99,7 +100,7 @@ struct dhc_meta_t {
     bit<1>  level_ok;       /* level_table hit */
     bit<1>  arp_ok;         /* arp_check: IPv4-over-Ethernet ARP */
     bit<48> switch_mac;
-    bit<32> bm_idx;         /* base/2 + slot_idx: per-slot registers; per-(slot, set) cell = bm_idx ++ set */
+    bit<31> bm31;           /* base + slot_cell: register cell of (slot, set); cell / 2 indexes the bitmaps */
     bit<16> slot_check;     /* window - slot_idx: 1..0x7fff iff slot_idx < window */
     bit<32> fan_in;
     bit<16> mcast_grp;

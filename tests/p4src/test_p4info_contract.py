@@ -58,12 +58,13 @@ def test_tables_match_readme(p4info) -> None:
 
 def test_const_tables_are_const(p4info) -> None:
     """Every other table is const (entries in the program); the README lists them all, the K lane
-    tables as ``DhcIngress.lanes.lane_<i>_update``."""
+    tables as ``DhcIngress.lanes.lane_<i>_update`` and ``DhcIngress.lanes.lane_<i>_result``."""
     start = README.index("Const tables")
     listed = README[start:README.index("\n\n", start)]
     names = re.findall(r"`(DhcIngress\.[\w.]+)`", listed)
     assert "`DhcIngress.lanes.lane_<i>_update`" in listed
-    lanes = {f"DhcIngress.lanes.lane_{i}_update" for i in range(4)}
+    assert "`DhcIngress.lanes.lane_<i>_result`" in listed
+    lanes = {f"DhcIngress.lanes.lane_{i}_{t}" for i in range(4) for t in ("update", "result")}
     tables = {t.preamble.name: t for t in p4info.tables}
     for n in [*names, *lanes]:
         assert tables[n].is_const_table, n

@@ -50,12 +50,33 @@
             (KIND_DUP, DHC_OP_OR)    : lane_##i##_read(); \
         } \
         const default_action = NoAction(); \
+    } \
+    action lane_##i##_add() { \
+        lanes.lane_##i = lanes.lane_##i + old.lane_##i; \
+    } \
+    action lane_##i##_or_in() { \
+        lanes.lane_##i = lanes.lane_##i | old.lane_##i; \
+    } \
+    action lane_##i##_copy() { \
+        lanes.lane_##i = old.lane_##i; \
+    } \
+    table lane_##i##_result { \
+        key = { \
+            m.kind : exact @name("kind"); \
+            m.op   : exact @name("op"); \
+        } \
+        actions = { lane_##i##_add; lane_##i##_or_in; lane_##i##_copy; @defaultonly NoAction; } \
+        const entries = { \
+            (KIND_ADD, DHC_OP_SUM) : lane_##i##_add(); \
+            (KIND_ADD, DHC_OP_OR)  : lane_##i##_or_in(); \
+            (KIND_DUP, DHC_OP_SUM) : lane_##i##_copy(); \
+            (KIND_DUP, DHC_OP_OR)  : lane_##i##_copy(); \
+        } \
+        const default_action = NoAction(); \
     }
 
 #define DHC_LANE_APPLY(i) lane_##i##_update.apply();
-#define DHC_LANE_ADD(i) lanes.lane_##i = lanes.lane_##i + old.lane_##i;
-#define DHC_LANE_OR(i) lanes.lane_##i = lanes.lane_##i | old.lane_##i;
-#define DHC_LANE_COPY(i) lanes.lane_##i = old.lane_##i;
+#define DHC_LANE_RESULT(i) lane_##i##_result.apply();
 
 control DhcLanes(inout dhc_lanes_h lanes,
                  inout lane_old_t old,
@@ -63,36 +84,9 @@ control DhcLanes(inout dhc_lanes_h lanes,
 
     DHC_FOR_EACH_LANE(DHC_LANE_UNIT)
 
-    action lanes_add() {
-        DHC_FOR_EACH_LANE(DHC_LANE_ADD)
-    }
-
-    action lanes_or() {
-        DHC_FOR_EACH_LANE(DHC_LANE_OR)
-    }
-
-    action lanes_copy() {
-        DHC_FOR_EACH_LANE(DHC_LANE_COPY)
-    }
-
-    table lanes_result {
-        key = {
-            m.kind : exact @name("kind");
-            m.op   : exact @name("op");
-        }
-        actions = { lanes_add; lanes_or; lanes_copy; @defaultonly NoAction; }
-        const entries = {
-            (KIND_ADD, DHC_OP_SUM) : lanes_add();
-            (KIND_ADD, DHC_OP_OR)  : lanes_or();
-            (KIND_DUP, DHC_OP_SUM) : lanes_copy();
-            (KIND_DUP, DHC_OP_OR)  : lanes_copy();
-        }
-        const default_action = NoAction();
-    }
-
     apply {
         DHC_FOR_EACH_LANE(DHC_LANE_APPLY)
-        lanes_result.apply();
+        DHC_FOR_EACH_LANE(DHC_LANE_RESULT)
     }
 }
 

@@ -44,17 +44,17 @@ control DhcShadow(in dhc_h dhc, inout dhc_meta_t m) {
 
     /* ---- stage 3: bitmaps ---- */
     action mark_set0() {
-        bitmap_set0.read(m.seen0, m.bm_idx);
-        bitmap_set0.write(m.bm_idx, m.seen0 | m.child_mask);
+        bitmap_set0.read(m.seen0, DHC_SLOT(m));
+        bitmap_set0.write(DHC_SLOT(m), m.seen0 | m.child_mask);
     }
 
     action reset_set0() {
-        bitmap_set0.write(m.bm_idx, m.child_mask);
+        bitmap_set0.write(DHC_SLOT(m), m.child_mask);
     }
 
     action clear_set0() {
-        bitmap_set0.read(m.other0, m.bm_idx);
-        bitmap_set0.write(m.bm_idx, m.other0 & ~m.child_mask);
+        bitmap_set0.read(m.other0, DHC_SLOT(m));
+        bitmap_set0.write(DHC_SLOT(m), m.other0 & ~m.child_mask);
     }
 
     table bitmap_set0_update {
@@ -62,27 +62,27 @@ control DhcShadow(in dhc_h dhc, inout dhc_meta_t m) {
             m.shadow_set : ternary @name("shadow_set");
             m.epoch_diff : ternary @name("epoch_diff");
         }
-        actions = { mark_set0; reset_set0; clear_set0; }
+        actions = { mark_set0; reset_set0; clear_set0; @defaultonly NoAction; }
         const entries = {
             (0, 0) : mark_set0();
             (0, _) : reset_set0();
             (1, _) : clear_set0();
         }
-        const default_action = clear_set0();
+        const default_action = NoAction();
     }
 
     action mark_set1() {
-        bitmap_set1.read(m.seen1, m.bm_idx);
-        bitmap_set1.write(m.bm_idx, m.seen1 | m.child_mask);
+        bitmap_set1.read(m.seen1, DHC_SLOT(m));
+        bitmap_set1.write(DHC_SLOT(m), m.seen1 | m.child_mask);
     }
 
     action reset_set1() {
-        bitmap_set1.write(m.bm_idx, m.child_mask);
+        bitmap_set1.write(DHC_SLOT(m), m.child_mask);
     }
 
     action clear_set1() {
-        bitmap_set1.read(m.other1, m.bm_idx);
-        bitmap_set1.write(m.bm_idx, m.other1 & ~m.child_mask);
+        bitmap_set1.read(m.other1, DHC_SLOT(m));
+        bitmap_set1.write(DHC_SLOT(m), m.other1 & ~m.child_mask);
     }
 
     table bitmap_set1_update {
@@ -90,13 +90,13 @@ control DhcShadow(in dhc_h dhc, inout dhc_meta_t m) {
             m.shadow_set : ternary @name("shadow_set");
             m.epoch_diff : ternary @name("epoch_diff");
         }
-        actions = { mark_set1; reset_set1; clear_set1; }
+        actions = { mark_set1; reset_set1; clear_set1; @defaultonly NoAction; }
         const entries = {
             (1, 0) : mark_set1();
             (1, _) : reset_set1();
             (0, _) : clear_set1();
         }
-        const default_action = clear_set1();
+        const default_action = NoAction();
     }
 
     /* ---- stage 4: the own set's old bitmap and the sender's bit in it ---- */
@@ -143,13 +143,14 @@ control DhcShadow(in dhc_h dhc, inout dhc_meta_t m) {
             m.seen       : ternary @name("seen");
             m.dup        : ternary @name("dup");
         }
-        actions = { count_first; count_add; count_read; }
+        actions = { count_first; count_add; count_read; @defaultonly NoAction; }
         const entries = {
             (0, 0, _) : count_first();      /* this epoch, own set empty */
             (0, _, 0) : count_add();        /* this epoch, sender's bit was clear */
             (0, _, _) : count_read();       /* this epoch, sender's bit was set */
+            (_, _, _) : count_first();      /* cell of an older epoch */
         }
-        const default_action = count_first();   /* cell of an older epoch */
+        const default_action = NoAction();
     }
 
     /* ---- stage 6: distance to completion ---- */
