@@ -17,7 +17,8 @@ from tests.p4src.test_tofino_rules import _blocks, _source
 LANES = 16
 # (control, table or directly called action, stage), in program order (p4src/dhc.p4)
 CHAIN: list[tuple[str, str, int]] = [
-    ("DhcIndex", "local_addr", 0), ("DhcIndex", "job_table", 0), ("DhcIndex", "epoch_table", 0),
+    ("DhcIndex", "local_addr", 0), ("DhcIndex", "host_port", 0), ("DhcIndex", "host_source", 0),
+    ("DhcIndex", "job_table", 0), ("DhcIndex", "epoch_table", 0),
     ("DhcIndex", "level_table", 0), ("DhcIndex", "child_table", 0), ("DhcIndex", "arp_check", 0),
     ("DhcIndex", "verdict", 1),
     ("DhcShadow", "compare_epoch", 2),
