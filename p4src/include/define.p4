@@ -11,12 +11,13 @@
 /* ---- compile-time knobs ------------------------------------------------ */
 
 /* Lanes (32-bit words) per packet: 1, 2, 4, 8, 16, 32, 64, 128 or 256.  Each lane is one
- * register = one stateful ALU on Tofino (4 per stage); the lane registers can
- * only sit in stages 6..9 of the dependency chain (p4src/README.md, "Tofino
- * rules"), so p4c's Tofino backend (which defines __TARGET_TOFINO__) gets 16
- * by default.  Hosts put the switch's K in dhc_h.num_lanes (topology:
- * jobs[].lanes); that field has 8 bits, so K = 256 travels as 0.  256 lanes
- * make a 1,080 B frame with every header, under the 1,500 B Ethernet MTU. */
+ * register = one stateful ALU on Tofino (4 per stage).  p4c's Tofino back end
+ * (which defines __TARGET_TOFINO__) gets 16 by default: its egress parser
+ * reads the lanes too, after 27 bytes of intrinsic metadata, and may read
+ * at most 160 bytes, so K <= 19 there (p4src/README.md, "Tofino").  Hosts
+ * put the switch's K in dhc_h.num_lanes (topology: jobs[].lanes); that field
+ * has 8 bits, so K = 256 travels as 0.  256 lanes make a 1,080 B frame with
+ * every header, under the 1,500 B Ethernet MTU. */
 #ifndef DHC_LANES
 #if defined(__TARGET_TOFINO__)
 #define DHC_LANES 16
@@ -40,26 +41,28 @@
 /* Bitmap registers hold one cell per slot (both sets share an index). */
 #define DHC_POOL_SLOTS (DHC_POOL_SIZE / 2)
 
-/* ---- lane unrolling ------------------------------------------------------
- * DHC_FOR_EACH_LANE(X) expands to X(0) X(1) ... X(DHC_LANES-1).  P4 has no
- * loops in controls, and Tofino wants every lane as its own field and its own
- * register, so lanes are unrolled by the preprocessor. */
-#define DHC_LANES_1(X) X(0)
-#define DHC_LANES_2(X) DHC_LANES_1(X) X(1)
-#define DHC_LANES_4(X) DHC_LANES_2(X) X(2) X(3)
-#define DHC_LANES_8(X) DHC_LANES_4(X) X(4) X(5) X(6) X(7)
-#define DHC_LANES_16(X) DHC_LANES_8(X) X(8) X(9) X(10) X(11) X(12) X(13) X(14) X(15)
-#define DHC_LANES_32(X) DHC_LANES_16(X) X(16) X(17) X(18) X(19) X(20) X(21) X(22) X(23) \
+/* ---- unrolling -----------------------------------------------------------
+ * DHC_SEQ_<n>(X) expands to X(0) X(1) ... X(n-1); DHC_FOR_EACH_LANE(X) is
+ * DHC_SEQ_<DHC_LANES>.  P4 has no loops in controls, and Tofino wants every
+ * lane as its own field and its own register, so lanes are unrolled by the
+ * preprocessor; the same sequences write the per-child (32) and per-epoch
+ * (256) const entries of the shadow tables. */
+#define DHC_SEQ_1(X) X(0)
+#define DHC_SEQ_2(X) DHC_SEQ_1(X) X(1)
+#define DHC_SEQ_4(X) DHC_SEQ_2(X) X(2) X(3)
+#define DHC_SEQ_8(X) DHC_SEQ_4(X) X(4) X(5) X(6) X(7)
+#define DHC_SEQ_16(X) DHC_SEQ_8(X) X(8) X(9) X(10) X(11) X(12) X(13) X(14) X(15)
+#define DHC_SEQ_32(X) DHC_SEQ_16(X) X(16) X(17) X(18) X(19) X(20) X(21) X(22) X(23) \
     X(24) X(25) X(26) X(27) X(28) X(29) X(30) X(31)
-#define DHC_LANES_64(X) DHC_LANES_32(X) X(32) X(33) X(34) X(35) X(36) X(37) X(38) X(39) \
+#define DHC_SEQ_64(X) DHC_SEQ_32(X) X(32) X(33) X(34) X(35) X(36) X(37) X(38) X(39) \
     X(40) X(41) X(42) X(43) X(44) X(45) X(46) X(47) X(48) X(49) X(50) X(51) X(52) X(53) X(54) \
     X(55) X(56) X(57) X(58) X(59) X(60) X(61) X(62) X(63)
-#define DHC_LANES_128(X) DHC_LANES_64(X) X(64) X(65) X(66) X(67) X(68) X(69) X(70) X(71) \
+#define DHC_SEQ_128(X) DHC_SEQ_64(X) X(64) X(65) X(66) X(67) X(68) X(69) X(70) X(71) \
     X(72) X(73) X(74) X(75) X(76) X(77) X(78) X(79) X(80) X(81) X(82) X(83) X(84) X(85) X(86) \
     X(87) X(88) X(89) X(90) X(91) X(92) X(93) X(94) X(95) X(96) X(97) X(98) X(99) X(100) X(101) \
     X(102) X(103) X(104) X(105) X(106) X(107) X(108) X(109) X(110) X(111) X(112) X(113) X(114) \
     X(115) X(116) X(117) X(118) X(119) X(120) X(121) X(122) X(123) X(124) X(125) X(126) X(127)
-#define DHC_LANES_256(X) DHC_LANES_128(X) X(128) X(129) X(130) X(131) X(132) X(133) X(134) \
+#define DHC_SEQ_256(X) DHC_SEQ_128(X) X(128) X(129) X(130) X(131) X(132) X(133) X(134) \
     X(135) X(136) X(137) X(138) X(139) X(140) X(141) X(142) X(143) X(144) X(145) X(146) \
     X(147) X(148) X(149) X(150) X(151) X(152) X(153) X(154) X(155) X(156) X(157) X(158) \
     X(159) X(160) X(161) X(162) X(163) X(164) X(165) X(166) X(167) X(168) X(169) X(170) \
@@ -73,23 +76,23 @@
     X(255)
 
 #if DHC_LANES == 1
-#define DHC_FOR_EACH_LANE(X) DHC_LANES_1(X)
+#define DHC_FOR_EACH_LANE(X) DHC_SEQ_1(X)
 #elif DHC_LANES == 2
-#define DHC_FOR_EACH_LANE(X) DHC_LANES_2(X)
+#define DHC_FOR_EACH_LANE(X) DHC_SEQ_2(X)
 #elif DHC_LANES == 4
-#define DHC_FOR_EACH_LANE(X) DHC_LANES_4(X)
+#define DHC_FOR_EACH_LANE(X) DHC_SEQ_4(X)
 #elif DHC_LANES == 8
-#define DHC_FOR_EACH_LANE(X) DHC_LANES_8(X)
+#define DHC_FOR_EACH_LANE(X) DHC_SEQ_8(X)
 #elif DHC_LANES == 16
-#define DHC_FOR_EACH_LANE(X) DHC_LANES_16(X)
+#define DHC_FOR_EACH_LANE(X) DHC_SEQ_16(X)
 #elif DHC_LANES == 32
-#define DHC_FOR_EACH_LANE(X) DHC_LANES_32(X)
+#define DHC_FOR_EACH_LANE(X) DHC_SEQ_32(X)
 #elif DHC_LANES == 64
-#define DHC_FOR_EACH_LANE(X) DHC_LANES_64(X)
+#define DHC_FOR_EACH_LANE(X) DHC_SEQ_64(X)
 #elif DHC_LANES == 128
-#define DHC_FOR_EACH_LANE(X) DHC_LANES_128(X)
+#define DHC_FOR_EACH_LANE(X) DHC_SEQ_128(X)
 #elif DHC_LANES == 256
-#define DHC_FOR_EACH_LANE(X) DHC_LANES_256(X)
+#define DHC_FOR_EACH_LANE(X) DHC_SEQ_256(X)
 #else
 #error "DHC_LANES must be 1, 2, 4, 8, 16, 32, 64, 128 or 256"
 #endif

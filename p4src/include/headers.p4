@@ -91,7 +91,7 @@ struct dhc_meta_t {
     bit<1>  dhc_bad;        /* dhc_h with bad version, type or lane count */
     bit<16> slot_idx;       /* dhc.slot[14:0] */
     bit<1>  shadow_set;     /* dhc.slot[15:15] */
-    bit<31> slot31;      /* slot_idx * 2 + shadow_set = dhc.slot rotated left by one bit */
+    bit<31> slot_31;        /* dhc.slot[14:0] again, as wide as slot (Tofino's ALU adds equal widths) */
     /* stage 0: lookups on packet fields only */
     bit<1>  local;          /* local_addr hit */
     bit<1>  job_ok;         /* job_table hit */
@@ -102,7 +102,7 @@ struct dhc_meta_t {
     bit<1>  host_port;      /* host_port hit: the ingress port is a host's (anti-spoofing applies) */
     bit<1>  src_ok;         /* host_source hit: the source address is that host's */
     bit<48> switch_mac;
-    bit<31> bm31;           /* base + slot_cell: register cell of (slot, set); cell / 2 indexes the bitmaps */
+    bit<31> slot;           /* base/2 + slot: index of the per-slot bitmaps; the cell of (slot, set) is slot ++ shadow_set */
     bit<16> slot_check;     /* window - slot_idx: 1..0x7fff iff slot_idx < window */
     bit<32> fan_in;
     bit<16> mcast_grp;
@@ -123,14 +123,11 @@ struct dhc_meta_t {
     bit<1>  result_in;      /* a RESULT from this switch's parent */
     bit<1>  arp_req;        /* an ARP request to answer */
     bit<8>  old_epoch;      /* slot_epoch before this packet */
-    /* stages 2..6: shadow state */
-    bit<8>  epoch_diff;     /* old_epoch ^ dhc.epoch: 0 iff the cell holds this epoch's data */
-    bit<32> seen0;          /* bitmap_set0 before this packet (own set 0 only) */
-    bit<32> seen1;          /* bitmap_set1 before this packet (own set 1 only) */
+    /* stages 2..4: shadow state */
+    bit<32> seen0;          /* bitmap_set0 before this packet (own set 0, same epoch only; else 0) */
+    bit<32> seen1;          /* bitmap_set1 before this packet (own set 1, same epoch only; else 0) */
     bit<32> other0;         /* bitmap_set0 before a clear (unused) */
     bit<32> other1;         /* bitmap_set1 before a clear (unused) */
-    bit<32> seen;           /* own set's bitmap before this packet */
-    bit<32> dup;            /* seen & child_mask: non-zero iff a duplicate */
     bit<2>  kind;           /* KIND_*: what the counter did */
     bit<32> cnt_old;        /* slot_count before this packet (0 for a first writer) */
     bit<32> gap;            /* fan_in - cnt_old: 1 completes a new contribution, 0 a duplicate */

@@ -35,7 +35,7 @@ parser DhcParser(packet_in packet,
         meta.dhc.is_dhc = 0;
         meta.dhc.dhc_bad = 0;
         meta.dhc.slot_idx = 0;
-        meta.dhc.slot31 = 0;
+        meta.dhc.slot_31 = 0;
         meta.dhc.shadow_set = 0;
         /* read by later stages whether or not a table wrote them */
         meta.dhc.local = 0;
@@ -52,6 +52,7 @@ parser DhcParser(packet_in packet,
         meta.dhc.aggregate = 0;
         meta.dhc.result_in = 0;
         meta.dhc.arp_req = 0;
+        meta.dhc.old_epoch = 0;
         meta.dhc.seen0 = 0;
         meta.dhc.seen1 = 0;
         meta.dhc.kind = KIND_NONE;
@@ -114,7 +115,7 @@ parser DhcParser(packet_in packet,
         meta.dhc.is_dhc = 1;
         meta.dhc.slot_idx = (bit<16>)hdr.dhc.slot[14:0];
         meta.dhc.shadow_set = hdr.dhc.slot[15:15];
-        meta.dhc.slot31 = (bit<31>)hdr.dhc.slot[14:0];
+        meta.dhc.slot_31 = (bit<31>)hdr.dhc.slot[14:0];
         transition select(hdr.dhc.version, hdr.dhc.pkt_type, hdr.dhc.num_lanes) {
             (DHC_VERSION, DHC_TYPE_DATA, DHC_NUM_LANES): parse_lanes;
             (DHC_VERSION, DHC_TYPE_RESULT, DHC_NUM_LANES): parse_lanes;

@@ -41,8 +41,8 @@ def test_bad_options_are_rejected_with_the_reason(defines: dict[str, str], reaso
 
 
 def test_tofino_builds_default_to_sixteen_lanes() -> None:
-    """p4c's Tofino backend defines __TARGET_TOFINO__; the lane registers fit in four stages of
-    four stateful ALUs (p4src/README.md, "Tofino rules"), so K = 16 there, 32 elsewhere."""
+    """p4c's Tofino backend defines __TARGET_TOFINO__; its egress parser reads at most 160 bytes
+    (p4src/README.md, "Tofino"), so K = 16 there, 32 elsewhere."""
     from softswitch import Switch
 
     assert len(Switch.load(PROGRAM).header_types["dhc_lanes_h"]) == 32

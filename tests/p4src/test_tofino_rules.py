@@ -1,6 +1,7 @@
-"""The Tofino rules of p4src/README.md ("Tofino rules"), checked on the preprocessed source so a
-change that would bring back one of p4c-tofino's errors fails here first (p4c's Tofino back end
-cannot run in this environment).  Also the two p4c warnings the program must not produce."""
+"""The Tofino rules of p4src/README.md ("Tofino", "Rules, as the compiler enforces them"), checked
+on the preprocessed source so a change that would bring back one of p4c-tofino's errors fails even
+where the compiler is absent (test_real_compilers.py runs the compiler itself; rule 7, the stage
+count, only it can check).  Also the two p4c warnings the program must not produce."""
 
 from __future__ import annotations
 
@@ -133,3 +134,51 @@ def test_no_size_on_const_entry_tables_and_constants_not_warned(src: str) -> Non
     for line in re.findall(r"^.*\bconst\s+bit<\d+>\s+\w+\s*=.*$", src, flags=re.M):
         if "const default_action" not in line:
             assert '@noWarn("unused")' in line, line
+
+
+def test_rule8_no_default_action_addresses_a_register(src: str) -> None:
+    """p4c-tofino: 'Cannot specify <action> as the default action, as it requires the hash
+    distribution unit' for an action that indexes a register by a computed index."""
+    actions = _blocks(src, "action")
+    with_register = {a for a, body in actions.items() if re.search(r"\b\w+\.(read|write)\(", body)}
+    for name, body in _blocks(src, "table").items():
+        m = re.search(r"default_action\s*=\s*(\w+)", body)
+        assert m, f"table {name} has no default action"
+        assert m.group(1) not in with_register, f"table {name}: default action {m.group(1)} uses a register"
+
+
+def test_rule9_action_data_is_not_widened_or_mixed_in_arithmetic(src: str) -> None:
+    """p4c-tofino: 'IR structure not yet handled by the ActionAnalysis pass' for a widened slice of
+    action data (``(bit<32>)base[31:1]``); an add of an action parameter is between equal widths."""
+    for name, body in _blocks(src, "action").items():
+        params = re.findall(r"bit<\d+>\s+(\w+)", body.split(")", 1)[0])
+        for p in params:
+            assert not re.search(rf"\(bit<\d+>\)\s*{p}\s*\[", body), f"action {name} widens a slice of {p}"
+    assert re.search(r"m\.slot\s*=\s*base\[31:1\]\s*\+\s*m\.slot_31\s*;", src)
+    meta = _blocks(src, "struct")["dhc_meta_t"]
+    widths = {f: int(w) for w, f in re.findall(r"bit<(\d+)>\s+(\w+)\s*;", meta)}
+    assert widths["slot"] == widths["slot_31"] == 31
+
+
+def test_rule10_the_egress_parser_stays_within_160_bytes() -> None:
+    """p4c-tofino: 'longest path through parser exceeds maximum parse depth (160B)': Tofino's egress
+    parser also extracts the lanes, after 27 bytes of egress intrinsic metadata, so at the Tofino
+    default K the headers of a DHC packet are at most 133 bytes (K <= 19)."""
+    from softswitch import Switch
+
+    sw = Switch.load(PROGRAM, defines={"__TARGET_TOFINO__": "1"})
+    path = ("ethernet_h", "ipv4_h", "udp_h", "dhc_h", "dhc_lanes_h")
+    header_bits = sum(sum(f[1] for f in sw.header_types[h]) for h in path)
+    assert 27 + header_bits // 8 <= 160, header_bits // 8
+
+
+def test_rule11_lanes_are_applied_last_in_ingress(src: str) -> None:
+    """A table that follows the lane tables in the program is placed after the last of them
+    (p4c-tofino kept `decide` behind `lanes_result`): nothing comes after them in DhcIngress, and
+    they are under no `if` (which also pushed `decide` back)."""
+    body = _blocks(src, "control")["DhcIngress"]
+    apply = body[[m.end() for m in re.finditer(r"\bapply\s*{", body)][-1]:]
+    calls = re.findall(r"(\w+)\.apply\(", apply)
+    assert calls[-1] == "lanes", calls
+    before = apply[:apply.index("lanes.apply(")]
+    assert before.count("{") == before.count("}"), "the lanes are applied under an if (11 stages then)"

@@ -21,12 +21,13 @@
 #ifndef _DHC_INDEX_P4_
 #define _DHC_INDEX_P4_
 
-/* Register cell of (slot, set): base + slot*2 + set, one add in set_job
- * (base is even, the parser put slot*2 + set in slot_cell).  The per-slot
- * bitmaps are indexed by cell / 2 = base/2 + slot, a slice of the same field
- * (the hash distribution unit forms it, no ALU). */
-#define DHC_CELL(m) ((m).bm31 ++ (m).shadow_set)
-#define DHC_SLOT(m) ((bit<32>)(m).bm31)
+/* Register cell of (slot, set): base + slot*2 + set = slot ++ set, a bit
+ * concatenation (the hash distribution unit forms it, no ALU).  slot = base/2 +
+ * the packet's slot is one add in set_job: base[31:1] + slot_31, both 31 bits
+ * wide (Tofino's ALU takes neither a widened slice of action data nor a
+ * mixed-width add).  The per-slot bitmaps are indexed by slot. */
+#define DHC_CELL(m) ((m).slot ++ (m).shadow_set)
+#define DHC_SLOT(m) ((bit<32>)(m).slot)
 
 control DhcIndex(in headers_t hdr,
                  in bit<9> ingress_port,
@@ -59,7 +60,7 @@ control DhcIndex(in headers_t hdr,
                    bit<32> parent_addr,
                    bit<16> stats_idx) {
         m.job_ok = 1;
-        m.bm31 = base[31:1] + m.slot31;            /* action data is the first operand */
+        m.slot = base[31:1] + m.slot_31;        /* 31 bits each; action data is the first operand */
         m.slot_check = window - m.slot_idx;     /* action data is the first operand */
         m.fan_in = (bit<32>)fan_in;
         m.mcast_grp = mcast_grp;

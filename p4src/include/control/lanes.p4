@@ -1,5 +1,5 @@
 /*
- * DHC data plane: the K lane registers, one register + one table per lane.
+ * DHC data plane: the K lane registers, one register + two tables per lane.
  *
  * lane_<i>[cell] holds lane i of (slot, set); cell = base + slot*2 + set.
  * Table lane_<i>_update (const entries on the counter's kind and the op) picks
@@ -8,13 +8,15 @@
  *   sum:   old = reg; reg = old + pkt    (later contribution, op SUM, wraps)
  *   or:    old = reg; reg = old | pkt    (later contribution, op OR)
  *   read:  old = reg                     (duplicate)
- * A register action returns only the value before the update, so the packet
- * gets its lanes afterwards from `lanes_result` (one table, K plain ALU
- * operations, no register): pkt = pkt + old / pkt | old / old.  So a packet
- * that completes a slot carries the aggregate, and a duplicate carries the
- * stored value.  The K tables do not depend on each other: p4c can spread
- * them over the stages after the counter, four lanes (stateful ALUs) per
- * stage.  Everything per lane is unrolled by DHC_FOR_EACH_LANE (define.p4).
+ * A register action on v1model returns only the value before the update (p4c's
+ * Tofino back end turns read + write into one stateful ALU instruction whose
+ * output is the read), so the packet gets its lane afterwards from
+ * lane_<i>_result, one plain ALU operation in the stage after the update:
+ * pkt = pkt + old / pkt | old / old.  So a packet that completes a slot
+ * carries the aggregate, and a duplicate carries the stored value.  The lanes
+ * do not depend on each other: p4c spreads them over the stages after the
+ * counter, four lanes (stateful ALUs) per stage, each result one stage after
+ * its update.  Everything per lane is unrolled by DHC_FOR_EACH_LANE (define.p4).
  */
 #ifndef _DHC_LANES_P4_
 #define _DHC_LANES_P4_

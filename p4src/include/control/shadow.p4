@@ -1,35 +1,47 @@
 /*
  * DHC data plane: per-slot state shared by all lanes (SwitchML-style shadow
- * sets), stages 2..6 of an accepted DATA packet.
+ * sets), stages 2..4 of an accepted DATA packet.
  *
- *   stage 2  compare_epoch   epoch_diff = old_epoch ^ dhc.epoch  (action, no table)
- *   stage 3  bitmap_set0_update, bitmap_set1_update   (one register each)
- *   stage 4  own_set         seen = own set's old bitmap; dup = seen & mask
- *   stage 5  count_update    slot_count (one register); sets kind
- *   stage 6  compute_gap     gap = fan_in - cnt_old              (action, no table)
+ *   stage 2  bitmap_set0_update, bitmap_set1_update   (one register each)
+ *   stage 3  count_update    slot_count (one register); sets kind
+ *   stage 4  compute_gap     gap = fan_in - cnt_old              (action, no table)
  *
  * Every register is touched by the actions of one table only, once per
- * packet, at one index (bm_idx for the bitmaps, cell = bm_idx ++ set for the
- * counter), and every register action has the shape p4c's Tofino back end
- * turns into one stateful ALU instruction: read the old value into metadata
- * and write an expression of that old value, packet/metadata fields and
- * constants.  A register action only returns the old value, so each decision
- * taken from state is made by a table keyed on that value (or on one ALU
- * result of it) in the next stage, never by an `if` on two fields.
+ * packet, at one index (the slot for the bitmaps, the cell for the counter),
+ * and every register action has the shape p4c's Tofino back end turns into
+ * one stateful ALU instruction: read the old value into metadata and write an
+ * expression of that old value, packet/metadata fields and constants.  A
+ * register action only returns the old value, so each decision taken from
+ * state is made by a table keyed on that value in the next stage, never by
+ * an `if` on two fields and never by an ALU step in between:
+ *   - the epoch test is a key: the bitmap tables match (old_epoch, epoch)
+ *     with one entry per epoch value e, (e, e) = "this epoch" (256 entries);
+ *   - the duplicate test is a key: count_update matches the own set's old
+ *     bitmap against the sender's child_mask with one entry per child bit
+ *     (32 entries per set): the bit is set iff the sender already contributed.
  *
- * Rules (p4src/README.md, "Shadow sets and epochs"):
- *   - the packet's own set: old = bm; bm = old | mask  (old tells duplicate)
+ * Rules (p4src/README.md, "Epochs" and "Pipeline"):
+ *   - the packet's own set, this epoch: seen = bm; bm = seen | mask
+ *   - the packet's own set, older epoch: bm = mask (seen stays 0: first writer)
  *   - the other set:        bm = bm & ~mask            (the sender has moved on)
- *   - a cell whose stored epoch differs from the frame's holds an old
- *     session's data: the frame is its first writer (bm = mask, count = 1,
- *     lanes = the frame's lanes), whatever the registers hold.
- *   - otherwise the own set's bitmap is empty exactly for the first
- *     contribution of a chunk (a set is reused, chunk c+2W, only after every
- *     worker's first packet of chunk c+W cleared its bit).
+ *   - the own set's bitmap is empty exactly for the first contribution of a
+ *     chunk (a set is reused, chunk c+2W, only after every worker's first
+ *     packet of chunk c+W cleared its bit), or for a cell of an older epoch.
  * complete = (gap == 1) for a new contribution, (gap == 0) for a duplicate.
+ *
+ * Default actions are NoAction: an action that addresses a register by a
+ * computed index cannot be a table's default action on Tofino (it needs the
+ * hash distribution unit), so every case is a const entry.
  */
 #ifndef _DHC_SHADOW_P4_
 #define _DHC_SHADOW_P4_
+
+/* (own set, old_epoch, epoch) = (s, e, e): the cell holds this epoch's data */
+#define DHC_SAME_EPOCH_0(e) (0, e, e) : mark_set0();
+#define DHC_SAME_EPOCH_1(e) (1, e, e) : mark_set1();
+/* (set, seen0, seen1, child_mask): the sender's bit is set in its own set */
+#define DHC_DUP_IN_SET0(c) (0, 32w1 << c &&& 32w1 << c, _, 32w1 << c) : count_read();
+#define DHC_DUP_IN_SET1(c) (1, _, 32w1 << c &&& 32w1 << c, 32w1 << c) : count_read();
 
 control DhcShadow(in dhc_h dhc, inout dhc_meta_t m) {
 
@@ -37,12 +49,7 @@ control DhcShadow(in dhc_h dhc, inout dhc_meta_t m) {
     register<bit<32>>(DHC_POOL_SLOTS) bitmap_set1;
     register<bit<32>>(DHC_POOL_SIZE) slot_count;
 
-    /* ---- stage 2 ---- */
-    action compare_epoch() {
-        m.epoch_diff = m.old_epoch ^ dhc.epoch;
-    }
-
-    /* ---- stage 3: bitmaps ---- */
+    /* ---- stage 2: bitmaps ---- */
     action mark_set0() {
         bitmap_set0.read(m.seen0, DHC_SLOT(m));
         bitmap_set0.write(DHC_SLOT(m), m.seen0 | m.child_mask);
@@ -60,13 +67,14 @@ control DhcShadow(in dhc_h dhc, inout dhc_meta_t m) {
     table bitmap_set0_update {
         key = {
             m.shadow_set : ternary @name("shadow_set");
-            m.epoch_diff : ternary @name("epoch_diff");
+            m.old_epoch  : ternary @name("old_epoch");
+            dhc.epoch    : ternary @name("epoch");
         }
         actions = { mark_set0; reset_set0; clear_set0; @defaultonly NoAction; }
         const entries = {
-            (0, 0) : mark_set0();
-            (0, _) : reset_set0();
-            (1, _) : clear_set0();
+            DHC_SEQ_256(DHC_SAME_EPOCH_0)
+            (0, _, _) : reset_set0();
+            (1, _, _) : clear_set0();
         }
         const default_action = NoAction();
     }
@@ -88,39 +96,19 @@ control DhcShadow(in dhc_h dhc, inout dhc_meta_t m) {
     table bitmap_set1_update {
         key = {
             m.shadow_set : ternary @name("shadow_set");
-            m.epoch_diff : ternary @name("epoch_diff");
+            m.old_epoch  : ternary @name("old_epoch");
+            dhc.epoch    : ternary @name("epoch");
         }
         actions = { mark_set1; reset_set1; clear_set1; @defaultonly NoAction; }
         const entries = {
-            (1, 0) : mark_set1();
-            (1, _) : reset_set1();
-            (0, _) : clear_set1();
+            DHC_SEQ_256(DHC_SAME_EPOCH_1)
+            (1, _, _) : reset_set1();
+            (0, _, _) : clear_set1();
         }
         const default_action = NoAction();
     }
 
-    /* ---- stage 4: the own set's old bitmap and the sender's bit in it ---- */
-    action own_set0() {
-        m.seen = m.seen0;
-        m.dup = m.seen0 & m.child_mask;
-    }
-
-    action own_set1() {
-        m.seen = m.seen1;
-        m.dup = m.seen1 & m.child_mask;
-    }
-
-    table own_set {
-        key = { m.shadow_set : exact @name("shadow_set"); }
-        actions = { own_set0; own_set1; }
-        const entries = {
-            0 : own_set0();
-            1 : own_set1();
-        }
-        const default_action = own_set0();
-    }
-
-    /* ---- stage 5: counter ---- */
+    /* ---- stage 3: counter ---- */
     action count_first() {
         slot_count.write(DHC_CELL(m), 32w1);
         m.kind = KIND_FIRST;
@@ -139,30 +127,30 @@ control DhcShadow(in dhc_h dhc, inout dhc_meta_t m) {
 
     table count_update {
         key = {
-            m.epoch_diff : ternary @name("epoch_diff");
-            m.seen       : ternary @name("seen");
-            m.dup        : ternary @name("dup");
+            m.shadow_set : ternary @name("shadow_set");
+            m.seen0      : ternary @name("seen0");
+            m.seen1      : ternary @name("seen1");
+            m.child_mask : ternary @name("child_mask");
         }
         actions = { count_first; count_add; count_read; @defaultonly NoAction; }
         const entries = {
-            (0, 0, _) : count_first();      /* this epoch, own set empty */
-            (0, _, 0) : count_add();        /* this epoch, sender's bit was clear */
-            (0, _, _) : count_read();       /* this epoch, sender's bit was set */
-            (_, _, _) : count_first();      /* cell of an older epoch */
+            (0, 0, _, _) : count_first();       /* own set empty (or an older epoch's cell) */
+            (1, _, 0, _) : count_first();
+            DHC_SEQ_32(DHC_DUP_IN_SET0)         /* sender's bit was set: duplicate */
+            DHC_SEQ_32(DHC_DUP_IN_SET1)
+            (_, _, _, _) : count_add();         /* sender's bit was clear: new contribution */
         }
         const default_action = NoAction();
     }
 
-    /* ---- stage 6: distance to completion ---- */
+    /* ---- stage 4: distance to completion ---- */
     action compute_gap() {
         m.gap = m.fan_in - m.cnt_old;
     }
 
     apply {
-        compare_epoch();
         bitmap_set0_update.apply();
         bitmap_set1_update.apply();
-        own_set.apply();
         count_update.apply();
         compute_gap();
     }
