@@ -342,7 +342,9 @@ def deploy(
     names, skipped = _targets(topo, placement, addrs)
     report = DeployReport(skipped=skipped)
     configs = {}
-    if pipeline and not dry_run:   # a bad program file fails before any switch is contacted
+    # a bad program file fails before any switch is contacted -- in a dry run too, which checks
+    # what a real run checks and only leaves out the writes
+    if pipeline:
         source = source or (SoftswitchBuild(Path(program)) if program is not None else SoftswitchBuild())
         configs = {n: source.config(plan.lanes, topo.switches[n].register_slots, max_jobs) for n in names}
     with _session(client, addrs, names, timeout) as client:

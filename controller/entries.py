@@ -178,7 +178,10 @@ def switch_plans(topo: Topology, placement: Placement, max_jobs: int = DEFAULT_M
         jobs = tuple(
             _job_plan(topo, jp, a, i, rids, epochs.get(jp.job_id, 0)) for i, (jp, a) in enumerate(mine)
         )
-        plans[name] = SwitchPlan(name, sw.ip, sw.mac, tuple(sorted(routes, key=lambda r: r.ip)), arp, jobs)
+        hosts = tuple(sorted((ln.port_of(name), topo.hosts[ln.other(name)].ip) for ln in topo.links
+                             if name in (ln.a, ln.b) and ln.other(name) in topo.hosts))
+        plans[name] = SwitchPlan(name, sw.ip, sw.mac, tuple(sorted(routes, key=lambda r: r.ip)), arp, jobs,
+                                 hosts)
     return plans
 
 

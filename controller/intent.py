@@ -12,14 +12,28 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from dhcwire.p4names import T_ARP, T_CHILD, T_EPOCH, T_JOB, T_LEVEL, T_LOCAL, T_LPM, T_REWRITE, T_SWITCH
+from dhcwire.p4names import (
+    T_ARP,
+    T_CHILD,
+    T_EPOCH,
+    T_HOST_PORT,
+    T_HOST_SOURCE,
+    T_JOB,
+    T_LEVEL,
+    T_LOCAL,
+    T_LPM,
+    T_REWRITE,
+    T_SWITCH,
+)
 
 #: Tables whose entries the controller installs; ``job_id`` in the key names the owning job.
 JOB_TABLES: tuple[str, ...] = (T_JOB, T_EPOCH, T_LEVEL, T_CHILD)
-BASE_TABLES: tuple[str, ...] = (T_LOCAL, T_ARP, T_LPM)
+BASE_TABLES: tuple[str, ...] = (T_LOCAL, T_HOST_SOURCE, T_HOST_PORT, T_ARP, T_LPM)
 #: Every table with controller-installed entries, in the order inserts are applied
-#: (a job becomes live when its job_table entry appears, so that goes last).
-WRITE_ORDER: tuple[str, ...] = (T_LOCAL, T_ARP, T_LPM, T_REWRITE, T_LEVEL, T_CHILD, T_EPOCH, T_JOB)
+#: (a job becomes live when its job_table entry appears, so that goes last; a host's source goes in
+#: before its port is marked a host port, or the host's traffic would be dropped as spoofed between).
+WRITE_ORDER: tuple[str, ...] = (T_LOCAL, T_HOST_SOURCE, T_HOST_PORT, T_ARP, T_LPM, T_REWRITE, T_LEVEL,
+                                T_CHILD, T_EPOCH, T_JOB)
 #: Tables whose default action the controller sets.
 DEFAULT_TABLES: tuple[str, ...] = (T_SWITCH,)
 

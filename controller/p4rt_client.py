@@ -13,6 +13,7 @@ import hashlib
 import queue
 import re
 import threading
+import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -30,6 +31,8 @@ T = TypeVar("T")
 Update = p4runtime_pb2.Update
 _UPDATE_NAMES = {Update.INSERT: "INSERT", Update.MODIFY: "MODIFY", Update.DELETE: "DELETE"}
 DEFAULT_ELECTION_ID = (0, 1)
+#: pause before retrying a StreamChannel the switch had no room for
+_RETRY_S = 0.25
 #: Updates per Write RPC, and request bytes per Write RPC: small enough that the per-update error
 #: details of a failed batch fit the server's trailer (softswitch/server/README.md, "Errors").
 DEFAULT_BATCH = 100
@@ -115,20 +118,23 @@ class SwitchConnection:
         self.stub = p4runtime_pb2_grpc.P4RuntimeStub(self.channel)
 
     def connect(self) -> None:
-        """Open the channel and become primary (MasterArbitrationUpdate on the StreamChannel)."""
+        """Open the channel and become primary (MasterArbitrationUpdate on the StreamChannel).
+
+        A stream refused for lack of room (RESOURCE_EXHAUSTED: other clients' streams are still
+        waiting to arbitrate, and the switch ends those after a few seconds) is retried until
+        ``timeout``."""
         self.open_channel()
-        self._stream = self.stub.StreamChannel(iter(self._requests.get, None))
-        self._reader = threading.Thread(target=self._read_stream, name=f"p4rt-{self.name}", daemon=True)
-        self._reader.start()
-        req = p4runtime_pb2.StreamMessageRequest()
-        req.arbitration.device_id = self.address.device_id
-        req.arbitration.election_id.CopyFrom(self.election_id)
-        self._requests.put(req)
-        try:
-            msg = self._responses.get(timeout=self.timeout)
-        except queue.Empty:
+        deadline = time.monotonic() + self.timeout
+        while True:
+            msg = self._arbitrate(deadline)
+            if not (isinstance(msg, grpc.RpcError) and msg.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+                    and time.monotonic() + _RETRY_S < deadline):
+                break
+            self._end_stream()
+            time.sleep(_RETRY_S)
+        if msg is None:
             self.close()
-            raise self._fail("no arbitration answer on the StreamChannel") from None
+            raise self._fail("no arbitration answer on the StreamChannel")
         if isinstance(msg, grpc.RpcError):
             self.close()
             raise self._fail(f"StreamChannel refused: {msg.code().name}: {msg.details()}")
@@ -138,30 +144,52 @@ class SwitchConnection:
             raise self._fail(f"not primary: {arb.status.message or _code_name(arb.status.code)} "
                              f"(our election id {self.election_id.high},{self.election_id.low})")
 
+    def _arbitrate(self, deadline: float):
+        """Open a StreamChannel and send our arbitration; the first answer (None: none in time)."""
+        self._requests = queue.Queue()
+        self._responses = queue.Queue()
+        self._stream = self.stub.StreamChannel(iter(self._requests.get, None))
+        self._reader = threading.Thread(target=self._read_stream, args=(self._stream, self._responses),
+                                        name=f"p4rt-{self.name}", daemon=True)
+        self._reader.start()
+        req = p4runtime_pb2.StreamMessageRequest()
+        req.arbitration.device_id = self.address.device_id
+        req.arbitration.election_id.CopyFrom(self.election_id)
+        self._requests.put(req)
+        try:
+            return self._responses.get(timeout=max(0.1, deadline - time.monotonic()))
+        except queue.Empty:
+            return None
+
+    def _end_stream(self) -> None:
+        self._requests.put(None)
+        if self._stream is not None:
+            self._stream.cancel()
+        if self._reader is not None:
+            self._reader.join(timeout=2)
+        self._stream = self._reader = None
+
     def packet_out(self, payload: bytes) -> None:
         """Send a frame to the switch's CPU port (PacketOut on the StreamChannel; needs primary)."""
         req = p4runtime_pb2.StreamMessageRequest()
         req.packet.payload = payload
         self._requests.put(req)
 
-    def _read_stream(self) -> None:
+    @staticmethod
+    def _read_stream(stream, responses: queue.Queue) -> None:
         try:
-            for msg in self._stream:
+            for msg in stream:
                 if msg.HasField("arbitration"):
-                    self._responses.put(msg)
+                    responses.put(msg)
         except grpc.RpcError as err:
             if err.code() != grpc.StatusCode.CANCELLED:
-                self._responses.put(err)
+                responses.put(err)
 
     def close(self) -> None:
-        self._requests.put(None)
-        if self._stream is not None:
-            self._stream.cancel()
+        self._end_stream()
         if self.channel is not None:
             self.channel.close()
-        if self._reader is not None:
-            self._reader.join(timeout=2)
-        self.channel = self.stub = self._stream = self._reader = None
+        self.channel = self.stub = None
 
     def _rpc(self, what: str, fn, request, timeout: float | None = None):
         try:

@@ -28,16 +28,16 @@ def _parse_one(name: str, spec: object, where: str) -> SwitchAddress:
     elif isinstance(spec, str):
         addr, _, dev = spec.partition("@")
         if dev:
-            if not dev.isdigit():
+            if not dev.isascii() or not dev.isdigit():
                 raise PlanError(f"{where}: {name}: device id {dev!r} is not a number")
             device_id = int(dev)
     else:
         raise PlanError(f"{where}: {name}: expected HOST:PORT[@DEVICE], got {spec!r}")
     host, sep, port = str(addr).rpartition(":")
-    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+    if not sep or not host or not port.isascii() or not port.isdigit() or not 0 < int(port) < 65536:
         raise PlanError(f"{where}: {name}: {addr!r} is not HOST:PORT")
-    if not isinstance(device_id, int) or device_id < 0:
-        raise PlanError(f"{where}: {name}: device id {device_id!r} must be an integer >= 0")
+    if isinstance(device_id, bool) or not isinstance(device_id, int) or not 0 <= device_id < 1 << 64:
+        raise PlanError(f"{where}: {name}: device id {device_id!r} must be an integer in 0..2^64-1")
     return SwitchAddress(name, str(addr), device_id)
 
 
@@ -46,15 +46,19 @@ def parse_addr_map(text: str) -> dict[str, SwitchAddress]:
     path = Path(text)
     if "=" not in text and path.suffix.lower() in (".json", ".yaml", ".yml"):
         try:
-            raw = path.read_text()
+            raw = path.read_bytes().decode("utf-8")
         except OSError as err:
             raise PlanError(f"switch address map {text}: cannot read: {err.strerror}") from None
+        except UnicodeDecodeError as err:
+            raise PlanError(f"switch address map {text}: not UTF-8 text (byte {err.start})") from None
         try:
             doc = json.loads(raw) if path.suffix.lower() == ".json" else yaml.safe_load(raw)
         except (json.JSONDecodeError, yaml.YAMLError) as err:
             raise PlanError(
                 f"switch address map {text}: not valid {path.suffix[1:].upper()}: {err}"
             ) from None
+        except RecursionError:
+            raise PlanError(f"switch address map {text}: nested too deeply") from None
         if not isinstance(doc, dict):
             raise PlanError(f"switch address map {text}: expected a mapping of switch name to address")
         return {str(n): _parse_one(str(n), v, text) for n, v in doc.items()}

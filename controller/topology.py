@@ -20,9 +20,8 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from dhcwire.lanes import DEFAULT_LANES
+from dhcwire.limits import SUPPORTED_LANES  # noqa: F401 (re-exported: the program's lane counts)
 
-#: Lanes per packet the P4 program can be built with (DHC_LANES in p4src/include/define.p4).
-SUPPORTED_LANES: tuple[int, ...] = (1, 2, 4, 8, 16, 32, 64, 128, 256)
 #: v1model switch ports that are not front-panel ports.
 RESERVED_PORTS: dict[int, str] = {255: "the CPU port of BMv2 and the softswitch",
                                   511: "v1model's drop port"}

@@ -17,9 +17,9 @@ Schema (every list element is a mapping; unknown keys are errors)::
 
 from __future__ import annotations
 
-import ipaddress
 import json
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -30,14 +30,13 @@ from controller.topology import (
     DEFAULT_REGISTER_SLOTS,
     DEFAULT_WINDOW,
     RESERVED_PORTS,
-    SUPPORTED_LANES,
     Host,
     Job,
     Link,
     Switch,
     Topology,
 )
-from dhcwire.header import ETHERNET_MTU, SLOT_SET_BIT, ip_packet_bytes
+from dhcwire import limits
 from dhcwire.lanes import DEFAULT_LANES
 
 _MAC = re.compile(r"^[0-9a-fA-F]{2}(:[0-9a-fA-F]{2}){5}$")
@@ -120,23 +119,18 @@ class _Checker:
             return None
         return v
 
-    def ip(self, m: dict, path: str) -> str | None:
-        v = m.get("ip")
-        if v is None:
-            return None
+    def checked(self, m: dict, key: str, path: str, check: Callable[[Any], Any], default: Any = None) -> Any:
+        """``m[key]`` through one of the shared checks of ``dhcwire.limits`` (default if absent)."""
+        if key not in m:
+            return default
         try:
-            addr = ipaddress.IPv4Address(v)
-        except (ipaddress.AddressValueError, ValueError):
-            self.fail(f"{path}.ip", f"not an IPv4 address: {v!r}")
+            return check(m[key])
+        except ValueError as err:
+            self.fail(f"{path}.{key}", str(err))
             return None
-        bad = ("unspecified" if addr.is_unspecified else
-               "the broadcast address" if addr == ipaddress.IPv4Address("255.255.255.255") else
-               "multicast" if addr.is_multicast else "loopback" if addr.is_loopback else
-               "reserved (240.0.0.0/4)" if addr.is_reserved else None)
-        if bad:
-            self.fail(f"{path}.ip", f"{addr} is {bad}: not usable as a node address")
-            return None
-        return str(addr)
+
+    def ip(self, m: dict, path: str) -> str | None:
+        return self.checked(m, "ip", path, limits.node_ip)
 
     def mac(self, m: dict, path: str) -> str | None:
         v = m.get("mac")
@@ -271,7 +265,7 @@ def _parse_jobs(c: _Checker, doc: dict, hosts: dict, switches: dict) -> list[Job
         m = c.mapping(raw, path, {"id", "workers", "bytes_per_iteration"}, {"window", "lanes"})
         if m is None:
             continue
-        jid = c.integer(m, "id", path, 0, 0xFFFF)
+        jid = c.checked(m, "id", path, limits.job_id)
         if jid is not None and jid in ids:
             c.fail(f"{path}.id", f"duplicate job id {jid}")
         ids.add(jid)
@@ -296,17 +290,9 @@ def _parse_jobs(c: _Checker, doc: dict, hosts: dict, switches: dict) -> list[Job
                 c.fail(f"{path}.workers[{w_i}]", f"host {w} listed twice")
                 ok = False
         size = c.integer(m, "bytes_per_iteration", path, 1, None)
-        window = c.integer(m, "window", path, 1, SLOT_SET_BIT - 1, DEFAULT_WINDOW)
-        lanes = c.integer(m, "lanes", path, 1, None, DEFAULT_LANES)
-        if ip_packet_bytes(lanes) > ETHERNET_MTU:
-            c.fail(f"{path}.lanes", f"{lanes} lanes per packet make {ip_packet_bytes(lanes)}-byte "
-                   f"IPv4 packets, over the {ETHERNET_MTU}-byte Ethernet MTU")
-            ok = False
-        elif lanes not in SUPPORTED_LANES:
-            c.fail(f"{path}.lanes", f"{lanes} lanes per packet: the P4 program supports "
-                   f"{', '.join(map(str, SUPPORTED_LANES))} (DHC_LANES in p4src/include/define.p4)")
-            ok = False
-        if ok and None not in (jid, size):
+        window = c.checked(m, "window", path, limits.window, DEFAULT_WINDOW)
+        lanes = c.checked(m, "lanes", path, limits.lanes, DEFAULT_LANES)
+        if ok and None not in (jid, size, window, lanes):
             jobs.append(Job(jid, tuple(workers), size, window, lanes))
     return jobs
 

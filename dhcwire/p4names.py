@@ -13,6 +13,8 @@ T_JOB = "DhcIngress.dhc_index.job_table"
 T_LEVEL = "DhcIngress.dhc_index.level_table"
 T_CHILD = "DhcIngress.dhc_index.child_table"
 T_EPOCH = "DhcIngress.dhc_index.epoch_table"
+T_HOST_PORT = "DhcIngress.dhc_index.host_port"
+T_HOST_SOURCE = "DhcIngress.dhc_index.host_source"
 T_SWITCH = "DhcIngress.forwarding.switch_config"
 T_ARP = "DhcIngress.forwarding.arp_table"
 T_LPM = "DhcIngress.forwarding.ipv4_lpm"
@@ -24,6 +26,8 @@ A_SET_JOB = "DhcIngress.dhc_index.set_job"
 A_SET_OP = "DhcIngress.dhc_index.set_op"
 A_SET_CHILD = "DhcIngress.dhc_index.set_child"
 A_CURRENT_EPOCH = "DhcIngress.dhc_index.current_epoch"
+A_HOST_PORT = "DhcIngress.dhc_index.host_port_hit"
+A_HOST_SOURCE = "DhcIngress.dhc_index.host_source_ok"
 A_SWITCH_MAC = "DhcIngress.forwarding.set_switch_mac"
 A_ARP_REPLY = "DhcIngress.forwarding.arp_reply"
 A_SET_NHOP = "DhcIngress.forwarding.set_nhop"
@@ -55,6 +59,7 @@ DROP_UNSUPPORTED = 10
 DROP_NO_REWRITE = 11
 DROP_STALE_EPOCH = 12
 DROP_BAD_CHECKSUM = 13
+DROP_SPOOFED = 14
 #: Size of the drop counters (``DHC_DROP_REASONS``): indexes 0..15.
 DROP_COUNTER_SIZE = 16
 

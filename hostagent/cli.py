@@ -18,8 +18,10 @@ did not answer), 4 decode error.
 from __future__ import annotations
 
 import argparse
+import ipaddress
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -27,21 +29,53 @@ import numpy as np
 from dhc.errors import CodecError, DecodeError
 from dhc.synthetic import synthetic_gradient
 from dhcwire import header as wire
+from dhcwire import limits
 from hostagent.agent import Agent
 from hostagent.manifest import ManifestError, load_endpoint
-from hostagent.packet import MAX_EPOCH
 from hostagent.summary import finish
 from hostagent.transport import JobEndpoint, RetryPolicy, TransportTimeout, reset_hint
 
 
-def _lanes(text: str) -> int:
-    """``--lanes``: an integer a DHC packet can carry (within the MTU and ``num_lanes``)."""
-    try:
-        k = int(text)
-        wire.check_lanes(k)
-    except ValueError as e:
-        raise argparse.ArgumentTypeError(str(e)) from None
-    return k
+def _checked(check: Callable[[object], object], parse: Callable[[str], object] = int):
+    """An argparse ``type``: parse the text, then the shared check of ``dhcwire.limits`` (the same
+    a topology file and a manifest get), so a bad value is a usage error naming the option."""
+    def convert(text: str):
+        try:
+            value = parse(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not {_KIND.get(parse, 'valid')}") from None
+        try:
+            return check(value)
+        except ValueError as err:
+            raise argparse.ArgumentTypeError(f"{text!r}: {err}") from None
+    convert.__name__ = check.__name__   # argparse names the type in "invalid ... value"
+    return convert
+
+
+_KIND: dict[Callable, str] = {int: "an integer", float: "a number"}
+
+
+def _count(lo: int, hi: int | None = None) -> Callable[[str], int]:
+    return _checked(lambda n: limits.integer(n, lo, hi))
+
+
+def _positive(value: object) -> object:
+    if not value > 0 or value != value or value == float("inf"):
+        raise ValueError("must be a positive finite number")
+    return value
+
+
+def _density(value: float) -> float:
+    if not 0 < value <= 1:
+        raise ValueError("must be in (0, 1]")
+    return value
+
+
+def _bind(value: str) -> str:
+    return str(ipaddress.IPv4Address(value))
+
+
+_lanes = _checked(limits.lanes)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -49,28 +83,30 @@ def build_parser() -> argparse.ArgumentParser:
     who = p.add_argument_group("job endpoint (or --manifest/--host)")
     who.add_argument("--manifest", type=Path, help="job manifest JSON written by dhc-ctl deploy")
     who.add_argument("--host", help="this worker's host name in the manifest")
-    who.add_argument("--job", type=int, help="job id")
-    who.add_argument("--child", type=int, help="child index at the first aggregator")
-    who.add_argument("--switch", help="first aggregator's job address")
-    who.add_argument("--workers", type=int, help="number of workers in the job")
-    who.add_argument("--window", type=int, default=64, help="slots per job (W)")
+    who.add_argument("--job", type=_checked(limits.job_id), help="job id")
+    who.add_argument("--child", type=_checked(limits.child_id), help="child index at the first aggregator")
+    who.add_argument("--switch", type=_checked(limits.endpoint_ip, str),
+                     help="first aggregator's job address")
+    who.add_argument("--workers", type=_count(1), help="number of workers in the job")
+    who.add_argument("--window", type=_checked(limits.window), default=64, help="slots per job (W)")
     who.add_argument("--lanes", type=_lanes, default=wire.DEFAULT_LANES, help="lanes per packet (K)")
-    who.add_argument("--bind", default="0.0.0.0", help="local address to bind")
-    who.add_argument("--epoch", type=int, default=None,
+    who.add_argument("--bind", type=_checked(_bind, str), default="0.0.0.0", help="local address to bind")
+    who.add_argument("--epoch", type=_checked(limits.epoch), default=None,
                      help="session epoch of the job (default: the manifest's, else 0)")
     data = p.add_argument_group("tensor")
     data.add_argument("--input", type=Path, help=".npy file (float32)")
-    data.add_argument("--dim", type=int, default=100_000)
-    data.add_argument("--density", type=float, default=0.01)
+    data.add_argument("--dim", type=_count(1), default=100_000)
+    data.add_argument("--density", type=_checked(_density, float), default=0.01)
     data.add_argument("--clustered", action="store_true", help="nonzeros in few blocks")
     data.add_argument("--seed", type=int, default=0)
     data.add_argument("--rank", type=int, default=0, help="selects this worker's synthetic tensor")
     p.add_argument("--codec", choices=["hg", "dense"], default="hg")
-    p.add_argument("--repeat", type=int, default=1, help="AllReduce the tensor this many times")
+    p.add_argument("--repeat", type=_count(1), default=1, help="AllReduce the tensor this many times")
     p.add_argument("--expect", type=Path, help=".npy with the expected float32 sum")
     p.add_argument("--output", type=Path, help="write the sum here (.npy)")
-    p.add_argument("--timeout", type=float, default=0.2, help="first retransmission timeout (s)")
-    p.add_argument("--retries", type=int, default=12, help="retransmissions per chunk")
+    p.add_argument("--timeout", type=_checked(_positive, float), default=0.2,
+                   help="first retransmission timeout (s)")
+    p.add_argument("--retries", type=_count(0, 1000), default=12, help="retransmissions per chunk")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.add_argument("--progress", action="store_true", help="show a progress bar on stderr")
     return p
@@ -82,8 +118,6 @@ def _endpoint(args: argparse.Namespace) -> tuple[JobEndpoint, int]:
             raise ManifestError("--manifest needs --host")
         return load_endpoint(args.manifest, args.host, job_id=args.job, bind_ip=args.bind,
                              epoch=args.epoch)
-    if args.epoch is not None and not 0 <= args.epoch <= MAX_EPOCH:
-        raise ManifestError(f"--epoch {args.epoch}: must be in 0..{MAX_EPOCH}")
     missing = [n for n in ("job", "child", "switch", "workers") if getattr(args, n) is None]
     if missing:
         raise ManifestError("missing " + ", ".join("--" + m for m in missing) + " (or --manifest)")

@@ -14,10 +14,11 @@ and rewrites it here, and agents stamp it into every frame (docs/recovery.md).
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 from dhcwire import header as wire
-from hostagent.packet import MAX_EPOCH
+from dhcwire import limits
 from hostagent.transport import JobEndpoint
 
 MANIFEST_VERSION = 1
@@ -83,23 +84,38 @@ def find_job(path: Path, host: str, job_id: int | None = None) -> tuple[int, dic
     return matches[0]
 
 
+def _field(path: Path, where: str, value: object, check: Callable[[object], object]):
+    try:
+        return check(value)
+    except ValueError as err:
+        raise ManifestError(f"{path}: {where}: {err}") from None
+
+
 def load_endpoint(path: Path, host: str, job_id: int | None = None,
                   bind_ip: str = "0.0.0.0", epoch: int | None = None) -> tuple[JobEndpoint, int]:
     """(endpoint, number of workers) of ``host`` in the manifest at ``path``; ``epoch``
-    overrides the manifest's."""
+    overrides the manifest's.  Every value passes the checks a topology file's do
+    (``dhcwire.limits``), so a manifest cannot make an agent send what a topology could not."""
     i, job = find_job(path, host, job_id)
     if epoch is None:
         epoch = job.get("epoch", 0)
-    if isinstance(epoch, bool) or not isinstance(epoch, int) or not 0 <= epoch <= MAX_EPOCH:
-        raise ManifestError(f"{path}: jobs[{i}].epoch: {epoch!r} is not an integer in 0..{MAX_EPOCH}")
+    where = f"jobs[{i}]"
+    epoch = _field(path, f"{where}.epoch", epoch, limits.epoch)
     try:
         me = job["workers"][host]
-        peers = tuple(sorted((name, str(w["ip"])) for name, w in job["workers"].items()
-                             if name != host))
-        ep = JobEndpoint(job_id=int(job["job_id"]), child_id=int(me["child_id"]),
-                         switch_ip=str(me["switch_ip"]), window=int(job["window"]),
-                         lanes=int(job.get("lanes", wire.DEFAULT_LANES)), bind_ip=bind_ip,
-                         peers=peers, epoch=epoch)
-    except (KeyError, TypeError, ValueError) as err:
-        raise ManifestError(f"{path}: jobs[{i}].workers.{host}: missing or bad field {err}") from err
+        raw = {"job_id": job["job_id"], "window": job["window"],
+               "lanes": job.get("lanes", wire.DEFAULT_LANES),
+               "child_id": me["child_id"], "switch_ip": me["switch_ip"]}
+        peer_ips = {name: w["ip"] for name, w in job["workers"].items() if name != host}
+    except (KeyError, TypeError) as err:
+        raise ManifestError(f"{path}: {where}.workers.{host}: missing or bad field {err}") from err
+    mine = f"{where}.workers.{host}"
+    peers = tuple(sorted((name, _field(path, f"{where}.workers.{name}.ip", ip, limits.endpoint_ip))
+                         for name, ip in peer_ips.items()))
+    ep = JobEndpoint(job_id=_field(path, f"{where}.job_id", raw["job_id"], limits.job_id),
+                     child_id=_field(path, f"{mine}.child_id", raw["child_id"], limits.child_id),
+                     switch_ip=_field(path, f"{mine}.switch_ip", raw["switch_ip"], limits.endpoint_ip),
+                     window=_field(path, f"{where}.window", raw["window"], limits.window),
+                     lanes=_field(path, f"{where}.lanes", raw["lanes"], limits.lanes), bind_ip=bind_ip,
+                     peers=peers, epoch=epoch)
     return ep, len(job["workers"])

@@ -4,6 +4,7 @@ non-negative ints, int<W> as signed ints, bool as bool, untyped literals folded)
 
 from __future__ import annotations
 
+from .literals import MAX_CONST_BITS
 from .types import (
     BitT,
     BoolT,
@@ -59,8 +60,6 @@ def _ser_enum_operand(x: tuple[str, P4Type], other: tuple[str, P4Type]) -> tuple
 
 
 _ARITH = {"+": "+", "-": "-", "*": "*", "/": "//", "%": "%"}
-#: Largest integer constant (in bits) folded at compile time: bounds memory and time.
-MAX_CONST_BITS = 4096
 Operand = tuple[str, P4Type]
 
 

@@ -21,6 +21,7 @@ from pcpp.preprocessor import Action, OutputDirective
 
 from . import progcache
 from .api import P4CompileError
+from .literals import literal_problem
 
 INCLUDE_DIR = str(Path(__file__).parent / "p4include")
 _GRAMMAR = Path(__file__).with_name("grammar.lark")
@@ -61,11 +62,25 @@ class _Pre(Preprocessor):
         self.allow_include = allow_include
         self.expanded_tokens = 0
 
+    given: str = "<source>"
+
+    def shown(self, source: str | None) -> str:
+        """A file name for an error: the name the caller gave, never pcpp's absolute form of it
+        (which would echo the server's working directory to a P4Runtime client)."""
+        if not source:
+            return self.given
+        cwd = os.getcwd()
+        if source == os.path.abspath(self.given):
+            return self.given
+        if source.startswith(cwd + os.sep):
+            return os.path.relpath(source, cwd)
+        return source
+
     def on_error(self, file, line, msg):  # noqa: D401 - pcpp hook
-        self.errors.append(f"{file}:{line}:0: {msg}")
+        self.errors.append(f"{self.shown(file)}:{line}:0: {msg}")
 
     def on_include_not_found(self, is_malformed, is_system_include, curdir, includepath):
-        self.errors.append(f"{self.lastfile or '<source>'}:0:0: include file not found: {includepath}")
+        self.errors.append(f"{self.shown(self.lastfile)}:0:0: include file not found: {includepath}")
         raise OutputDirective(Action.IgnoreAndRemove)
 
     def include(self, tokens, original_line):
@@ -73,7 +88,7 @@ class _Pre(Preprocessor):
         the server's may be read on a client's behalf, and a FIFO must not block a thread)."""
         if not self.allow_include:
             where = tokens[0] if tokens else (original_line[0] if original_line else None)
-            src = self.lastfile or "<source>"
+            src = self.shown(self.lastfile)
             self.errors.append(f"{src}:{getattr(where, 'lineno', 0) or 0}:0: #include is not allowed "
                                "here: the program must be self-contained (preprocessed)")
             return
@@ -100,7 +115,7 @@ class _Pre(Preprocessor):
         """``#error`` stops compilation (as cpp does for p4c); ``#warning`` is dropped."""
         if directive.value == "error":
             text = "".join(t.value for t in toks).strip()
-            self.errors.append(f"{directive.source}:{directive.lineno}:0: #error {text}")
+            self.errors.append(f"{self.shown(directive.source)}:{directive.lineno}:0: #error {text}")
             return True
         if directive.value == "warning":
             return True
@@ -146,7 +161,7 @@ def _run_preprocessor(text: str, filename: str, defines: dict[str, str] | None, 
         pre.add_path(d)
     for k, v in (defines or {}).items():
         pre.define(f"{k} {v}" if v not in (None, "") else f"{k} 1")
-    pre.lastfile = filename
+    pre.lastfile = pre.given = filename
     out = _BoundedOutput()
     try:
         pre.parse(text, source=filename)
@@ -422,6 +437,11 @@ def parse(text: str, filename: str = "<source>") -> ParsedProgram:
     except lark.exceptions.UnexpectedCharacters as e:
         f, ln = lm.where(e.line)
         raise P4CompileError(f"unexpected character {clean[e.pos_in_stream]!r}", f, ln, e.column) from None
+    for t in toks:
+        problem = literal_problem(str(t)) if t.type == "INTEGER" else None
+        if problem:
+            f, ln = lm.where(t.line)
+            raise P4CompileError(problem, f, ln, t.column)
     toks = _entry_priorities(_retype(toks))
     ip = p.parse_interactive("")
     try:

@@ -122,9 +122,16 @@ def _prune(d: Path) -> None:
 @contextmanager
 def _building(path: Path) -> Iterator[None]:
     """One builder per entry: concurrent starts of the same program (every switch of a topology)
-    wait for the first one's result instead of all running the front end at once."""
+    wait for the first one's result instead of all running the front end at once.
+
+    The builder removes its lock file on the way out, as long as the file is still the one it
+    locked: no lock file outlives its build, so failed compiles (of hostile device configs, say),
+    which leave no entry for pruning to find, cannot pile lock files up in the cache for ever.
+    A waiter that had opened the removed file then finds the entry (or, after a failed build,
+    builds once more itself)."""
+    lock = path.with_suffix(".lock")
     try:
-        fd = os.open(path.with_suffix(".lock"), os.O_CREAT | os.O_RDWR, 0o600)
+        fd = os.open(lock, os.O_CREAT | os.O_RDWR, 0o600)
     except OSError:
         yield
         return
@@ -132,6 +139,11 @@ def _building(path: Path) -> Iterator[None]:
         fcntl.flock(fd, fcntl.LOCK_EX)
         yield
     finally:
+        try:
+            if os.stat(lock).st_ino == os.fstat(fd).st_ino:
+                lock.unlink()
+        except OSError:
+            pass
         os.close(fd)
 
 

@@ -1,7 +1,10 @@
-"""``DhcIngress.dhc_index`` (DhcIndex): local_addr, job_table, epoch_table, level_table, child_table.
+"""``DhcIngress.dhc_index`` (DhcIndex): local_addr, host_source, host_port, job_table, epoch_table,
+level_table, child_table.
 
 ``local_addr`` holds the switch's own address (base state: one address per switch serves every
-job); the four job tables are owned by their job (``job_id`` is in every key).  ``epoch_table``
+job); ``host_port``/``host_source`` (base state) mark each port a host hangs on and that host's
+address, so IPv4 entering it from any other source (the switch's own address included) is dropped
+as spoofed; the four job tables are owned by their job (``job_id`` is in every key).  ``epoch_table``
 holds exactly one entry per job, keyed on (job, current epoch): :func:`epoch_entry` builds it and
 :func:`installed_epoch` reads it back, so a session reset replaces that one entry.
 """
@@ -16,12 +19,16 @@ from dhcwire.addresses import ip2int
 from dhcwire.header import MAX_EPOCH
 from dhcwire.p4names import (
     A_CURRENT_EPOCH,
+    A_HOST_PORT,
+    A_HOST_SOURCE,
     A_SET_CHILD,
     A_SET_JOB,
     A_SET_LOCAL,
     A_SET_OP,
     T_CHILD,
     T_EPOCH,
+    T_HOST_PORT,
+    T_HOST_SOURCE,
     T_JOB,
     T_LEVEL,
     T_LOCAL,
@@ -45,7 +52,7 @@ def installed_epoch(state: SwitchState, job_id: int) -> int | None:
 
 
 class IndexTables:
-    tables = (T_LOCAL, T_JOB, T_EPOCH, T_LEVEL, T_CHILD)
+    tables = (T_LOCAL, T_HOST_SOURCE, T_HOST_PORT, T_JOB, T_EPOCH, T_LEVEL, T_CHILD)
     default_tables = ()
 
     def defaults(self, plan: SwitchPlan) -> Iterator:
@@ -53,6 +60,9 @@ class IndexTables:
 
     def entries(self, plan: SwitchPlan) -> Iterator[TableEntry]:
         yield entry(T_LOCAL, {"dst_addr": ip2int(plan.ip)}, A_SET_LOCAL)
+        for port, ip in plan.host_ports:
+            yield entry(T_HOST_SOURCE, {"ingress_port": port, "src_addr": ip2int(ip)}, A_HOST_SOURCE)
+            yield entry(T_HOST_PORT, {"ingress_port": port}, A_HOST_PORT)
         for j in plan.jobs:
             yield entry(T_JOB, {"job_id": j.job_id}, A_SET_JOB, {
                 "base": j.base, "window": j.window, "fan_in": len(j.children), "mcast_grp": j.mcast_grp,

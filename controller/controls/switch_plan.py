@@ -58,3 +58,4 @@ class SwitchPlan:
     routes: tuple[Route, ...]
     arp: tuple[tuple[str, str], ...]  # (ip, mac) answered by proxy ARP
     jobs: tuple[JobPlan, ...]
+    host_ports: tuple[tuple[int, str], ...] = ()  # (port, ip) of each host attached: anti-spoofing

@@ -122,6 +122,11 @@
 @noWarn("unused") const bit<4> DHC_TYPE_DATA = 1;             /* wire.PacketType.DATA */
 @noWarn("unused") const bit<4> DHC_TYPE_RESULT = 2;           /* wire.PacketType.RESULT */
 @noWarn("unused") const bit<8> DHC_NUM_LANES = DHC_LANES_ON_WIRE; /* dhc_h.num_lanes must equal this */
+/* UDP length of a DATA/RESULT with DHC_LANES lanes (no byte after the last lane), as the two
+ * bytes the parser matches: wire.ip_packet_bytes(K) - 20 */
+#define DHC_UDP_BYTES (8 + 14 + 4 * DHC_LANES)
+@noWarn("unused") const bit<8> DHC_UDP_BYTES_HI = (bit<8>)(DHC_UDP_BYTES >> 8);
+@noWarn("unused") const bit<8> DHC_UDP_BYTES_LO = (bit<8>)(DHC_UDP_BYTES & 255);
 @noWarn("unused") const bit<8> DHC_OP_SUM = 0;                /* wire.Op.SUM */
 @noWarn("unused") const bit<8> DHC_OP_OR = 1;                 /* wire.Op.OR */
 @noWarn("unused") const bit<8> DHC_TTL = 64;                  /* TTL of packets the switch originates */
@@ -142,6 +147,7 @@
 @noWarn("unused") const bit<8> DROP_NO_REWRITE = 11;          /* egress: multicast replica without result_rewrite entry */
 @noWarn("unused") const bit<8> DROP_STALE_EPOCH = 12;         /* DATA/RESULT whose epoch is not the job's current one */
 @noWarn("unused") const bit<8> DROP_BAD_CHECKSUM = 13;        /* IPv4 header checksum wrong (standard_metadata.checksum_error) */
+@noWarn("unused") const bit<8> DROP_SPOOFED = 14;             /* IPv4 in on a host port whose source is not that host's address */
 #define DHC_DROP_REASONS 16
 
 /* ---- completion outcomes: key of the per-job counters table -------------- */

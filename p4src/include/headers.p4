@@ -99,6 +99,8 @@ struct dhc_meta_t {
     bit<1>  child_ok;       /* child_table hit */
     bit<1>  level_ok;       /* level_table hit */
     bit<1>  arp_ok;         /* arp_check: IPv4-over-Ethernet ARP */
+    bit<1>  host_port;      /* host_port hit: the ingress port is a host's (anti-spoofing applies) */
+    bit<1>  src_ok;         /* host_source hit: the source address is that host's */
     bit<48> switch_mac;
     bit<31> slot;           /* base/2 + slot: index of the per-slot bitmaps; the cell of (slot, set) is slot ++ shadow_set */
     bit<16> slot_check;     /* window - slot_idx: 1..0x7fff iff slot_idx < window */

@@ -9,8 +9,12 @@
  *     the parser before `parsed`, so the flag stays 1;
  *   - hdr_bad: IPv4 with options or not version 4;
  *   - dhc_bad: dhc_h with a bad version, an unknown type or num_lanes !=
- *     DHC_LANES (only matters if the packet is addressed to this switch; a
- *     transit packet is routed as plain IPv4).
+ *     DHC_LANES, or a UDP length that is not exactly that of a DATA/RESULT
+ *     (trailing payload) -- only matters if the packet is addressed to this
+ *     switch; a transit packet is routed as plain IPv4.
+ * UDP is parsed only in an unfragmented packet: fragment offset 0 *and* the
+ * "more fragments" flag clear.  A first fragment to this switch is therefore
+ * not DHC (dropped as local_not_dhc); a transit fragment is routed.
  * ARP format (htype/ptype/hlen/plen) is checked in ingress (arp_check): a
  * select on all four would need more match registers than a Tofino parser
  * state has (1x16b + 2x8b).  Every select here fits that budget.
@@ -40,6 +44,8 @@ parser DhcParser(packet_in packet,
         meta.dhc.child_ok = 0;
         meta.dhc.level_ok = 0;
         meta.dhc.arp_ok = 0;
+        meta.dhc.host_port = 0;
+        meta.dhc.src_ok = 0;
         meta.dhc.drop = 0;
         meta.dhc.drop_reason = DROP_NONE;
         meta.dhc.route = 0;
@@ -71,9 +77,10 @@ parser DhcParser(packet_in packet,
     state parse_ipv4 {
         packet.extract(hdr.ipv4);
         meta.dhc.is_ipv4 = 1;
-        transition select(hdr.ipv4.version, hdr.ipv4.ihl, hdr.ipv4.fragOffset, hdr.ipv4.protocol) {
-            (4w4, 4w5, 13w0, IP_PROTO_UDP): parse_udp;
-            (4w4, 4w5, _, _): parsed;
+        transition select(hdr.ipv4.version, hdr.ipv4.ihl, hdr.ipv4.flags, hdr.ipv4.fragOffset,
+                          hdr.ipv4.protocol) {
+            (4w4, 4w5, 3w0 &&& 3w1, 13w0, IP_PROTO_UDP): parse_udp;   /* MF clear, offset 0 */
+            (4w4, 4w5, _, _, _): parsed;
             default: header_bad;
         }
     }
@@ -83,13 +90,23 @@ parser DhcParser(packet_in packet,
         transition parsed;
     }
 
-    /* select: dstPort (16b) */
+    /* select: dstPort (16b), len as two bytes (8b + 8b).  A Tofino parser selects on
+     * bytes still in its window, so the length of a DHC packet is checked here, on the
+     * UDP header, not later on the IPv4 header it has shifted past. */
     state parse_udp {
         packet.extract(hdr.udp);
-        transition select(hdr.udp.dstPort) {
-            DHC_UDP_PORT: parse_dhc;
+        transition select(hdr.udp.dstPort, hdr.udp.len[15:8], hdr.udp.len[7:0]) {
+            (DHC_UDP_PORT, DHC_UDP_BYTES_HI, DHC_UDP_BYTES_LO): parse_dhc;
+            (DHC_UDP_PORT, _, _): dhc_len_bad;
             default: parsed;
         }
+    }
+
+    /* not exactly one DATA/RESULT long (trailing payload, or too short): parsed on as
+     * DHC, flagged bad (malformed if it is for this switch) */
+    state dhc_len_bad {
+        meta.dhc.dhc_bad = 1;
+        transition parse_dhc;
     }
 
     /* select: version+pkt_type (8b), num_lanes (8b) */

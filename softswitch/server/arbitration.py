@@ -3,6 +3,16 @@
 The controller with the highest election id among the open StreamChannels is
 primary; only its Write and SetForwardingPipelineConfig are accepted.  Every
 change of primary is announced to every open stream.
+
+Open streams are bounded, since each one holds a server thread, and the bound must
+not lock controllers out (issue 30): at most ``max_streams`` arbitrated streams
+and ``max_pending`` streams that have not arbitrated yet.  A stream that sends no
+MasterArbitrationUpdate within the arbitration timeout is ended by the service;
+a new stream finding every pending place taken evicts the oldest pending stream
+that is past ``grace`` (a real controller arbitrates within milliseconds); a
+stream whose arbitration finds every arbitrated place taken evicts the least
+recently active backup with a lower election id, so a controller with a higher
+id than every silent, slow or hostile client can always connect.
 """
 
 from __future__ import annotations
@@ -10,6 +20,7 @@ from __future__ import annotations
 import itertools
 import queue
 import threading
+import time
 from dataclasses import dataclass, field
 
 import grpc
@@ -29,25 +40,70 @@ class Stream:
 
     id: int
     out: queue.Queue = field(default_factory=queue.Queue)
-    election_id: int | None = None  # None until the first arbitration message
-    device_id: int | None = None
+    election_id: int | None = None  # None until the first arbitration message (or id 0)
+    device_id: int | None = None    # set by the first arbitration message
+    opened: float = field(default_factory=time.monotonic)
+    last_active: float = field(default_factory=time.monotonic)
+
+    @property
+    def arbitrated(self) -> bool:
+        return self.device_id is not None
 
     def send(self, msg: p4runtime_pb2.StreamMessageResponse) -> None:
         self.out.put(msg)
 
+    def end(self, err: P4RuntimeError) -> None:
+        """Ask the stream's RPC to end with ``err`` (the service aborts with it)."""
+        self.out.put(err)
+
 
 class Arbitrator:
-    def __init__(self, device_id: int):
+    def __init__(self, device_id: int, max_streams: int = 8, max_pending: int = 4,
+                 grace: float = 0.5):
         self.device_id = device_id
+        self.max_streams = max_streams
+        self.max_pending = max_pending
+        self.grace = grace
         self._lock = threading.Lock()
         self._streams: dict[int, Stream] = {}
         self._ids = itertools.count(1)
+        self.evicted = 0   # streams ended to make room (for tests and logs)
 
     def open(self) -> Stream:
+        """A new stream, pending until it arbitrates; RESOURCE_EXHAUSTED if there is no room."""
         with self._lock:
+            pending = [s for s in self._streams.values() if not s.arbitrated]
+            if len(pending) >= self.max_pending:
+                oldest = min(pending, key=lambda s: s.opened)
+                if time.monotonic() - oldest.opened < self.grace:
+                    raise P4RuntimeError(
+                        grpc.StatusCode.RESOURCE_EXHAUSTED,
+                        f"too many StreamChannels waiting for arbitration (limit {self.max_pending}); "
+                        "retry shortly")
+                self._evict_locked(oldest, "no MasterArbitrationUpdate, and a new stream needed the place")
             s = Stream(next(self._ids))
             self._streams[s.id] = s
             return s
+
+    def _evict_locked(self, victim: Stream, why: str) -> None:
+        self._streams.pop(victim.id, None)
+        self.evicted += 1
+        victim.end(P4RuntimeError(grpc.StatusCode.RESOURCE_EXHAUSTED, f"StreamChannel evicted: {why}"))
+
+    def _make_room_locked(self, stream: Stream, eid: int) -> None:
+        """Before ``stream`` first arbitrates: keep arbitrated streams within ``max_streams``."""
+        arbitrated = [s for s in self._streams.values() if s.arbitrated and s is not stream]
+        if len(arbitrated) < self.max_streams:
+            return
+        primary = self._primary_locked()
+        lower = [s for s in arbitrated if s is not primary and (s.election_id or 0) < eid]
+        if not lower:
+            raise P4RuntimeError(
+                grpc.StatusCode.RESOURCE_EXHAUSTED,
+                f"{len(arbitrated)} controllers are connected (limit {self.max_streams}) and none is "
+                f"a backup with an election id below {eid}")
+        victim = min(lower, key=lambda s: (s.last_active, s.election_id or 0))
+        self._evict_locked(victim, f"a controller with a higher election id ({eid}) needed the place")
 
     def _primary_locked(self) -> Stream | None:
         live = [s for s in self._streams.values() if s.election_id]
@@ -95,6 +151,10 @@ class Arbitrator:
             if eid and any(s.election_id == eid for s in self._streams.values() if s is not stream):
                 raise P4RuntimeError(grpc.StatusCode.INVALID_ARGUMENT,
                                      f"election id {eid} is already used by another controller")
+            if stream.id not in self._streams:
+                raise P4RuntimeError(grpc.StatusCode.RESOURCE_EXHAUSTED, "StreamChannel was evicted")
+            if not stream.arbitrated:
+                self._make_room_locked(stream, eid)
             before = self._primary_locked()
             stream.device_id = update.device_id
             stream.election_id = eid or None

@@ -3,23 +3,30 @@
 Error reporting follows the P4Runtime spec: a Write whose updates fail ends
 with gRPC status UNKNOWN and a ``google.rpc.Status`` in the
 ``grpc-status-details-bin`` trailer whose details hold one ``p4.v1.Error`` per
-update, in order (OK for the ones that succeeded) -- as long as that fits well
-inside gRPC's 16 KiB trailer limit.  When it does not, the details list only
-failed updates, each with its update index (``space`` = ``update-index``,
-``code`` = index), as many as fit, and the status message counts them all.
-Every error text is capped.  Everything else fails with the canonical code of
-its one problem and a reason.
+update, in order (OK for the ones that succeeded) -- as long as that fits the
+budget below.  When it does not, the details list only failed updates, each
+with its update index (``space`` = ``update-index``, ``code`` = index): the
+first ones, as many as fit, and the status message counts them all.  The budget
+is set by the clients, not by gRPC's hard limit: a client drops trailers above
+its 8 KiB *soft* metadata limit at random (grpcio: "received metadata size
+exceeds soft limit"), so the whole trailer -- base64 status, status message and
+header overhead -- stays below that.  Every error text is capped.  Everything
+else fails with the canonical code of its one problem and a reason.
 
-StreamChannels are bounded (``max_streams``, below the worker pool size): each
-open stream holds a pool thread, so past the limit a new stream is refused with
-RESOURCE_EXHAUSTED and the unary RPCs always have threads left.
+StreamChannels are bounded (``max_streams`` arbitrated plus ``max_pending`` not yet
+arbitrated, below the worker pool size): each open stream holds a pool thread, so
+the unary RPCs always have threads left.  A stream that does not arbitrate within
+``arbitration_timeout`` ends with DEADLINE_EXCEEDED; how full places are made free
+for a new controller is in ``arbitration``.
 """
 
 from __future__ import annotations
 
 import importlib.metadata
 import logging
+import queue
 import threading
+import time
 from collections.abc import Iterator
 from concurrent import futures
 
@@ -36,9 +43,12 @@ from softswitch.server.errors import P4RuntimeError
 log = logging.getLogger("softswitch.p4runtime")
 
 _CLOSE = object()
-#: Serialised size of the Write error status; base64 in the trailer makes it 4/3 larger,
-#: which stays well inside gRPC's default 16 KiB metadata limit.
-MAX_ERROR_STATUS_BYTES = 8 << 10
+#: gRPC clients' soft limit on received metadata: above it a trailer may be dropped at random.
+CLIENT_METADATA_SOFT_LIMIT = 8 << 10
+#: Serialised size of the Write error status.  In the trailer it is base64 (4/3 larger, 5,464
+#: bytes at most) and the status message travels once more as ``grpc-message``; with gRPC's
+#: 32 bytes of accounting per entry the whole trailer stays under 6 KiB, well below the soft limit.
+MAX_ERROR_STATUS_BYTES = 4 << 10
 #: Longest text of one update's error (a rejected 8 KB match value is not echoed whole).
 MAX_ERROR_TEXT = 240
 #: ``p4.v1.Error.space`` of the compact form: ``code`` is the failed update's index.
@@ -53,11 +63,6 @@ def _api_version() -> str:
         return importlib.metadata.version("p4runtime")
     except importlib.metadata.PackageNotFoundError:
         return "1.3.0"
-
-
-class _Abort:
-    def __init__(self, err: P4RuntimeError):
-        self.err = err
 
 
 def _cap(text: str, limit: int = MAX_ERROR_TEXT) -> str:
@@ -98,12 +103,11 @@ def write_error_status(errors: list[P4RuntimeError | None],
 
 
 class P4RuntimeService(p4runtime_pb2_grpc.P4RuntimeServicer):
-    def __init__(self, device: Device, max_streams: int = 8):
+    def __init__(self, device: Device, max_streams: int = 8, max_pending: int = 4,
+                 arbitration_timeout: float = 3.0):
         self.device = device
-        self.arb = Arbitrator(device.device_id)
-        self.max_streams = max_streams
-        self._streams = 0
-        self._streams_lock = threading.Lock()
+        self.arb = Arbitrator(device.device_id, max_streams, max_pending)
+        self.arbitration_timeout = arbitration_timeout
         device.packet_in = self._send_packet_in
 
     # ------------------------------------------------------------ helpers
@@ -273,32 +277,29 @@ class P4RuntimeService(p4runtime_pb2_grpc.P4RuntimeServicer):
             raise P4RuntimeError(grpc.StatusCode.UNIMPLEMENTED, f"Read of {kind} is not supported")
 
     def StreamChannel(self, request_iterator, context):
-        with self._streams_lock:
-            full = self._streams >= self.max_streams
-            if not full:
-                self._streams += 1
-        if full:
-            context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED,
-                          f"too many open StreamChannels (limit {self.max_streams}); close one first")
         try:
-            yield from self._stream_channel(request_iterator, context)
-        finally:
-            with self._streams_lock:
-                self._streams -= 1
-
-    def _stream_channel(self, request_iterator, context):
-        stream = self.arb.open()
+            stream = self.arb.open()
+        except P4RuntimeError as err:
+            context.abort(err.code, err.message)
         reader = threading.Thread(target=self._stream_reader, args=(stream, request_iterator),
                                   name=f"p4rt-stream-{stream.id}", daemon=True)
         context.add_callback(lambda: stream.out.put(_CLOSE))
         reader.start()
+        deadline = time.monotonic() + self.arbitration_timeout
         try:
             while True:
-                item = stream.out.get()
+                try:
+                    wait = None if stream.arbitrated else max(0.0, deadline - time.monotonic())
+                    item = stream.out.get(timeout=wait)
+                except queue.Empty:
+                    if stream.arbitrated:
+                        continue
+                    context.abort(grpc.StatusCode.DEADLINE_EXCEEDED,
+                                  f"no MasterArbitrationUpdate within {self.arbitration_timeout:g} s")
                 if item is _CLOSE:
                     return
-                if isinstance(item, _Abort):
-                    context.abort(item.err.code, item.err.message)
+                if isinstance(item, P4RuntimeError):
+                    context.abort(item.code, item.message)
                 yield item
         finally:
             self.arb.close(stream)
@@ -306,17 +307,18 @@ class P4RuntimeService(p4runtime_pb2_grpc.P4RuntimeServicer):
     def _stream_reader(self, stream: Stream, requests) -> None:
         try:
             for req in requests:
+                stream.last_active = time.monotonic()
                 kind = req.WhichOneof("update")
                 if kind == "arbitration":
                     try:
                         self.arb.arbitrate(stream, req.arbitration)
                     except P4RuntimeError as err:
-                        stream.out.put(_Abort(err))
+                        stream.end(err)
                         return
-                elif stream.election_id is None and stream.device_id is None:
-                    stream.out.put(_Abort(P4RuntimeError(
+                elif not stream.arbitrated:
+                    stream.end(P4RuntimeError(
                         grpc.StatusCode.FAILED_PRECONDITION,
-                        "the first StreamChannel message must be a MasterArbitrationUpdate")))
+                        "the first StreamChannel message must be a MasterArbitrationUpdate"))
                     return
                 elif kind == "packet":
                     self._packet_out(stream, req.packet)
@@ -353,27 +355,29 @@ class P4RuntimeService(p4runtime_pb2_grpc.P4RuntimeServicer):
 
 
 def serve(device: Device, address: str, max_workers: int = 16,
-          max_streams: int | None = None) -> tuple[grpc.Server, int]:
+          max_streams: int | None = None, max_pending: int | None = None,
+          arbitration_timeout: float = 3.0) -> tuple[grpc.Server, int]:
     """Start the P4Runtime server on ``address`` (``host:port``; port 0 picks one).
 
-    At most ``max_streams`` StreamChannels (default: half the worker threads) are open at once,
-    so idle streams can never take every thread from Capabilities/Read/Write.
+    At most ``max_streams`` arbitrated StreamChannels (default: half the worker threads) and
+    ``max_pending`` ones still to arbitrate (default: a quarter) are open at once, so streams can
+    never take every thread from Capabilities/Read/Write.
     Returns the started server and the bound port.
     """
     if max_streams is None:
         max_streams = max(1, max_workers // 2)
-    if not 0 < max_streams < max_workers:
-        raise ValueError(f"max_streams must be in 1..{max_workers - 1} (below the worker threads)")
+    if max_pending is None:
+        max_pending = max(1, max_workers // 4)
+    if not (0 < max_streams and 0 < max_pending and max_streams + max_pending < max_workers):
+        raise ValueError(f"max_streams + max_pending must be below the {max_workers} worker threads")
     limit = 256 << 20  # pipeline configs carry whole programs; stay clear of gRPC's 4 MiB default
     server = grpc.server(futures.ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="p4rt"),
                          options=[("grpc.max_receive_message_length", limit),
                                   ("grpc.max_send_message_length", limit)])
-    p4runtime_pb2_grpc.add_P4RuntimeServicer_to_server(P4RuntimeService(device, max_streams), server)
+    service = P4RuntimeService(device, max_streams, max_pending, arbitration_timeout)
+    p4runtime_pb2_grpc.add_P4RuntimeServicer_to_server(service, server)
     port = server.add_insecure_port(address)
     if port == 0:
         raise OSError(f"cannot bind the P4Runtime server to {address}")
     server.start()
     return server, port
-
-
-

@@ -23,10 +23,13 @@ def run_and_check(net, workload: Workload, jobs: list[int] | None = None, deadli
 
 
 def send_from(net, host: str, dst: str, port: int, payloads: list[bytes], sport: int = 0,
-              count: int = 1, interval: float = 0.0, background: bool = False):
-    """Send raw UDP payloads from ``host`` (a real socket in its namespace)."""
+              count: int = 1, interval: float = 0.0, background: bool = False, src: str | None = None):
+    """Send raw UDP payloads from ``host`` (a real socket in its namespace; ``src``: with that
+    forged source address, through a raw socket)."""
     cmd = [sys.executable, "-m", "tests.e2e.inject", "--dst", dst, "--port", str(port),
            "--count", str(count), "--interval", str(interval)]
+    if src:
+        cmd += ["--src", src]
     if sport:
         cmd += ["--sport", str(sport)]
     for p in payloads:

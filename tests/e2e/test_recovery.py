@@ -13,6 +13,7 @@ import pytest
 
 from controller.cli import main as ctl
 from controller.deploy import deploy
+from dhcwire import header as wire
 from dhcwire.header import DHC_UDP_PORT, worker_port
 from hostagent.manifest import read_manifest
 from tests.e2e.helpers import data_payload, drops, run_and_check, send_from
@@ -94,6 +95,25 @@ def test_stray_frame_then_reset_is_exact(recovery_net):
     time.sleep(0.3)
     assert drops(net, "s1").get("stale_epoch", 0) == stale + 1
     run_and_check(net, GOOD)
+
+
+def test_spoofed_results_are_dropped_and_the_allreduce_is_exact(recovery_net):
+    """Issue 30, item 2: h1 forges RESULTs for chunks 0-1 as the switch (its job address, UDP
+    0x4448) to h2's worker port while the job runs.  s1 drops every one as spoofed at h1's port
+    (anti-spoofing, installed from the topology); the AllReduce is exact, no reset needed."""
+    net = recovery_net
+    h1, h2 = net.topo.job(1).workers[:2]
+    sw_ip = read_manifest(net.manifest)["jobs"][0]["workers"][h1]["switch_ip"]
+    epoch, lanes = _epoch(net), net.topo.job(1).lanes
+    forged = [data_payload(1, 0, c, lanes=lanes, epoch=epoch, pkt_type=wire.PacketType.RESULT)
+              for c in (0, 1)]
+    before = drops(net, "s1").get("spoofed", 0)
+    flood = send_from(net, h1, net.topo.hosts[h2].ip, worker_port(1), forged, sport=DHC_UDP_PORT,
+                      count=300, interval=0.005, background=True, src=sw_ip)
+    run_and_check(net, GOOD)
+    flood.wait(timeout=30)
+    time.sleep(0.3)
+    assert drops(net, "s1").get("spoofed", 0) - before == 600
 
 
 def test_mismatched_tensors_then_reset_is_exact(recovery_net):

@@ -46,10 +46,11 @@ def test_bad_epoch_in_manifest(tmp_path: Path, bad) -> None:
 
 
 def test_cli_rejects_out_of_range_epoch(capsys) -> None:
-    rc = agent_main(
-        ["--job", "1", "--child", "0", "--switch", "127.0.0.1", "--workers", "2", "--epoch", "300"]
-    )
-    assert rc == 2 and "--epoch 300" in capsys.readouterr().err
+    # a usage error from argparse, as for every option: exit 2, the option and value named
+    with pytest.raises(SystemExit) as info:
+        agent_main(["--job", "1", "--child", "0", "--switch", "127.0.0.1", "--workers", "2",
+                    "--epoch", "300"])
+    assert info.value.code == 2 and "--epoch: '300'" in capsys.readouterr().err
 
 
 def test_frames_carry_the_epoch() -> None:

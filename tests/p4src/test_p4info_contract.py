@@ -43,7 +43,7 @@ def p4info():
 
 def test_tables_match_readme(p4info) -> None:
     contract = contract_tables()
-    assert len(contract) == 9
+    assert len(contract) == 11
     actions = {a.preamble.id: a for a in p4info.actions}
     tables = {t.preamble.name: t for t in p4info.tables}
     for name, (keys, action, params) in contract.items():

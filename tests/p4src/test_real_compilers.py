@@ -22,7 +22,8 @@ INGRESS = "DhcIngress."
 # Where the dependency chain puts each non-lane table on Tofino 1 (earliest stage it can take;
 # README "Stage by stage").  A table later than this pushes the chain and eats the headroom.
 CHAIN_STAGE = {
-    "dhc_index.local_addr": 0, "dhc_index.job_table": 0, "dhc_index.epoch_table": 0,
+    "dhc_index.local_addr": 0, "dhc_index.host_port": 0, "dhc_index.host_source": 0,
+    "dhc_index.job_table": 0, "dhc_index.epoch_table": 0,
     "dhc_index.level_table": 0, "dhc_index.child_table": 0, "dhc_index.arp_check": 0,
     "forwarding.switch_config": 0,
     "dhc_index.verdict": 1,

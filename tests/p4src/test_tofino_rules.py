@@ -94,13 +94,18 @@ def test_rule5_conditions_compare_a_field_with_a_constant(src: str) -> None:
 
 
 def _field_bytes(src: str) -> dict[str, dict[str, set[int]]]:
-    """header type -> field -> the byte offsets it occupies."""
+    """header type -> field -> the byte offsets it occupies; ``field[hi:lo]`` slices too."""
     out = {}
     for name, body in _blocks(src, "header").items():
         fields, bit = {}, 0
         for width, field in re.findall(r"bit<(\d+)>\s+(\w+)\s*;", body):
-            fields[field] = set(range(bit // 8, (bit + int(width) - 1) // 8 + 1))
-            bit += int(width)
+            w = int(width)
+            fields[field] = set(range(bit // 8, (bit + w - 1) // 8 + 1))
+            for hi in range(w):
+                for lo in range(hi + 1):   # network order: bit w-1 of the field comes first
+                    first, last = bit + w - 1 - hi, bit + w - 1 - lo
+                    fields[f"{field}[{hi}:{lo}]"] = set(range(first // 8, last // 8 + 1))
+            bit += w
         out[name] = fields
     return out
 

@@ -3,12 +3,14 @@ controller's own client connected to it as primary."""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from p4.v1 import p4runtime_pb2
+import grpc
+from p4.v1 import p4runtime_pb2, p4runtime_pb2_grpc
 
 from controller.intent import entry
 from controller.p4rt_client import PendingUpdate, SwitchAddress, SwitchConnection
@@ -33,6 +35,37 @@ class Running:
 _CONFIG: p4runtime_pb2.ForwardingPipelineConfig | None = None
 
 
+class IdleStreams:
+    """``n`` StreamChannels that send nothing; records how each one ended."""
+
+    def __init__(self, addr: str, n: int, hold: float = 30.0):
+        self.hold = hold
+        self.channel = grpc.insecure_channel(addr)
+        stub = p4runtime_pb2_grpc.P4RuntimeStub(self.channel)
+        self.stop = threading.Event()
+        self.codes: list[grpc.StatusCode] = []
+        self.calls = [stub.StreamChannel(self._requests()) for _ in range(n)]
+        for c in self.calls:
+            threading.Thread(target=self._consume, args=(c,), daemon=True).start()
+
+    def _requests(self):
+        self.stop.wait(self.hold)
+        yield from ()
+
+    def _consume(self, call) -> None:
+        try:
+            for _ in call:
+                pass
+        except grpc.RpcError as err:
+            self.codes.append(err.code())
+
+    def close(self) -> None:
+        self.stop.set()
+        for c in self.calls:
+            c.cancel()
+        self.channel.close()
+
+
 def config() -> p4runtime_pb2.ForwardingPipelineConfig:
     global _CONFIG
     if _CONFIG is None:
@@ -41,9 +74,9 @@ def config() -> p4runtime_pb2.ForwardingPipelineConfig:
 
 
 @contextmanager
-def running_switch(max_workers: int = 16) -> Iterator[Running]:
+def running_switch(max_workers: int = 16, **serve_args) -> Iterator[Running]:
     device = Device(device_id=0)
-    srv, port = serve(device, "127.0.0.1:0", max_workers=max_workers)
+    srv, port = serve(device, "127.0.0.1:0", max_workers=max_workers, **serve_args)
     addr = f"127.0.0.1:{port}"
     conn = SwitchConnection(SwitchAddress("s1", addr), timeout=30.0)
     try:

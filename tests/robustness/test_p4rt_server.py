@@ -6,7 +6,6 @@ make the server read a file."""
 
 from __future__ import annotations
 
-import threading
 import time
 
 import grpc
@@ -18,37 +17,7 @@ from controller.deploy_errors import WriteError
 from controller.p4rt_client import SwitchConnection
 from softswitch.server.errors import P4RuntimeError
 from softswitch.server.service import MAX_ERROR_STATUS_BYTES, write_error_status
-from tests.robustness.p4rt_fixture import LOCAL_SIZE, config, local_insert, running_switch
-
-
-class IdleStreams:
-    """``n`` StreamChannels that send nothing; records how each one ended."""
-
-    def __init__(self, addr: str, n: int):
-        self.channel = grpc.insecure_channel(addr)
-        stub = p4runtime_pb2_grpc.P4RuntimeStub(self.channel)
-        self.stop = threading.Event()
-        self.codes: list[grpc.StatusCode] = []
-        self.calls = [stub.StreamChannel(self._requests()) for _ in range(n)]
-        for c in self.calls:
-            threading.Thread(target=self._consume, args=(c,), daemon=True).start()
-
-    def _requests(self):
-        self.stop.wait(30)
-        yield from ()
-
-    def _consume(self, call) -> None:
-        try:
-            for _ in call:
-                pass
-        except grpc.RpcError as err:
-            self.codes.append(err.code())
-
-    def close(self) -> None:
-        self.stop.set()
-        for c in self.calls:
-            c.cancel()
-        self.channel.close()
+from tests.robustness.p4rt_fixture import LOCAL_SIZE, IdleStreams, config, local_insert, running_switch
 
 
 def test_idle_streams_do_not_freeze_the_server() -> None:
@@ -56,8 +25,9 @@ def test_idle_streams_do_not_freeze_the_server() -> None:
         idle = IdleStreams(sw.addr, 20)
         try:
             time.sleep(1.0)
-            # the deployer's stream is open too: 8 - 1 idle ones fit, the other 13 are refused
-            assert idle.codes.count(grpc.StatusCode.RESOURCE_EXHAUSTED) == 20 - 7
+            # 4 streams may wait for arbitration (a quarter of the 16 threads); the others are
+            # refused while those 4 are younger than the grace (0.5 s) -- all came in one burst
+            assert idle.codes.count(grpc.StatusCode.RESOURCE_EXHAUSTED) == 20 - 4
             t0 = time.monotonic()
             stub = p4runtime_pb2_grpc.P4RuntimeStub(sw.conn.channel)
             stub.Capabilities(p4runtime_pb2.CapabilitiesRequest(), timeout=3)

@@ -3,8 +3,12 @@
  *
  * Stage 0: every table here is keyed on packet fields or parser metadata only
  * and writes its own metadata fields, so p4c can place all of them in one
- * stage: local_addr, job_table, epoch_table, level_table, child_table and
- * arp_check.  None of them drops; a miss leaves its hit flag at 0.
+ * stage: local_addr, job_table, epoch_table, level_table, child_table,
+ * host_port, host_source and arp_check.  None of them drops; a miss leaves
+ * its hit flag at 0.  host_port/host_source are the anti-spoofing check
+ * (uRPF-style, installed from the topology): IPv4 entering a port a host
+ * hangs on must come from that host's address, so a host can neither pose as
+ * the switch (a forged RESULT from 10.0.0.254) nor as another worker.
  *
  * Stage 1: `verdict`, one const ternary table over those flags, decides in
  * one lookup what the packet is: dropped (with its reason), transit (route),
@@ -137,6 +141,32 @@ control DhcIndex(in headers_t hdr,
         size = CHILD_TABLE_SIZE;
     }
 
+    /* ---- anti-spoofing: on a port a host hangs on, only that host's source ---- */
+    action host_port_hit() {
+        m.host_port = 1;
+    }
+
+    table host_port {
+        key = { ingress_port : exact @name("ingress_port"); }
+        actions = { host_port_hit; @defaultonly NoAction; }
+        const default_action = NoAction();
+        size = HOST_PORT_TABLE_SIZE;
+    }
+
+    action host_source_ok() {
+        m.src_ok = 1;
+    }
+
+    table host_source {
+        key = {
+            ingress_port     : exact @name("ingress_port");
+            hdr.ipv4.srcAddr : exact @name("src_addr");
+        }
+        actions = { host_source_ok; @defaultonly NoAction; }
+        const default_action = NoAction();
+        size = HOST_SOURCE_TABLE_SIZE;
+    }
+
     /* ---- arp_check: only IPv4-over-Ethernet ARP is handled ---- */
     action arp_format_ok() {
         m.arp_ok = 1;
@@ -202,29 +232,32 @@ control DhcIndex(in headers_t hdr,
             m.is_root        : ternary @name("is_root");
             m.port_diff      : ternary @name("port_diff");
             m.parent_diff    : ternary @name("parent_diff");
+            m.host_port      : ternary @name("host_port");
+            m.src_ok         : ternary @name("src_ok");
         }
         actions = { drop_as; transit; arp_request; accept_data; accept_result; }
         const entries = {
-            /* trunc hdr  csum ipv4 arp  aok  oper           local dhc  bad  job  epoch slot_check              type             child lvl  op                 root pdiff parent_diff */
-            (1,    _,   _,   _,   _,   _,   _,             _,    _,   _,   _,   _,    _,                      _,               _,    _,   _,                 _,   _,    _) : drop_as(DROP_MALFORMED);
-            (_,    1,   _,   _,   _,   _,   _,             _,    _,   _,   _,   _,    _,                      _,               _,    _,   _,                 _,   _,    _) : drop_as(DROP_MALFORMED);
-            (_,    _,   1,   _,   _,   _,   _,             _,    _,   _,   _,   _,    _,                      _,               _,    _,   _,                 _,   _,    _) : drop_as(DROP_BAD_CHECKSUM);
-            (_,    _,   _,   0,   0,   _,   _,             _,    _,   _,   _,   _,    _,                      _,               _,    _,   _,                 _,   _,    _) : drop_as(DROP_UNSUPPORTED);
-            (_,    _,   _,   0,   1,   0,   _,             _,    _,   _,   _,   _,    _,                      _,               _,    _,   _,                 _,   _,    _) : drop_as(DROP_MALFORMED);
-            (_,    _,   _,   0,   1,   1,   ARP_OPER_REQUEST, _, _,   _,   _,   _,    _,                      _,               _,    _,   _,                 _,   _,    _) : arp_request();
-            (_,    _,   _,   0,   1,   1,   _,             _,    _,   _,   _,   _,    _,                      _,               _,    _,   _,                 _,   _,    _) : drop_as(DROP_ARP);
-            (_,    _,   _,   1,   _,   _,   _,             0,    _,   _,   _,   _,    _,                      _,               _,    _,   _,                 _,   _,    _) : transit();
-            (_,    _,   _,   1,   _,   _,   _,             1,    0,   _,   _,   _,    _,                      _,               _,    _,   _,                 _,   _,    _) : drop_as(DROP_LOCAL_NOT_DHC);
-            (_,    _,   _,   1,   _,   _,   _,             1,    1,   1,   _,   _,    _,                      _,               _,    _,   _,                 _,   _,    _) : drop_as(DROP_MALFORMED);
-            (_,    _,   _,   1,   _,   _,   _,             1,    1,   0,   0,   _,    _,                      _,               _,    _,   _,                 _,   _,    _) : drop_as(DROP_NO_JOB);
-            (_,    _,   _,   1,   _,   _,   _,             1,    1,   0,   1,   0,    _,                      _,               _,    _,   _,                 _,   _,    _) : drop_as(DROP_STALE_EPOCH);
-            (_,    _,   _,   1,   _,   _,   _,             1,    1,   0,   1,   1,    0 &&& 0xffff,           _,               _,    _,   _,                 _,   _,    _) : drop_as(DROP_MALFORMED);
-            (_,    _,   _,   1,   _,   _,   _,             1,    1,   0,   1,   1,    0x8000 &&& 0x8000,      _,               _,    _,   _,                 _,   _,    _) : drop_as(DROP_MALFORMED);
-            (_,    _,   _,   1,   _,   _,   _,             1,    1,   0,   1,   1,    _,                      DHC_TYPE_DATA,   0,    _,   _,                 _,   _,    _) : drop_as(DROP_UNAUTHORISED);
-            (_,    _,   _,   1,   _,   _,   _,             1,    1,   0,   1,   1,    _,                      DHC_TYPE_DATA,   1,    0,   _,                 _,   _,    _) : drop_as(DROP_NO_LEVEL);
-            (_,    _,   _,   1,   _,   _,   _,             1,    1,   0,   1,   1,    _,                      DHC_TYPE_DATA,   1,    1,   0 &&& 0xfe,        _,   _,    _) : accept_data();
-            (_,    _,   _,   1,   _,   _,   _,             1,    1,   0,   1,   1,    _,                      DHC_TYPE_DATA,   _,    _,   _,                 _,   _,    _) : drop_as(DROP_NO_LEVEL);
-            (_,    _,   _,   1,   _,   _,   _,             1,    1,   0,   1,   1,    _,                      DHC_TYPE_RESULT, _,    _,   _,                 0,   0,    0) : accept_result();
+            /* trunc hdr  csum ipv4 arp  aok  oper           local dhc  bad  job  epoch slot_check              type             child lvl  op                 root pdiff parent_diff hport src_ok */
+            (1,    _,   _,   _,   _,   _,   _,             _,    _,   _,   _,   _,    _,                      _,               _,    _,   _,                 _,   _,    _,   _,   _) : drop_as(DROP_MALFORMED);
+            (_,    1,   _,   _,   _,   _,   _,             _,    _,   _,   _,   _,    _,                      _,               _,    _,   _,                 _,   _,    _,   _,   _) : drop_as(DROP_MALFORMED);
+            (_,    _,   1,   _,   _,   _,   _,             _,    _,   _,   _,   _,    _,                      _,               _,    _,   _,                 _,   _,    _,   _,   _) : drop_as(DROP_BAD_CHECKSUM);
+            (_,    _,   _,   1,   _,   _,   _,             _,    _,   _,   _,   _,    _,                      _,               _,    _,   _,                 _,   _,    _,   1,   0) : drop_as(DROP_SPOOFED);
+            (_,    _,   _,   0,   0,   _,   _,             _,    _,   _,   _,   _,    _,                      _,               _,    _,   _,                 _,   _,    _,   _,   _) : drop_as(DROP_UNSUPPORTED);
+            (_,    _,   _,   0,   1,   0,   _,             _,    _,   _,   _,   _,    _,                      _,               _,    _,   _,                 _,   _,    _,   _,   _) : drop_as(DROP_MALFORMED);
+            (_,    _,   _,   0,   1,   1,   ARP_OPER_REQUEST, _, _,   _,   _,   _,    _,                      _,               _,    _,   _,                 _,   _,    _,   _,   _) : arp_request();
+            (_,    _,   _,   0,   1,   1,   _,             _,    _,   _,   _,   _,    _,                      _,               _,    _,   _,                 _,   _,    _,   _,   _) : drop_as(DROP_ARP);
+            (_,    _,   _,   1,   _,   _,   _,             0,    _,   _,   _,   _,    _,                      _,               _,    _,   _,                 _,   _,    _,   _,   _) : transit();
+            (_,    _,   _,   1,   _,   _,   _,             1,    0,   _,   _,   _,    _,                      _,               _,    _,   _,                 _,   _,    _,   _,   _) : drop_as(DROP_LOCAL_NOT_DHC);
+            (_,    _,   _,   1,   _,   _,   _,             1,    1,   1,   _,   _,    _,                      _,               _,    _,   _,                 _,   _,    _,   _,   _) : drop_as(DROP_MALFORMED);
+            (_,    _,   _,   1,   _,   _,   _,             1,    1,   0,   0,   _,    _,                      _,               _,    _,   _,                 _,   _,    _,   _,   _) : drop_as(DROP_NO_JOB);
+            (_,    _,   _,   1,   _,   _,   _,             1,    1,   0,   1,   0,    _,                      _,               _,    _,   _,                 _,   _,    _,   _,   _) : drop_as(DROP_STALE_EPOCH);
+            (_,    _,   _,   1,   _,   _,   _,             1,    1,   0,   1,   1,    0 &&& 0xffff,           _,               _,    _,   _,                 _,   _,    _,   _,   _) : drop_as(DROP_MALFORMED);
+            (_,    _,   _,   1,   _,   _,   _,             1,    1,   0,   1,   1,    0x8000 &&& 0x8000,      _,               _,    _,   _,                 _,   _,    _,   _,   _) : drop_as(DROP_MALFORMED);
+            (_,    _,   _,   1,   _,   _,   _,             1,    1,   0,   1,   1,    _,                      DHC_TYPE_DATA,   0,    _,   _,                 _,   _,    _,   _,   _) : drop_as(DROP_UNAUTHORISED);
+            (_,    _,   _,   1,   _,   _,   _,             1,    1,   0,   1,   1,    _,                      DHC_TYPE_DATA,   1,    0,   _,                 _,   _,    _,   _,   _) : drop_as(DROP_NO_LEVEL);
+            (_,    _,   _,   1,   _,   _,   _,             1,    1,   0,   1,   1,    _,                      DHC_TYPE_DATA,   1,    1,   0 &&& 0xfe,        _,   _,    _,   _,   _) : accept_data();
+            (_,    _,   _,   1,   _,   _,   _,             1,    1,   0,   1,   1,    _,                      DHC_TYPE_DATA,   _,    _,   _,                 _,   _,    _,   _,   _) : drop_as(DROP_NO_LEVEL);
+            (_,    _,   _,   1,   _,   _,   _,             1,    1,   0,   1,   1,    _,                      DHC_TYPE_RESULT, _,    _,   _,                 0,   0,    0,   _,   _) : accept_result();
         }
         /* a RESULT not from the parent on the uplink, or at a root */
         const default_action = drop_as(DROP_UNAUTHORISED);
@@ -233,6 +266,8 @@ control DhcIndex(in headers_t hdr,
     apply {
         if (m.is_ipv4 == 1) {
             local_addr.apply();
+            host_port.apply();
+            host_source.apply();
         }
         if (m.is_dhc == 1) {
             job_table.apply();

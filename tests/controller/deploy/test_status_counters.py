@@ -64,7 +64,8 @@ def test_status_shows_contributions_and_drops(cpu_net, capsys) -> None:
     me = job["workers"]["h1"]
     good = dhc_data(h1.mac, h1.ip, s1.mac, me["switch_ip"], list(range(32)), job=7, child_id=me["child_id"],
                     chunk=0, window=8, level=int(wire.Level.VALUE_SKETCH))
-    # h1 posing as h2 (h2's address and child id, from h1's port): unauthorised
+    # h1 posing as h2 (h2's address and child id, from h1's port): spoofed (anti-spoofing drops it
+    # before child_table could call it unauthorised)
     other = job["workers"]["h2"]
     forged = dhc_data(h1.mac, topo.hosts["h2"].ip, s1.mac, me["switch_ip"], [1] * 32, job=7,
                       child_id=other["child_id"], chunk=0, window=8, level=int(wire.Level.VALUE_SKETCH))
@@ -80,4 +81,4 @@ def test_status_shows_contributions_and_drops(cpu_net, capsys) -> None:
             time.sleep(0.1)
     assert (js["job_id"], js["role"], js["fan_in"]) == (7, "root", 2)
     assert (js["contributions"], js["completions"], js["duplicates"], js["results"]) == (1, 0, 0, 0)
-    assert st["drops"] == {"unauthorised": 1}
+    assert st["drops"] == {"spoofed": 1}
