@@ -83,7 +83,7 @@ struct headers_t {
  * written by exactly one table (or one action) before it is read. */
 struct dhc_meta_t {
     /* parser */
-    bit<1>  truncated;      /* the packet ended inside a header the parser had to extract */
+    bit<1>  complete;       /* set only in the parser's final state: 0 = the packet ended inside a header */
     bit<1>  hdr_bad;        /* IPv4 with options / not version 4 */
     bit<1>  is_ipv4;
     bit<1>  is_arp;

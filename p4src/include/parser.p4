@@ -4,9 +4,12 @@
  * The parser never drops and never relies on standard_metadata.parser_error
  * (Tofino's v1model has none).  It records what it could not accept in
  * metadata flags and lets ingress drop and count it:
- *   - truncated: set in `start`, cleared only in `parsed`, the one state every
- *     complete parse passes through; a packet that ends inside a header stops
- *     the parser before `parsed`, so the flag stays 1;
+ *   - complete: set to 1 only in `parsed`, the one state every complete parse
+ *     passes through (metadata starts at 0); a packet that ends inside a header
+ *     stops the parser before `parsed`, so the flag stays 0.  (Setting a
+ *     `truncated` flag in `start` and clearing it in `parsed` does not work on
+ *     BMv2: p4c removes the first store as overwritten on every path to accept,
+ *     not seeing the path a parser error takes into ingress.)
  *   - hdr_bad: IPv4 with options or not version 4;
  *   - dhc_bad: dhc_h with a bad version, an unknown type or num_lanes !=
  *     DHC_LANES, or a UDP length that is not exactly that of a DATA/RESULT
@@ -28,7 +31,6 @@ parser DhcParser(packet_in packet,
                  inout standard_metadata_t standard_metadata) {
 
     state start {
-        meta.dhc.truncated = 1;
         meta.dhc.hdr_bad = 0;
         meta.dhc.is_ipv4 = 0;
         meta.dhc.is_arp = 0;
@@ -134,7 +136,7 @@ parser DhcParser(packet_in packet,
     }
 
     state parsed {
-        meta.dhc.truncated = 0;
+        meta.dhc.complete = 1;
         transition accept;
     }
 }

@@ -10,37 +10,22 @@ Tofino, ``pipe/context.json``, whose ``stage_tables`` give the stage of every ta
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from tests.toolchain import bmv2_environ
 
 REPO = Path(__file__).resolve().parents[2]
 PROGRAM = REPO / "p4src" / "dhc.p4"
 TOFINO_STAGES = {"tofino": 12, "tofino2": 20}
 
 
-def toolchain_dir() -> Path | None:
-    """The first toolchain directory that has ``p4c-env``, or None."""
-    candidates = [os.environ.get("DHC_TOOLCHAIN", ""), str(REPO.parent / "shared" / "toolchain"),
-                  "/work/shared/toolchain"]
-    for c in candidates:
-        if c and (Path(c) / "p4c-env").is_file():
-            return Path(c)
-    return None
-
-
 def p4c_environment() -> dict[str, str] | None:
-    """The process environment with the toolchain's p4c on PATH (unpacked once by p4c-env)."""
-    tc = toolchain_dir()
-    if tc is None:
-        return None
-    script = f'eval "$({tc / "p4c-env"})" && env -0'
-    proc = subprocess.run(["bash", "-c", script], capture_output=True, timeout=600, check=False)
-    if proc.returncode != 0:
-        return None
-    env = dict(item.split("=", 1) for item in proc.stdout.decode().split("\0") if "=" in item)
-    if not Path(env.get("P4C_HOME", "/nonexistent"), "p4c").is_file():
+    """The process environment with the toolchain's p4c on PATH (``tests.toolchain`` finds and
+    unpacks it), or None when it is absent or its p4c does not start."""
+    env, _why = bmv2_environ()
+    if env is None:
         return None
     # p4c-env only warns when a runtime library is missing; a compiler that cannot start is absent
     probe = subprocess.run(["p4c", "--version"], env=env, capture_output=True, timeout=120, check=False)

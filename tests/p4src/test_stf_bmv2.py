@@ -17,23 +17,6 @@ from tests.toolchain import bmv2_toolchain  # noqa: F401 - a fixture
 
 STF_FILES = sorted(p.name for p in STF_DIR.glob("*.stf"))
 
-#: Where BMv2 and the softswitch differ on p4src/dhc.p4 today (strict: once p4src is fixed the
-#: test passes, XPASS fails, and the entry must go).  Found by this test; p4src is not changed here.
-KNOWN_DIVERGENCES = {
-    "or_duplicates_drops.stf": (
-        "p4c removes the parser's `meta.dhc.truncated = 1` in `start` (a store it sees overwritten "
-        "by `parsed` on every path to accept; after a parser error the spec leaves outputs "
-        "unspecified), so on BMv2 a packet truncated inside `lanes` is not malformed (drop reason "
-        "1) but a duplicate (5); p4src could detect it in ingress: a DHC packet with dhc_bad == 0 "
-        "and an invalid hdr.lanes"),
-}
-
-
-def _param(name: str):
-    why = KNOWN_DIVERGENCES.get(name)
-    return pytest.param(name, marks=pytest.mark.xfail(reason=why, strict=True)) if why else name
-
-
 def stf_ports(stf) -> list[int]:
     """Ports 0-7 and every port the file sends to, expects on or replicates to: output anywhere
     else than expected then fails, as in the softswitch runs (``all_ports``)."""
@@ -43,7 +26,7 @@ def stf_ports(stf) -> list[int]:
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="needs root (creates a network namespace)")
-@pytest.mark.parametrize("name", [_param(n) for n in STF_FILES])
+@pytest.mark.parametrize("name", STF_FILES)
 def test_stf_on_bmv2(name: str, tmp_path: Path, bmv2_toolchain) -> None:  # noqa: F811
     from tests.p4src.bmv2_switch import bmv2_switch
 

@@ -212,7 +212,7 @@ control DhcIndex(in headers_t hdr,
 
     table verdict {
         key = {
-            m.truncated      : ternary @name("truncated");
+            m.complete       : ternary @name("complete");
             m.hdr_bad        : ternary @name("hdr_bad");
             checksum_error   : ternary @name("checksum_error");
             m.is_ipv4        : ternary @name("is_ipv4");
@@ -237,8 +237,8 @@ control DhcIndex(in headers_t hdr,
         }
         actions = { drop_as; transit; arp_request; accept_data; accept_result; }
         const entries = {
-            /* trunc hdr  csum ipv4 arp  aok  oper           local dhc  bad  job  epoch slot_check              type             child lvl  op                 root pdiff parent_diff hport src_ok */
-            (1,    _,   _,   _,   _,   _,   _,             _,    _,   _,   _,   _,    _,                      _,               _,    _,   _,                 _,   _,    _,   _,   _) : drop_as(DROP_MALFORMED);
+            /* cmpl  hdr  csum ipv4 arp  aok  oper           local dhc  bad  job  epoch slot_check              type             child lvl  op                 root pdiff parent_diff hport src_ok */
+            (0,    _,   _,   _,   _,   _,   _,             _,    _,   _,   _,   _,    _,                      _,               _,    _,   _,                 _,   _,    _,   _,   _) : drop_as(DROP_MALFORMED);
             (_,    1,   _,   _,   _,   _,   _,             _,    _,   _,   _,   _,    _,                      _,               _,    _,   _,                 _,   _,    _,   _,   _) : drop_as(DROP_MALFORMED);
             (_,    _,   1,   _,   _,   _,   _,             _,    _,   _,   _,   _,    _,                      _,               _,    _,   _,                 _,   _,    _,   _,   _) : drop_as(DROP_BAD_CHECKSUM);
             (_,    _,   _,   1,   _,   _,   _,             _,    _,   _,   _,   _,    _,                      _,               _,    _,   _,                 _,   _,    _,   1,   0) : drop_as(DROP_SPOOFED);
