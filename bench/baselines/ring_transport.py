@@ -38,6 +38,7 @@ from hostagent.delivery import (
     Window,
 )
 from hostagent.fastio import Destination, FrameSender, Receiver, native_selected
+from hostagent.native_delivery import native_engine_selected
 from hostagent.sockets import open_udp
 
 #: Ring traffic of job j uses UDP port ``ring_port(j)`` on every host (below the DHC worker ports).
@@ -198,6 +199,9 @@ class RingTransport(DeliveryEndpoint):
         self._prev_addr = (cfg.prev.ip, cfg.udp_port)
         #: sendmmsg/recvmmsg (``hostagent.fastio``), as DHC's transport, or one call per datagram
         self.native_io = native_selected()
+        #: the step loop in C (``ring_native``, ``hostagent.native_delivery``) or in Python
+        self.native_engine = native_engine_selected()
+        self.native_inbox: dict[int, NativeInbox] = {}   # the next step's early arrivals
         self._rx = Receiver(self._sock) if self.native_io else None
 
     # ------------------------------------------------------------------ sockets
@@ -228,6 +232,12 @@ class RingTransport(DeliveryEndpoint):
         elif ready:                     # the reference: one recvfrom per datagram
             for data, addr in self._recv_each():
                 self._handle(data, addr)
+        self._send_acks()
+        if self._mismatch and raise_mismatch:
+            raise RingError(self._mismatch)
+
+    def _send_acks(self) -> None:
+        """One ACK for every step with arrivals not yet acknowledged."""
         for step, box in self.inbox.items():
             if box.dirty:
                 cum, sack = box.ack_fields()
@@ -235,8 +245,6 @@ class RingTransport(DeliveryEndpoint):
                              self._prev_addr)
                 self.stats.acks_sent += 1
                 box.dirty = False
-        if self._mismatch and raise_mismatch:
-            raise RingError(self._mismatch)
 
     def _handle(self, data: bytes, addr: tuple[str, int]) -> None:
         if len(data) < HEADER.size:
@@ -345,7 +353,10 @@ class RingTransport(DeliveryEndpoint):
         neighbour's int32 array of the same step."""
         frames = self._data_frames(step, np.ascontiguousarray(values, dtype="<i4"))
         self._last_from_prev = max(self._last_from_prev, time.monotonic())
-        st = self._send = _StepSend(self, step, frames, max(self.cfg.retry.give_up_after(), 2.0))
+        silence = max(self.cfg.retry.give_up_after(), 2.0)
+        if self.native_engine:
+            return run_step(self, step, frames, Outstanding(len(frames.lens)), silence)
+        st = self._send = _StepSend(self, step, frames, silence)
         self.delivery.run(st.out, st, POLL_CAP)
         self._send = None
         box = self.inbox[step]
@@ -431,3 +442,6 @@ class _StepSend:
             f"ring job {t.cfg.job_id} step {self.step}: {t._who(t.cfg.next)}, next "
             f"on the ring, did not acknowledge packet {i} of {self.out.n} after "
             f"{self.out.tries[i]} retransmissions")
+
+
+from bench.baselines.ring_native import NativeInbox, run_step  # noqa: E402  (uses this module)
