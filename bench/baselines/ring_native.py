@@ -10,16 +10,13 @@ Python handler, which is the reference for all of it.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from hostagent import native_delivery as nd
 from hostagent.delivery import Outstanding
 from hostagent.fastio import Destination, ip_key
-
-if TYPE_CHECKING:
-    from bench.baselines.ring_transport import DataFrames, RingTransport, StepInbox
 
 
 @dataclass
@@ -42,8 +39,9 @@ class NativeInbox:
     def cap(self) -> int:
         return len(self.have)
 
-    def take(self, box: StepInbox) -> None:
-        """Merge what the Python handler stored for this step (it got there first)."""
+    def take(self, box: Any) -> None:
+        """Merge what the Python handler stored for this step (a ``StepInbox``: it got there
+        first)."""
         if self.count == 0:
             self.count = box.count
         for seq, piece in box.pieces.items():
@@ -72,7 +70,7 @@ class NativeInbox:
         self.count, self.n_have = int(c.count), int(c.n_have)
 
 
-def inbox_for(t: RingTransport, step: int, cap: int, per_packet: int) -> NativeInbox:
+def inbox_for(t: Any, step: int, cap: int, per_packet: int) -> NativeInbox:
     """The native inbox of ``step``: carried from the last step, or new; with whatever the Python
     handler stored for it merged in (grown to its packet count if needed)."""
     box = t.native_inbox.pop(step, None) or NativeInbox.empty(step, cap, per_packet)
@@ -84,27 +82,19 @@ def inbox_for(t: RingTransport, step: int, cap: int, per_packet: int) -> NativeI
     return box
 
 
-def run_step(t: RingTransport, step: int, frames: DataFrames, out: Outstanding,
-             silence: float) -> np.ndarray:
-    """Deliver one step's frames and collect the previous neighbour's array of the step."""
-    from bench.baselines.ring_transport import (
-        POLL_CAP,
-        VALUES_PER_PACKET,
-        RingError,
-        RingTimeout,
-        StepInbox,
-    )
-
+def run_step(t: Any, step: int, frames: Any, out: Outstanding, silence: float,
+             per_packet: int, poll_cap: float) -> np.ndarray:
+    """Deliver one step's frames (``DataFrames``) of ring transport ``t`` and collect the
+    previous neighbour's array of the step; the errors are the transport's."""
     cap = len(frames.lens) + 2
-    boxes = [inbox_for(t, step, cap, VALUES_PER_PACKET),
-             inbox_for(t, (step + 1) & 0xFFFF, cap, VALUES_PER_PACKET)]
+    boxes = [inbox_for(t, step, cap, per_packet), inbox_for(t, (step + 1) & 0xFFFF, cap, per_packet)]
     g, keep = nd.FFI.new("hde_ring *"), []
     engine, bound = nd.load_engine(t.delivery), nd.BoundOutstanding(out)
     g.engine, g.out = engine, bound.c
     nd.bind_socket(g.sock, t._sock.fileno(), frames.rows, Destination.of(t._next_addr),
                    frames.lens, t._rx, keep)
     g.next_ip, g.prev_ip = ip_key(t.cfg.next.ip), ip_key(t.cfg.prev.ip)
-    g.job, g.step, g.values_per_packet = t.cfg.job_id & 0xFFFF, step, VALUES_PER_PACKET
+    g.job, g.step, g.values_per_packet = t.cfg.job_id & 0xFFFF, step, per_packet
     g.silence = silence
     for j, b in enumerate(boxes):
         b.bind(g.box[j], keep)
@@ -112,7 +102,7 @@ def run_step(t: RingTransport, step: int, frames: DataFrames, out: Outstanding,
     try:
         while True:
             g.last_from_prev = t._last_from_prev     # both clocks are CLOCK_MONOTONIC
-            status = lib.hde_ring_run(g, POLL_CAP, spent)
+            status = lib.hde_ring_run(g, poll_cap, spent)
             bound.sync()
             t._last_from_prev = max(t._last_from_prev, g.last_from_prev)
             rx = t._rx
@@ -123,16 +113,9 @@ def run_step(t: RingTransport, step: int, frames: DataFrames, out: Outstanding,
             if status == nd.DONE:
                 break
             if status == nd.GIVE_UP:
-                raise RingTimeout(
-                    f"ring job {t.cfg.job_id} step {step}: {t._who(t.cfg.next)}, next on the "
-                    f"ring, did not acknowledge packet {int(spent[0])} of {out.n} after "
-                    f"{out.tries[int(spent[0])]} retransmissions")
+                raise t.unacknowledged(step, int(spent[0]), out)
             if status == nd.SILENT:
-                b = g.box[0]
-                raise RingTimeout(
-                    f"ring job {t.cfg.job_id} step {step}: nothing from {t._who(t.cfg.prev)}, "
-                    f"previous on the ring, for {silence:.1f} s ({b.n_have} of "
-                    f"{b.count or '?'} packets of the step received)")
+                raise t.silent_prev(step, silence, int(g.box[0].n_have), int(g.box[0].count) or "?")
             if status == nd.MISMATCH:
                 held = g.box[0 if g.mismatch_step == g.box[0].step else 1].count
                 t._disagree(f"ring job {t.cfg.job_id}: {t._who(t.cfg.prev)} sent step "
@@ -143,25 +126,23 @@ def run_step(t: RingTransport, step: int, frames: DataFrames, out: Outstanding,
             if status == nd.GROW:
                 j = g.grow_box
                 boxes[j].sync(g.box[j])
-                bigger = NativeInbox.empty(boxes[j].step, int(g.grow_count), VALUES_PER_PACKET)
+                bigger = NativeInbox.empty(boxes[j].step, int(g.grow_count), per_packet)
                 boxes[j] = bigger
                 bigger.bind(g.box[j], keep)
-            if t._mismatch:
-                raise RingError(t._mismatch)
+            t.raise_mismatch()
     finally:
         nd.store_engine(engine, t.delivery)
         _count(t, g)
     for j, b in enumerate(boxes):
         b.sync(g.box[j])
     # the step is over: later retransmissions of it are acknowledged by the Python handler
-    done = StepInbox(boxes[0].count, np.ones(boxes[0].count, dtype=bool), consumed=True)
-    t.inbox[step] = done
+    t.step_received(step, boxes[0].count)
     if boxes[1].count:
         t.native_inbox[boxes[1].step] = boxes[1]
     return boxes[0].array()
 
 
-def _count(t: RingTransport, g: Any) -> None:
+def _count(t: Any, g: Any) -> None:
     st = t.stats
     st.packets_sent += g.sock.packets_sent
     st.bytes_sent += g.sock.bytes_sent

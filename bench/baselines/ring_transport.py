@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from bench.baselines.ring_native import NativeInbox, run_step
 from hostagent.delivery import (
     Delivery,
     DeliveryEndpoint,
@@ -355,7 +356,8 @@ class RingTransport(DeliveryEndpoint):
         self._last_from_prev = max(self._last_from_prev, time.monotonic())
         silence = max(self.cfg.retry.give_up_after(), 2.0)
         if self.native_engine:
-            return run_step(self, step, frames, Outstanding(len(frames.lens)), silence)
+            return run_step(self, step, frames, Outstanding(len(frames.lens)), silence,
+                            VALUES_PER_PACKET, POLL_CAP)
         st = self._send = _StepSend(self, step, frames, silence)
         self.delivery.run(st.out, st, POLL_CAP)
         self._send = None
@@ -364,6 +366,29 @@ class RingTransport(DeliveryEndpoint):
         box.pieces.clear()
         box.consumed = True
         return out.astype(np.int32)
+
+    # ------------------------------------------------------------------ for ring_native
+    def unacknowledged(self, step: int, i: int, out: Outstanding) -> RingTimeout:
+        """The error for packet ``i`` of ``step`` having spent its retransmissions."""
+        return RingTimeout(
+            f"ring job {self.cfg.job_id} step {step}: {self._who(self.cfg.next)}, next "
+            f"on the ring, did not acknowledge packet {i} of {out.n} after "
+            f"{out.tries[i]} retransmissions")
+
+    def silent_prev(self, step: int, silence: float, got: int, total: int | str) -> RingTimeout:
+        """The error for a previous neighbour silent for ``silence`` s during ``step``."""
+        return RingTimeout(
+            f"ring job {self.cfg.job_id} step {step}: nothing from "
+            f"{self._who(self.cfg.prev)}, previous on the ring, for {silence:.1f} s "
+            f"({got} of {total} packets of the step received)")
+
+    def raise_mismatch(self) -> None:
+        if self._mismatch:
+            raise RingError(self._mismatch)
+
+    def step_received(self, step: int, count: int) -> None:
+        """``step`` is over: its later retransmissions are acknowledged by ``_handle``."""
+        self.inbox[step] = StepInbox(count, np.ones(count, dtype=bool), consumed=True)
 
     def _data_frames(self, step: int, values: np.ndarray) -> DataFrames:
         """A step's DATA datagrams as rows of one array (built with numpy, no loop per packet):
@@ -425,11 +450,7 @@ class _StepSend:
         box = t.inbox.get(self.step)
         if (box is None or not box.complete) and time.monotonic() - t._last_from_prev > self.silence:
             got = 0 if box is None else int(box.have.sum())
-            total = "?" if box is None else box.count
-            raise RingTimeout(
-                f"ring job {t.cfg.job_id} step {self.step}: nothing from "
-                f"{t._who(t.cfg.prev)}, previous on the ring, for {self.silence:.1f} s "
-                f"({got} of {total} packets of the step received)")
+            raise t.silent_prev(self.step, self.silence, got, "?" if box is None else box.count)
         return True
 
     def finished(self) -> bool:
@@ -437,11 +458,5 @@ class _StepSend:
         return self.out.n_done == self.out.n and box is not None and box.complete
 
     def give_up(self, i: int) -> RingTimeout:
-        t = self.transport
-        return RingTimeout(
-            f"ring job {t.cfg.job_id} step {self.step}: {t._who(t.cfg.next)}, next "
-            f"on the ring, did not acknowledge packet {i} of {self.out.n} after "
-            f"{self.out.tries[i]} retransmissions")
+        return self.transport.unacknowledged(self.step, i, self.out)
 
-
-from bench.baselines.ring_native import NativeInbox, run_step  # noqa: E402  (uses this module)

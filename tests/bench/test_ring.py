@@ -127,8 +127,11 @@ def test_ring_sum_is_exact_on_loopback(workers):
         # the quantized int32 sum is within N half-steps of the float32 sum
         assert w["max_abs_err_vs_f32"] <= workers * out["quant_step"] / 2 + 1e-6, (h, w)
         # reduce-scatter + all-gather: each host sends 2 (N-1)/N of the int32 tensor plus headers
+        # (less the retransmitted DATA: on a loaded machine a neighbour descheduled for longer
+        # than the ring's 20 ms timer floor costs a window of spurious retransmissions)
         payload = 2 * (workers - 1) * 50_000 * 4 / workers
-        assert payload <= w["bytes_sent"] <= payload * 1.1, (h, w["bytes_sent"], payload)
+        framed = w["bytes_sent"] - w["retransmissions"] * MAX_DATAGRAM
+        assert payload <= framed <= payload * 1.1, (h, w["bytes_sent"], w["retransmissions"], payload)
 
 
 @needs_netns
