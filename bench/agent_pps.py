@@ -73,7 +73,8 @@ def c_reference(lanes: int, window: int, frames: int) -> dict:
     r = json.loads(proc.stdout)
     moved = r["frames_sent"] + r["frames_answered"]
     return {"lanes": lanes, "window": window, "frames": r["frames_answered"],
-            "seconds": r["seconds"], "pps_sent": r["frames_answered"] / r["seconds"],
+            "lost": r["frames_lost"], "seconds": r["seconds"],
+            "pps_sent": r["frames_answered"] / r["seconds"],
             "cpu_us_per_packet": 1e6 * r["cpu_seconds"] / max(1, moved),
             "complete": r["frames_answered"] == frames}
 
