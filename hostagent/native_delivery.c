@@ -398,8 +398,8 @@ static void ring_ack(hde_ring *g, int64_t cum, uint64_t sack) {
 static int ring_data(hde_ring *g, hde_box *b, uint32_t seq, uint32_t count, const uint8_t *payload,
                      uint32_t bytes) {
     if (b->count == 0) {
-        if (count > b->cap) {  /* larger than the buffer Python gave: it grows the buffer, the
-                                  datagram is lost (the neighbour sends it again) */
+        if (count > b->cap) {  /* larger than the buffer Python gave: Python takes the
+                                  datagram and grows the buffer */
             g->grow_box = (int)(b - g->box);
             g->grow_count = count;
             return 3;
@@ -485,8 +485,10 @@ static int ring_take(hde_ring *g, int n) {
             int t = ring_data(g, &g->box[which], seq, count, p + RING_HDR, len - RING_HDR);
             if (t == 2)
                 status = HDE_MISMATCH;
-            else if (t == 3 && !status)
-                status = HDE_GROW;
+            else if (t == 3) { /* Python stores it and gives a larger buffer for the rest */
+                g->other[g->n_other++] = r;
+                status = status ? status : HDE_GROW;
+            }
             continue;
         }
         g->other[g->n_other++] = r;

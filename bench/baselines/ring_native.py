@@ -18,6 +18,9 @@ from hostagent import native_delivery as nd
 from hostagent.delivery import Outstanding
 from hostagent.fastio import Destination, ip_key
 
+#: packets a step's receive buffer holds at first (a longer step grows it: ``GROW``)
+MIN_CAP = 64
+
 
 @dataclass
 class NativeInbox:
@@ -86,7 +89,9 @@ def run_step(t: Any, step: int, frames: Any, out: Outstanding, silence: float,
              per_packet: int, poll_cap: float) -> np.ndarray:
     """Deliver one step's frames (``DataFrames``) of ring transport ``t`` and collect the
     previous neighbour's array of the step; the errors are the transport's."""
-    cap = len(frames.lens) + 2
+    # the neighbour's step is about as long as ours (a ring's chunks differ by one value), but
+    # the next step may be longer (after a one-packet exchange): at least MIN_CAP packets
+    cap = max(len(frames.lens) + 2, MIN_CAP)
     boxes = [inbox_for(t, step, cap, per_packet), inbox_for(t, (step + 1) & 0xFFFF, cap, per_packet)]
     g, keep = nd.FFI.new("hde_ring *"), []
     engine, bound = nd.load_engine(t.delivery), nd.BoundOutstanding(out)
@@ -123,12 +128,15 @@ def run_step(t: Any, step: int, frames: Any, out: Outstanding, silence: float,
                             f"earlier packets said {held}")
             if status == nd.SOCKET_ERROR:
                 raise OSError(g.sock.rx_errno, "recvmmsg failed")
-            if status == nd.GROW:
+            if status == nd.GROW:     # the datagram went to t.inbox (_handle): take it over
                 j = g.grow_box
-                boxes[j].sync(g.box[j])
                 bigger = NativeInbox.empty(boxes[j].step, int(g.grow_count), per_packet)
+                py = t.inbox.pop(bigger.step, None)
+                if py is not None:
+                    bigger.take(py)
                 boxes[j] = bigger
                 bigger.bind(g.box[j], keep)
+                t.stats.buffer_grows += 1
             t.raise_mismatch()
     finally:
         nd.store_engine(engine, t.delivery)

@@ -146,6 +146,7 @@ class RingStats:
     retransmissions: int = 0
     duplicates: int = 0
     foreign_ignored: int = 0
+    buffer_grows: int = 0        # native engine: a step longer than its receive buffer
 
     def as_dict(self) -> dict[str, int]:
         return dict(self.__dict__)

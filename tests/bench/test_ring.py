@@ -162,6 +162,17 @@ def test_both_host_io_paths_sum_exactly_through_loss(host_io, engine):
 
 @needs_netns
 @pytest.mark.root
+def test_native_engine_grows_a_step_buffer_without_losing_what_arrived():
+    """A one-packet step (the exponents) before steps of 193 packets: the previous neighbour's
+    next step outgrows the buffer the native engine holds for it; the sum stays exact."""
+    out = run_ring("--workers", "3", "--dim", "200000", engine="native")
+    workers = out["workers"].values()
+    assert all(w["returncode"] == 0 and w["exact"] for w in workers), out
+    assert sum(w["buffer_grows"] for w in workers) > 0
+
+
+@needs_netns
+@pytest.mark.root
 def test_sketch_ring_recovers_from_loss():
     out = run_ring("--workers", "3", "--dim", "30000", "--codec", "hg", "--loss", "5")
     assert all(w["returncode"] == 0 and w["exact"] for w in out["workers"].values()), out
