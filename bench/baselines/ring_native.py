@@ -117,26 +117,7 @@ def run_step(t: Any, step: int, frames: Any, out: Outstanding, silence: float,
             t._send_acks()
             if status == nd.DONE:
                 break
-            if status == nd.GIVE_UP:
-                raise t.unacknowledged(step, int(spent[0]), out)
-            if status == nd.SILENT:
-                raise t.silent_prev(step, silence, int(g.box[0].n_have), int(g.box[0].count) or "?")
-            if status == nd.MISMATCH:
-                held = g.box[0 if g.mismatch_step == g.box[0].step else 1].count
-                t._disagree(f"ring job {t.cfg.job_id}: {t._who(t.cfg.prev)} sent step "
-                            f"{g.mismatch_step} packet {g.mismatch_seq} of {g.mismatch_count}, "
-                            f"earlier packets said {held}")
-            if status == nd.SOCKET_ERROR:
-                raise OSError(g.sock.rx_errno, "recvmmsg failed")
-            if status == nd.GROW:     # the datagram went to t.inbox (_handle): take it over
-                j = g.grow_box
-                bigger = NativeInbox.empty(boxes[j].step, int(g.grow_count), per_packet)
-                py = t.inbox.pop(bigger.step, None)
-                if py is not None:
-                    bigger.take(py)
-                boxes[j] = bigger
-                bigger.bind(g.box[j], keep)
-                t.stats.buffer_grows += 1
+            _on_status(t, g, status, step, out, silence, boxes, keep, int(spent[0]))
             t.raise_mismatch()
     finally:
         nd.store_engine(engine, t.delivery)
@@ -148,6 +129,32 @@ def run_step(t: Any, step: int, frames: Any, out: Outstanding, silence: float,
     if boxes[1].count:
         t.native_inbox[boxes[1].step] = boxes[1]
     return boxes[0].array()
+
+
+def _on_status(t: Any, g: Any, status: int, step: int, out: Outstanding, silence: float,
+               boxes: list[NativeInbox], keep: list[Any], spent: int) -> None:
+    """What the C loop came back for, other than the end: an error to raise, a disagreement to
+    record, or a receive buffer to grow (its datagram went to ``t.inbox``: taken over here)."""
+    if status == nd.GIVE_UP:
+        raise t.unacknowledged(step, spent, out)
+    if status == nd.SILENT:
+        raise t.silent_prev(step, silence, int(g.box[0].n_have), int(g.box[0].count) or "?")
+    if status == nd.MISMATCH:
+        held = g.box[0 if g.mismatch_step == g.box[0].step else 1].count
+        t._disagree(f"ring job {t.cfg.job_id}: {t._who(t.cfg.prev)} sent step "
+                    f"{g.mismatch_step} packet {g.mismatch_seq} of {g.mismatch_count}, "
+                    f"earlier packets said {held}")
+    if status == nd.SOCKET_ERROR:
+        raise OSError(g.sock.rx_errno, "recvmmsg failed")
+    if status == nd.GROW:
+        j = g.grow_box
+        bigger = NativeInbox.empty(boxes[j].step, int(g.grow_count), g.values_per_packet)
+        py = t.inbox.pop(bigger.step, None)
+        if py is not None:
+            bigger.take(py)
+        boxes[j] = bigger
+        bigger.bind(g.box[j], keep)
+        t.stats.buffer_grows += 1
 
 
 def _count(t: Any, g: Any) -> None:
