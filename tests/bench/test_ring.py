@@ -162,13 +162,12 @@ def test_both_host_io_paths_sum_exactly_through_loss(host_io, engine):
 def test_native_engine_grows_a_step_buffer_without_losing_what_arrived():
     """A one-packet step (the exponents) before steps of 193 packets: when the previous
     neighbour is ahead, its next step outgrows the 64-packet buffer the native engine holds for
-    it (``buffer_grows``; whether that happens depends on timing).  The sum stays exact and
+    it (counted in ``buffer_grows``; whether that happens depends on timing).  The sum stays exact and
     nothing is lost to it: the bug this guards against dropped those batches (the old version
     of the byte-overhead test above caught it as retransmissions)."""
     out = run_ring("--workers", "3", "--dim", "200000", engine="native")
     workers = out["workers"].values()
     assert all(w["returncode"] == 0 and w["exact"] for w in workers), out
-    assert all(w["buffer_grows"] >= 0 for w in workers)
 
 
 @needs_netns
