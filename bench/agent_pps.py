@@ -34,29 +34,55 @@ from dhc.synthetic import synthetic_gradient
 from dhcwire import header as wire
 from hostagent.agent import Agent
 from hostagent.fastio import ENV
+from hostagent.native_delivery import ENV as ENGINE_ENV
 from hostagent.transport import JobEndpoint
 
 ROOT = Path(__file__).resolve().parents[1]
 SOURCE = ROOT / "bench" / "c" / "dhc_reflector.c"
+#: the C reference client: frames/s a minimal C loop moves through the same reflector
+BLASTER = ROOT / "bench" / "c" / "dhc_blaster.c"
 REFLECTOR_IP, AGENT_IP = "127.0.0.2", "127.0.0.1"
 #: Ethernet + IPv4 + UDP headers around every DHC datagram on a real link
 FRAME_OVERHEAD = 14 + 20 + 8
 
 
-def build_reflector() -> Path:
-    """The reflector binary, compiled once per source content (``cc -O2``)."""
-    digest = hashlib.sha256(SOURCE.read_bytes()).hexdigest()[:16]
+def build_reflector(source: Path | None = None) -> Path:
+    """The reflector (or another bench/c program), compiled once per source content."""
+    source = source or SOURCE
+    digest = hashlib.sha256(source.read_bytes()).hexdigest()[:16]
     cache = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "dhc-bench"
-    exe = cache / f"dhc_reflector-{digest}"
+    exe = cache / f"{source.stem}-{digest}"
     if not exe.exists():
         cache.mkdir(parents=True, exist_ok=True)
         tmp = cache / f".{exe.name}.{os.getpid()}"
-        proc = subprocess.run(["cc", "-O2", "-Wall", "-o", str(tmp), str(SOURCE)],
+        proc = subprocess.run(["cc", "-O2", "-Wall", "-o", str(tmp), str(source)],
                               capture_output=True, text=True)
         if proc.returncode != 0:
-            raise SystemExit(f"dhc-bench agent-pps: cannot build {SOURCE}: {proc.stderr.strip()}")
+            raise SystemExit(f"dhc-bench agent-pps: cannot build {source}: {proc.stderr.strip()}")
         tmp.replace(exe)       # atomic: concurrent builds never see half a binary
     return exe
+
+
+def c_reference(lanes: int, window: int, frames: int) -> dict:
+    """Frames/s and CPU per frame of the minimal C client (``dhc_blaster.c``) through the
+    reflector: the rate the host side would reach if its own work cost nothing."""
+    size = wire.DHC_HEADER_BYTES + wire.LANE_BYTES * lanes
+    proc = subprocess.run([str(build_reflector(BLASTER)), REFLECTOR_IP, str(wire.DHC_UDP_PORT),
+                           str(frames), str(size), str(window)], capture_output=True, text=True,
+                          timeout=300)
+    r = json.loads(proc.stdout)
+    moved = r["frames_sent"] + r["frames_answered"]
+    return {"lanes": lanes, "window": window, "frames": r["frames_answered"],
+            "lost": r["frames_lost"], "seconds": r["seconds"],
+            "pps_sent": r["frames_answered"] / r["seconds"],
+            "cpu_us_per_packet": 1e6 * r["cpu_seconds"] / max(1, moved),
+            "complete": r["frames_answered"] == frames}
+
+
+def load_average() -> dict:
+    """The machine's load (1, 5, 15 min): the figures mean little on a busy machine."""
+    one, five, fifteen = os.getloadavg()
+    return {"load_1m": one, "load_5m": five, "load_15m": fifteen}
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -67,18 +93,25 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--host-io", default="python,native",
                         help="DHC_HOST_IO values to measure side by side (python: one sendto / "
                              "recvfrom per datagram, the reference; native: sendmmsg/recvmmsg)")
+    parser.add_argument("--engines", default="python,native",
+                        help="DHC_HOST_ENGINE values to measure (python: the reference delivery "
+                             "engine; native: the exchange loop in C, with the batched I/O only)")
     parser.add_argument("--quick", action="store_true", help="d = 100k, lanes 32, W 64")
     parser.add_argument("--inner", action="store_true", help=argparse.SUPPRESS)
 
 
-def measure(codec: str, lanes: int, window: int, dim: int, host_io: str = "") -> dict:
+def measure(codec: str, lanes: int, window: int, dim: int, host_io: str = "",
+            engine: str = "") -> dict:
     """One agent AllReduce through the reflector (already running), after one untimed warm-up
-    AllReduce (JIT compilation, the socket's first packets); ``host_io`` sets DHC_HOST_IO."""
+    AllReduce (JIT compilation, the socket's first packets); ``host_io`` sets DHC_HOST_IO,
+    ``engine`` DHC_HOST_ENGINE."""
     x = synthetic_gradient(dim, 1.0 if codec == "dense" else 0.01, seed=5, rank=0)
     ep = JobEndpoint(job_id=1, child_id=0, switch_ip=REFLECTOR_IP, window=window, lanes=lanes,
                      bind_ip=AGENT_IP)
     if host_io:
         os.environ[ENV] = host_io
+    if engine:
+        os.environ[ENGINE_ENV] = engine
     with Agent(ep, n_workers=1, codec=codec) as agent:
         agent.allreduce(x)
         received0 = agent.transport.stats.packets_received
@@ -91,7 +124,8 @@ def measure(codec: str, lanes: int, window: int, dim: int, host_io: str = "") ->
     sent = report.packets_sent
     wire_bits = 8 * (report.bytes_sent + sent * FRAME_OVERHEAD)
     return {"codec": codec, "lanes": lanes, "window": window, "elements": dim,
-            "host_io": "native" if agent.transport.native_io else "python", "seconds": s,
+            "host_io": "native" if agent.transport.native_io else "python",
+            "engine": "native" if agent.transport.native_engine else "python", "seconds": s,
             "cpu_seconds": cpu, "cpu_us_per_packet": 1e6 * cpu / max(1, sent + received),
             "packets_sent": sent, "packets_received": received,
             "pps_sent": sent / s, "pps_received": received / s,
@@ -117,14 +151,39 @@ def inner(args: argparse.Namespace) -> dict:
         lanes = [32] if args.quick else _ints(args.lanes)
         windows = [64] if args.quick else _ints(args.windows)
         ios = [v for v in args.host_io.split(",") if v.strip()] or [""]
-        rows = [measure(c, k, w, dim, io) for c in args.codecs.split(",") for k in lanes
-                for w in windows for io in ios]
+        engines = [v for v in args.engines.split(",") if v.strip()] or [""]
+        load = load_average()
+        rows = [measure(c, k, w, dim, io, e) for c in args.codecs.split(",") for k in lanes
+                for w in windows for io in ios for e in engines
+                if not (io == "python" and e == "native")]    # the C engine does its own I/O
+        refs = [c_reference(k, w, max(50_000, dim // k)) for k in lanes for w in windows]
     finally:
         refl.terminate()
         echoed, _ = refl.communicate(timeout=10)
-    return {"runs": rows, "reflector_echoed": int(echoed.strip() or 0),
+    return {"runs": rows, "c_reference": refs, "ratios": ratios(rows, refs),
+            "reflector_echoed": int(echoed.strip() or 0),
             "config": {"dim": dim, "quick": bool(args.quick), "machine_cores": os.cpu_count(),
-                       "frame_overhead_bytes": FRAME_OVERHEAD}}
+                       "frame_overhead_bytes": FRAME_OVERHEAD, "load_before": load,
+                       "load_after": load_average()}}
+
+
+def ratios(rows: list[dict], refs: list[dict]) -> list[dict]:
+    """Per (codec, lanes, window): the native engine's frames/s as a share of the C reference
+    and as a multiple of the Python engine's (both with batched I/O and the reference I/O)."""
+    out = []
+    for r in rows:
+        if r["engine"] != "native":
+            continue
+        same = [q for q in rows if (q["codec"], q["lanes"], q["window"]) ==
+                (r["codec"], r["lanes"], r["window"])]
+        ref = next(q for q in refs if (q["lanes"], q["window"]) == (r["lanes"], r["window"]))
+        row = {"codec": r["codec"], "lanes": r["lanes"], "window": r["window"],
+               "native_vs_c_reference": r["pps_sent"] / ref["pps_sent"]}
+        for q in same:
+            if q["engine"] == "python":
+                row[f"native_vs_python_engine_{q['host_io']}_io"] = r["pps_sent"] / q["pps_sent"]
+        out.append(row)
+    return out
 
 
 def run(args: argparse.Namespace) -> dict:
@@ -135,12 +194,15 @@ def run(args: argparse.Namespace) -> dict:
         raise SystemExit(f"dhc-bench agent-pps: unknown codec(s) {bad}")
     if any(v.strip() not in ("native", "python") for v in args.host_io.split(",") if v.strip()):
         raise SystemExit("dhc-bench agent-pps: --host-io takes native and/or python")
+    if any(v.strip() not in ("native", "python") for v in args.engines.split(",") if v.strip()):
+        raise SystemExit("dhc-bench agent-pps: --engines takes native and/or python")
     if os.geteuid() != 0 or shutil.which("unshare") is None:
         raise SystemExit("dhc-bench agent-pps: needs root and unshare (a private network namespace)")
     build_reflector()     # compile errors surface here, with the file named
+    build_reflector(BLASTER)
     argv = [sys.executable, "-m", "bench.agent_pps", "--inner", "--dim", str(args.dim),
             "--lanes", args.lanes, "--windows", args.windows, "--codecs", args.codecs,
-            "--host-io", args.host_io]
+            "--host-io", args.host_io, "--engines", args.engines]
     argv += ["--quick"] if args.quick else []
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="dhc-agent-pps-"):

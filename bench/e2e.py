@@ -45,6 +45,7 @@ from controller.topology_file import load
 from dhc.codec import simulate_allreduce
 from dhc.synthetic import synthetic_job
 from hostagent.fastio import native_selected
+from hostagent.native_delivery import native_engine_selected
 from topologies.shaping import RateError, parse_rate
 from topologies.workload import Workload, collect
 
@@ -261,7 +262,7 @@ def run(args: argparse.Namespace) -> dict:
         raise SystemExit(f"dhc-bench e2e: {args.topo}: no aggregated job"
                          + (f" with id {args.job}" if args.job is not None else ""))
     job = candidates[0]
-    t_start = time.perf_counter()
+    t_start, load_before = time.perf_counter(), list(os.getloadavg())
     runs: list[dict] = []
     ratios: dict[str, dict] = {}
     deploys: dict[str, float] = {}
@@ -296,6 +297,8 @@ def run(args: argparse.Namespace) -> dict:
         "bandwidths": list(ratios),
         "deploy_seconds": deploys, "total_seconds": time.perf_counter() - t_start,
         "host_io": "native" if native_selected() else "python",    # DHC_HOST_IO of the workers
+        "host_engine": "native" if native_engine_selected() else "python",  # DHC_HOST_ENGINE
+        "load_average_before": load_before,
         "load_average": list(os.getloadavg()),
         "quantization_step": float(np.ldexp(1.0, -reference.scale_exponent)),
         "exactness": "bit-for-bit equal to DHC's dense-codec sum of the int32-quantized inputs "

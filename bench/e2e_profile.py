@@ -24,7 +24,9 @@ time waiting for a CPU than running is limited by the machine, not by the links.
 
 ``--host-io python,native`` profiles every mode once per host I/O path (``DHC_HOST_IO`` of the
 workers: one ``sendto``/``recvfrom`` per datagram, or ``hostagent.fastio``'s batched
-``sendmmsg``/``recvmmsg``), in one network, rows named ``mode:io``.
+``sendmmsg``/``recvmmsg``), in one network, rows named ``mode:io``; ``--host-engine
+python,native`` likewise per delivery engine (``DHC_HOST_ENGINE``: the Python reference or the
+exchange loop in C), rows named ``mode[:io]:engine``.
 """
 
 from __future__ import annotations
@@ -68,6 +70,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "mode once per value (native: sendmmsg/recvmmsg, python: one call "
                              "per datagram); rows are then named mode:io.  Default: the "
                              "environment's choice, rows named by mode")
+    parser.add_argument("--host-engine", default="",
+                        help="comma-separated DHC_HOST_ENGINE values to compare side by side "
+                             "(native: the exchange loop in C, python: the reference engine); "
+                             "rows are then named mode[:io]:engine")
     parser.add_argument("--switch-nice", type=int, default=0,
                         help="renice every thread of the software switches to this value first "
                              "(negative: the switch gets a CPU before the hosts, as dedicated "
@@ -87,6 +93,8 @@ def _check(args: argparse.Namespace) -> list[str]:
                          "--density in (0, 1] please")
     if any(io not in HOST_IO for io in _host_io(args)):
         raise SystemExit(f"dhc-bench e2e-profile: --host-io: choose from {', '.join(HOST_IO)}")
+    if any(e not in HOST_IO for e in _host_engine(args)):
+        raise SystemExit(f"dhc-bench e2e-profile: --host-engine: choose from {', '.join(HOST_IO)}")
     if os.geteuid() != 0:
         raise SystemExit("dhc-bench e2e-profile: needs root (Mininet creates network namespaces)")
     return modes
@@ -94,6 +102,10 @@ def _check(args: argparse.Namespace) -> list[str]:
 
 def _host_io(args: argparse.Namespace) -> list[str]:
     return [v.strip() for v in args.host_io.split(",") if v.strip()]
+
+
+def _host_engine(args: argparse.Namespace) -> list[str]:
+    return [v.strip() for v in args.host_engine.split(",") if v.strip()]
 
 
 def summarize(per_host: dict[str, list[dict]], rate_bps: int, frame_bytes: dict[str, int],
@@ -136,8 +148,11 @@ def summarize(per_host: dict[str, list[dict]], rate_bps: int, frame_bytes: dict[
 
 
 def _profile_mode(handle, manifest: Path, workers: list[str], mode: str, args,
-                  switch_pid: int | None, host_io: str | None = None) -> list[dict]:
-    env = dict(os.environ, DHC_HOST_IO=host_io) if host_io else None
+                  switch_pid: int | None, host_io: str | None = None,
+                  engine: str | None = None) -> list[dict]:
+    env = dict(os.environ)
+    env.update({"DHC_HOST_IO": host_io} if host_io else {})
+    env.update({"DHC_HOST_ENGINE": engine} if engine else {})
     procs = {}
     for rank, name in enumerate(workers):
         cmd = [sys.executable, "-m", "bench.e2e_profile_worker", "--manifest", str(manifest),
@@ -197,12 +212,17 @@ def run(args: argparse.Namespace) -> dict:
         pid = _switch_pid(handle)
         if args.switch_nice:
             renice_switches(handle, args.switch_nice)
-        ios = _host_io(args)
+        ios, engines = _host_io(args), _host_engine(args)
+        load_before = list(os.getloadavg())
         for mode in modes:
             for io in ios or [None]:
-                allreduces = _profile_mode(handle, manifest, list(job.workers), mode, args, pid,
-                                           io)
-                out[f"{mode}:{io}" if io else mode] = {"allreduces": allreduces}
+                for engine in engines or [None]:
+                    if io == "python" and engine == "native":
+                        continue          # the native engine does its own (batched) I/O
+                    allreduces = _profile_mode(handle, manifest, list(job.workers), mode, args,
+                                               pid, io, engine)
+                    name = ":".join([mode] + [v for v in (io, engine) if v])
+                    out[name] = {"allreduces": allreduces}
     for mode, rec in out.items():
         rows = [summarize(a, rate, _bytes(a), cores) for a in rec.pop("allreduces")]
         mid = sorted(rows, key=lambda r: r["seconds"])[(len(rows) - 1) // 2]
@@ -210,8 +230,10 @@ def run(args: argparse.Namespace) -> dict:
     result = {"modes": out, "config": {
         "topology": topo.name, "bandwidth": args.bw, "workers": len(job.workers),
         "dim": args.dim, "density": args.density, "repeat": args.repeat, "warmup": args.warmup,
-        "cores": cores, "load_average": list(os.getloadavg()), "switch_nice": args.switch_nice,
+        "cores": cores, "load_average_before": load_before, "load_average": list(os.getloadavg()),
+        "switch_nice": args.switch_nice,
         "host_io": _host_io(args) or os.environ.get("DHC_HOST_IO", "default"),
+        "host_engine": _host_engine(args) or os.environ.get("DHC_HOST_ENGINE", "default"),
         "total_seconds": time.perf_counter() - t0,
         "row": "the AllReduce with the median seconds of --repeat; every run's seconds kept"}}
     if args.plot_dir:

@@ -28,6 +28,10 @@ import numpy as np
 from cffi import FFI
 
 SOURCE = Path(__file__).with_name("fastio.c")
+#: the native delivery engine (``hostagent.native_delivery``) is built into the same library
+ENGINE_SOURCE = Path(__file__).with_name("native_delivery.c")
+ENGINE_HEADER = Path(__file__).with_name("native_delivery.h")
+SOURCES = (SOURCE, ENGINE_SOURCE)
 CFLAGS = ["-O2", "-shared", "-fPIC", "-std=gnu11", "-Wall"]
 #: bytes per receive row: every datagram of either transport fits (DHC <= 56 + 4 * 256 B,
 #: the ring <= 1400 B); a longer one is reported with its full length and treated as malformed
@@ -43,6 +47,7 @@ int hio_send(int fd, const uint8_t *frames, size_t stride, const uint32_t *lens,
 int hio_recv(int fd, uint8_t *buf, size_t stride, int cap, uint32_t *lens, uint32_t *ips,
              uint16_t *ports);
 """)
+_FFI.cdef(ENGINE_HEADER.read_text().split("/* BEGIN CDEF */")[1].split("/* END CDEF */")[0])
 
 
 class HostIOError(RuntimeError):
@@ -57,10 +62,11 @@ def _cache_dir() -> Path:
 def _compile(cc: str, so: Path) -> None:
     with tempfile.TemporaryDirectory(dir=so.parent, prefix=".build-") as tmp:
         out = Path(tmp) / "fastio.so"
-        r = subprocess.run([cc, *CFLAGS, "-o", str(out), str(SOURCE)], capture_output=True,
-                           text=True)
+        r = subprocess.run([cc, *CFLAGS, "-o", str(out), *map(str, SOURCES), "-lm"],
+                           capture_output=True, text=True)
         if r.returncode != 0:
-            raise HostIOError(f"{SOURCE}: the C compiler failed: {r.stderr.strip()[:500]}")
+            raise HostIOError(f"{', '.join(map(str, SOURCES))}: the C compiler failed: "
+                              f"{r.stderr.strip()[:500]}")
         os.replace(out, so)
 
 
@@ -69,7 +75,8 @@ def _lib():
     cc = shutil.which(os.environ.get("CC") or "cc")
     if cc is None:
         raise HostIOError(f"{ENV}=native needs a C compiler (cc) on PATH")
-    key = hashlib.sha256(SOURCE.read_bytes() + " ".join(CFLAGS).encode()).hexdigest()[:24]
+    text = b"".join(f.read_bytes() for f in (*SOURCES, ENGINE_HEADER))
+    key = hashlib.sha256(text + " ".join(CFLAGS).encode()).hexdigest()[:24]
     d = _cache_dir()
     d.mkdir(parents=True, exist_ok=True)
     so = d / f"fastio_{key}.so"

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from dhcwire import header as wire
+from hostagent import native_delivery as nd
 from hostagent.delivery import (
     Delivery,
     DeliveryEndpoint,
@@ -34,7 +35,7 @@ from hostagent.delivery import (
     Window,
 )
 from hostagent.fastio import Destination, FrameSender, Receiver, native_selected
-from hostagent.frames import encode_frames, frame_length, parse_frames
+from hostagent.frames import HEADER_BYTES, SPANS, encode_frames, frame_length, parse_frames
 from hostagent.liveness import switch_answers_arp
 from hostagent.packet import MAX_EPOCH, MalformedPacket, decode_datagram, encode_datagram
 from hostagent.sockets import open_udp
@@ -113,7 +114,7 @@ class _Exchange:
         self._frame_bytes = frames.shape[1]
         self._stats = transport.stats
         self._batch = (FrameSender(transport._sock, frames, Destination.of(transport._dest))
-                       if transport.native_io else None)
+                       if transport.native_io and not transport.native_engine else None)
 
     def transmit(self, items: np.ndarray, again: bool) -> None:
         stats, k = self._stats, int(items.size)
@@ -181,6 +182,8 @@ class ChunkTransport(DeliveryEndpoint):
         self._dest = (endpoint.switch_ip, endpoint.switch_port)
         #: sendmmsg/recvmmsg (``hostagent.fastio``) or one sendto/recvfrom per datagram
         self.native_io = native_selected()
+        #: the exchange loop in C (``hostagent.native_delivery``) or the Python engine
+        self.native_engine = nd.native_engine_selected()
         self._rx = Receiver(self._sock) if self.native_io else None
 
     def finish(self) -> int:
@@ -211,10 +214,66 @@ class ChunkTransport(DeliveryEndpoint):
                                slots, lanes, epoch=ep.epoch)
         ex = _Exchange(self, frames, base, K, progress)
         # self-clocking: chunk i may go once chunk i - W has its RESULT
-        self.delivery.run(ex.out, ex, POLL_CAP, clock=W)
+        if self.native_engine:
+            self._run_native(ex)
+        else:
+            self.delivery.run(ex.out, ex, POLL_CAP, clock=W)
         self.next_chunk = base + n
         self.stats.chunks += n
         return ex.results
+
+    def _run_native(self, ex: _Exchange) -> None:
+        """``delivery.run`` in C (``native_delivery``): the loop returns for datagrams that are
+        not RESULTs of this exchange (``_one`` takes them), at the end and on a spent budget."""
+        ep, rx, keep = self.endpoint, self._rx, []
+        d = nd.FFI.new("hde_dhc *")
+        engine, bound = nd.load_engine(self.delivery), nd.BoundOutstanding(ex.out)
+        d.engine, d.out = engine, bound.c
+        nd.bind_socket(d.sock, self._sock.fileno(), ex.frames, Destination.of(self._dest), None,
+                       rx, keep)
+        d.base, d.lanes, d.frame_len = ex.base, ep.lanes, frame_length(ep.lanes)
+        d.header_bytes, d.result_byte0 = HEADER_BYTES, _RESULT_BYTE0
+        d.num_lanes_wire, d.job_id, d.epoch = wire.lanes_on_wire(ep.lanes), ep.job_id, ep.epoch
+        for attr, name in (("f_job", "job_id"), ("f_epoch", "epoch"), ("f_chunk", "chunk"),
+                           ("f_num_lanes", "num_lanes")):
+            span, f = SPANS[name], getattr(d, attr)
+            f.first_byte, f.n_bytes, f.shift, f.mask = (span.first_byte, span.n_bytes,
+                                                        span.shift, span.mask)
+        keep.append(nd.FFI.from_buffer("uint32_t[]", ex.results))
+        d.results = keep[-1]
+        spent, lib = nd.FFI.new("int64_t *"), nd.lib()
+        try:
+            while True:
+                status = lib.hde_dhc_run(d, POLL_CAP, ep.window, spent)
+                bound.sync()
+                if status == nd.OTHER:
+                    for k in [d.other[j] for j in range(d.n_other)]:
+                        self._one(rx.payload(k), rx.address(k), ex)
+                    continue
+                if status == nd.GIVE_UP:
+                    raise ex.give_up(int(spent[0]))
+                if status == nd.SOCKET_ERROR:
+                    raise OSError(d.sock.rx_errno, "recvmmsg failed")
+                break
+        finally:
+            nd.store_engine(engine, self.delivery)
+            self._count_native(d)
+        if ex.progress is not None and d.completed:
+            ex.progress(int(d.completed))
+
+    def _count_native(self, d) -> None:
+        st = self.stats
+        st.packets_sent += d.sock.packets_sent
+        st.bytes_sent += d.sock.bytes_sent
+        st.packets_received += d.sock.packets_received
+        st.bytes_received += d.sock.bytes_received
+        st.retransmissions += d.retransmissions
+        st.duplicate_results += d.duplicates
+        st.foreign_ignored += d.foreign
+        st.stale_epoch_ignored += d.stale
+        for name, count in nd.send_refusals(d.sock).items():
+            st.send_errors += count
+            st.reasons[name] = st.reasons.get(name, 0) + count
 
     def _blame(self, wait: float = 1.0) -> str:
         """Name who stopped answering: the first aggregator if it does not answer ARP (the peers'

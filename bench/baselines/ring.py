@@ -58,6 +58,7 @@ class RingReport:
     duplicates: int
     dense_float32_bytes: int
     scale_exponent: int
+    buffer_grows: int = 0       # native engine: steps longer than the receive buffer it held
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -131,7 +132,8 @@ def _report(transport: RingTransport, before: dict[str, int], d: int, seconds: f
                       bytes_received=delta["bytes_received"], packets_sent=delta["packets_sent"],
                       data_packets_sent=delta["data_packets_sent"], acks_sent=delta["acks_sent"],
                       retransmissions=delta["retransmissions"], duplicates=delta["duplicates"],
-                      dense_float32_bytes=4 * d, scale_exponent=scale_exp)
+                      dense_float32_bytes=4 * d, scale_exponent=scale_exp,
+                      buffer_grows=delta["buffer_grows"])
 
 
 def ring_allreduce(x: np.ndarray, transport: RingTransport) -> tuple[np.ndarray, RingReport]:

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from bench.baselines.ring_native import NativeInbox, run_step
 from hostagent.delivery import (
     Delivery,
     DeliveryEndpoint,
@@ -38,6 +39,7 @@ from hostagent.delivery import (
     Window,
 )
 from hostagent.fastio import Destination, FrameSender, Receiver, native_selected
+from hostagent.native_delivery import native_engine_selected
 from hostagent.sockets import open_udp
 
 #: Ring traffic of job j uses UDP port ``ring_port(j)`` on every host (below the DHC worker ports).
@@ -144,6 +146,7 @@ class RingStats:
     retransmissions: int = 0
     duplicates: int = 0
     foreign_ignored: int = 0
+    buffer_grows: int = 0        # native engine: a step longer than its receive buffer
 
     def as_dict(self) -> dict[str, int]:
         return dict(self.__dict__)
@@ -198,6 +201,9 @@ class RingTransport(DeliveryEndpoint):
         self._prev_addr = (cfg.prev.ip, cfg.udp_port)
         #: sendmmsg/recvmmsg (``hostagent.fastio``), as DHC's transport, or one call per datagram
         self.native_io = native_selected()
+        #: the step loop in C (``ring_native``, ``hostagent.native_delivery``) or in Python
+        self.native_engine = native_engine_selected()
+        self.native_inbox: dict[int, NativeInbox] = {}   # the next step's early arrivals
         self._rx = Receiver(self._sock) if self.native_io else None
 
     # ------------------------------------------------------------------ sockets
@@ -228,6 +234,12 @@ class RingTransport(DeliveryEndpoint):
         elif ready:                     # the reference: one recvfrom per datagram
             for data, addr in self._recv_each():
                 self._handle(data, addr)
+        self._send_acks()
+        if self._mismatch and raise_mismatch:
+            raise RingError(self._mismatch)
+
+    def _send_acks(self) -> None:
+        """One ACK for every step with arrivals not yet acknowledged."""
         for step, box in self.inbox.items():
             if box.dirty:
                 cum, sack = box.ack_fields()
@@ -235,8 +247,6 @@ class RingTransport(DeliveryEndpoint):
                              self._prev_addr)
                 self.stats.acks_sent += 1
                 box.dirty = False
-        if self._mismatch and raise_mismatch:
-            raise RingError(self._mismatch)
 
     def _handle(self, data: bytes, addr: tuple[str, int]) -> None:
         if len(data) < HEADER.size:
@@ -345,7 +355,11 @@ class RingTransport(DeliveryEndpoint):
         neighbour's int32 array of the same step."""
         frames = self._data_frames(step, np.ascontiguousarray(values, dtype="<i4"))
         self._last_from_prev = max(self._last_from_prev, time.monotonic())
-        st = self._send = _StepSend(self, step, frames, max(self.cfg.retry.give_up_after(), 2.0))
+        silence = max(self.cfg.retry.give_up_after(), 2.0)
+        if self.native_engine:
+            return run_step(self, step, frames, Outstanding(len(frames.lens)), silence,
+                            VALUES_PER_PACKET, POLL_CAP)
+        st = self._send = _StepSend(self, step, frames, silence)
         self.delivery.run(st.out, st, POLL_CAP)
         self._send = None
         box = self.inbox[step]
@@ -353,6 +367,29 @@ class RingTransport(DeliveryEndpoint):
         box.pieces.clear()
         box.consumed = True
         return out.astype(np.int32)
+
+    # ------------------------------------------------------------------ for ring_native
+    def unacknowledged(self, step: int, i: int, out: Outstanding) -> RingTimeout:
+        """The error for packet ``i`` of ``step`` having spent its retransmissions."""
+        return RingTimeout(
+            f"ring job {self.cfg.job_id} step {step}: {self._who(self.cfg.next)}, next "
+            f"on the ring, did not acknowledge packet {i} of {out.n} after "
+            f"{out.tries[i]} retransmissions")
+
+    def silent_prev(self, step: int, silence: float, got: int, total: int | str) -> RingTimeout:
+        """The error for a previous neighbour silent for ``silence`` s during ``step``."""
+        return RingTimeout(
+            f"ring job {self.cfg.job_id} step {step}: nothing from "
+            f"{self._who(self.cfg.prev)}, previous on the ring, for {silence:.1f} s "
+            f"({got} of {total} packets of the step received)")
+
+    def raise_mismatch(self) -> None:
+        if self._mismatch:
+            raise RingError(self._mismatch)
+
+    def step_received(self, step: int, count: int) -> None:
+        """``step`` is over: its later retransmissions are acknowledged by ``_handle``."""
+        self.inbox[step] = StepInbox(count, np.ones(count, dtype=bool), consumed=True)
 
     def _data_frames(self, step: int, values: np.ndarray) -> DataFrames:
         """A step's DATA datagrams as rows of one array (built with numpy, no loop per packet):
@@ -414,11 +451,7 @@ class _StepSend:
         box = t.inbox.get(self.step)
         if (box is None or not box.complete) and time.monotonic() - t._last_from_prev > self.silence:
             got = 0 if box is None else int(box.have.sum())
-            total = "?" if box is None else box.count
-            raise RingTimeout(
-                f"ring job {t.cfg.job_id} step {self.step}: nothing from "
-                f"{t._who(t.cfg.prev)}, previous on the ring, for {self.silence:.1f} s "
-                f"({got} of {total} packets of the step received)")
+            raise t.silent_prev(self.step, self.silence, got, "?" if box is None else box.count)
         return True
 
     def finished(self) -> bool:
@@ -426,8 +459,5 @@ class _StepSend:
         return self.out.n_done == self.out.n and box is not None and box.complete
 
     def give_up(self, i: int) -> RingTimeout:
-        t = self.transport
-        return RingTimeout(
-            f"ring job {t.cfg.job_id} step {self.step}: {t._who(t.cfg.next)}, next "
-            f"on the ring, did not acknowledge packet {i} of {self.out.n} after "
-            f"{self.out.tries[i]} retransmissions")
+        return self.transport.unacknowledged(self.step, i, self.out)
+

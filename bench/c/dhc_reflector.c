@@ -36,6 +36,10 @@ int main(int argc, char **argv) {
         perror("dhc_reflector: bind");
         return 1;
     }
+    int bufsz = 8 << 20; /* as the agents' sockets (hostagent/sockets.py): a window of 256
+                            frames in flight must not overflow the reflector's queue */
+    setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &bufsz, sizeof bufsz);
+    setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &bufsz, sizeof bufsz);
     struct sigaction sa = {.sa_handler = on_signal};
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGINT, &sa, NULL);

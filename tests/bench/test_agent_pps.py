@@ -21,16 +21,23 @@ def test_quick_agent_pps_is_exact_and_counts_packets() -> None:
                           cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-2000:]
     out = json.loads(proc.stdout.strip().splitlines()[-1])
-    rows = {(r["codec"], r["host_io"]): r for r in out["runs"]}
-    # both I/O paths side by side (the per-datagram reference and the batched one)
-    assert set(rows) == {(c, io) for c in ("dense", "hg") for io in ("python", "native")}
+    rows = {(r["codec"], r["host_io"], r["engine"]): r for r in out["runs"]}
+    # both I/O paths side by side (the per-datagram reference and the batched one), the Python
+    # engine on each and the native engine (which does its own, batched, I/O)
+    combos = [("python", "python"), ("native", "python"), ("native", "native")]
+    assert set(rows) == {(c, io, e) for c in ("dense", "hg") for io, e in combos}
     for key, r in rows.items():
         assert r["exact"], key
         assert r["packets_sent"] > 0 and r["pps_sent"] == pytest.approx(r["packets_sent"] / r["seconds"])
         assert r["cpu_us_per_packet"] > 0
     # dense: d = 100k values, 32 per packet, at least once each; the same frames either way
-    assert rows["dense", "python"]["packets_sent"] >= 100_000 // 32
-    assert rows["dense", "python"]["packets_sent"] == rows["dense", "native"]["packets_sent"]
+    sent = {rows["dense", io, e]["packets_sent"] for io, e in combos}
+    assert len(sent) == 1 and sent.pop() >= 100_000 // 32
+    # the C reference client went through the same reflector; the ratios name both engines
+    assert out["c_reference"][0]["complete"] and out["c_reference"][0]["pps_sent"] > 0
+    assert {r["codec"] for r in out["ratios"]} == {"dense", "hg"}
+    assert all(r["native_vs_c_reference"] > 0 for r in out["ratios"])
+    assert "load_1m" in out["config"]["load_before"]
     # the reflector answered every datagram it was sent (no retransmission needed on loopback)
     assert out["reflector_echoed"] >= sum(r["packets_sent"] for r in rows.values()) - sum(
         r["retransmissions"] for r in rows.values())

@@ -133,8 +133,9 @@ class EchoSwitch(threading.Thread):
             self.sock.sendto(result + data[1:], addr)
 
 
-def _exchange(monkeypatch, mode: str) -> tuple[np.ndarray, dict, list[bytes]]:
+def _exchange(monkeypatch, mode: str, engine: str = "python") -> tuple[np.ndarray, dict, list[bytes]]:
     monkeypatch.setenv(fastio.ENV, mode)
+    monkeypatch.setenv("DHC_HOST_ENGINE", engine)
     switch = EchoSwitch()
     switch.start()
     port = switch.sock.getsockname()[1]
@@ -163,6 +164,14 @@ def test_chunk_transport_native_and_python_paths_agree(monkeypatch) -> None:
     assert np.array_equal(out_n, out_p)
     assert stats_n == stats_p and stats_n["retransmissions"] == 0
     assert wire_n == wire_p and len(wire_n) == 320       # 300 chunks + padding to 2W
+
+
+def test_native_engine_puts_the_same_frames_on_the_wire_and_counts_the_same(monkeypatch) -> None:
+    out_c, stats_c, wire_c = _exchange(monkeypatch, "native", engine="native")
+    out_p, stats_p, wire_p = _exchange(monkeypatch, "python")
+    assert np.array_equal(out_c, out_p)
+    assert stats_c == stats_p and stats_c["retransmissions"] == 0
+    assert wire_c == wire_p
 
 
 @pytest.mark.parametrize("size", [0, 1, 343, 344, 345, 5000])

@@ -21,9 +21,10 @@ pytestmark = [pytest.mark.root, pytest.mark.skipif(
     os.geteuid() != 0 or shutil.which("unshare") is None, reason="needs root and unshare")]
 
 
-def run_loopback(*args: str) -> dict:
+def run_loopback(*args: str, engine: str | None = None) -> dict:
+    env = dict(os.environ, DHC_HOST_ENGINE=engine) if engine else None
     proc = subprocess.run(["unshare", "--net", sys.executable, "-m", "tests.hostagent.loopback",
-                           *args], cwd=ROOT, capture_output=True, text=True, timeout=240)
+                           *args], cwd=ROOT, capture_output=True, text=True, timeout=240, env=env)
     assert proc.returncode == 0, proc.stderr[-3000:]
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
@@ -43,9 +44,11 @@ def test_single_switch_four_workers_exact(codec):
     assert w["bytes_sent"] > 0 and w["packets_sent"] > 0
 
 
-def test_two_level_tree_with_loss_is_exact_and_retransmits():
+@pytest.mark.parametrize("engine", ["native", "python"])
+def test_two_level_tree_with_loss_is_exact_and_retransmits(engine):
+    """Both delivery engines (DHC_HOST_ENGINE): the C loop and the Python reference."""
     out = run_loopback("--topo", "topologies/leafspine.yaml", "--loss", "0.05", "--timeout", "0.2",
-                       "--clustered")
+                       "--clustered", engine=engine)
     assert out["bridge_dropped"] > 0
     assert_all_exact(out)
     assert sum(w["retransmissions"] for j in out["jobs"] for w in j["workers"].values()) > 0
