@@ -162,6 +162,9 @@ def _summarize(mode: str, dim: int, outcomes, launch_seconds: float) -> dict:
         "workers": len(outcomes),
         "packets_sent": max((int(v.get("packets_sent", 0)) for v in s.values()), default=0),
         "retransmissions": sum(int(v.get("retransmissions", 0)) for v in s.values()),
+        # copies that arrived twice (the host rings report them): retransmissions that were not
+        # for a lost packet but for a late acknowledgement
+        "duplicates": sum(int(v.get("duplicates", 0)) for v in s.values()),
         "dense_float32_bytes": 4 * dim,
         "launch_seconds": launch_seconds,
         "wire_bytes_per_worker": {h: int(v.get("bytes_sent", 0)) for h, v in s.items()},
@@ -296,6 +299,8 @@ def run(args: argparse.Namespace) -> dict:
         "bandwidths": list(ratios),
         "deploy_seconds": deploys, "total_seconds": time.perf_counter() - t_start,
         "host_io": "native" if native_selected() else "python",    # DHC_HOST_IO of the workers
+        # the hosts' delivery engine (DHC_HOST_ENGINE, python unless set; h/native adds native)
+        "host_engine": os.environ.get("DHC_HOST_ENGINE", "python"),
         "load_average": list(os.getloadavg()),
         "quantization_step": float(np.ldexp(1.0, -reference.scale_exponent)),
         "exactness": "bit-for-bit equal to DHC's dense-codec sum of the int32-quantized inputs "
