@@ -9,7 +9,7 @@
    validation rows) and compared with the measured seconds (median of ``--emulator-repeat``
    runs), within 15 %.  The emulator runs are recorded in
    ``bench/recorded/sim_emulator_<topology>.json`` with the load and the hosts' delivery engine
-   (``--run-emulator`` re-runs them, as root, under ``flock /tmp/dhc-net.lock``);
+   (``--run-emulator`` re-runs both, as root, holding ``/tmp/dhc-net.lock`` once for the two);
 3. published: SwitchML's regime (NSDI 2021): 8 workers at 100 Gbit/s, dense INA against a ring
    AllReduce, link-bound; INA sends each value once where the ring sends 2(n-1)/n of it, at
    SwitchML's 64-element packets against the ring's 1,400-byte datagrams, within 10 %.
@@ -18,10 +18,13 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import fcntl
 import json
 import os
 import subprocess
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 from sim.analytic import ina_seconds, relative_error, ring_seconds
@@ -41,6 +44,8 @@ EMULATOR_BW = "10mbit"
 EMULATOR_REPEAT = 3
 #: host profile of the emulator rows: measured apart from them (sim/parts.py)
 EMULATOR_HOST = "this-machine"
+#: the lock every Mininet user on this machine takes (interface names collide)
+NET_LOCK = "/tmp/dhc-net.lock"
 TOLERANCE = {"analytic": 0.05, "emulator": 0.15, "published": 0.10}
 
 
@@ -105,11 +110,11 @@ def _emulator_file(name: str) -> Path:
 
 
 def run_emulator(name: str, topo: str, bw: str, repeat: int = EMULATOR_REPEAT) -> dict:
-    """``dhc-bench e2e`` under the shared network lock; the result is recorded for later runs."""
+    """``dhc-bench e2e`` (the caller holds the shared network lock); recorded for later runs."""
     if repeat < 1:
         raise ValueError(f"--emulator-repeat must be >= 1 (got {repeat})")
     bench = ROOT / ".venv" / "bin" / "dhc-bench"
-    cmd = ["flock", "/tmp/dhc-net.lock", str(bench), "e2e", "--json", "--topo", topo, "--bw", bw,
+    cmd = [str(bench), "e2e", "--json", "--topo", topo, "--bw", bw,
            "--repeat", str(repeat)]
     load = os.getloadavg()[0]
     started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
@@ -119,7 +124,7 @@ def run_emulator(name: str, topo: str, bw: str, repeat: int = EMULATOR_REPEAT) -
     result = {"e2e": json.loads(proc.stdout.strip().splitlines()[-1]), "started_utc": started,
               "load_avg_1min_before_after": [round(load, 2), round(os.getloadavg()[0], 2)], "bw": bw,
               "host_engine": os.environ.get("DHC_HOST_ENGINE", "python"), "repeat": repeat,
-              "command": " ".join(cmd[2:])}
+              "command": " ".join(cmd)}
     RECORDED.mkdir(parents=True, exist_ok=True)
     _emulator_file(name).write_text(json.dumps(result, indent=2) + "\n")
     return result
@@ -134,12 +139,29 @@ def _measured_seconds(e2e: dict) -> dict[str, tuple[float, float]]:
             if r.get("seconds") is not None}
 
 
+@contextlib.contextmanager
+def network_lock(path: str = NET_LOCK) -> Iterator[None]:
+    """The machine's shared Mininet lock, held across both topologies' runs (as ``flock`` does):
+    interface names collide between networks, and both recordings then see the same load."""
+    with open(path, "a") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
 def emulator_rows(run: bool, bw: str, repeat: int = EMULATOR_REPEAT) -> list[dict]:
+    if run:
+        with network_lock():
+            records = {name: run_emulator(name, topo, bw, repeat) for name, topo in EMULATOR}
+    else:
+        records = {}
     from sim.units import parse_rate_bps
     rows = []
     for name, topo in EMULATOR:
         if run:
-            record = run_emulator(name, topo, bw, repeat)
+            record = records[name]
         elif _emulator_file(name).exists():
             record = json.loads(_emulator_file(name).read_text())
         else:
