@@ -163,6 +163,10 @@ def _summarize(mode: str, dim: int, outcomes, launch_seconds: float) -> dict:
         "workers": len(outcomes),
         "packets_sent": max((int(v.get("packets_sent", 0)) for v in s.values()), default=0),
         "retransmissions": sum(int(v.get("retransmissions", 0)) for v in s.values()),
+        # copies that arrived twice (only the host rings count them; None for the DHC agents):
+        # retransmissions that were not for a lost packet but for a late acknowledgement
+        "duplicates": (sum(int(v.get("duplicates", 0)) for v in s.values())
+                       if any("duplicates" in v for v in s.values()) else None),
         "dense_float32_bytes": 4 * dim,
         "launch_seconds": launch_seconds,
         "wire_bytes_per_worker": {h: int(v.get("bytes_sent", 0)) for h, v in s.items()},

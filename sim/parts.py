@@ -13,7 +13,9 @@ too) and the codec's own time, measured on this machine on the workload itself
   agent-pps`` (``docs/e2e.md``, dense K = 32 row, 81.6 k packets/s);
 * ``emulator``: the Mininet emulation on this machine, where every worker and softswitch
   process shares its 2 cores: each packet costs ``stage_s`` of one core at the sender, at every
-  switch it enters and at the receiver, all drawn from one pool of 2 cores;
+  switch it enters and at the receiver, all drawn from one pool of 2 cores.  Its 25 us was
+  fitted on a 20 Mbit/s emulator run, so ``dhc-sim validate`` does not use it: the emulator
+  rows run at 10 Mbit/s, links-bound, with ``this-machine`` (``docs/scale.md``);
 * ``line-rate``: a DPDK-class worker as in SwitchML (Sapio et al., NSDI 2021), which reports
   workers driving 100 Gbit/s with 256-byte payloads; modelled as 12.5 ns per packet, i.e. 40 M
   packets/s each way.  An assumption taken from that paper, not measured here.
@@ -57,8 +59,8 @@ HOST_PROFILES: dict[str, HostProfile] = {
     "line-rate": HostProfile("line-rate", 12.5e-9, True,
                              "SwitchML (NSDI 2021) DPDK workers at 100 Gbit/s: 12.5 ns/packet assumed"),
     # The Mininet emulator: every worker and softswitch process on this 2-core machine.  stage_s
-    # is the one fitted number: leafspine.yaml's dense INA run at 20 Mbit/s (the CPU-bound one;
-    # docs/scale.md), then checked on every other mode and on single.yaml.
+    # was fitted on leafspine.yaml's dense INA run at 20 Mbit/s (CPU-bound there), so it is a
+    # what-if profile, not evidence: the validation runs links-bound with this-machine instead.
     "emulator": HostProfile("emulator", 12.5e-9, True,
                             "Mininet on this 2-core machine (load 8-10): hosts and switches share 2 cores, "
                             "25 us per packet per stage, fitted on leafspine.yaml's dense INA", 2.0, 25e-6),

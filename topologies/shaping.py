@@ -7,8 +7,14 @@ live in the root namespace, host interfaces in the host's namespace: ``run`` exe
 where the interface is.
 
 The token bucket holds ``burst`` bytes: at least 1 ms of traffic at the rate and never less
-than 10 full frames, so a rate is reached with the kernel's timer granularity; the queue holds
-``latency`` of traffic (50 ms) before tbf drops, as a switch buffer would.
+than 10 full frames, so a rate is reached with the kernel's timer granularity.  The queue
+(tbf's ``limit``) holds 50 ms of traffic, as a switch buffer would, but never less than
+``QUEUE_MIN_FRAMES`` full frames: the hosts' delivery engines keep up to 64 packets in flight
+per exchange (the ring baseline's window, ``bench/baselines/ring_transport.py``), and at 10 Mbit/s
+50 ms is only 41 frames, so a queue sized by time alone tail-drops a single sender's window and
+turns a links-bound run into a loss-recovery run.  256 frames (388 kB, four such windows, e.g.
+two ring flows meeting on a leaf-spine uplink with room to spare) is a small buffer for a real
+switch; from about 62 Mbit/s up the 50 ms term is the larger, so faster links are unchanged.
 """
 
 from __future__ import annotations
@@ -22,8 +28,10 @@ _UNITS = {"bit": 1, "kbit": 10**3, "mbit": 10**6, "gbit": 10**9, "tbit": 10**12}
 _RATE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?bit)\s*$", re.IGNORECASE)
 #: Largest frame on these links (Ethernet MTU + header), bytes.
 FRAME_BYTES = 1514
-#: How long a full queue may delay a frame before tbf drops it.
+#: How long a full queue may delay a frame before tbf drops it (at rates where this is the larger).
 QUEUE_LATENCY_MS = 50
+#: Smallest queue, in full frames: four 64-packet windows of the hosts' delivery engines.
+QUEUE_MIN_FRAMES = 256
 
 
 class RateError(ValueError):
@@ -61,11 +69,18 @@ class Shaping:
     def burst_bytes(self) -> int:
         return max(10 * FRAME_BYTES, self.rate_bps // 8 // 1000)
 
+    @property
+    def limit_bytes(self) -> int:
+        """Bytes tbf queues before it drops: the bucket plus max(50 ms of traffic, 256 frames),
+        i.e. what ``latency 50ms`` gives wherever 50 ms is the larger."""
+        queue = max(self.rate_bps // 8 * QUEUE_LATENCY_MS // 1000, QUEUE_MIN_FRAMES * FRAME_BYTES)
+        return queue + self.burst_bytes
+
     def tc_args(self, dev: str) -> list[str]:
         """``tc`` arguments that (re)place the root qdisc of ``dev`` with this filter."""
         return ["tc", "qdisc", "replace", "dev", dev, "root", "tbf",
                 "rate", format_rate(self.rate_bps), "burst", str(self.burst_bytes),
-                "latency", f"{QUEUE_LATENCY_MS}ms"]
+                "limit", str(self.limit_bytes)]
 
 
 #: Runs a command where an interface lives and returns (exit status, output).

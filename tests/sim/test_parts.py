@@ -97,7 +97,7 @@ def test_recorded_emulator_runs_give_the_last_starters_time() -> None:
     import json
     from pathlib import Path
 
-    from sim.validate import RECORDED, _measured_seconds
+    from sim.validate import EMULATOR_BW, RECORDED, _measured_seconds
 
     for name in ("single", "leafspine"):
         record = json.loads((RECORDED / f"sim_emulator_{name}.json").read_text())
@@ -106,4 +106,7 @@ def test_recorded_emulator_runs_give_the_last_starters_time() -> None:
         for run in record["e2e"]["runs"]:
             last, slowest = measured[run["mode"]]
             assert last == min(run["seconds_per_worker"].values()) and slowest == run["seconds"]
-        assert record["bw"] == "20mbit" and Path(RECORDED).is_dir()
+        assert record["bw"] == EMULATOR_BW and Path(RECORDED).is_dir()
+        # the recording says which delivery engine the hosts ran and how many runs the median has
+        assert record["host_engine"] in ("python", "native") and record["repeat"] >= 1
+        assert all(len(run["seconds_runs"]) == record["repeat"] for run in record["e2e"]["runs"])

@@ -117,3 +117,21 @@ def test_validate_quick_holds() -> None:
     result = json.loads(out.stdout)
     assert result["all_ok"] and result["checked"] == 5
     assert {r["kind"] for r in result["rows"]} == {"analytic", "published"}
+
+
+def test_emulator_rows_use_a_profile_measured_apart_from_them() -> None:
+    """The recorded emulator runs are compared with the ``this-machine`` profile (agent-pps), on
+    links-bound rates, against the last-starting worker of the median run; nothing is fitted."""
+    from sim.validate import EMULATOR_BW, EMULATOR_HOST, RECORDED, emulator_rows
+
+    assert EMULATOR_HOST == "this-machine" and "agent-pps" in HOST_PROFILES[EMULATOR_HOST].source
+    rows = emulator_rows(False, EMULATOR_BW)
+    assert len(rows) == 8 and {r["host_profile"] for r in rows} == {EMULATOR_HOST}
+    for name in ("single", "leafspine"):
+        record = json.loads((RECORDED / f"sim_emulator_{name}.json").read_text())
+        for run in record["e2e"]["runs"]:
+            row = next(r for r in rows if r["check"] == f"{name} @ {record['bw']}: {run['mode']}")
+            measured = min(run["seconds_per_worker"].values())
+            assert row["expected"] == measured and row["host_engine"] == record["host_engine"]
+            assert row["relative_error"] == pytest.approx(abs(row["simulated"] - measured) / measured,
+                                                          abs=1e-5)

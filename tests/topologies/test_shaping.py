@@ -36,6 +36,14 @@ def test_burst_covers_a_millisecond_and_ten_frames() -> None:
     assert Shaping(10**10).burst_bytes == 10**10 // 8 // 1000  # 1.25 MB at 10 Gbit/s
 
 
+def test_queue_holds_fifty_ms_and_never_less_than_four_windows() -> None:
+    """At 10 Mbit/s 50 ms is 41 frames, less than one 64-packet window: the floor holds 256."""
+    assert Shaping(10**7).limit_bytes == 256 * 1514 + 10 * 1514
+    assert Shaping(10**9).limit_bytes == 10**9 // 8 // 20 + 125_000     # 50 ms + 1 ms bucket at 1 Gbit/s
+    args = Shaping(10**7).tc_args("x-eth0")
+    assert args[args.index("limit") + 1] == str(266 * 1514) and "latency" not in args
+
+
 def _needs_root() -> None:
     if os.geteuid() != 0 or shutil.which("tc") is None or shutil.which("ip") is None:
         pytest.skip("needs root and iproute2")
