@@ -103,10 +103,9 @@ class JobBook:
         job = self.jobs.get(name)
         secret_ok = self.secret_hash is not None and hmac.compare_digest(token_hash(token), self.secret_hash)
         if job is None:
-            if world_size is None or self.secret_hash is None:
-                raise self.refuse("unknown_job", f"unknown job {name!r} (create it with `dhc-ctl jobs create`)")
-            if not secret_ok:
-                raise self.refuse("token", f"job {name!r}: wrong token")
+            if world_size is None or not secret_ok:   # only the shared secret creates jobs on join
+                raise self.refuse("unknown_job", f"unknown job {name!r} (create it with `dhc-ctl jobs "
+                                                 "create`, or join with the service's shared secret)")
             return self._new_job(name, world_size)
         if not (secret_ok or hmac.compare_digest(token_hash(token), job.token_hash)):
             raise self.refuse("token", f"job {name!r}: wrong token")
@@ -211,14 +210,12 @@ class JobBook:
                 why = job.last_failure or "superseded"
                 raise Refused("placement" if why.startswith("cannot place") else "session",
                               f"job {name!r}: session {session} did not start: {why}")
-            return self._joined(job, a.rank)
-
-    def _joined(self, job: JobRecord, rank: int) -> Joined:
-        host = self.fabric.ip_to_host[job.members[rank]]
-        ep = self.fabric.endpoint(job.job_id, host, job.epoch)
-        peers = tuple((r, ip) for r, ip in sorted(job.members.items()) if r != rank)
-        return Joined(job.job_id, ep["child_id"], ep["switch_ip"], ep["window"], ep["lanes"], job.epoch,
-                      job.world_size, job.session, peers)
+            job_id, epoch, world, members = job.job_id, job.epoch, job.world_size, dict(job.members)
+        # outside the condition: the fabric's lock is always taken first (see _activate)
+        ep = self.fabric.endpoint(job_id, self.fabric.ip_to_host[members[a.rank]], epoch)
+        peers = tuple((r, ip) for r, ip in sorted(members.items()) if r != a.rank)
+        return Joined(job_id, ep["child_id"], ep["switch_ip"], ep["window"], ep["lanes"], epoch, world, session,
+                      peers)
 
     # ------------------------------------------------------------ activation (fabric)
     def _free_job_id(self) -> int:
