@@ -51,7 +51,9 @@ class DHCProcessGroup(dist.ProcessGroup):
     def __init__(self, store, rank: int, size: int, timeout, network: bool):
         super().__init__(rank, size)
         self._rank, self._size = rank, size
-        self.gloo = dist.ProcessGroupGloo(dist.PrefixStore("gloo", store), rank, size, timeout)
+        # keyed by torchrun's attempt: a restarted group must not read the addresses of the last
+        attempt = os.environ.get("TORCHELASTIC_RESTART_COUNT", "0")
+        self.gloo = dist.ProcessGroupGloo(dist.PrefixStore(f"dhc-gloo/{attempt}", store), rank, size, timeout)
         self.network = network
         self.agent: Agent | None = None
         self.codec = os.environ.get("DHC_CODEC", "dense")
@@ -72,7 +74,8 @@ class DHCProcessGroup(dist.ProcessGroup):
         return self.agent
 
     def _through_network(self, tensors: list, op) -> bool:
-        return (self.network and op in NETWORK_OPS and len(tensors) == 1 and tensors[0].device.type == "cpu"
+        op = getattr(op, "op", op)   # a ReduceOp object carries its RedOpType in .op
+        return (self.network and any(op == o for o in NETWORK_OPS) and len(tensors) == 1 and tensors[0].device.type == "cpu"
                 and tensors[0].is_floating_point())
 
     def allreduce(self, tensors, opts=None):
@@ -83,7 +86,7 @@ class DHCProcessGroup(dist.ProcessGroup):
         x = t.detach().reshape(-1).to(torch.float32).numpy()
         total, _ = self._agent().allreduce(np.ascontiguousarray(x))
         out = torch.from_numpy(np.asarray(total, dtype=np.float32))
-        if op == dist.ReduceOp.AVG:
+        if getattr(op, "op", op) == dist.ReduceOp.AVG:
             out = out / self._size
         with torch.no_grad():
             t.copy_(out.view(t.shape).to(t.dtype))

@@ -68,8 +68,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
         raise PlanError("--tls-cert and --tls-key go together")
     limits = Limits(heartbeat_interval_s=args.heartbeat_interval, heartbeat_timeout_s=args.heartbeat_timeout,
                     join_timeout_s=args.join_timeout, window=args.window)
-    cfg = ServiceConfig(topo, _addresses(args, topo), args.listen, Path(args.state), _lanes(args, topo), source,
-                        limits, _secret(args.secret_file, "DHC_JOIN_SECRET"),
+    cfg = ServiceConfig(topo, _addresses(args, topo), args.listen, Path(args.state), _lanes(args, topo),
+                        source, limits, _secret(args.secret_file, "DHC_JOIN_SECRET"),
                         _secret(args.admin_token_file, "DHC_ADMIN_TOKEN"),
                         Path(args.tls_cert) if args.tls_cert else None,
                         Path(args.tls_key) if args.tls_key else None, timeout=args.timeout)
@@ -155,7 +155,8 @@ def _client(p: argparse.ArgumentParser) -> None:
     p.add_argument("--controller", default=os.environ.get("DHC_CONTROLLER"), required="DHC_CONTROLLER" not in
                    os.environ, help="the job service: HOST:PORT or unix:/path (default $DHC_CONTROLLER)")
     p.add_argument("--tls-ca", default=None, help="CA certificate: talk TLS and check the service against it")
-    p.add_argument("--admin-token-file", default=None, help="the service's admin token (default $DHC_ADMIN_TOKEN)")
+    p.add_argument("--admin-token-file", default=None,
+                   help="the service's admin token (default $DHC_ADMIN_TOKEN)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--timeout", type=float, default=10.0, help="seconds to wait for the service")
 
@@ -177,9 +178,11 @@ def register_jobs(jsub: argparse._SubParsersAction, guard) -> None:
 
 
 def register_serve(sub: argparse._SubParsersAction, guard, common) -> None:
-    p = sub.add_parser("serve", help="run the job service for one fabric (gRPC; agents need only its address)")
+    p = sub.add_parser("serve",
+                       help="run the job service for one fabric (gRPC; agents need only its address)")
     common(p, placement=False)
-    p.add_argument("--listen", default="0.0.0.0:50060", help="HOST:PORT or unix:/path (default 0.0.0.0:50060)")
+    p.add_argument("--listen", default="0.0.0.0:50060",
+                   help="HOST:PORT or unix:/path (default 0.0.0.0:50060)")
     p.add_argument("--state", required=True, help="SQLite file with the service's state (created if absent)")
     p.add_argument("--secret-file", default=None,
                    help="shared join secret: any job name may be joined (and is created) with it "

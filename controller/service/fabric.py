@@ -79,7 +79,8 @@ class Fabric:
             return []
         configs = self._configs()
         with self.lock, MultiSwitchClient(self.addrs, timeout=self.timeout) as client:
-            pushed = client.run(lambda c: c.set_pipeline(configs[c.name].p4info, configs[c.name].device_config))
+            pushed = client.run(lambda c: c.set_pipeline(configs[c.name].p4info,
+                                                         configs[c.name].device_config))
         return sorted(n for n, p in pushed.items() if p)
 
     def restarted_switches(self) -> list[str]:

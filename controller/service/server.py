@@ -75,8 +75,7 @@ class Service:
         try:
             self.fabric.push_pipeline()
             epochs = {j.job_id: j.epoch for j in self.book.jobs.values() if j.job_id in self.fabric.jobs}
-            if epochs:
-                self.fabric.deploy(set(epochs), epochs)
+            self.fabric.deploy(set(epochs), epochs)   # with the forwarding: hosts reach each other
         except ControllerError as err:
             log.warning("switches not (all) restored yet: %s", err)
             return []
@@ -90,7 +89,8 @@ class Service:
                                   maximum_concurrent_rpcs=4 * self.cfg.max_workers)
         rpc.add_JobServiceServicer_to_server(JobService(self.book, self.cfg.admin_token), self.server)
         if self.cfg.tls_cert:
-            creds = grpc.ssl_server_credentials([(self.cfg.tls_key.read_bytes(), self.cfg.tls_cert.read_bytes())])
+            pair = (self.cfg.tls_key.read_bytes(), self.cfg.tls_cert.read_bytes())
+            creds = grpc.ssl_server_credentials([pair])
             self.port = self.server.add_secure_port(self.cfg.listen, creds)
         else:
             self.port = self.server.add_insecure_port(self.cfg.listen)

@@ -133,10 +133,12 @@ class JobBook:
 
     def _check(self, job: JobRecord, a: JoinArgs) -> None:
         if a.world_size != job.world_size:
-            raise self.refuse("world_size", f"job {job.name!r} has world size {job.world_size}; rank {a.rank} "
-                                            f"asked for {a.world_size} (the world size cannot change mid-job)")
+            raise self.refuse("world_size", f"job {job.name!r} has world size {job.world_size}; rank "
+                                            f"{a.rank} asked for {a.world_size} (the world size cannot "
+                                            "change mid-job)")
         if not 0 <= a.rank < job.world_size:
-            raise self.refuse("rank", f"job {job.name!r}: rank {a.rank} is out of range 0..{job.world_size - 1}")
+            raise self.refuse("rank", f"job {job.name!r}: rank {a.rank} is out of range "
+                                      f"0..{job.world_size - 1}")
         if a.lanes and a.lanes != self.fabric.lanes:
             raise self.refuse("parameters", f"job {job.name!r}: {a.lanes} lanes asked; this fabric's program "
                                             f"is built for {self.fabric.lanes}")
@@ -175,7 +177,8 @@ class JobBook:
         again under a new key, after leaving, or after going silent is over; so is a forming one
         of another key."""
         if job.state == "running":
-            stale = time.monotonic() - self.seen.get((job.name, a.rank), 0.0) > self.limits.heartbeat_timeout_s
+            silent = time.monotonic() - self.seen.get((job.name, a.rank), 0.0)
+            stale = silent > self.limits.heartbeat_timeout_s
             if a.session_key != job.session_key or a.rank not in job.members or stale:
                 self.end_session(job, f"rank {a.rank} joined again (session key {a.session_key!r})", "failed")
             else:
@@ -214,8 +217,8 @@ class JobBook:
         # outside the condition: the fabric's lock is always taken first (see _activate)
         ep = self.fabric.endpoint(job_id, self.fabric.ip_to_host[members[a.rank]], epoch)
         peers = tuple((r, ip) for r, ip in sorted(members.items()) if r != a.rank)
-        return Joined(job_id, ep["child_id"], ep["switch_ip"], ep["window"], ep["lanes"], epoch, world, session,
-                      peers)
+        return Joined(job_id, ep["child_id"], ep["switch_ip"], ep["window"], ep["lanes"], epoch, world,
+                      session, peers)
 
     # ------------------------------------------------------------ activation (fabric)
     def _free_job_id(self) -> int:
@@ -249,7 +252,8 @@ class JobBook:
             for other in moved:
                 self._moved(other, name)
             with self.cond:
-                job.job_id, job.epoch, job.workers = job_id, epoch, [job.members[r] for r in range(job.world_size)]
+                job.job_id, job.epoch = job_id, epoch
+                job.workers = [job.members[r] for r in range(job.world_size)]
                 self.store.count("epoch_moved")
                 if job.session == session and job.state == "forming":
                     job.state = "running"

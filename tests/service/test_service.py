@@ -169,7 +169,8 @@ def test_state_survives_a_restart_of_the_service(switch, tmp_path):
 
 
 def test_missed_heartbeats_abandon_the_session_and_move_the_epoch(switch, tmp_path):
-    with service(switch, tmp_path / "state.db", heartbeat_interval_s=0.2, heartbeat_timeout_s=1.0) as (_, addr):
+    fast = {"heartbeat_interval_s": 0.2, "heartbeat_timeout_s": 1.0}
+    with service(switch, tmp_path / "state.db", **fast) as (_, addr):
         sessions = join_all(addr, "h", HOSTS)
         epoch, job_id = sessions[0].endpoint.epoch, sessions[0].endpoint.job_id
         sessions[3]._stop.set()                                # rank 3 "killed": no more heartbeats
@@ -189,7 +190,8 @@ def test_missed_heartbeats_abandon_the_session_and_move_the_epoch(switch, tmp_pa
 
 def test_two_jobs_at_once_get_disjoint_regions_and_a_third_is_refused_naming_the_resource(switch, tmp_path):
     with service(switch, tmp_path / "state.db") as (_, addr):
-        token = call(addr, "CreateJob", pb.CreateJobRequest(admin_token=ADMIN, job="big1", world_size=2)).token
+        create = pb.CreateJobRequest(admin_token=ADMIN, job="big1", world_size=2)
+        token = call(addr, "CreateJob", create).token
         results: dict[str, list] = {}
         threads = [threading.Thread(target=lambda n=n, hs=hs, t=t: results.__setitem__(
                        n, join_all(addr, n, hs, token=t, window=1024)))

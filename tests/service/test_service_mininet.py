@@ -84,9 +84,9 @@ def svc_net(tmp_path_factory):
     with running_net(topo, "softswitch", log_dir=str(workdir / "logs")) as handle:
         amap = ",".join(f"{n}={a}@{handle.device_ids[n]}" for n, a in handle.grpc_addresses.items())
         sock = f"unix:{workdir}/svc.sock"
-        cmd = [sys.executable, "-m", "controller.cli", "serve", "--topo", str(topo_file), "--switch-addr-map", amap,
-               "--listen", sock, "--state", str(workdir / "state.db"), "--secret-file", str(workdir / "secret"),
-               "--heartbeat-timeout", "4", "--timeout", "60"]
+        cmd = [sys.executable, "-m", "controller.cli", "serve", "--topo", str(topo_file),
+               "--switch-addr-map", amap, "--listen", sock, "--state", str(workdir / "state.db"),
+               "--secret-file", str(workdir / "secret"), "--heartbeat-timeout", "4", "--timeout", "60"]
         net = ServiceNet(handle, topo, workdir, sock, cmd, None)
         net.start_service()
         try:
@@ -99,7 +99,8 @@ def agent_cmd(net: ServiceNet, job: str, rank: int, w: Workload, expect: Path, d
               key: str = "") -> list[str]:
     return [sys.executable, "-m", "hostagent.cli", "--controller", net.sock, "--job-name", job,
             "--token", SECRET, "--workers", "4", "--rank", str(rank), "--host-ip", f"10.0.0.{rank + 1}",
-            "--session-key", key, "--dim", str(dim or w.dim), "--density", str(w.density), "--seed", str(w.seed),
+            "--session-key", key, "--dim", str(dim or w.dim), "--density", str(w.density),
+            "--seed", str(w.seed),
             "--codec", w.codec, "--repeat", str(w.repeat), "--timeout", str(w.timeout),
             "--retries", str(w.retries), "--expect", str(expect), "--json"]
 
@@ -146,14 +147,19 @@ def test_stray_data_frame_then_exact(svc_net):
 
 
 def test_controller_killed_and_restarted_mid_session(svc_net):
-    w = Workload(dim=20_000, density=0.01, seed=33, repeat=30)
+    w = Workload(dim=20_000, density=0.01, seed=33, repeat=300)
     procs = start_agents(svc_net, "agents", w)
-    time.sleep(4)
+    session = svc_net.job("agents").session
+    deadline = time.monotonic() + 60
+    while (svc_net.job("agents").state, svc_net.job("agents").session) != ("running", session + 1):
+        assert time.monotonic() < deadline, svc_net.job("agents")
+        time.sleep(0.1)
     before = svc_net.job("agents")
     svc_net.stop_service(kill=True)
     time.sleep(1)
     svc_net.start_service()
     after = svc_net.job("agents")
+    assert any(p.poll() is None for p in procs.values()), "the session ended before the restart"
     assert (after.job_id, after.epoch, after.session, list(after.regions)) == \
         (before.job_id, before.epoch, before.session, list(before.regions))
     outcomes = collect(procs, 0, deadline_s=120)
@@ -176,7 +182,9 @@ def test_switch_killed_and_restarted_is_redeployed(svc_net):
 
 def torchrun(net: ServiceNet, name: str, mode: str, out: Path, kill: tuple[int, int] | None = None,
              steps: int = 4) -> None:
-    """``torchrun --nnodes 4`` on h1..h4 (c10d rendezvous at h1), DHC_CONTROLLER set, nothing else."""
+    """``torchrun --nnodes 4`` on h1..h4 (c10d rendezvous at h1), DHC_CONTROLLER set, nothing else.
+    The hosts of a Mininet network share one host name, so torchrun cannot tell which one hosts
+    the rendezvous store: ``is_host`` says so."""
     procs = {}
     for r in range(4):
         host, ip = f"h{r + 1}", f"10.0.0.{r + 1}"
@@ -184,20 +192,22 @@ def torchrun(net: ServiceNet, name: str, mode: str, out: Path, kill: tuple[int, 
                    GLOO_SOCKET_IFNAME=f"{host}-eth0", PYTHONPATH=str(ROOT), OMP_NUM_THREADS="1")
         cmd = [sys.executable, "-m", "torch.distributed.run", "--nnodes", "4", "--nproc-per-node", "1",
                "--rdzv-backend", "c10d", "--rdzv-endpoint", "10.0.0.1:29400", "--rdzv-id", name,
-               "--local-addr", ip, "--max-restarts", "2", "--monitor-interval", "0.5",
+               "--local-addr", ip, "--rdzv-conf", f"is_host={'true' if r == 0 else 'false'}",
+               "--max-restarts", "2", "--monitor-interval", "0.5",
                str(ROOT / "tests" / "service" / "torch_worker.py"), "--mode", mode, "--steps", str(steps),
                "--out", str(out)]
         if kill:
             cmd += ["--kill-rank", str(kill[0]), "--kill-step", str(kill[1])]
-        procs[host] = net.handle.host(host).popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                                  cwd=str(ROOT))
-    logs = {}
-    for host, p in procs.items():
+        with open(net.workdir / f"{name}-{host}.log", "wb") as log:
+            procs[host] = net.handle.host(host).popen(cmd, env=env, stdout=log,
+                                                      stderr=subprocess.STDOUT, cwd=str(ROOT))
+    for p in procs.values():
         try:
-            logs[host] = p.communicate(timeout=300)[0].decode(errors="replace")
+            p.wait(timeout=300)
         except subprocess.TimeoutExpired:
             p.kill()
-            logs[host] = p.communicate()[0].decode(errors="replace") + "\n[killed]"
+            p.wait()
+    logs = {h: (net.workdir / f"{name}-{h}.log").read_text(errors="replace") for h in procs}
     assert all(p.returncode == 0 for p in procs.values()), {h: logs[h][-3000:] for h in logs}
 
 
