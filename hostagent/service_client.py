@@ -126,7 +126,8 @@ class JobSession:
         stub = rpc.JobServiceStub(channel)
         req = pb.JoinRequest(job=cfg.job, token=cfg.token, rank=cfg.rank, world_size=cfg.world_size,
                              host_ip=cfg.host_ip, session_key=cfg.session_key, lanes=cfg.lanes,
-                             window=cfg.window, bytes_per_iteration=cfg.bytes_per_iteration, wait_s=cfg.wait_s)
+                             window=cfg.window, bytes_per_iteration=cfg.bytes_per_iteration,
+                             wait_s=cfg.wait_s)
         deadline = time.monotonic() + cfg.wait_s
         while True:
             try:
@@ -141,7 +142,8 @@ class JobSession:
                                    f"refused: {err.code().name}: {err.details()}") from None
 
     def _ref(self) -> pb.SessionRef:
-        return pb.SessionRef(job=self.cfg.job, token=self.cfg.token, rank=self.cfg.rank, session=self.reply.session)
+        return pb.SessionRef(job=self.cfg.job, token=self.cfg.token, rank=self.cfg.rank,
+                             session=self.reply.session)
 
     def _heartbeats(self) -> None:
         import grpc

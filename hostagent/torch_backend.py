@@ -75,8 +75,8 @@ class DHCProcessGroup(dist.ProcessGroup):
 
     def _through_network(self, tensors: list, op) -> bool:
         op = getattr(op, "op", op)   # a ReduceOp object carries its RedOpType in .op
-        return (self.network and any(op == o for o in NETWORK_OPS) and len(tensors) == 1 and tensors[0].device.type == "cpu"
-                and tensors[0].is_floating_point())
+        return (self.network and any(op == o for o in NETWORK_OPS) and len(tensors) == 1
+                and tensors[0].device.type == "cpu" and tensors[0].is_floating_point())
 
     def allreduce(self, tensors, opts=None):
         op = opts.reduceOp if opts is not None else dist.ReduceOp.SUM
@@ -101,7 +101,8 @@ class DHCProcessGroup(dist.ProcessGroup):
 
     # ---------------------------------------------------------------- delegated to gloo
     def allreduce_coalesced(self, tensors, opts=None):
-        return self.gloo.allreduce_coalesced(tensors, opts) if opts else self.gloo.allreduce_coalesced(tensors)
+        return self.gloo.allreduce_coalesced(tensors, opts) if opts else \
+            self.gloo.allreduce_coalesced(tensors)
 
     def broadcast(self, tensors, opts=None):
         return self.gloo.broadcast(tensors, opts) if opts else self.gloo.broadcast(tensors)
@@ -110,7 +111,8 @@ class DHCProcessGroup(dist.ProcessGroup):
         return self.gloo.allgather(outputs, inputs, opts) if opts else self.gloo.allgather(outputs, inputs)
 
     def _allgather_base(self, output, input, opts=None):  # noqa: A002 - torch's parameter name
-        return self.gloo._allgather_base(output, input, opts) if opts else self.gloo._allgather_base(output, input)
+        return self.gloo._allgather_base(output, input, opts) if opts else \
+            self.gloo._allgather_base(output, input)
 
     def allgather_coalesced(self, outputs, inputs, opts=None):
         return self.gloo.allgather_coalesced(outputs, inputs, opts) if opts else \
@@ -126,7 +128,8 @@ class DHCProcessGroup(dist.ProcessGroup):
         return self.gloo.reduce(tensors, opts) if opts else self.gloo.reduce(tensors)
 
     def reduce_scatter(self, outputs, inputs, opts=None):
-        return self.gloo.reduce_scatter(outputs, inputs, opts) if opts else self.gloo.reduce_scatter(outputs, inputs)
+        return self.gloo.reduce_scatter(outputs, inputs, opts) if opts else \
+            self.gloo.reduce_scatter(outputs, inputs)
 
     def alltoall_base(self, output, input, output_split_sizes, input_split_sizes, opts=None):  # noqa: A002
         args = (output, input, output_split_sizes, input_split_sizes)

@@ -26,9 +26,15 @@ EXIT_REFUSED = 9
 
 
 class ServiceError(ControllerError):
-    """The job service refused a request or could not be reached."""
+    """The job service refused a request."""
 
     exit_code = EXIT_REFUSED
+
+
+class ServiceUnreachable(ServiceError):
+    """The job service did not answer."""
+
+    exit_code = EXIT_UNREACHABLE
 
 
 def _secret(path: str | None, env: str) -> str | None:
@@ -52,13 +58,17 @@ def _lanes(args: argparse.Namespace, topo) -> int:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    from controller.deploy_cli import _addresses
     from controller.pipeline import PROGRAM, PipelineFiles, SoftswitchBuild
     from controller.service.server import Service, ServiceConfig
     from controller.service.sessions import Limits
+    from controller.switch_addrs import switch_addresses
     from controller.topology_file import load
 
     topo = load(args.topo)
+    addrs = switch_addresses(topo, args.switch_addr_map)
+    if not addrs:
+        raise PlanError(f"no switch of {topo.name} has a P4Runtime address: give grpc_port in the topology "
+                        "or --switch-addr-map NAME=HOST:PORT,...")
     source = None if args.no_pipeline else SoftswitchBuild(Path(args.program or PROGRAM))
     if args.p4info or args.device_config:
         if not (args.p4info and args.device_config):
@@ -68,7 +78,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         raise PlanError("--tls-cert and --tls-key go together")
     limits = Limits(heartbeat_interval_s=args.heartbeat_interval, heartbeat_timeout_s=args.heartbeat_timeout,
                     join_timeout_s=args.join_timeout, window=args.window)
-    cfg = ServiceConfig(topo, _addresses(args, topo), args.listen, Path(args.state), _lanes(args, topo),
+    cfg = ServiceConfig(topo, addrs, args.listen, Path(args.state), _lanes(args, topo),
                         source, limits, _secret(args.secret_file, "DHC_JOIN_SECRET"),
                         _secret(args.admin_token_file, "DHC_ADMIN_TOKEN"),
                         Path(args.tls_cert) if args.tls_cert else None,
@@ -99,8 +109,8 @@ def _call(args: argparse.Namespace, method: str, request):
             return getattr(rpc.JobServiceStub(channel), method)(request, timeout=args.timeout)
         except grpc.RpcError as err:
             if err.code() in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED):
-                raise ServiceError(f"job service at {args.controller} does not answer: {err.details()}") \
-                    from None
+                raise ServiceUnreachable(f"job service at {args.controller} does not answer: "
+                                         f"{err.details()}") from None
             raise ServiceError(f"job service refused {method}: {err.code().name}: {err.details()}") from None
 
 
