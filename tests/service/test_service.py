@@ -55,7 +55,7 @@ def join_all(addr: str, job: str, hosts: list[str], token: str = SECRET, key: st
         try:
             out[rank] = JobSession.join(JoinConfig(addr, job, rank, len(hosts), hosts[rank], token=token,
                                                    session_key=key, wait_s=kw.get("wait_s", 20.0),
-                                                   window=kw.get("window", 0)))
+                                                   window=kw.get("window", 0), tls_ca=kw.get("tls_ca")))
         except ServiceError as err:
             out[rank] = err
     threads = [threading.Thread(target=one, args=(r,)) for r in range(len(hosts))]
@@ -213,3 +213,35 @@ def test_two_jobs_at_once_get_disjoint_regions_and_a_third_is_refused_naming_the
         for ss in results.values():
             for s in ss:
                 s.leave()
+
+
+def test_tls_join_with_the_ca_and_refused_without(switch, tmp_path):
+    """The service's port over TLS (grpc's ssl credentials): a client that checks the service
+    against the CA joins; a plaintext client gets nowhere."""
+    import shutil
+    import subprocess
+
+    if shutil.which("openssl") is None:
+        pytest.skip("needs openssl to make a test certificate")
+    key, cert = tmp_path / "key.pem", tmp_path / "cert.pem"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj",
+                    "/CN=localhost", "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1",
+                    "-keyout", str(key), "-out", str(cert)], check=True, capture_output=True)
+    cfg = ServiceConfig(load(ROOT / "topologies" / "single.yaml"), {"s1": SwitchAddress("s1", switch.addr)},
+                        "127.0.0.1:0", tmp_path / "state.db", 256, None, Limits(window=8), secret=SECRET,
+                        tls_cert=cert, tls_key=key)
+    svc = Service(cfg)
+    port = svc.start()
+    try:
+        addr = f"127.0.0.1:{port}"
+        with open_channel(addr, ca_file=cert) as ch:
+            assert rpc.JobServiceStub(ch).Status(pb.StatusRequest(), timeout=10).fabric == "single"
+        with pytest.raises(grpc.RpcError) as info, open_channel(addr) as ch:
+            rpc.JobServiceStub(ch).Status(pb.StatusRequest(), timeout=3)
+        assert info.value.code() in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED)
+        joined = join_all(addr, "tls", HOSTS[:2], wait_s=10, tls_ca=str(cert))
+        assert all(isinstance(s, JobSession) for s in joined), joined
+        for s in joined:
+            s.leave()
+    finally:
+        svc.stop(0.2)
