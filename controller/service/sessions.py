@@ -230,8 +230,8 @@ class JobBook:
         with self.fabric.lock:
             with self.cond:
                 job = self.jobs[name]
-                if job.session != session or job.state != "forming":
-                    return
+                if job.session != session or job.state != "forming" or len(job.members) != job.world_size:
+                    return   # superseded, or a waiter gave up meanwhile: the next join completes it
                 job_id = job.job_id or self._free_job_id()
                 hosts = tuple(self.fabric.ip_to_host[job.members[r]] for r in range(job.world_size))
                 placed = PlacedJob(job_id, hosts, job.bytes_per_iteration, job.window, job.lanes)
