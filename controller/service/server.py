@@ -112,15 +112,22 @@ class Service:
                 log.exception("watcher round failed")
 
     def _redeploy(self, switches: list[str]) -> None:
-        if not self._restore_switches():
-            return
-        on = {jp.job_id for jp in self.fabric.placement.jobs for a in jp.aggregators if a.switch in switches}
-        for job in list(self.book.jobs.values()):
-            if job.job_id in on:
-                with self.book.cond:
-                    if job.state in ("running", "forming"):
-                        self.book.end_session(job, f"switch(es) {', '.join(switches)} restarted", "failed")
-                self.book.move_epoch(job.name)
+        """Under the fabric's lock, so a session activated meanwhile (which deploys the switch
+        itself) is seen: only switches still without the program are restored, and only sessions
+        that were running on them end (a forming one gets its own fresh epoch)."""
+        with self.fabric.lock:
+            switches = [s for s in self.fabric.restarted_switches() if s in switches]
+            if not switches or not self._restore_switches():
+                return
+            on = {jp.job_id for jp in self.fabric.placement.jobs for a in jp.aggregators
+                  if a.switch in switches}
+            for job in list(self.book.jobs.values()):
+                if job.job_id in on:
+                    with self.book.cond:
+                        if job.state == "running":
+                            why = f"switch(es) {', '.join(switches)} restarted"
+                            self.book.end_session(job, why, "failed")
+                    self.book.move_epoch(job.name)
 
     def stop(self, grace: float = 1.0) -> None:
         self._stop.set()
