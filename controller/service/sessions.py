@@ -86,7 +86,8 @@ class JobBook:
         self.secret_hash = token_hash(secret) if secret else None
         self.cond = threading.Condition()
         self.jobs = store.jobs()
-        now = time.monotonic()
+        # after a restart every member gets a grace period of twice the timeout: agents reconnect
+        now = time.monotonic() + limits.heartbeat_timeout_s
         self.seen: dict[tuple[str, int], float] = {}
         for job in self.jobs.values():
             if job.state == "forming":   # its waiters died with the old service: they rejoin

@@ -44,7 +44,10 @@ def open_channel(addr: str, ca_file: str | Path | None = None, server_name: str 
     ``ca_file`` over TLS, checking the service's certificate against that CA."""
     import grpc
 
-    opts = [("grpc.max_receive_message_length", 4 << 20)]
+    # reconnect within a second of a restarted service (gRPC's default backoff grows to minutes,
+    # and heartbeats sent meanwhile fail at once)
+    opts = [("grpc.max_receive_message_length", 4 << 20), ("grpc.initial_reconnect_backoff_ms", 200),
+            ("grpc.min_reconnect_backoff_ms", 200), ("grpc.max_reconnect_backoff_ms", 1000)]
     if ca_file:
         creds = grpc.ssl_channel_credentials(root_certificates=Path(ca_file).read_bytes())
         if server_name:
