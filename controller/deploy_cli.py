@@ -323,6 +323,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     rs.add_argument("--manifest", default=None, metavar="JOBS.json",
                     help="job manifest to rewrite with the new epoch (what the agents read)")
     rs.set_defaults(handler=cmd_jobs_reset)
+    from controller.service.cli import register_jobs, register_serve  # the job service's commands
+    register_jobs(jsub, _guard)
+    register_serve(sub, _guard, _common)
 
     st = sub.add_parser("status", help="per-switch, per-job counters")
     _common(st, placement=False)

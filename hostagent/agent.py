@@ -17,6 +17,7 @@ import numpy as np
 from dhc.codec import make_worker
 from dhc.protocol import run_worker
 from hostagent.reducer import NetworkReducer
+from hostagent.service_client import JobSession, JoinConfig
 from hostagent.transport import ChunkTransport, JobEndpoint, RetryPolicy
 
 
@@ -45,13 +46,35 @@ class Agent:
     """One worker of one job."""
 
     def __init__(self, endpoint: JobEndpoint, n_workers: int, codec: str = "hg",
-                 retry: RetryPolicy | None = None, codec_params: dict | None = None):
+                 retry: RetryPolicy | None = None, codec_params: dict | None = None,
+                 session: JobSession | None = None):
         self.endpoint = endpoint
         self.n_workers = n_workers
         self.codec = codec
         self.codec_params = dict(codec_params or {})
         self.transport = ChunkTransport(endpoint, retry)
         self.failed = False
+        #: the job service's session this agent runs in (``Agent.join``), or None (manifest/flags)
+        self.session = session
+
+    @classmethod
+    def join(cls, cfg: JoinConfig, codec: str = "hg", retry: RetryPolicy | None = None,
+             codec_params: dict | None = None) -> Agent:
+        """An agent for the endpoint the job service grants (``hostagent/service_client.py``):
+        failures are reported to it, and closing leaves the session."""
+        session = JobSession.join(cfg)
+        try:
+            return cls(session.endpoint, session.n_workers, codec, retry, codec_params, session)
+        except BaseException:
+            session.report_failure("agent could not start")
+            raise
+
+    def fail(self, reason: str) -> None:
+        """Mark the session failed and tell the job service (it moves the job to a new epoch)."""
+        self.failed = True
+        if self.session is not None:
+            session, self.session = self.session, None
+            session.report_failure(reason)
 
     def close(self, finish: bool = True) -> None:
         """Leave the job: pad the stream to a 2W boundary (unless ``finish`` is False or the
@@ -59,8 +82,17 @@ class Agent:
         try:
             if finish and not self.failed:
                 self.transport.finish()
+        except BaseException as err:
+            self.fail(f"closing padding failed: {err}")
+            raise
         finally:
             self.transport.close()
+            if self.session is not None:
+                session, self.session = self.session, None
+                if finish and not self.failed:
+                    session.leave()
+                else:
+                    session.report_failure("session closed without finishing")
 
     def __enter__(self) -> Agent:
         return self
@@ -79,8 +111,8 @@ class Agent:
         try:
             run_worker(worker, reducer)
             result = worker.result()
-        except BaseException:
-            self.failed = True
+        except BaseException as err:
+            self.fail(f"{type(err).__name__}: {err}")
             raise
         elapsed = time.perf_counter() - t0
         after = stats.as_dict()

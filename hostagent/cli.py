@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import ipaddress
 import json
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -32,6 +33,7 @@ from dhcwire import header as wire
 from dhcwire import limits
 from hostagent.agent import Agent
 from hostagent.manifest import ManifestError, load_endpoint
+from hostagent.service_client import JoinConfig, ServiceError, config_from_env
 from hostagent.summary import finish
 from hostagent.transport import JobEndpoint, RetryPolicy, TransportTimeout, reset_hint
 
@@ -93,6 +95,15 @@ def build_parser() -> argparse.ArgumentParser:
     who.add_argument("--bind", type=_checked(_bind, str), default="0.0.0.0", help="local address to bind")
     who.add_argument("--epoch", type=_checked(limits.epoch), default=None,
                      help="session epoch of the job (default: the manifest's, else 0)")
+    svc = p.add_argument_group("job service (instead of the above: only the controller's address)")
+    svc.add_argument("--controller", default=None, metavar="ADDR",
+                     help="join through the job service at ADDR (HOST:PORT or unix:/path; $DHC_CONTROLLER)")
+    svc.add_argument("--job-name", default=None, help="job name (default $DHC_JOB, $TORCHELASTIC_RUN_ID)")
+    svc.add_argument("--token", default=None, help="the job's token (default $DHC_TOKEN)")
+    svc.add_argument("--host-ip", default=None, help="this host's data-network address (default: found)")
+    svc.add_argument("--session-key", default=None,
+                     help="equal on every rank of one session (default $TORCHELASTIC_RESTART_COUNT)")
+    svc.add_argument("--tls-ca", default=None, help="CA certificate of the service's TLS")
     data = p.add_argument_group("tensor")
     data.add_argument("--input", type=Path, help=".npy file (float32)")
     data.add_argument("--dim", type=_count(1), default=100_000)
@@ -110,6 +121,22 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.add_argument("--progress", action="store_true", help="show a progress bar on stderr")
     return p
+
+
+def _service_config(args: argparse.Namespace) -> JoinConfig | None:
+    """The join request when the endpoint comes from the job service (``--controller``)."""
+    controller = args.controller or (None if args.manifest or args.job is not None
+                                     else os.environ.get("DHC_CONTROLLER"))
+    if not controller:
+        return None
+    try:
+        return config_from_env(controller, job=args.job_name, token=args.token, host_ip=args.host_ip,
+                               session_key=args.session_key, tls_ca=args.tls_ca, bind_ip=args.bind,
+                               lanes=args.lanes if args.lanes != wire.DEFAULT_LANES else 0,
+                               rank=args.rank if args.rank or "RANK" not in os.environ else None,
+                               world_size=args.workers)
+    except ServiceError as err:
+        raise ManifestError(str(err)) from None
 
 
 def _endpoint(args: argparse.Namespace) -> tuple[JobEndpoint, int]:
@@ -142,18 +169,25 @@ def _tensor(args: argparse.Namespace) -> np.ndarray:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    retry = RetryPolicy(initial_timeout=args.timeout, max_retries=args.retries)
     try:
-        endpoint, n_workers = _endpoint(args)
-        x = _tensor(args)
-    except (ManifestError, CodecError) as err:
+        service = _service_config(args)
+        if service is not None:
+            x = _tensor(args)
+            joined = Agent.join(service, codec=args.codec, retry=retry)
+            endpoint, n_workers = joined.endpoint, joined.n_workers
+        else:
+            endpoint, n_workers = _endpoint(args)
+            x = _tensor(args)
+    except (ManifestError, CodecError, ServiceError) as err:
         print(f"dhc-agent: {err}", file=sys.stderr)
         return 2
-    retry = RetryPolicy(initial_timeout=args.timeout, max_retries=args.retries)
     summary: dict = {"job": endpoint.job_id, "epoch": endpoint.epoch, "child": endpoint.child_id,
                      "switch": endpoint.switch_ip, "workers": n_workers, "codec": args.codec}
     bar = None
     try:
-        with Agent(endpoint, n_workers, codec=args.codec, retry=retry) as agent:
+        with (joined if service is not None else Agent(endpoint, n_workers, codec=args.codec, retry=retry)) \
+                as agent:
             reports = []
             for _ in range(args.repeat):
                 if args.progress:

@@ -12,7 +12,9 @@ decode, average.  The rounds of all buckets of a step run together once the last
 handed over (one reduce call per round, not per round and bucket).  The reducer is, in order
 of precedence: ``reducer=`` (any ready Reducer), ``agent=`` (an in-network job through a
 ``hostagent.agent.Agent``: its transport, codec and worker count; :meth:`DHCHookState.from_agent`),
-``endpoint=`` (an in-network job: the state opens its own ``Agent``), else
+``endpoint=`` (an in-network job: the state opens its own ``Agent``), ``controller=`` (or
+``DHC_CONTROLLER`` in the environment: the job service grants the endpoint, see
+``hostagent/service_client.py``; under torchrun nothing else is needed), else
 :class:`TorchDistReducer` on the DDP process group (gloo collectives of the lanes).
 
 Guarantee: the bucket's new content is ``float(sum_w q_w / s) / N`` where ``q_w`` are the
@@ -24,6 +26,7 @@ torch is imported here only; nothing else in the project imports this module.  N
 ``from __future__ import annotations``: DDP checks the hook's annotations as objects.
 """
 
+import os
 from collections import deque
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
@@ -40,6 +43,7 @@ from dhc.codec import make_worker
 from dhc.protocol import CodecWorker, Reducer, run_workers
 from hostagent.agent import Agent
 from hostagent.reducer import NetworkReducer
+from hostagent.service_client import config_from_env
 from hostagent.torch_reducer import TorchDistReducer
 from hostagent.torch_sparsify import ErrorFeedback, SparsifyConfig, sparsify
 
@@ -106,6 +110,7 @@ class DHCHookState:
     reducer: Reducer | None = None
     endpoint: object | None = None        # hostagent.transport.JobEndpoint of an in-network job
     agent: Agent | None = None            # an in-network job's Agent (see from_agent)
+    controller: str | None = None         # the job service's address (default $DHC_CONTROLLER)
     n_workers: int | None = None          # default: size of the process group
     codec: str = "hg"
     codec_params: dict = field(default_factory=dict)
@@ -124,9 +129,12 @@ class DHCHookState:
             raise TypeError(f"sparsify must be a SparsifyConfig, got {type(self.sparsify).__name__}")
         if self.reducer is not None and not callable(getattr(self.reducer, "reduce", None)):
             raise TypeError(f"reducer {self.reducer!r} has no reduce(segments) method")
-        given = [n for n in ("reducer", "agent", "endpoint") if getattr(self, n) is not None]
+        given = [n for n in ("reducer", "agent", "endpoint", "controller") if getattr(self, n) is not None]
         if len(given) > 1:
-            raise ValueError(f"give either reducer=, agent= or endpoint=, not {' and '.join(given)}")
+            raise ValueError(f"give either reducer=, agent=, endpoint= or controller=, not "
+                             f"{' and '.join(given)}")
+        if not given and os.environ.get("DHC_CONTROLLER"):
+            self.controller = os.environ["DHC_CONTROLLER"]
         self.feedback = ErrorFeedback()
         #: buckets of the current step waiting for the last one (dhc_hook)
         self.pending: list[tuple[PendingBucket, torch.Tensor, torch.futures.Future]] = []
@@ -152,6 +160,11 @@ class DHCHookState:
     def get_reducer(self) -> Reducer:
         """The reducer, created on first use (collectives need an initialised group)."""
         if self.reducer is None:
+            if self.agent is None and self.controller is not None:
+                # the job service grants the endpoint; torchrun's RANK/WORLD_SIZE/run id name us
+                cfg = config_from_env(self.controller, world_size=self.n_workers)
+                self._own_agent = self.agent = Agent.join(cfg, self.codec, codec_params=self.codec_params)
+                self.n_workers = self.agent.n_workers
             if self.agent is None and self.endpoint is not None:
                 self._own_agent = self.agent = Agent(self.endpoint, self.world_size(),
                                                      self.codec, codec_params=self.codec_params)
@@ -200,8 +213,8 @@ class DHCHookState:
         try:
             run_workers([p.worker for p in buckets], self.get_reducer())
         except BaseException:
-            if self.agent is not None:
-                self.agent.failed = True   # no peer would complete the close padding
+            if self.agent is not None:   # no peer would complete the close padding; the service
+                self.agent.fail("a bucket's AllReduce failed")   # moves the job to a new epoch
             raise
 
     def finish_bucket(self, p: PendingBucket) -> np.ndarray:

