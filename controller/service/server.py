@@ -84,7 +84,8 @@ class Service:
     def start(self) -> int:
         self._restore_switches()
         opts = [("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
-                ("grpc.max_send_message_length", 4 * MAX_MESSAGE_BYTES)]
+                ("grpc.max_send_message_length", 4 * MAX_MESSAGE_BYTES),
+                ("grpc.so_reuseport", 0)]   # one service per address: a second one fails to bind
         self.server = grpc.server(futures.ThreadPoolExecutor(max_workers=self.cfg.max_workers), options=opts,
                                   maximum_concurrent_rpcs=4 * self.cfg.max_workers)
         rpc.add_JobServiceServicer_to_server(JobService(self.book, self.cfg.admin_token), self.server)

@@ -373,7 +373,10 @@ def serve(device: Device, address: str, max_workers: int = 16,
     limit = 256 << 20  # pipeline configs carry whole programs; stay clear of gRPC's 4 MiB default
     server = grpc.server(futures.ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="p4rt"),
                          options=[("grpc.max_receive_message_length", limit),
-                                  ("grpc.max_send_message_length", limit)])
+                                  ("grpc.max_send_message_length", limit),
+                                  # a switch owns its address: with gRPC's default SO_REUSEPORT a
+                                  # second server on the same port binds too and takes half the calls
+                                  ("grpc.so_reuseport", 0)])
     service = P4RuntimeService(device, max_streams, max_pending, arbitration_timeout)
     p4runtime_pb2_grpc.add_P4RuntimeServicer_to_server(service, server)
     port = server.add_insecure_port(address)
