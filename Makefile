@@ -44,11 +44,11 @@ $(STAMP): pyproject.toml scripts/setup_python.sh $(APT_STAMP)
 	@bash scripts/setup_python.sh $(PY)
 	@touch $@
 
-# Tests that need no network namespace run on two workers (whole modules per worker, so a module's
-# fixtures are built once); those marked `root` (Mininet, veths, namespaces) run one at a time after.
+# Two workers (pytest-xdist, tests/conftest.py): the tests that build interfaces in this machine's
+# own namespace (Mininet, fixed veth names) run one after another on one worker, started first;
+# every other module runs whole on whichever worker is free, beside them.
 test: setup
-	$(PY) -m pytest -q -n 2 --dist loadfile -m "not root"
-	$(PY) -m pytest -q -m root
+	$(PY) -m pytest -q -n 2 --dist loadgroup
 
 run: setup
 	$(PY) -m topologies.run_story --topo $(TOPO) --mode $(MODE) --target $(TARGET) $(if $(BW),--bw $(BW))

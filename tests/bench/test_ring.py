@@ -39,6 +39,7 @@ from dhc.codec import simulate_allreduce
 from dhc.synthetic import synthetic_job
 
 ROOT = Path(__file__).resolve().parents[2]
+pytestmark = pytest.mark.own_netns   # its namespaces are private (unshare --net)
 needs_netns = pytest.mark.skipif(os.geteuid() != 0 or shutil.which("unshare") is None,
                                  reason="needs root and unshare")
 

@@ -17,7 +17,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 
-pytestmark = [pytest.mark.root, pytest.mark.skipif(
+pytestmark = [pytest.mark.root, pytest.mark.own_netns, pytest.mark.skipif(
     os.geteuid() != 0 or shutil.which("unshare") is None, reason="needs root and unshare")]
 
 

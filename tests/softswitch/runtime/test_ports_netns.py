@@ -14,7 +14,7 @@ from tests.softswitch.runtime.conftest import CPU_PORT, PROGRAMS
 from tests.softswitch.runtime.netns import Lab, cpu_seconds, free_port
 from tests.softswitch.runtime.p4rt import Client, U, mc_group
 
-pytestmark = pytest.mark.root
+pytestmark = [pytest.mark.root, pytest.mark.own_netns]   # Lab names all it makes uniquely
 
 if os.geteuid() != 0:
     pytest.skip("needs root for network namespaces", allow_module_level=True)

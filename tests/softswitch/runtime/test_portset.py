@@ -12,7 +12,7 @@ import pytest
 from softswitch.ports import PortSet
 from tests.softswitch.runtime.netns import Lab
 
-pytestmark = pytest.mark.root
+pytestmark = [pytest.mark.root, pytest.mark.own_netns]   # Lab names all it makes uniquely
 
 if os.geteuid() != 0:
     pytest.skip("needs root for network namespaces", allow_module_level=True)
