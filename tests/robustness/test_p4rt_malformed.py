@@ -217,7 +217,8 @@ def test_malformed_requests_are_refused_cleanly(sw) -> None:
         req = SFP(device_id=0, election_id=election, action=SFP.VERIFY)
         req.config.p4_device_config = blob
         req.config.p4info.CopyFrom(good.p4info)
-        expect_refusal("pipeline", what, lambda req=req: stub.SetForwardingPipelineConfig(req, timeout=20))
+        # 60 s: a refusal, not a speed test (the macro bomb took > 20 s at a load average of 12)
+        expect_refusal("pipeline", what, lambda req=req: stub.SetForwardingPipelineConfig(req, timeout=60))
     req = SFP(device_id=0, election_id=election, action=SFP.VERIFY)
     req.config.p4_device_config = good.p4_device_config
     req.config.p4info.CopyFrom(good.p4info)
