@@ -34,7 +34,9 @@ from softswitch.ports import ignore_outgoing, run_in_netns
 from softswitch.server.p4info_index import P4InfoIndex
 from softswitch.server.translate import encode_action, encode_match
 
-NETNS = "dhc-stf-bmv2"
+#: one namespace per test process, so two runs on one machine never share (or delete) each other's
+NETNS_PREFIX = "dhc-stf-bmv2-"
+NETNS = f"{NETNS_PREFIX}{os.getpid()}"
 _ETH_P_ALL = 3
 #: a frame BMv2 emits arrives within this after the last one (BMv2 adds well under 1 ms; the
 #: margin is for a loaded machine)
@@ -51,8 +53,8 @@ def _ip(*args: str, check: bool = True) -> subprocess.CompletedProcess:
 @contextmanager
 def stf_namespace(ports: list[int]):
     """Netns ``NETNS`` with veth pairs sN <-> hN for each port, IPv6 off (no stray frames);
-    removed by name on exit (and first, if an interrupted run left it)."""
-    _ip("netns", "del", NETNS, check=False)
+    removed by name on exit (and first, those that interrupted runs left: their process is gone)."""
+    _remove_orphans()
     _ip("netns", "add", NETNS)
     try:
         ns = ["ip", "netns", "exec", NETNS]
@@ -66,6 +68,15 @@ def stf_namespace(ports: list[int]):
         yield NETNS
     finally:
         _ip("netns", "del", NETNS, check=False)
+
+
+def _remove_orphans() -> None:
+    """Namespaces of this kind whose test process no longer runs (a killed run cannot remove its own)."""
+    for line in _ip("netns", "list", check=False).stdout.splitlines():
+        name = line.split()[0] if line.split() else ""
+        pid = name.removeprefix(NETNS_PREFIX)
+        if name.startswith(NETNS_PREFIX) and pid.isdigit() and not Path(f"/proc/{pid}").exists():
+            _ip("netns", "del", name, check=False)
 
 
 def _uint128(v: int) -> p4runtime_pb2.Uint128:
