@@ -31,7 +31,7 @@ from controller.targets import lanes_in_p4info
 from dhcwire.p4names import DEFAULT_MAX_JOBS
 from softswitch import Switch
 from softswitch.api import Exact, Lpm, P4CompileError, Replica
-from softswitch.frontend import preprocess
+from softswitch.compiler import compile as compile_p4
 
 #: The DHC data plane.
 PROGRAM = Path(__file__).resolve().parents[1] / "p4src" / "dhc.p4"
@@ -69,8 +69,8 @@ class SoftswitchBuild:
 @lru_cache(maxsize=8)
 def _softswitch_build(program: str, lanes: int, pool_size: int, max_jobs: int) -> PipelineConfig:
     try:
-        text = preprocess(program, program_defines(lanes, pool_size, max_jobs))
-        return PipelineConfig(Switch.from_source(text, program).p4info, text.encode("utf-8"))
+        compiled = compile_p4(Path(program), program_defines(lanes, pool_size, max_jobs))
+        return PipelineConfig(compiled.p4info, compiled.source.encode("utf-8"))
     except P4CompileError as err:
         raise PlanError(f"P4 program {program} does not compile: {err}") from None
 

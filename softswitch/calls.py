@@ -11,10 +11,9 @@ from .binding import bind_arguments, compatible
 from .codegen import text_of
 from .decls import ann_dict, is_fixed_width
 from .exprs import Sym, is_const, wrap_code
-from .externs import Counter, DirectCounter, Meter, Register
+from .fields import SIZE_METHODS, pyfield, size_in_bits
 from .functions import call_function
 from .implementation import profile_info
-from .layout import SIZE_METHODS, pyfield, size_in_bits
 from .types import (
     STACK_ONLY,
     ArrayT,
@@ -46,11 +45,25 @@ EXTERN_FUNCS = {"mark_to_drop", "hash", "verify_checksum", "update_checksum", "v
 
 
 @dataclass
+class StatefulExtern:
+    """What a register/counter/meter declaration fixes at compile time; the target makes the
+    stateful object from it when a switch is built."""
+
+    name: str
+    size: int = 0          # cells (0: direct)
+    width: int = 0         # register element width
+    signed: bool = False
+    kind: int = 0          # CounterType / MeterType
+    direct: bool = False
+    table: str | None = None  # direct counter/meter: the table that owns it
+
+
+@dataclass
 class ExternInst:
     name: str      # P4Info name (MyIngress.r)
     extern: str    # extern type
     pyname: str
-    obj: Any
+    obj: Any       # StatefulExtern, or implementation.ProfileInfo for a profile
     type_args: tuple
     annotations: dict
     table: str | None = None
@@ -102,15 +115,15 @@ class Calls:
                 elem = elem.underlying
             if not isinstance(elem, BitT):
                 raise g.err(loc, "register needs a bit<W>/int<W> or serializable enum element type")
-            obj = Register(qname, vals[0], elem.width, elem.signed)
+            obj = StatefulExtern(qname, vals[0], elem.width, elem.signed)
         elif base == "counter":
-            obj = Counter(qname, vals[0], vals[1])
+            obj = StatefulExtern(qname, vals[0], kind=vals[1])
         elif base == "direct_counter":
-            obj = DirectCounter(qname, vals[0])
+            obj = StatefulExtern(qname, kind=vals[0], direct=True)
         elif base == "meter":
-            obj = Meter(qname, vals[0], vals[1])
+            obj = StatefulExtern(qname, vals[0], kind=vals[1])
         else:
-            obj = Meter(qname, 0, vals[0], direct=True)
+            obj = StatefulExtern(qname, kind=vals[0], direct=True)
         inst = ExternInst(qname, base, pyname, obj, targs, annd)
         self.prog.extern_insts[qname] = inst
         g.scope.declare(local, Sym("extern", t, pyname, False, inst))

@@ -72,7 +72,6 @@ class TableInfo:
     annotations: dict[str, list]
     pyname: str
     node: Tree
-    runtime: Any = None
     applied: bool = False
     priority_rule: Any = None      # entries.PriorityRule: how entry priorities compare
     selector_keys: list[KeyInfo] = field(default_factory=list)  # `selector` keys (hashed, not matched)

@@ -11,8 +11,9 @@ from . import checks, checks_v1model, entries
 from .codegen import ActionInfo, BlockGen, KeyInfo, TableInfo, text_of
 from .decls import ann_dict
 from .exprs import DuplicateName, Scope, Sym, is_const
+from .fields import field_width
 from .implementation import table_profile
-from .layout import field_width
+from .matchkeys import entry_norms
 from .types import BitT, BoolT, EnumT, ErrorT, IntLitT, NamedT, StackT, StructLikeT, VarbitT
 
 
@@ -179,11 +180,11 @@ class ControlGen(BlockGen):
         info.priority_rule = entries.priority_rule(self, tp.prio_props)
         if tp.entries_node:
             info.const_entries = self._table_entries(info, tp)
+            entry_norms(info)  # the target's canonical keys: refused here, not when a switch starts
         self.tables[local] = info
         self.scope.declare(local, Sym("table", NamedT("__table__"), info.pyname, False, info))
         checks.claim_name(self, self.prog.tables, qname, node, "table")
         self.prog.tables[qname] = info
-        self.prog.new_table_runtime(info)
 
     def _table_property(self, p: Tree, local: str, qname: str, tp: _TableProps) -> None:
         """Read one table property into ``tp``."""
@@ -261,7 +262,7 @@ class ControlGen(BlockGen):
             else:
                 tp.dmeter = sym.info.name
             sym.info.table = qname
-            sym.info.obj.table = qname
+            sym.info.obj.table = qname  # calls.StatefulExtern
         elif pname == "implementation":
             tp.profile = table_profile(self, p, ann_dict(gann, self.d), gexpr, qname)
         elif pname in ("largest_priority_wins", "priority_delta"):

@@ -127,6 +127,7 @@ class Decls:
 
     def __init__(self, lines: LineMap):
         self.lines = lines
+        self.list_items: dict[str, list] = {}  # list expressions' items (exprs.ExprCompiler)
         self.types: dict[str, P4Type] = {}
         self.errors: list[str] = []
         self.match_kinds: list[str] = []

@@ -21,7 +21,7 @@ from .exprops import (
     wrap_code,
     wrap_value,
 )
-from .layout import SIZE_METHODS, default_code, pyfield, type_size
+from .fields import SIZE_METHODS, default_code, pyfield, type_size
 from .literals import parse_int
 from .staticassert import fold as fold_static_assert
 from .staticassert import is_static_assert
@@ -181,7 +181,10 @@ class ExprCompiler(BinaryOperators):
             self.convert(c, t, dst.elem, node)
         return default_code(dst, 0)
 
-    _list_items: dict[str, list[tuple[str, P4Type]]] = {}
+    @property
+    def _list_items(self) -> dict[str, list[tuple[str, P4Type]]]:
+        """The items of each list expression of this compilation, by its code string."""
+        return self.d.list_items
 
     def _default(self, t: P4Type, fname: str, node) -> str:
         """The default value ``...`` gives field ``fname`` (or a whole value, ``fname`` empty):
@@ -268,7 +271,7 @@ class ExprCompiler(BinaryOperators):
         if any(isinstance(t, DefaultT) for _, t in items):
             raise self.err(n, "'...' must be the last item of a list expression")
         code = "(" + "".join(c + ", " for c, _ in items) + ("..., " if dots else "") + ")"
-        ExprCompiler._list_items[code] = items
+        self._list_items[code] = items
         return code, (DotsListT if dots else ListT)(tuple(t for _, t in items))
 
     def _e_dots_expr(self, n):
@@ -284,7 +287,7 @@ class ExprCompiler(BinaryOperators):
             raise self.err(n, "duplicate field in a struct expression")
         items = [self.expr(kv.children[1]) for kv in kvs]
         code = "(" + "".join(c + ", " for c, _ in items) + ")"
-        ExprCompiler._list_items[code] = items
+        self._list_items[code] = items
         return code, KVListT(tuple(t for _, t in items), names, len(kvs) < len(n.children))
 
     # ------------------------------------------------------------ members

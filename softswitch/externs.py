@@ -148,6 +148,22 @@ class Meter:
         return 0 if c is None else c.execute(nbytes if self.kind else 1, now_us)
 
 
+def make_extern(extern: str, d) -> Register | Counter | DirectCounter | Meter:
+    """The stateful object of one declaration ``d`` (``calls.StatefulExtern``) of extern type
+    ``extern``, as a switch starts with it: cells zero, meters unconfigured."""
+    if extern == "register":
+        return Register(d.name, d.size, d.width, d.signed)
+    if extern == "counter":
+        return Counter(d.name, d.size, d.kind)
+    if extern == "direct_counter":
+        return DirectCounter(d.name, d.kind, d.table)
+    if extern == "meter":
+        return Meter(d.name, d.size, d.kind)
+    if extern == "direct_meter":
+        return Meter(d.name, 0, d.kind, direct=True, table=d.table)
+    raise ValueError(f"extern {extern} has no stateful object")
+
+
 @dataclass
 class ValueSet:
     """A parser value set: members are per-field (value, mask) tuples set by the control plane."""
@@ -156,6 +172,11 @@ class ValueSet:
     size: int
     fields: list[tuple[str, int, str]]  # (control-plane name, width, match kind)
     members: list[tuple[tuple[int, int], ...]] = field(default_factory=list)
+
+    @classmethod
+    def of(cls, decl) -> ValueSet:
+        """The run-time set of a declaration (``parsergen.ValueSetDecl``), empty."""
+        return cls(decl.name, decl.size, list(decl.fields))
 
     def match(self, keys: tuple) -> bool:
         for m in self.members:

@@ -11,11 +11,29 @@ selector (a selector with none hashes no bytes).
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 from lark import Tree
 
-from .profiles import ActionProfile, ProfileInfo
-
 PROFILE_EXTERNS = ("action_profile", "action_selector")
+
+
+@dataclass
+class ProfileInfo:
+    """A profile as the program declares it (P4Info ``action_profiles``)."""
+
+    name: str
+    size: int
+    with_selector: bool
+    algo: str | None
+    annotations: dict[str, list]
+    tables: list[str] = field(default_factory=list)
+
+    @property
+    def max_group_size(self) -> int:
+        """``@max_group_size(N)`` of a selector (0: no limit), as p4c puts it in P4Info."""
+        v = self.annotations.get("max_group_size")
+        return v[0] if self.with_selector and v and isinstance(v[0], int) else 0
 
 
 def profile_info(name: str, base: str, vals: list, annotations: dict) -> ProfileInfo:
@@ -66,14 +84,4 @@ def _callee(call: Tree) -> str:
     return str(c)
 
 
-def attach(prog) -> None:
-    """Runtime profiles for the program's tables (one object per profile, shared)."""
-    for info in prog.profiles.values():
-        info.runtime = ActionProfile(info)
-        for tname in info.tables:
-            t = prog.tables[tname].runtime
-            t.profile = info.runtime
-            info.runtime.tables.append(t)
-
-
-__all__ = ["PROFILE_EXTERNS", "attach", "profile_info", "table_profile"]
+__all__ = ["PROFILE_EXTERNS", "ProfileInfo", "profile_info", "table_profile"]

@@ -3,14 +3,24 @@ state machines are generated from the typed IR, ``softswitch/pygen`` and ``softs
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from lark import Tree
 
 from .codegen import BlockGen
 from .decls import ann_dict
 from .exprs import Sym, is_const
-from .externs import ValueSet
 from .selects import BOOL_LABEL
 from .types import BitT, BoolT, EnumT, ErrorT, IntLitT, P4Type, StructLikeT
+
+
+@dataclass(frozen=True)
+class ValueSetDecl:
+    """A parser value set as declared; the target holds its members (``externs.ValueSet``)."""
+
+    name: str
+    size: int
+    fields: list[tuple[str, int, str]]  # (control-plane name, width, match kind)
 
 
 class ParserGen(BlockGen):
@@ -98,7 +108,7 @@ class ParserGen(BlockGen):
             raise self.err(loc, f"value_set element type must be bit<W> or a struct of bit<W>, not {t}")
         size = self.ec()._const_of(size_node)
         qname = self.qualify(local, ann_dict(ann, self.d))
-        vs = ValueSet(qname, size, fields)
+        vs = ValueSetDecl(qname, size, fields)
         pyname = f"VS_{self.prog.pyident(qname)}"
         self.prog.value_sets[qname] = vs
         self.scope.declare(local, Sym("valueset", t, pyname, False, vs))

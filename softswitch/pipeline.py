@@ -19,8 +19,9 @@ from typing import Any
 
 from . import rtlib
 from .api import Replica
-from .layout import pyfield
-from .program import PacketCtx, Program
+from .fields import pyfield
+from .instances import Instances, PacketCtx
+from .program import Program
 from .pygen import PyCode
 from .types import StructT
 
@@ -52,10 +53,12 @@ class _Ingress:
 class PacketFlow:
     """The v1model packet flow of one compiled program (parser .. deparser, PRE, clones)."""
 
-    def __init__(self, program: Program, code: PyCode | None):
+    def __init__(self, program: Program, code: PyCode | None, inst: Instances):
         """``code``: the program compiled by the python backend (None: another backend runs the
-        packets and only the control-plane state here is used)."""
+        packets and only the control-plane state here is used); ``inst``: this switch's
+        run-time objects."""
         self.prog = program
+        self.inst = inst
         self.code = code
         if code is not None:
             self._ns = code.ns
@@ -148,8 +151,8 @@ class PacketFlow:
     def _ingress_pass(self, item: _Ingress, work: deque, trace: list) -> None:
         ctx = PacketCtx(trace=trace)
         self._ns["_C"] = ctx
-        self.prog.state.cur_len = len(item.data)
-        self.prog.state.dm_color = -1
+        self.inst.state.cur_len = len(item.data)
+        self.inst.state.dm_color = -1
         hdr, meta, std = self._parse(item.data, item.port, item.itype, item.preserved, ctx)
         try:
             self._verify(self._L("verify", hdr, meta))
@@ -220,8 +223,8 @@ class PacketFlow:
         self._ns["_C"] = ctx
         hdr, meta, std = item.hdr, item.meta, item.std
         ctx.std = std
-        self.prog.state.cur_len = std.packet_length
-        self.prog.state.dm_color = -1
+        self.inst.state.cur_len = std.packet_length
+        self.inst.state.dm_color = -1
         try:
             self._egress(self._L("egress", hdr, meta, std))
         except rtlib.Exit:

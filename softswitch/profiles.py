@@ -33,6 +33,7 @@ from typing import Any
 
 from .api import RuntimeAPIError
 from .externs import ALGORITHMS
+from .implementation import ProfileInfo
 
 
 class ProfileError(RuntimeAPIError):
@@ -41,25 +42,6 @@ class ProfileError(RuntimeAPIError):
     def __init__(self, msg: str, code: str = "INVALID_ARGUMENT"):
         super().__init__(msg)
         self.code = code
-
-
-@dataclass
-class ProfileInfo:
-    """A profile as the program declares it (P4Info ``action_profiles``)."""
-
-    name: str
-    size: int
-    with_selector: bool
-    algo: str | None
-    annotations: dict[str, list]
-    tables: list[str] = field(default_factory=list)
-    runtime: Any = None
-
-    @property
-    def max_group_size(self) -> int:
-        """``@max_group_size(N)`` of a selector (0: no limit), as p4c puts it in P4Info."""
-        v = self.annotations.get("max_group_size")
-        return v[0] if self.with_selector and v and isinstance(v[0], int) else 0
 
 
 @dataclass
@@ -312,4 +294,4 @@ class ActionProfile:
         return mbrs[h % len(mbrs)] if mbrs else None
 
 
-__all__ = ["ActionProfile", "Group", "Member", "ProfileError", "ProfileInfo", "Watch", "selector_hash"]
+__all__ = ["ActionProfile", "Group", "Member", "ProfileError", "Watch", "selector_hash"]

@@ -1,14 +1,12 @@
 """The checked program: the front end's pass over a parsed program (types, names, tables,
-actions, externs, checks) and the control-plane objects it makes (table runtimes, registers,
-counters, value sets).  Backends lower it to the typed IR (``softswitch/ir``) and generate code
-from that (``softswitch/pygen``, ``softswitch/native``)."""
+actions, externs, checks).  It holds declarations only: the target makes the run-time objects
+(table runtimes, registers, counters, meters, value sets, profiles) from them when a switch is
+built.  ``compiler.compile`` lowers it to the typed IR (``softswitch/ir``) from which the backends
+generate code (``softswitch/pygen``, ``softswitch/native``)."""
 
 from __future__ import annotations
 
 import re
-import time
-from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 from lark import Token, Tree
@@ -17,7 +15,6 @@ from . import (
     checks,
     checks_v1model,
     deprecated,
-    implementation,
     ordering,
     p4warnings,
     parser_reach,
@@ -31,68 +28,18 @@ from .argbinding import bind_named
 from .calls import Calls, ExternInst
 from .codegen import ActionInfo, TableInfo
 from .controlgen import ControlGen
-from .crc import CustomCrc
 from .decls import Decls
-from .exprs import ExprCompiler, GlobalScope, Scope, Sym
+from .exprs import GlobalScope, Scope, Sym
 from .frontend import ParsedProgram
 from .functions import FuncGen
 from .generictypes import GenericTypes
 from .parsergen import ParserGen
 from .passes import desugar
 from .profiles import ProfileInfo
-from .rng import XorShift64
-from .tables import Table
-from .types import BoolT, HeaderT, NamedT, SpecializedT, StructLikeT, StructT
+from .types import BoolT, HeaderT, SpecializedT, StructLikeT, StructT
 
 V1_ORDER = ("parser", "verify", "ingress", "egress", "compute", "deparser")
 V1_PARAMS = ("p", "vr", "ig", "eg", "ck", "dep")  # v1model.p4's names for V1_ORDER
-
-
-@dataclass
-class SwitchState:
-    """Mutable per-switch state the generated code reads: packet length (counters, byte meters),
-    the meter clock, the colour of the last direct-meter execution, the custom CRCs (one per
-    calculation)."""
-
-    cur_len: int = 0
-    clock: Callable[[], int] | None = None  # injected: microseconds since the switch started
-    t0_ns: int = field(default_factory=time.monotonic_ns)
-    dm_color: int = -1                        # -1: the last table with a direct meter missed
-    crcs: dict[str, CustomCrc] = field(default_factory=dict)  # custom CRC per BMv2 calculation
-    rng: XorShift64 = field(default_factory=XorShift64)  # random() and HashAlgorithm.random
-
-    def start(self) -> None:
-        """A switch starts running the program (a checked program may come from a pickle made
-        earlier): the meter clock starts now and the random source gets a fresh seed."""
-        self.t0_ns = time.monotonic_ns()
-        self.rng = XorShift64()
-
-    def set_calcs(self, calcs: dict[str, int]) -> None:
-        """One custom CRC per ``crc16_custom``/``crc32_custom`` calculation (name -> width), each
-        starting at its algorithm's defaults (BMv2 ``crc_custom``); kept in place, as generated
-        code holds this dict."""
-        self.crcs.clear()
-        self.crcs.update({name: CustomCrc(w) for name, w in calcs.items()})
-
-    def now_us(self) -> int:
-        if self.clock is not None:
-            return self.clock()
-        return (time.monotonic_ns() - self.t0_ns) // 1000
-
-
-@dataclass
-class PacketCtx:
-    """Per-pass context the generated code writes: clone/resubmit/recirculate requests, digests."""
-
-    clone: tuple | None = None
-    resubmit: int | None = None
-    recirculate: int | None = None
-    truncate: int | None = None
-    checksum_error: int = 0
-    payload: bytes = b""
-    digests: list = field(default_factory=list)
-    trace: list = field(default_factory=list)
-    std: Any = None  # this pass's standard_metadata: a bare mark_to_drop() (BMv2's drop) drops it
 
 
 class _TopGen(ControlGen):
@@ -112,9 +59,7 @@ _V1_DIRECTIONS = {"parser": ("", "out", "inout", "inout"), "verify": ("inout", "
 class Program:
     """The checked program: the metadata the IR lowering, P4Info and the runtime API need."""
 
-    def __init__(self, parsed: ParsedProgram, trace: bool = False):
-        self.trace = trace
-        ExprCompiler._list_items = {}  # list-expression items of this compilation only
+    def __init__(self, parsed: ParsedProgram):
         self.decls = Decls(parsed.lines)
         # names p4c's BMv2 back end will not give a calculation (``ir/calcs.py``)
         self.identifiers = frozenset(str(t) for t in parsed.tree.scan_values(
@@ -152,7 +97,6 @@ class Program:
         self.profiles: dict[str, ProfileInfo] = {}   # action profiles/selectors by P4Info name
         self.digests: dict[str, StructT] = {}
         self.value_sets: dict[str, Any] = {}
-        self.state = SwitchState()
         self._pyids: dict[str, str] = {}
         self.generated: set[str] = set()
         self.checking_unused = False
@@ -167,7 +111,6 @@ class Program:
                                      self.decls.functions)
         checks_v1model.check_user_types(self.decls, self.block_params["parser"])
         self._check_unused()
-        implementation.attach(self)
         self.warnings: list[str] = p4warnings.collect(parsed.tree, self.decls)
 
     # ------------------------------------------------------------ helpers
@@ -180,10 +123,6 @@ class Program:
 
     def top_action(self, name: str, node) -> ActionInfo | None:
         return self._top.actions.get(name)
-
-    def new_table_runtime(self, info: TableInfo) -> None:
-        dm = self.extern_insts.get(info.direct_meter) if info.direct_meter else None
-        info.runtime = Table(info, self.state, dm.obj.kind if dm is not None else None)
 
     def _check_direct_meters(self) -> None:
         """p4c's BMv2 back end (``DirectMeterMap::setTable``): a table with a direct meter needs
@@ -311,4 +250,4 @@ class Program:
         self.std_t = d.types["standard_metadata_t"]
 
 
-__all__ = ["Program", "PacketCtx", "SwitchState", "NamedT"]
+__all__ = ["Program", "V1_ORDER"]

@@ -6,69 +6,89 @@ from collections import deque
 from collections.abc import Sequence
 from pathlib import Path
 
-from . import frontend, progcache, pygen
-from .api import MatchValue, MeterConfig, P4CompileError, Replica, RuntimeAPIError, TableEntry
+from p4.config.v1 import p4info_pb2
+
+from . import compiler, pygen
+from .api import MatchValue, MeterConfig, Replica, RuntimeAPIError, TableEntry
+from .compiler import CompiledProgram, compile_errors
 from .crc import CrcParams
+from .instances import Instances
 from .meters import MeterCell, check_config
 from .pipeline import PacketFlow
 from .profiles import Watch
-from .program import Program
 from .pygen import PyCode
 
 
 class Switch(PacketFlow):
-    """One software switch running one P4 program.  Not thread-safe: callers serialise."""
+    """One software switch running one compiled P4 program.  Not thread-safe: callers serialise.
+
+    The switch makes its run-time objects (tables, registers, counters, meters, value sets,
+    action profiles, clock, random source) from the program's declarations; switches built from
+    one ``CompiledProgram`` share nothing that changes.
+
+    Parameters
+    ----------
+    compiled : CompiledProgram
+        What ``softswitch.compile`` returned.
+    cpu_port : int, optional
+        The port packets to and from the controller use (P4Runtime packet I/O).
+    trace : bool
+        Record each packet's parser states, tables and actions in ``last_trace`` (slower;
+        the python backend only).
+
+    Examples
+    --------
+    >>> from pathlib import Path
+    >>> from softswitch import Switch, compile
+    >>> from softswitch.api import Lpm
+    >>> sw = Switch(compile(Path("tests/softswitch/programs/basic_ipv4.p4")))
+    >>> sw.table_add("MyIngress.ipv4_lpm", "MyIngress.ipv4_forward",
+    ...              {"hdr.ipv4.dstAddr": Lpm(0x0A000002, 32)}, {"dstAddr": 0xA, "port": 3})
+    >>> sw.table_entries("MyIngress.ipv4_lpm")[0].action
+    'MyIngress.ipv4_forward'
+    """
 
     backend = "python"
 
-    def __init__(self, program: Program, cpu_port: int | None = None, source: str = "",
-                 filename: str = "<program>"):
-        program.state.start()
-        super().__init__(program, self._compile(program, filename))
+    def __init__(self, compiled: CompiledProgram, cpu_port: int | None = None, trace: bool = False):
+        self.compiled = compiled
+        self.inst = Instances.make(compiled.program, compiled.ir.custom_crcs())
+        super().__init__(compiled.program, self._compile(compiled, trace), self.inst)
         self.cpu_port = cpu_port
-        self.source = source
-        self.filename = filename
-        from .p4info import build_p4info
-
-        self.p4info = build_p4info(program)
+        self.source = compiled.source
+        self.filename = compiled.filename
+        self.p4info = p4info_pb2.P4Info()
+        self.p4info.CopyFrom(compiled.p4info)
         self._ports_down: set[int] = set()
-        for info in program.profiles.values():
-            info.runtime.port_up = self.port_status
+        for prof in self.inst.profiles.values():
+            prof.port_up = self.port_status
 
-    def _compile(self, program: Program, filename: str) -> PyCode | None:
+    def _compile(self, compiled: CompiledProgram, trace: bool) -> PyCode | None:
         """The python backend: the program's typed IR compiled to Python closures."""
-        return pygen.build(program, filename)
+        return pygen.build(compiled, self.inst, trace)
 
     # ------------------------------------------------------------ loading
     @classmethod
     def load(cls, path: str | Path, defines: dict[str, str] | None = None, include_dirs: Sequence[str] = (),
              cpu_port: int | None = None, trace: bool = False) -> Switch:
-        text = frontend.preprocess(str(path), defines, include_dirs)
-        return cls._build(text, str(path), cpu_port, trace)
+        """``Switch(compile(Path(path), defines, include_dirs), cpu_port, trace)``."""
+        compiled = compiler.compile(Path(path), defines, include_dirs)
+        with compile_errors(str(path)):
+            return cls(compiled, cpu_port, trace)
 
     @classmethod
     def from_source(cls, text: str, filename: str = "<source>", defines: dict[str, str] | None = None,
                     include_dirs: Sequence[str] = (), cpu_port: int | None = None,
                     trace: bool = False, allow_include: bool = True) -> Switch:
-        pre = frontend.preprocess_text(text, filename, defines, include_dirs, allow_include)
-        return cls._build(pre, filename, cpu_port, trace)
-
-    @classmethod
-    def _build(cls, text: str, filename: str, cpu_port: int | None, trace: bool) -> Switch:
-        try:
-            prog = progcache.checked(text, filename, trace,
-                                     lambda: Program(frontend.parse(text, filename), trace=trace))
-            return cls(prog, cpu_port, text, filename)
-        except RecursionError:
-            raise P4CompileError("program nesting too deep", filename, 0, 0) from None
-        except (TypeError, ValueError, KeyError, AttributeError, IndexError, RuntimeAPIError) as e:
-            # a construct the checks above did not anticipate: still a compile error, never a crash
-            raise P4CompileError(f"unsupported program construct ({type(e).__name__}: {e})",
-                                 filename, 0, 0) from e
+        """``Switch(compile(text, ...), cpu_port, trace)``: a thin convenience."""
+        compiled = compiler.compile(text, defines, include_dirs, filename=filename,
+                                    allow_include=allow_include)
+        with compile_errors(filename):
+            return cls(compiled, cpu_port, trace)
 
     @property
     def header_types(self) -> dict[str, list[tuple[str, int]]]:
-        from .layout import field_width
+        from .fields import field_width
         from .types import HeaderT, VarbitT
 
         out = {}
@@ -88,7 +108,7 @@ class Switch(PacketFlow):
                     break
         if info is None:
             raise RuntimeAPIError(f"no table {name}; tables are {sorted(self.prog.tables)}")
-        return info.runtime
+        return self.inst.tables[info.name]
 
     def table_add(self, table: str, action: str, match: dict[str, MatchValue],
                   params: dict[str, int] | None = None, priority: int | None = None) -> None:
@@ -129,7 +149,7 @@ class Switch(PacketFlow):
             info = found[0] if len(found) == 1 else None
         if info is None:
             raise RuntimeAPIError(f"no action profile {name}; profiles are {sorted(self.prog.profiles)}")
-        return info.runtime
+        return self.inst.profiles[info.name]
 
     def _profile_changed(self, prof) -> None:
         """Hook for backends that copy the tables of a profile elsewhere (native)."""
@@ -183,9 +203,9 @@ class Switch(PacketFlow):
         """A port went up or down (PI's port status event): group members watching it are
         (de)activated, as PI's ``WatchPortEnforcer`` does on BMv2.  Ports start up."""
         (self._ports_down.discard if up else self._ports_down.add)(port)
-        for info in self.prog.profiles.values():
-            if info.runtime.watches(port):
-                self._profile_changed(info.runtime)
+        for prof in self.inst.profiles.values():
+            if prof.watches(port):
+                self._profile_changed(prof)
 
     def port_status(self, port: int) -> bool:
         return port not in self._ports_down
@@ -264,7 +284,7 @@ class Switch(PacketFlow):
                     inst = i
         if inst is None or inst.extern not in kinds:
             raise RuntimeAPIError(f"no {'/'.join(kinds)} named {name}")
-        return inst.obj
+        return self.inst.externs[inst.name]
 
     def register_read(self, name: str, index: int) -> int:
         r = self._inst(name, ("register",))
@@ -316,7 +336,7 @@ class Switch(PacketFlow):
     # ------------------------------------------------------------ meters, custom CRCs
     def set_clock(self, clock) -> None:
         """Meter time: ``clock()`` gives microseconds since the switch started (None: monotonic)."""
-        self.prog.state.clock = clock
+        self.inst.state.clock = clock
 
     def _meter_cells(self, name: str, index: int | None):
         m = self._inst(name, ("meter",))
@@ -368,15 +388,15 @@ class Switch(PacketFlow):
     def seed_random(self, seed: int) -> None:
         """Restart ``random()`` / ``HashAlgorithm.random`` from ``seed`` (repeatable runs; both
         backends give the same values).  Switches start from a seed drawn from the OS."""
-        self.prog.state.rng.seed(seed)
+        self.inst.state.rng.seed(seed)
 
     def crc_calculations(self) -> dict[str, int]:
         """The program's ``crc16_custom``/``crc32_custom`` calculations by BMv2 name (``calc``,
         ``calc_0``...: one per ``hash``/checksum call site, as p4c names them) -> CRC width."""
-        return {name: c.width for name, c in self.prog.state.crcs.items()}
+        return {name: c.width for name, c in self.inst.state.crcs.items()}
 
     def _crc_targets(self, params: CrcParams, calc: str | None) -> list[str]:
-        crcs = self.prog.state.crcs
+        crcs = self.inst.state.crcs
         if calc is None:
             return [n for n, c in crcs.items() if c.width == params.width]
         c = crcs.get(calc)
@@ -394,14 +414,14 @@ class Switch(PacketFlow):
         Returns the calculations changed."""
         names = self._crc_targets(params, calc)
         for name in names:
-            self.prog.state.crcs[name].configure(params)
+            self.inst.state.crcs[name].configure(params)
         return names
 
     def crc_get_parameters(self, calc: str) -> CrcParams:
-        c = self.prog.state.crcs.get(calc)
+        c = self.inst.state.crcs.get(calc)
         if c is None:
             raise RuntimeAPIError(f"no custom CRC calculation {calc!r}; "
-                                  f"the program's are {sorted(self.prog.state.crcs)}")
+                                  f"the program's are {sorted(self.inst.state.crcs)}")
         return c.params
 
     # ------------------------------------------------------------ parser value sets (extension)
@@ -441,9 +461,9 @@ class Switch(PacketFlow):
         return list(self._value_set(name).members)
 
     def _value_set(self, name: str):
-        vs = self.prog.value_sets.get(name)
+        vs = self.inst.value_sets.get(name)
         if vs is None:
-            for v in self.prog.value_sets.values():
+            for v in self.inst.value_sets.values():
                 if v.name.split(".")[-1] == name:
                     vs = v
         if vs is None:

@@ -4,22 +4,17 @@ direct meters (executed on a hit, as BMv2 does before the action runs)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 from .api import (
     EntryExistsError,
     EntryNotFoundError,
-    Exact,
-    Lpm,
     MatchValue,
-    Optional,
-    Range,
     RuntimeAPIError,
     TableEntry,
     TableFullError,
-    Ternary,
 )
 from .decls import cp_name
+from .matchkeys import fit, normalise
 from .meters import MeterCell
 
 
@@ -150,79 +145,7 @@ class Table:
 
     # ------------------------------------------------------------ entries
     def _normalise(self, match: dict[str, MatchValue]) -> tuple[tuple, dict[str, MatchValue], int]:
-        unknown = set(match) - set(self.names)
-        if unknown:
-            raise RuntimeAPIError(f"table {self.info.name}: unknown match field(s) {sorted(unknown)}; "
-                                  f"fields are {self.names}")
-        norm, stored, plen = [], {}, 0
-        for name, kind, w in zip(self.names, self.kinds, self.widths, strict=False):
-            full = (1 << w) - 1
-            mv = match.get(name)
-            if kind == "exact":
-                if mv is None:
-                    raise RuntimeAPIError(f"table {self.info.name}: exact field {name} is required")
-                if not isinstance(mv, Exact):
-                    raise RuntimeAPIError(f"table {self.info.name}: field {name} is exact, got {mv!r}")
-                _fit(mv.value, w, name)
-                norm.append((mv.value, full))
-                stored[name] = mv
-            elif kind == "lpm":
-                if mv is None:
-                    mv = Lpm(0, 0)
-                if isinstance(mv, Exact):
-                    mv = Lpm(mv.value, w)
-                if not isinstance(mv, Lpm):
-                    raise RuntimeAPIError(f"table {self.info.name}: field {name} is lpm, got {mv!r}")
-                _fit(mv.value, w, name)
-                if not 0 <= mv.prefix_len <= w:
-                    raise ValueError(f"{name}: prefix length {mv.prefix_len} out of range 0..{w}")
-                m = ((1 << mv.prefix_len) - 1) << (w - mv.prefix_len) if mv.prefix_len else 0
-                norm.append((mv.value & m, m))
-                plen = mv.prefix_len
-                if mv.prefix_len:
-                    stored[name] = Lpm(mv.value & m, mv.prefix_len)
-            elif kind == "ternary":
-                if mv is None:
-                    mv = Ternary(0, 0)
-                if isinstance(mv, Exact):
-                    mv = Ternary(mv.value, full)
-                if not isinstance(mv, Ternary):
-                    raise RuntimeAPIError(f"table {self.info.name}: field {name} is ternary, got {mv!r}")
-                _fit(mv.value, w, name)
-                _fit(mv.mask, w, name)
-                norm.append((mv.value & mv.mask, mv.mask))
-                if mv.mask:
-                    stored[name] = Ternary(mv.value & mv.mask, mv.mask)
-            elif kind == "optional":
-                if mv is None:
-                    mv = Optional(None)
-                if isinstance(mv, Exact):
-                    mv = Optional(mv.value)
-                if not isinstance(mv, Optional):
-                    raise RuntimeAPIError(f"table {self.info.name}: field {name} is optional, got {mv!r}")
-                if mv.value is None:
-                    norm.append((0, 0))
-                else:
-                    _fit(mv.value, w, name)
-                    norm.append((mv.value, full))
-                    stored[name] = mv
-            elif kind == "range":
-                if mv is None:
-                    mv = Range(0, full)
-                if isinstance(mv, Exact):
-                    mv = Range(mv.value, mv.value)
-                if not isinstance(mv, Range):
-                    raise RuntimeAPIError(f"table {self.info.name}: field {name} is range, got {mv!r}")
-                _fit(mv.low, w, name)
-                _fit(mv.high, w, name)
-                if mv.low > mv.high:
-                    raise ValueError(f"{name}: range low {mv.low} > high {mv.high}")
-                norm.append((mv.low, mv.high))
-                if (mv.low, mv.high) != (0, full):
-                    stored[name] = mv
-            else:
-                raise RuntimeAPIError(f"match kind {kind} not supported")
-        return tuple(norm), stored, plen
+        return normalise(self.info.name, self.names, self.kinds, self.widths, match)
 
     def _make(self, match, ai, args, priority, const=False) -> _Entry:
         norm, stored, plen = self._normalise(match)
@@ -254,7 +177,7 @@ class Table:
                 raise RuntimeAPIError(f"action {a.name}: missing parameter {pname}")
             v = params.pop(pname)
             w = getattr(p.type, "width", None) or getattr(getattr(p.type, "underlying", None), "width", 1)
-            _fit(int(v), w, p.name)
+            fit(int(v), w, p.name)
             if getattr(p.type, "signed", False) and v >> (w - 1):
                 v -= 1 << w
             out.append(v)
@@ -417,8 +340,3 @@ class Table:
         a = self.info.actions[self.default_ai]
         params = {cp_name(p): int(v) for p, v in zip(a.data_params, self.default_args, strict=False)}
         return TableEntry(self.info.name, {}, a.name, params, None, True, self.info.default_const)
-
-
-def _fit(v: Any, w: int, name: str) -> None:
-    if not isinstance(v, int) or v < 0 or v >> w:
-        raise ValueError(f"{name}: value {v!r} does not fit in {w} bits")

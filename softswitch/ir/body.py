@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from lark import Token, Tree
 
-from ..layout import SIZE_METHODS, pyfield, size_in_bits
+from ..fields import SIZE_METHODS, pyfield, size_in_bits
 from ..literals import parse_int
 from ..types import (
     ArrayT,

@@ -7,8 +7,8 @@ from dataclasses import dataclass
 
 from lark import Tree
 
+from ..fields import pyfield
 from ..inlining import substitutes_arguments
-from ..layout import pyfield
 from ..types import (
     BitT,
     BoolT,

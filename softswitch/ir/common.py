@@ -7,7 +7,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
-from ..layout import pyfield
+from ..fields import pyfield
 from ..types import (
     BitT,
     BoolT,

@@ -11,7 +11,8 @@ from __future__ import annotations
 from lark import Tree
 
 from ..decls import ann_dict
-from ..layout import pyfield
+from ..fields import pyfield
+from ..matchkeys import entry_norms
 from ..specialize import CHECK_ONLY
 from ..types import (
     BitT,
@@ -413,11 +414,12 @@ __all__ = ["Lowering", "Unsupported", "irtype"]
 def _fixed_rows(info) -> list[tuple[tuple[int, ...], int, tuple[int, ...]]] | None:
     """The rows of a table no control-plane write can change (``const entries``, exact keys
     only, no direct counter or meter, no action profile), in lookup order; None for any other."""
-    rt = info.runtime
-    if (not info.entries_const or not rt.exact_only or info.direct_counter is not None
-            or info.direct_meter is not None or info.profile is not None or not info.keys):
+    if (not info.entries_const or any(k.match_kind != "exact" for k in info.keys)
+            or info.direct_counter is not None or info.direct_meter is not None
+            or info.profile is not None or not info.keys):
         return None
-    return [(tuple(v for v, _m in e.norm), e.ai, tuple(int(a) for a in e.args)) for e in rt.const]
+    return [(tuple(v for v, _m in norm), info.actions.index(a), tuple(int(x) for x in args))
+            for norm, (_vals, a, args, _prio) in zip(entry_norms(info), info.const_entries, strict=True)]
 
 
 def _header_validity(e: ir.Expr) -> ir.Expr | None:

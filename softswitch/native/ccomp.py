@@ -10,9 +10,9 @@ equality with the semantics p4c + BMv2 give them.
 
 from __future__ import annotations
 
+from ..fields import pyfield, struct_varbits, vbl_name
 from ..ir import nodes as ir
 from ..ir.common import irtype
-from ..layout import pyfield, struct_varbits, vbl_name
 from ..types import HeaderT
 from .cexpr import ctype
 

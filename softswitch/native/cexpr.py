@@ -4,9 +4,9 @@ wraparound is exact at every width (the Python backend's ``& mask`` / signed wra
 
 from __future__ import annotations
 
+from ..fields import cpath, field_width, flat_fields, pyfield, vbl_name
 from ..ir import nodes as ir
 from ..ir.common import Unsupported
-from ..layout import cpath, field_width, flat_fields, pyfield, vbl_name
 from ..types import HeaderT
 
 

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+from ..fields import cpath, field_width, flat_fields, pyfield, vbl_name
 from ..ir import nodes as ir
 from ..ir.common import instance_temp_in
 from ..ir.textgen import StmtWriter
 from ..ir.walk import dynamic_elems
-from ..layout import cpath, field_width, flat_fields, pyfield, vbl_name
 from ..types import HeaderT, VarbitT
 from .cexpr import Raw, ctype, get_bits, lit, mask, put_bits, wide_bytes
 

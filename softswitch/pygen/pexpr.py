@@ -7,8 +7,8 @@ can leave the range reduces its result (``wrap``), so wraparound is exact at eve
 
 from __future__ import annotations
 
+from ..fields import pyfield, vbl_name
 from ..ir import nodes as ir
-from ..layout import pyfield, vbl_name
 from ..types import HeaderT
 
 

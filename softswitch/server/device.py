@@ -16,6 +16,7 @@ import logging
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import grpc
 from p4.config.v1 import p4info_pb2
@@ -46,19 +47,20 @@ class InstalledPipeline:
 
 def pipeline_config(path: str, defines: dict[str, str] | None = None, include_dirs: Sequence[str] = (),
                     cpu_port: int | None = None) -> p4runtime_pb2.ForwardingPipelineConfig:
-    """What a controller sends a softswitch for the P4 program at ``path``: P4Info + source blob."""
-    from softswitch import Switch
-    from softswitch.frontend import preprocess
+    """What a controller sends a softswitch for the P4 program at ``path``: P4Info + source blob
+    (the compiled program's; no switch is built).  ``cpu_port`` is not part of either."""
+    from softswitch.compiler import compile as compile_p4
 
-    text = preprocess(path, defines or {}, include_dirs)
-    switch = Switch.from_source(text, filename=path, cpu_port=cpu_port)  # P4Info only: python is enough
-    return p4runtime_pb2.ForwardingPipelineConfig(p4info=switch.p4info, p4_device_config=text.encode("utf-8"))
+    compiled = compile_p4(Path(path), defines or {}, include_dirs)
+    return p4runtime_pb2.ForwardingPipelineConfig(p4info=compiled.p4info,
+                                                  p4_device_config=compiled.source.encode("utf-8"))
 
 
 def compile_pipeline(config: p4runtime_pb2.ForwardingPipelineConfig,
                      cpu_port: int | None) -> InstalledPipeline:
     """Build (but do not install) a pipeline from a ForwardingPipelineConfig."""
     from softswitch import backend
+    from softswitch.compiler import compile as compile_p4
 
     if not config.p4_device_config:
         raise P4RuntimeError(grpc.StatusCode.INVALID_ARGUMENT,
@@ -71,13 +73,14 @@ def compile_pipeline(config: p4runtime_pb2.ForwardingPipelineConfig,
                              "a BMv2 JSON or binary config is not accepted by this target") from None
     try:
         # compiled as given: #include refused, so a config cannot make the server read its files
-        switch = backend.from_source(text, "<p4_device_config>", cpu_port=cpu_port, allow_include=False)
+        compiled = compile_p4(text, filename="<p4_device_config>", allow_include=False)
+        switch = backend.build(compiled, cpu_port=cpu_port)
     except P4CompileError as err:
         raise P4RuntimeError(grpc.StatusCode.INVALID_ARGUMENT,
                              f"p4_device_config does not compile: {err}") from None
-    p4info = config.p4info if config.HasField("p4info") else switch.p4info
     if config.HasField("p4info"):
-        check_compatible(config.p4info, switch.p4info)
+        check_compatible(config.p4info, compiled.p4info)
+    p4info = config.p4info if config.HasField("p4info") else switch.p4info
     return InstalledPipeline(switch=switch, index=P4InfoIndex.build(switch.p4info), p4info=p4info,
                     device_config=bytes(config.p4_device_config), cookie=config.cookie.cookie)
 

@@ -221,9 +221,9 @@ def test_meter_clock_and_random_seed_start_with_the_switch(tmp_path, monkeypatch
     second = Switch.from_source(src, "cached.p4")      # unpickled from tmp_path
     assert list(tmp_path.rglob("*.prog.pickle"))
     assert second.prog is not first.prog
-    assert second.prog.state.t0_ns > first.prog.state.t0_ns
-    assert second.prog.state.rng.state != first.prog.state.rng.state
-    assert second.prog.state.now_us() < 1_000_000
+    assert second.inst.state.t0_ns > first.inst.state.t0_ns
+    assert second.inst.state.rng.state != first.inst.state.rng.state
+    assert second.inst.state.now_us() < 1_000_000
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

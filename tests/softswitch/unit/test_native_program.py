@@ -81,7 +81,7 @@ def _ops(sw: Switch, r: random.Random) -> list[tuple]:
     for info in sw.prog.tables.values():
         if info.entries_const:
             continue
-        t = info.runtime
+        t = sw.inst.tables[info.name]
         for _ in range(r.randint(0, 6)):
             cands = [i for i, a in enumerate(info.actions) if "defaultonly" not in info.action_annotations[i]]
             if not cands:
