@@ -45,7 +45,7 @@ from bench.softswitch_ports import (
 from softswitch.api import Lpm
 from softswitch.native.build import cache_dir, compiler
 from softswitch.native.switch import NativeSwitch
-from softswitch.runtime import Switch
+from softswitch.target.switch import Switch
 
 HERE = Path(__file__).parent / "native"
 CHUNK_OFFSET = 50  # frame offset of the RESULT's chunk number (as bench/softswitch_ports.py checks it)

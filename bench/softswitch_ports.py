@@ -134,7 +134,7 @@ class _Lab:
     procs: list[subprocess.Popen] = field(default_factory=list)
 
     def __enter__(self) -> _Lab:
-        from softswitch.ports import ETH_P_ALL, ignore_outgoing, run_in_netns, set_offloads
+        from softswitch.target.ports import ETH_P_ALL, ignore_outgoing, run_in_netns, set_offloads
 
         try:
             for p in (1, 2):

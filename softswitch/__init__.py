@@ -2,6 +2,6 @@
 
 from .api import P4CompileError, RuntimeAPIError
 from .compiler import CompiledProgram, compile  # noqa: A004 - the package's entry point, as re.compile
-from .runtime import Switch, load_program
+from .target.switch import Switch, load_program
 
 __all__ = ["CompiledProgram", "P4CompileError", "RuntimeAPIError", "Switch", "compile", "load_program"]

@@ -12,7 +12,7 @@ from pathlib import Path
 from .compiler import CompiledProgram, compile_errors
 from .native.build import NativeBuildError, compiler
 from .native.switch import NativeSwitch
-from .runtime import Switch
+from .target.switch import Switch
 
 BACKENDS = ("auto", "native", "python")
 log = logging.getLogger("softswitch")

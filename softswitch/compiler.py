@@ -20,10 +20,10 @@ from p4.config.v1 import p4info_pb2
 
 from . import frontend, progcache
 from .api import P4CompileError, RuntimeAPIError
+from .check.program import Program
 from .ir import Lowering, Unsupported
 from .ir import nodes as ir
 from .p4info import build_p4info
-from .program import Program
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """Lowering: the checked program (front end + Python generator's metadata) to the typed IR.
 
-Runs after ``softswitch.program.Program`` accepted the program, so every construct here is
+Runs after ``softswitch.check.program.Program`` accepted the program, so every construct here is
 already type-checked; this pass only computes the types the IR carries (widths and signedness
 of every expression, the width every literal takes) and resolves names to IR objects.  A
 construct the IR does not cover raises ``Unsupported`` naming it (and its source position).
@@ -10,21 +10,11 @@ from __future__ import annotations
 
 from lark import Tree
 
-from ..decls import ann_dict
-from ..fields import pyfield
-from ..matchkeys import entry_norms
-from ..specialize import CHECK_ONLY
-from ..types import (
-    BitT,
-    BoolT,
-    EnumT,
-    ErrorT,
-    HeaderT,
-    NamedT,
-    StructLikeT,
-    StructT,
-    VarbitT,
-)
+from ..check.decls import ann_dict
+from ..check.fields import pyfield
+from ..check.matchkeys import entry_norms
+from ..check.types import BitT, BoolT, EnumT, ErrorT, HeaderT, NamedT, StructLikeT, StructT, VarbitT
+from ..frontend.specialize import CHECK_ONLY
 from . import nodes as ir
 from .body import _Body
 from .calcs import name_calculations
@@ -34,7 +24,7 @@ from .walk import direct_meter_target
 
 
 class Lowering:
-    """Builds ``ir.Program`` from a checked ``softswitch.program.Program``."""
+    """Builds ``ir.Program`` from a checked ``softswitch.check.program.Program``."""
 
     def __init__(self, prog):
         self.p = prog

@@ -11,9 +11,9 @@ reads and pushes every change.
 from __future__ import annotations
 
 from ..api import MatchValue, MeterConfig, Replica, RuntimeAPIError, TableEntry
-from ..crc import CrcParams
-from ..meters import MeterCell
-from ..runtime import Switch
+from ..target.crc import CrcParams
+from ..target.meters import MeterCell
+from ..target.switch import Switch
 from .build import NativeBuildError, NativeModule, build
 
 _M128 = (1 << 128) - 1

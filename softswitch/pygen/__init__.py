@@ -12,12 +12,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .. import rtlib
-from ..externs import hash_functions, pack_bits
-from ..instances import PacketCtx
+from ..check.types import StructLikeT
 from ..ir import nodes as ir
-from ..profiles import selector_hash
-from ..types import StructLikeT
+from ..target.externs import hash_functions, pack_bits
+from ..target.instances import PacketCtx
+from ..target.profiles import selector_hash
+from . import rtlib
 from .pgen import PyGen
 
 ROLES = ("parser", "verify", "ingress", "egress", "compute", "deparser")

@@ -3,7 +3,7 @@ statements and the v1model externs."""
 
 from __future__ import annotations
 
-from ..fields import pyfield
+from ..check.fields import pyfield
 from ..ir import nodes as ir
 from ..ir.common import instance_temp_in
 from ..ir.textgen import StmtWriter

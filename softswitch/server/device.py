@@ -22,15 +22,15 @@ import grpc
 from p4.config.v1 import p4info_pb2
 from p4.v1 import p4runtime_pb2
 
-from softswitch.api import P4CompileError, Replica
-from softswitch.server.errors import P4RuntimeError
-from softswitch.server.p4info_index import P4InfoIndex, check_compatible, decode_bytes, encode_bytes
+from ..api import P4CompileError, Replica
+from .errors import P4RuntimeError
+from .p4info_index import P4InfoIndex, check_compatible, decode_bytes, encode_bytes
 
 log = logging.getLogger("softswitch.device")
 
 
 @dataclass
-class InstalledPipeline:
+class InstalledProgram:
     """A compiled program plus what the controller gave us for it."""
 
     switch: object  # softswitch.Switch
@@ -49,7 +49,7 @@ def pipeline_config(path: str, defines: dict[str, str] | None = None, include_di
                     cpu_port: int | None = None) -> p4runtime_pb2.ForwardingPipelineConfig:
     """What a controller sends a softswitch for the P4 program at ``path``: P4Info + source blob
     (the compiled program's; no switch is built).  ``cpu_port`` is not part of either."""
-    from softswitch.compiler import compile as compile_p4
+    from ..compiler import compile as compile_p4
 
     compiled = compile_p4(Path(path), defines or {}, include_dirs)
     return p4runtime_pb2.ForwardingPipelineConfig(p4info=compiled.p4info,
@@ -57,10 +57,10 @@ def pipeline_config(path: str, defines: dict[str, str] | None = None, include_di
 
 
 def compile_pipeline(config: p4runtime_pb2.ForwardingPipelineConfig,
-                     cpu_port: int | None) -> InstalledPipeline:
+                     cpu_port: int | None) -> InstalledProgram:
     """Build (but do not install) a pipeline from a ForwardingPipelineConfig."""
-    from softswitch import backend
-    from softswitch.compiler import compile as compile_p4
+    from .. import backend
+    from ..compiler import compile as compile_p4
 
     if not config.p4_device_config:
         raise P4RuntimeError(grpc.StatusCode.INVALID_ARGUMENT,
@@ -81,7 +81,7 @@ def compile_pipeline(config: p4runtime_pb2.ForwardingPipelineConfig,
     if config.HasField("p4info"):
         check_compatible(config.p4info, compiled.p4info)
     p4info = config.p4info if config.HasField("p4info") else switch.p4info
-    return InstalledPipeline(switch=switch, index=P4InfoIndex.build(switch.p4info), p4info=p4info,
+    return InstalledProgram(switch=switch, index=P4InfoIndex.build(switch.p4info), p4info=p4info,
                     device_config=bytes(config.p4_device_config), cookie=config.cookie.cookie)
 
 
@@ -92,8 +92,8 @@ class Device:
         self.device_id = device_id
         self.cpu_port = cpu_port
         self.lock = threading.RLock()
-        self.pipeline: InstalledPipeline | None = None
-        self.saved: InstalledPipeline | None = None
+        self.pipeline: InstalledProgram | None = None
+        self.saved: InstalledProgram | None = None
         #: where non-CPU frames go: (egress port, frame); set by the port layer
         self.emit: Callable[[int, bytes], None] = self._drop
         #: where PacketIn messages go; set by the P4Runtime service
@@ -116,7 +116,7 @@ class Device:
         """Install a program loaded outside P4Runtime (the CLI's PROGRAM.p4)."""
         with self.lock:
             self._apply_crc_params(switch)
-            self.pipeline = InstalledPipeline(switch=switch, index=P4InfoIndex.build(switch.p4info),
+            self.pipeline = InstalledProgram(switch=switch, index=P4InfoIndex.build(switch.p4info),
                                      p4info=switch.p4info, device_config=device_config)
         self.on_change()
 
@@ -141,7 +141,7 @@ class Device:
                 continue
             switch.crc_set_parameters(params, calc)
 
-    def commit(self, new: InstalledPipeline, reconcile: bool = False) -> None:
+    def commit(self, new: InstalledProgram, reconcile: bool = False) -> None:
         with self.lock:
             if reconcile and self.pipeline is not None:
                 _carry_state(self.pipeline, new)
@@ -150,7 +150,7 @@ class Device:
             self.saved = None
         self.on_change()
 
-    def require_pipeline(self) -> InstalledPipeline:
+    def require_pipeline(self) -> InstalledProgram:
         p = self.pipeline
         if p is None:
             raise P4RuntimeError(grpc.StatusCode.FAILED_PRECONDITION,
@@ -178,7 +178,7 @@ class Device:
                 else:
                     self.emit(out_port, data)
 
-    def _to_packet_in(self, p: InstalledPipeline, frame: bytes) -> p4runtime_pb2.PacketIn | None:
+    def _to_packet_in(self, p: InstalledProgram, frame: bytes) -> p4runtime_pb2.PacketIn | None:
         fields = p.index.packet_metadata.get("packet_in", [])
         msg = p4runtime_pb2.PacketIn()
         total = sum(f.bitwidth for f in fields)
@@ -220,7 +220,7 @@ class Device:
         self.receive(self.cpu_port, prefix + msg.payload)
 
 
-def _carry_state(old: InstalledPipeline, new: InstalledPipeline) -> None:
+def _carry_state(old: InstalledProgram, new: InstalledProgram) -> None:
     """RECONCILE_AND_COMMIT: replay the old program's runtime state into the new one.
 
     Entries of tables that keep their name (and whose actions still exist) are

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from p4.config.v1 import p4info_pb2
 
-from softswitch.server.errors import invalid
+from .errors import invalid
 
 
 def decode_bytes(data: bytes, bitwidth: int, what: str) -> int:

@@ -16,9 +16,9 @@ from collections.abc import Iterator
 
 from p4.v1 import p4runtime_pb2
 
-from softswitch.server.errors import invalid
-from softswitch.server.p4info_index import P4InfoIndex, ProfileInfo
-from softswitch.server.translate import call_switch, decode_action, encode_action, put_watch, watch_of
+from .errors import invalid
+from .p4info_index import P4InfoIndex, ProfileInfo
+from .translate import call_switch, decode_action, encode_action, put_watch, watch_of
 
 Update = p4runtime_pb2.Update
 

@@ -30,9 +30,9 @@ from p4.v1 import p4runtime_pb2, p4runtime_pb2_grpc
 from controller.bmv2_build import build
 from controller.pipeline import read_pipeline_files
 from softswitch.api import Replica
-from softswitch.ports import ignore_outgoing, run_in_netns
 from softswitch.server.p4info_index import P4InfoIndex
 from softswitch.server.translate import encode_action, encode_match
+from softswitch.target.ports import ignore_outgoing, run_in_netns
 
 NETNS = "dhc-stf-bmv2"
 _ETH_P_ALL = 3

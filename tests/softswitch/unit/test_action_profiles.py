@@ -15,7 +15,7 @@ import pytest
 
 from softswitch import P4CompileError
 from softswitch.api import Exact, RuntimeAPIError
-from softswitch.profiles import ProfileError
+from softswitch.target.profiles import ProfileError
 
 from .helpers import frame, switch, words
 

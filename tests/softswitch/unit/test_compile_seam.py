@@ -15,13 +15,13 @@ import pytest
 import softswitch
 from softswitch import CompiledProgram, P4CompileError, Switch
 from softswitch.api import Lpm
-from softswitch.crc import CustomCrc
-from softswitch.externs import Counter, DirectCounter, Meter, Register, ValueSet
-from softswitch.instances import SwitchState
-from softswitch.meters import MeterCell
-from softswitch.profiles import ActionProfile
-from softswitch.rng import XorShift64
-from softswitch.tables import Table
+from softswitch.target.crc import CustomCrc
+from softswitch.target.externs import Counter, DirectCounter, Meter, Register, ValueSet
+from softswitch.target.instances import SwitchState
+from softswitch.target.meters import MeterCell
+from softswitch.target.profiles import ActionProfile
+from softswitch.target.rng import XorShift64
+from softswitch.target.tables import Table
 from tests.softswitch.unit.helpers import program
 
 ROOT = Path(__file__).resolve().parents[3]

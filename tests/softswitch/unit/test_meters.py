@@ -12,9 +12,9 @@ import pytest
 
 from softswitch import Switch
 from softswitch.api import Exact, MeterConfig, RuntimeAPIError
-from softswitch.meters import MeterCell
 from softswitch.native.build import compiler
-from softswitch.stf_syntax import MeterSetRates, parse_command
+from softswitch.stf.syntax import MeterSetRates, parse_command
+from softswitch.target.meters import MeterCell
 
 from .helpers import frame, program, run_words, switch, words
 

@@ -12,7 +12,7 @@ from softswitch import backend
 from softswitch.native import build
 from softswitch.native.build import NativeBuildError
 from softswitch.native.switch import NativeSwitch
-from softswitch.runtime import Switch
+from softswitch.target.switch import Switch
 
 PROGRAMS = Path(__file__).resolve().parents[1] / "programs"
 

@@ -15,22 +15,13 @@ from pathlib import Path
 
 import pytest
 
-from softswitch.api import (
-    EntryExistsError,
-    Exact,
-    Lpm,
-    Optional,
-    Range,
-    Replica,
-    RuntimeAPIError,
-    Ternary,
-)
-from softswitch.decls import cp_name
-from softswitch.externs import csum16
+from softswitch.api import EntryExistsError, Exact, Lpm, Optional, Range, Replica, RuntimeAPIError, Ternary
+from softswitch.check.decls import cp_name
+from softswitch.check.types import BitT, HeaderT
 from softswitch.native.build import compiler
 from softswitch.native.switch import NativeSwitch
-from softswitch.runtime import Switch
-from softswitch.types import BitT, HeaderT
+from softswitch.target.externs import csum16
+from softswitch.target.switch import Switch
 
 pytestmark = pytest.mark.skipif(compiler() is None, reason="no C compiler")
 PROGRAM = Path(__file__).resolve().parents[3] / "p4src" / "dhc.p4"

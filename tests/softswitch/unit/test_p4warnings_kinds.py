@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from softswitch import P4CompileError, frontend
-from softswitch.program import Program
+from softswitch.check.program import Program
 
 from .helpers import program
 

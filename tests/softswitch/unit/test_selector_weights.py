@@ -12,7 +12,7 @@ from softswitch import Switch
 from softswitch.api import Exact, RuntimeAPIError
 from softswitch.native.build import compiler
 from softswitch.native.switch import NativeSwitch
-from softswitch.profiles import Watch
+from softswitch.target.profiles import Watch
 
 PROGRAM = Path(__file__).parents[1] / "programs" / "action_selector.p4"
 BACKENDS = ["python", pytest.param("native", marks=pytest.mark.skipif(compiler() is None, reason="no cc"))]
