@@ -21,6 +21,7 @@ from p4.config.v1 import p4info_pb2
 from . import frontend, progcache
 from .api import P4CompileError, RuntimeAPIError
 from .check.program import Program
+from .frontend.passes import run as run_passes
 from .ir import Lowering, Unsupported
 from .ir import nodes as ir
 from .p4info import build_p4info
@@ -92,10 +93,11 @@ def compile(source: str | os.PathLike, defines: dict[str, str] | None = None,  #
     >>> prog = softswitch.compile(Path("tests/softswitch/programs/basic_ipv4.p4"))
     >>> [t.preamble.name for t in prog.p4info.tables]
     ['MyIngress.ipv4_lpm']
-    >>> softswitch.compile("control C() { apply { x = 1; } }", filename="bad.p4")
-    Traceback (most recent call last):
-    ...
-    softswitch.api.P4CompileError: bad.p4:1:...
+    >>> try:
+    ...     softswitch.compile("const bit<8> X = 1 +;", filename="bad.p4")
+    ... except softswitch.P4CompileError as err:
+    ...     print(err.file, err.line, err.reason)
+    bad.p4 1 syntax error: unexpected ';'
     """
     if isinstance(source, os.PathLike):
         path = os.fspath(source)
@@ -125,7 +127,7 @@ def compile_errors(filename: str) -> Iterator[None]:
 
 
 def _compile(text: str, filename: str) -> CompiledProgram:
-    prog = Program(frontend.parse(text, filename))
+    prog = run_passes(frontend.parse(text, filename))
     try:
         irp = Lowering(prog).run()
     except Unsupported as err:

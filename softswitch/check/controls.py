@@ -7,9 +7,7 @@ from dataclasses import dataclass, field
 
 from lark import Tree
 
-from . import declarations as checks
-from . import entries
-from . import v1model_rules as checks_v1model
+from . import declarations, entries, v1model_rules
 from .decls import ann_dict
 from .exprs import DuplicateName, Scope, Sym, is_const
 from .fields import field_width
@@ -142,7 +140,7 @@ class ControlChecker(BlockChecker):
         finally:
             self.in_action = None
             self.scope = outer
-        checks.claim_name(self, self.prog.actions, name, node, "action")
+        declarations.claim_name(self, self.prog.actions, name, node, "action")
         self.prog.actions[name] = info
         return info
 
@@ -163,13 +161,13 @@ class ControlChecker(BlockChecker):
         tp = _TableProps()
         if not any(p.data == "tp_actions" for p in props):  # p4c: no actions property, NoAction only
             tp.actions, tp.act_ann = [self.find_action("NoAction", node)], [{"defaultonly": []}]
-        checks.unique_properties(self, local, props)
-        checks.actions_listed_first(self, local, props, node)
+        declarations.unique_properties(self, local, props)
+        declarations.actions_listed_first(self, local, props, node)
         for p in props:
             self._table_property(p, local, qname, tp)
         if not tp.actions:
             raise self.err(node, f"table {local} has no actions")
-        checks.unique_key_names(self, local, tp.keys, tp.key_nodes)
+        declarations.unique_key_names(self, local, tp.keys, tp.key_nodes)
         keys, selector_keys = self._split_selector_keys(node, local, tp)
         info = TableInfo(qname, local, self.name, keys, tp.actions, tp.act_ann, None, tp.default_const, [],
                          tp.entries_const, tp.size, tp.dcounter, tp.dmeter, annd,
@@ -185,7 +183,7 @@ class ControlChecker(BlockChecker):
             entry_norms(info)  # the target's canonical keys: refused here, not when a switch starts
         self.tables[local] = info
         self.scope.declare(local, Sym("table", NamedT("__table__"), info.pyname, False, info))
-        checks.claim_name(self, self.prog.tables, qname, node, "table")
+        declarations.claim_name(self, self.prog.tables, qname, node, "table")
         self.prog.tables[qname] = info
 
     def _table_property(self, p: Tree, local: str, qname: str, tp: _TableProps) -> None:
@@ -240,7 +238,7 @@ class ControlChecker(BlockChecker):
         else:
             w = field_width(t)
         kd = ann_dict(kann, self.d)
-        checks.key_needs_name(self, kexpr, kd, k)
+        declarations.key_needs_name(self, kexpr, kd, k)
         kname = kd["name"][0] if kd.get("name") else text_of(kexpr)
         return KeyInfo(kname, kind, w, code, kd, t)
 
@@ -258,7 +256,7 @@ class ControlChecker(BlockChecker):
             want = "direct_counter" if pname == "counters" else "direct_meter"
             if sym is None or sym.kind != "extern" or sym.info.extern != want:
                 raise self.err(p, f"table property {pname} must name a {want} instance")
-            checks_v1model.one_table_per_direct_resource(self, sym, qname, p)
+            v1model_rules.one_table_per_direct_resource(self, sym, qname, p)
             if pname == "counters":
                 tp.dcounter = sym.info.name
             else:
@@ -294,8 +292,8 @@ class ControlChecker(BlockChecker):
             info.default = self.action_call(info, tp.default)
             dargs = [x for x in (tp.default.children[2].children if tp.default.children[2] is not None
                                  else []) if x is not None]
-            checks.same_directional_args(self, info.default[0], dargs,
-                                         tp.listed.get(info.default[0].name, []), tp.default)
+            declarations.same_directional_args(self, info.default[0], dargs,
+                                               tp.listed.get(info.default[0].name, []), tp.default)
             return
         noact = self.find_action("NoAction", node)
         if noact not in tp.actions:
@@ -312,7 +310,7 @@ class ControlChecker(BlockChecker):
             a, args = self.action_call(info, ar, in_entry=True)
             given = [x for x in (ar.children[2].children if ar.children[2] is not None else [])
                      if x is not None]
-            checks.same_directional_args(self, a, given, tp.listed.get(a.name, []), ar, "entry action")
+            declarations.same_directional_args(self, a, given, tp.listed.get(a.name, []), ar, "entry action")
             out.append((entries.keyset_values(self, info, ks), a, args, prio))
         entries.warn_shadowed(self, info, [(e.children[2], ce[0]) for e, ce in
                                            zip(tp.entries_node, out, strict=True)])

@@ -14,7 +14,7 @@ from lark import Token, Tree
 from ..api import P4CompileError
 from ..frontend.literals import parse_int
 from ..frontend.parser import LineMap
-from . import declarations as checks
+from . import declarations
 from .annotations import string_value
 from .exprs import ExprChecker, GlobalScope
 from .types import (
@@ -392,7 +392,7 @@ class Decls:
     def _d_enum_decl(self, d: Tree) -> None:
         name = self._name(d.children[1])
         members = [self._name(m) for m in d.children[2:] if m is not None]
-        checks.unique_members(self, d, f"enum {name}", members)
+        declarations.unique_members(self, d, f"enum {name}", members)
         self._declare_type(name, EnumT(name, members), d)
 
     def _d_ser_enum_decl(self, d: Tree) -> None:
@@ -410,24 +410,25 @@ class Decls:
             if m is None:
                 continue
             mname = self._name(m.children[0])
-            checks.unique_members(self, m, f"enum {name}", [mname], e.members)
+            declarations.unique_members(self, m, f"enum {name}", [mname], e.members)
             e.members.append(mname)
             value = self.const_int(m.children[1])
             if isinstance(self.const_type(m.children[1]), IntLitT):
-                checks.ser_enum_value_fits(self, m, mname, value, under)
+                declarations.ser_enum_value_fits(self, m, mname, value, under)
             e.values[mname] = value & under.mask
         self._declare_type(name, e, d)
 
     def _d_error_decl(self, d: Tree) -> None:
-        checks.unique_members(self, d, "error", [self._name(m) for m in d.children[1:] if m is not None],
-                              self.errors)
+        declarations.unique_members(self, d, "error",
+                                    [self._name(m) for m in d.children[1:] if m is not None], self.errors)
         for m in d.children[1:]:
             if m is not None and self._name(m) not in self.errors:
                 self.errors.append(self._name(m))
 
     def _d_match_kind_decl(self, d: Tree) -> None:
-        checks.unique_members(self, d, "match_kind", [self._name(m) for m in d.children[1:] if m is not None],
-                              self.match_kinds)
+        declarations.unique_members(self, d, "match_kind",
+                                    [self._name(m) for m in d.children[1:] if m is not None],
+                                    self.match_kinds)
         for m in d.children[1:]:
             if m is not None:
                 self.match_kinds.append(self._name(m))

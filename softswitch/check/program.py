@@ -11,29 +11,9 @@ from typing import Any
 
 from lark import Token, Tree
 
-from ..frontend.generic_types import GenericTypes
 from ..frontend.named_args import bind_named
 from ..frontend.parser import ParsedProgram
-from ..frontend.passes import desugar
-from ..warn import (
-    collect as p4warnings,
-)
-from ..warn import (
-    deprecated,
-    ordering,
-    parser_reach,
-    shadowing,
-    unused,
-)
-from ..warn import (
-    invalid_header as validity_check,
-)
-from ..warn import (
-    uninitialized as uninit,
-)
-from . import declarations as checks
-from . import v1model_rules as checks_v1model
-from .abstract_methods import check_abstract_methods
+from . import v1model_rules
 from .calls import Calls, ExternInst
 from .controls import ControlChecker
 from .decls import Decls
@@ -66,25 +46,29 @@ class Program:
     """The checked program: the metadata the IR lowering, P4Info and the runtime API need."""
 
     def __init__(self, parsed: ParsedProgram):
+        """An empty checked program of ``parsed``; ``frontend.passes.run`` runs the passes that
+        fill it (this class's ``check_*`` methods are the last of them)."""
         self.decls = Decls(parsed.lines)
         # names p4c's BMv2 back end will not give a calculation (``ir/calcs.py``)
         self.identifiers = frozenset(str(t) for t in parsed.tree.scan_values(
             lambda v: isinstance(v, Token) and v.type in ("IDENTIFIER", "TYPE_IDENTIFIER")))
-        gtypes = GenericTypes(self.decls.err)
-        gtypes.run(parsed.tree)  # the checks see the specialised structs and headers
-        check_abstract_methods(parsed.tree, self.decls.err)
-        checks.declarations(self.decls, parsed.tree)
-        shadowing.check(parsed.tree, self.decls)
-        deprecated.check(parsed.tree, self.decls)
-        kept = unused.check(parsed.tree, self.decls)
-        parser_reach.check(parsed.tree, self.decls, kept)
-        uninit.check(parsed.tree, self.decls, kept)
-        ordering.check(parsed.tree, self.decls, kept)
-        validity_check.check(parsed.tree, self.decls, kept)
-        desugar(parsed.tree, self.decls.err, gtypes)
-        self.decls.generic_structs = set(gtypes.generic)
-        checks.no_void_variables(self.decls, parsed.tree)
-        self.decls.collect(parsed.tree)
+        self.tables: dict[str, TableInfo] = {}
+        self.actions: dict[str, ActionInfo] = {}
+        self.direct_actions: set[str] = set()   # actions called from an apply block
+        self.extern_insts: dict[str, ExternInst] = {}
+        self.profiles: dict[str, ProfileInfo] = {}   # action profiles/selectors by P4Info name
+        self.digests: dict[str, StructT] = {}
+        self.value_sets: dict[str, Any] = {}
+        self.functions: dict = {}
+        self.warnings: list[str] = []
+        self._pyids: dict[str, str] = {}
+        self.generated: set[str] = set()
+        self.checking_unused = False
+
+    # ------------------------------------------------------------ the checking passes
+    def declare(self) -> None:
+        """The core errors, the global scope, the Python names of the types and the top-level
+        externs and actions."""
         d = self.decls
         for e in ("NoError", "PacketTooShort", "NoMatch", "StackOutOfBounds", "HeaderTooShort",
                   "ParserInvalidArgument"):
@@ -96,28 +80,20 @@ class Program:
         self.gscope = GlobalScope(d)
         self.calls = Calls(self)
         self.externs = self.calls
-        self.tables: dict[str, TableInfo] = {}
-        self.actions: dict[str, ActionInfo] = {}
-        self.direct_actions: set[str] = set()   # actions called from an apply block
-        self.extern_insts: dict[str, ExternInst] = {}
-        self.profiles: dict[str, ProfileInfo] = {}   # action profiles/selectors by P4Info name
-        self.digests: dict[str, StructT] = {}
-        self.value_sets: dict[str, Any] = {}
-        self._pyids: dict[str, str] = {}
-        self.generated: set[str] = set()
-        self.checking_unused = False
         self._type_names()
         self._top_actions()
-        self.functions: dict = {}
-        for name, tree in self.decls.functions.items():  # declaration order: a function may call earlier ones
+
+    def check_functions(self) -> None:
+        """Functions, in declaration order: a function may call earlier ones."""
+        for name, tree in self.decls.functions.items():
             self.functions[name] = FunctionChecker(self, tree).generate()
-        self._pipeline(parsed.tree)
+
+    def check_v1model(self) -> None:
+        """Direct meters, then v1model's and BMv2's program rules."""
         self._check_direct_meters()
-        checks_v1model.check_program(self.decls, self.decls.controls, self.decls.parsers, self.block_names,
-                                     self.decls.functions)
-        checks_v1model.check_user_types(self.decls, self.block_params["parser"])
-        self._check_unused()
-        self.warnings: list[str] = p4warnings.collect(parsed.tree, self.decls)
+        v1model_rules.check_program(self.decls, self.decls.controls, self.decls.parsers, self.block_names,
+                                    self.decls.functions)
+        v1model_rules.check_user_types(self.decls, self.block_params["parser"])
 
     # ------------------------------------------------------------ helpers
     def pyident(self, name: str) -> str:
@@ -160,7 +136,8 @@ class Program:
             info = self._top.action(node, top_level=True)
             self.gscope.declare(name, Sym("action", BoolT(), info.pyfn, False, info))
 
-    def _pipeline(self, tree: Tree) -> None:
+    def check_pipeline(self, tree: Tree) -> None:
+        """``main``: a V1Switch of six blocks, each checked in its role."""
         d = self.decls
         main = d.instances.get("main")
         if main is None:
@@ -206,7 +183,7 @@ class Program:
         by_name = bind_named(args, set(V1_PARAMS), self.decls.err, main, "V1Switch")
         return [by_name[k] for k in V1_PARAMS]
 
-    def _check_unused(self) -> None:
+    def check_unused_blocks(self) -> None:
         """Type-check parsers/controls that are declared but never instantiated (as p4c does);
         their code and tables are discarded."""
         used = self.generated
