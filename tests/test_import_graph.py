@@ -24,14 +24,16 @@ REPO = Path(__file__).resolve().parents[1]
 #: package -> the project packages its modules may import (docs/ARCHITECTURE.md, "Dependencies").
 ALLOWED: dict[str, set[str]] = {
     "dhcwire": set(),
-    "softswitch": set(),
+    "p4rt": set(),
+    "softswitch": {"p4rt"},
     "dhc": {"dhcwire"},
     "hostagent": {"dhcwire", "dhc"},
-    "controller": {"dhcwire", "hostagent", "softswitch"},
+    "controller": {"dhcwire", "hostagent", "softswitch", "p4rt"},
     "topologies": {"dhcwire", "dhc", "hostagent", "controller", "softswitch"},
     "sim": {"dhcwire", "dhc", "controller"},
-    "bench": {"dhcwire", "dhc", "hostagent", "controller", "softswitch", "topologies", "sim"},
-    "tests": {"dhcwire", "dhc", "hostagent", "controller", "softswitch", "topologies", "sim", "bench"},
+    "bench": {"dhcwire", "dhc", "hostagent", "controller", "softswitch", "p4rt", "topologies", "sim"},
+    "tests": {"dhcwire", "dhc", "hostagent", "controller", "softswitch", "p4rt", "topologies", "sim",
+              "bench"},
 }
 
 #: (importing package, imported package) -> (modules of the importer allowed to, modules of the

@@ -22,9 +22,11 @@ import grpc
 from p4.config.v1 import p4info_pb2
 from p4.v1 import p4runtime_pb2
 
+from p4rt import P4InfoIndex
+
 from ..api import P4CompileError, Replica
 from .errors import P4RuntimeError
-from .p4info_index import P4InfoIndex, check_compatible, decode_bytes, encode_bytes
+from .ids import check_compatible, decode_bytes, encode_bytes, index
 
 log = logging.getLogger("softswitch.device")
 
@@ -81,7 +83,7 @@ def compile_pipeline(config: p4runtime_pb2.ForwardingPipelineConfig,
     if config.HasField("p4info"):
         check_compatible(config.p4info, compiled.p4info)
     p4info = config.p4info if config.HasField("p4info") else switch.p4info
-    return InstalledProgram(switch=switch, index=P4InfoIndex.build(switch.p4info), p4info=p4info,
+    return InstalledProgram(switch=switch, index=index(switch.p4info), p4info=p4info,
                     device_config=bytes(config.p4_device_config), cookie=config.cookie.cookie)
 
 
@@ -116,7 +118,7 @@ class Device:
         """Install a program loaded outside P4Runtime (the CLI's PROGRAM.p4)."""
         with self.lock:
             self._apply_crc_params(switch)
-            self.pipeline = InstalledProgram(switch=switch, index=P4InfoIndex.build(switch.p4info),
+            self.pipeline = InstalledProgram(switch=switch, index=index(switch.p4info),
                                      p4info=switch.p4info, device_config=device_config)
         self.on_change()
 

@@ -13,9 +13,10 @@ from collections.abc import Iterator
 
 from p4.v1 import p4runtime_pb2
 
+from p4rt import P4InfoIndex
+
 from .errors import invalid
 from .meterconf import config_from_proto, config_to_proto, refuse_counter_data
-from .p4info_index import P4InfoIndex
 from .translate import _call, _priority, decode_match, read_table_entries
 
 Update = p4runtime_pb2.Update

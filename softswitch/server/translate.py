@@ -13,6 +13,9 @@ import grpc
 from p4.config.v1 import p4info_pb2
 from p4.v1 import p4runtime_pb2
 
+from p4rt import P4InfoIndex
+from p4rt.context import P4InfoTable
+
 from ..api import (
     EntryExistsError,
     EntryNotFoundError,
@@ -29,8 +32,8 @@ from ..api import (
 )
 from ..target.profiles import Watch
 from .errors import P4RuntimeError, invalid
+from .ids import decode_bytes, encode_bytes
 from .meterconf import config_from_proto, config_to_proto
-from .p4info_index import P4InfoIndex, P4InfoTable, decode_bytes, encode_bytes
 
 MT = p4info_pb2.MatchField
 Update = p4runtime_pb2.Update

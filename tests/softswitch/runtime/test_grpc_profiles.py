@@ -9,7 +9,7 @@ from google.rpc import code_pb2
 from p4.v1 import p4runtime_pb2
 
 from softswitch.native.build import compiler
-from softswitch.server.p4info_index import encode_bytes
+from softswitch.server.ids import encode_bytes
 from tests.softswitch.runtime.conftest import compile_config
 from tests.softswitch.runtime.p4rt import Client, U
 

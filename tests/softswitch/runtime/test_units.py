@@ -11,7 +11,7 @@ import pytest
 
 from softswitch.cli import parse_args
 from softswitch.server.errors import P4RuntimeError
-from softswitch.server.p4info_index import decode_bytes, encode_bytes
+from softswitch.server.ids import decode_bytes, encode_bytes
 from softswitch.target.ports import parse_port_map
 
 

@@ -1,34 +1,16 @@
-"""Id-keyed view of a P4Info, and P4Runtime byte-string codec.
+"""One index of a P4Info, by id and by name (after p4runtime-shell's ``context.py``).
 
-P4Runtime speaks in numeric ids and canonical byte strings; the Switch API speaks
-in P4Info names and Python ints.  This module is the dictionary between them, and
-the place where ids, widths and match kinds are checked (INVALID_ARGUMENT).
+P4Runtime messages name entities by numeric id; people and the controller's intended state name
+them by P4Info name.  ``P4InfoIndex`` is built once per P4Info and answers both: the P4Runtime
+server resolves the ids of requests with it, the controller the names of its entries.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from p4.config.v1 import p4info_pb2
-
-from .errors import invalid
-
-
-def decode_bytes(data: bytes, bitwidth: int, what: str) -> int:
-    """Decode a P4Runtime byte string, accepting leading zero bytes but checking the width."""
-    if not data:
-        raise invalid(f"{what}: empty byte string")
-    value = int.from_bytes(data, "big")
-    if bitwidth > 0 and value >> bitwidth:
-        raise invalid(f"{what}: value 0x{data.hex()} does not fit in {bitwidth} bits")
-    return value
-
-
-def encode_bytes(value: int, bitwidth: int = 0) -> bytes:
-    """Canonical encoding: shortest big-endian string, one zero byte for zero."""
-    if value < 0:
-        raise ValueError(f"cannot encode negative value {value}")
-    return value.to_bytes(max(1, (value.bit_length() + 7) // 8), "big")
 
 
 @dataclass(frozen=True)
@@ -97,7 +79,7 @@ class CounterInfo:
 
 
 @dataclass(frozen=True)
-class ProfileInfo:
+class P4InfoProfile:
     id: int
     name: str
     with_selector: bool
@@ -120,9 +102,12 @@ class PacketMetadataField:
 
 @dataclass
 class P4InfoIndex:
-    """Lookup tables built once per pipeline from its P4Info."""
+    """Lookup tables built once per pipeline from its P4Info: every entity by id, tables,
+    actions and counters by name too.  A lookup of an unknown id raises ``missing(message)``
+    (``KeyError`` by default; the P4Runtime server makes it INVALID_ARGUMENT)."""
 
     p4info: p4info_pb2.P4Info
+    missing: Callable[[str], Exception] = KeyError
     tables: dict[int, P4InfoTable] = field(default_factory=dict)
     actions: dict[int, P4InfoAction] = field(default_factory=dict)
     counters: dict[int, CounterInfo] = field(default_factory=dict)
@@ -133,11 +118,13 @@ class P4InfoIndex:
     packet_metadata: dict[str, list[PacketMetadataField]] = field(default_factory=dict)
     table_by_name: dict[str, int] = field(default_factory=dict)
     action_by_name: dict[str, int] = field(default_factory=dict)
-    profiles: dict[int, ProfileInfo] = field(default_factory=dict)
+    profiles: dict[int, P4InfoProfile] = field(default_factory=dict)
+    counter_by_name: dict[str, int] = field(default_factory=dict)
 
     @classmethod
-    def build(cls, p4info: p4info_pb2.P4Info) -> P4InfoIndex:
-        idx = cls(p4info=p4info)
+    def build(cls, p4info: p4info_pb2.P4Info,
+              missing: Callable[[str], Exception] = KeyError) -> P4InfoIndex:
+        idx = cls(p4info=p4info, missing=missing)
         for a in p4info.actions:
             idx.actions[a.preamble.id] = P4InfoAction(
                 a.preamble.id, a.preamble.name,
@@ -175,10 +162,11 @@ class P4InfoIndex:
             )
             idx.table_by_name[t.preamble.name] = t.preamble.id
         for ap in p4info.action_profiles:
-            idx.profiles[ap.preamble.id] = ProfileInfo(ap.preamble.id, ap.preamble.name, ap.with_selector,
+            idx.profiles[ap.preamble.id] = P4InfoProfile(ap.preamble.id, ap.preamble.name, ap.with_selector,
                                                        tuple(ap.table_ids))
         for c in p4info.counters:
             idx.counters[c.preamble.id] = CounterInfo(c.preamble.id, c.preamble.name, c.size, c.spec.unit)
+            idx.counter_by_name[c.preamble.name] = c.preamble.id
         for r in p4info.registers:
             idx.registers[r.preamble.id] = r.preamble.name
         for m in p4info.meters:
@@ -192,65 +180,44 @@ class P4InfoIndex:
         try:
             return self.tables[table_id]
         except KeyError:
-            raise invalid(f"unknown table id {table_id}") from None
+            raise self.missing(f"unknown table id {table_id}") from None
 
     def action(self, action_id: int) -> P4InfoAction:
         try:
             return self.actions[action_id]
         except KeyError:
-            raise invalid(f"unknown action id {action_id}") from None
+            raise self.missing(f"unknown action id {action_id}") from None
 
-    def profile(self, profile_id: int) -> ProfileInfo:
+    def profile(self, profile_id: int) -> P4InfoProfile:
         try:
             return self.profiles[profile_id]
         except KeyError:
-            raise invalid(f"unknown action profile id {profile_id}") from None
+            raise self.missing(f"unknown action profile id {profile_id}") from None
 
     def meter(self, meter_id: int) -> MeterInfo:
         try:
             return self.meters[meter_id]
         except KeyError:
-            raise invalid(f"unknown meter id {meter_id}") from None
+            raise self.missing(f"unknown meter id {meter_id}") from None
 
     def counter(self, counter_id: int) -> CounterInfo:
         try:
             return self.counters[counter_id]
         except KeyError:
-            raise invalid(f"unknown counter id {counter_id}") from None
+            raise self.missing(f"unknown counter id {counter_id}") from None
+
+    def table_named(self, name: str) -> P4InfoTable | None:
+        tid = self.table_by_name.get(name)
+        return None if tid is None else self.tables[tid]
+
+    def action_named(self, name: str) -> P4InfoAction | None:
+        aid = self.action_by_name.get(name)
+        return None if aid is None else self.actions[aid]
+
+    def counter_named(self, name: str) -> CounterInfo | None:
+        cid = self.counter_by_name.get(name)
+        return None if cid is None else self.counters[cid]
 
 
-def check_compatible(given: p4info_pb2.P4Info, compiled: p4info_pb2.P4Info) -> None:
-    """Refuse a P4Info whose ids or names disagree with the program in the device config.
-
-    The controller speaks in the ids of the P4Info it sends; the switch resolves
-    them against its own compiled program, so the two must name the same objects.
-    """
-    mine = P4InfoIndex.build(compiled)
-    theirs = P4InfoIndex.build(given)
-    problems: list[str] = []
-    for tid, t in theirs.tables.items():
-        m = mine.tables.get(tid)
-        if m is None or m.name != t.name:
-            problems.append(f"table {t.name} (id {tid}) is not in the program")
-            continue
-        for fid, f in t.fields.items():
-            mf = m.fields.get(fid)
-            if mf is None or (mf.name, mf.bitwidth, mf.match_type) != (f.name, f.bitwidth, f.match_type):
-                problems.append(f"match field {t.name}.{f.name} (id {fid}) differs from the program")
-    for aid, a in theirs.actions.items():
-        m = mine.actions.get(aid)
-        if m is None or m.name != a.name:
-            problems.append(f"action {a.name} (id {aid}) is not in the program")
-            continue
-        for pid, p in a.params.items():
-            mp = m.params.get(pid)
-            if mp is None or (mp.name, mp.bitwidth) != (p.name, p.bitwidth):
-                problems.append(f"parameter {a.name}.{p.name} (id {pid}) differs from the program")
-    for cid, c in theirs.counters.items():
-        m = mine.counters.get(cid)
-        if m is None or m.name != c.name:
-            problems.append(f"counter {c.name} (id {cid}) is not in the program")
-    if problems:
-        shown = "; ".join(problems[:5])
-        more = f" (and {len(problems) - 5} more)" if len(problems) > 5 else ""
-        raise invalid(f"P4Info does not match the P4 program in p4_device_config: {shown}{more}")
+__all__ = ["CounterInfo", "MatchFieldInfo", "MeterInfo", "P4InfoAction", "P4InfoIndex", "P4InfoProfile",
+           "P4InfoTable", "PacketMetadataField", "ParamInfo"]
