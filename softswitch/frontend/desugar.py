@@ -4,8 +4,8 @@ so that both generators (python and IR -> C) see only plain statements:
 - compound assignment ``x op= e`` becomes ``x = x op e`` (p4c's RemoveOpAssign; an lvalue has
   no side effects, so evaluating it twice is safe);
 - ``for`` loops of both forms become one ``loop_stmt`` (loops.py);
-- named arguments and parameter defaults become positional arguments, a don't-care ``_``
-  for an ``out`` parameter becomes a fresh temporary (p4c's argument binding);
+- a don't-care ``_`` for an ``out`` parameter becomes a fresh temporary (p4c's DontcareArgs;
+  named arguments and defaults were made positional before, by ``bind_arguments.py``);
 - a call of a function with ``out``/``inout`` parameters inside an expression is hoisted into
   a temporary before the statement, left to right, with the operands evaluated before it
   saved first and ``&&``/``||``/``?:`` short-circuits kept (p4c's SideEffectOrdering); so is

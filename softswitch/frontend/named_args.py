@@ -1,7 +1,7 @@
-"""Argument binding for the source rewrites of ``desugar.py`` (a mixin of ``Desugar``): which
-declaration a call binds to, named and default arguments made positional, don't-care ``_``
-arguments made temporaries, and a call with effects inside an expression hoisted before the
-statement (p4c's argument binding and SideEffectOrdering)."""
+"""Calls for the source rewrites (a mixin of ``desugar.Desugar``): which declaration a call binds
+to, named and default arguments made positional (``bind_names``, the argument-binding pass of
+``bind_arguments.py``), don't-care ``_`` arguments made temporaries, and a call with effects
+inside an expression hoisted before the statement (p4c's DontcareArgs and SideEffectOrdering)."""
 
 from __future__ import annotations
 
@@ -140,12 +140,18 @@ class ArgumentBinding:
         return e
 
     def _bind(self, call: Tree, c: Callee, pre: list) -> list:
+        """``call``'s arguments in parameter order, don't-care ones made temporaries."""
+        return self._dont_cares(self.bind_names(call, c), c, pre, call)
+
+    def bind_names(self, call: Tree, c: Callee) -> list:
+        """Named arguments in parameter order and missing ones from the parameters' defaults
+        (the argument-binding pass, ``bind_arguments.py``); don't-care ``_`` stays."""
         args = self._args(call)
         named = [a for a in args if a.data == "named_arg"]
         by_name: dict[str, object] = {}
         if named:
             by_name = bind_named(args, {name_of(p.children[3]) for p in c.params}, self.err, call)
-        elif len(args) >= len(c.params) and not any(a.data == "dontcare_arg" for a in args):
+        elif len(args) >= len(c.params):
             return args
         out = []
         for i, p in enumerate(c.params):
@@ -158,12 +164,16 @@ class ArgumentBinding:
                         raise self.err(call, f"missing argument for parameter {pname}")
                     break  # arity is checked by the generators
                 a = copy.deepcopy(default)
-            if isinstance(a, Tree) and a.data == "dontcare_arg":
-                a = self._dont_care(a, p, c, pre, call)
             out.append(a)
         if not named and len(args) > len(c.params):
             out += args[len(c.params):]
         return out
+
+    def _dont_cares(self, args: list, c: Callee, pre: list, call: Tree) -> list:
+        """A don't-care ``_`` for a parameter becomes a fresh temporary declared in ``pre``."""
+        return [self._dont_care(a, c.params[i], c, pre, call)
+                if i < len(c.params) and isinstance(a, Tree) and a.data == "dontcare_arg" else a
+                for i, a in enumerate(args)]
 
     @staticmethod
     def _type_argument(name: str, c: Callee, call: Tree) -> Tree | None:

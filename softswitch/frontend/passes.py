@@ -7,10 +7,9 @@ checked program (``check/program.py``).  Each pass lives in a module named for w
 The order matters where p4c's does: the warnings read the program before any rewrite (as p4c
 reports them on the source), generic structs and headers are specialised again after each pass
 that can make a new use of one (generic blocks, generic functions), sub-parsers are inlined
-before the statements are rewritten, and ``desugar.py`` (compound assignment, loops, argument
-binding, side effects in p4c's order) runs last among the rewrites.  Argument binding is part of
-``desugar.py``'s walk (``named_args.py``): a don't-care ``_`` argument and a call hoisted out of an
-expression both become temporaries at the same statement position, in p4c's order.
+before the statements are rewritten, arguments are bound to parameters (``bind_arguments.py``:
+named arguments and defaults) before ``desugar.py`` (compound assignment, loops, don't-care
+arguments and side effects in p4c's order) runs, last among the rewrites.
 """
 
 from __future__ import annotations
@@ -32,6 +31,7 @@ from ..warn import (
     uninitialized,
     unused,
 )
+from .bind_arguments import bind_arguments
 from .defaults import check_default_uses
 from .desugar import Desugar
 from .extern_params import bind_extern_parameters
@@ -111,6 +111,7 @@ PASSES: tuple[tuple[str, Pass], ...] = (
     ("generic functions and constants", lambda fe: specialize(fe.tree, fe.err, fe.gtypes.origins)),
     ("generic structs and headers", _generic_types),
     ("extern parameters", lambda fe: bind_extern_parameters(fe.tree, fe.err)),
+    ("argument binding", lambda fe: bind_arguments(fe.tree, fe.err)),
     ("desugar", lambda fe: Desugar(fe.tree, fe.err).run()),
     # the checks that fill the checked program
     ("void variables", lambda fe: declarations.no_void_variables(fe.prog.decls, fe.tree)),
