@@ -263,7 +263,8 @@ def _pipeline_rates(make, frames: list[tuple[int, bytes]], py_share: float) -> d
 
 
 def _dhc_in_process(topo, placement, job, args) -> dict:
-    from controller.pipeline import apply_in_process, program_defines
+    from bench.inprocess import apply_in_process
+    from controller.pipeline import program_defines
     from controller.plan import intended_state
 
     defines = program_defines(args.lanes, topo.switches[SWITCH_NAME].register_slots)

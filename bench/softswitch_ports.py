@@ -600,9 +600,10 @@ def _in_process_aggregate(sw, job: _Dhc, chunks: _Chunks) -> _Tally:
 
 
 def _run_dhc(lab: _Lab, args: argparse.Namespace) -> dict:
+    from bench.inprocess import apply_in_process
     from controller.deploy import deploy
     from controller.p4rt_client import SwitchAddress
-    from controller.pipeline import apply_in_process, program_defines
+    from controller.pipeline import program_defines
     from controller.placement import place
     from controller.plan import intended_state
     from softswitch import Switch

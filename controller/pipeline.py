@@ -26,11 +26,9 @@ from google.protobuf import json_format, text_format
 from p4.config.v1 import p4info_pb2
 
 from controller.deploy_errors import PlanError
-from controller.intent import SwitchState
 from controller.targets import lanes_in_p4info
 from dhcwire.p4names import DEFAULT_MAX_JOBS
-from softswitch import Switch
-from softswitch.api import Exact, Lpm, P4CompileError, Replica
+from softswitch.compiler import P4CompileError
 from softswitch.compiler import compile as compile_p4
 
 #: The DHC data plane.
@@ -110,23 +108,3 @@ def read_pipeline_files(path: Path, config_path: Path) -> PipelineConfig:
     except Exception as err:  # noqa: BLE001 - any parse failure is a bad input file
         raise PlanError(f"{path}: not a P4Info ({type(err).__name__}: {err})") from None
     return PipelineConfig(p4info, config)
-
-
-def load_in_process(
-    lanes: int, pool_size: int, max_jobs: int = DEFAULT_MAX_JOBS, program: Path = PROGRAM
-) -> Switch:
-    """An in-process softswitch running ``program`` with these sizes (tests and benchmarks)."""
-    return Switch.load(str(program), defines=program_defines(lanes, pool_size, max_jobs))
-
-
-def apply_in_process(sw: Switch, state: SwitchState) -> None:
-    """Install ``state`` on an in-process ``softswitch.Switch`` (empty tables assumed)."""
-    for d in state.defaults.values():
-        sw.table_set_default(d.table, d.action, dict(d.params))
-    for e in state.entries.values():
-        match = {
-            m.name: (Exact(m.value) if m.prefix_len is None else Lpm(m.value, m.prefix_len)) for m in e.match
-        }
-        sw.table_add(e.table, e.action, match, dict(e.params))
-    for g in state.groups.values():
-        sw.mc_group_set(g.group_id, [Replica(port, rid) for port, rid in g.replicas])

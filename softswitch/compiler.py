@@ -135,4 +135,4 @@ def _compile(text: str, filename: str) -> CompiledProgram:
     return CompiledProgram(prog, irp, build_p4info(prog), tuple(prog.warnings), text, filename)
 
 
-__all__ = ["CompiledProgram", "compile", "compile_errors", "compile_preprocessed"]
+__all__ = ["CompiledProgram", "P4CompileError", "compile", "compile_errors", "compile_preprocessed"]

@@ -36,6 +36,12 @@ class Switch(PacketFlow):
         Record each packet's parser states, tables and actions in ``last_trace`` (slower;
         the python backend only).
 
+    Raises
+    ------
+    P4CompileError
+        The backend cannot run the program (``NativeSwitch``: a construct outside the native
+        subset, no C compiler, or ``trace``).
+
     Examples
     --------
     >>> from pathlib import Path
@@ -46,6 +52,10 @@ class Switch(PacketFlow):
     ...              {"hdr.ipv4.dstAddr": Lpm(0x0A000002, 32)}, {"dstAddr": 0xA, "port": 3})
     >>> sw.table_entries("MyIngress.ipv4_lpm")[0].action
     'MyIngress.ipv4_forward'
+    >>> frame = bytes.fromhex("000000000a0a000000000b0b080045000018123440004011139c"
+    ...                       "0a0000010a000105deadbeef")
+    >>> [port for port, _ in sw.process(0, frame)]      # no route to 10.0.1.5: dropped
+    []
     """
 
     backend = "python"
