@@ -45,7 +45,7 @@ from bench.softswitch_ports import (
 from softswitch.api import Lpm
 from softswitch.native.build import cache_dir, compiler
 from softswitch.native.switch import NativeSwitch
-from softswitch.runtime import Switch
+from softswitch.target.switch import Switch
 
 HERE = Path(__file__).parent / "native"
 CHUNK_OFFSET = 50  # frame offset of the RESULT's chunk number (as bench/softswitch_ports.py checks it)
@@ -263,7 +263,8 @@ def _pipeline_rates(make, frames: list[tuple[int, bytes]], py_share: float) -> d
 
 
 def _dhc_in_process(topo, placement, job, args) -> dict:
-    from controller.pipeline import apply_in_process, program_defines
+    from bench.inprocess import apply_in_process
+    from controller.pipeline import program_defines
     from controller.plan import intended_state
 
     defines = program_defines(args.lanes, topo.switches[SWITCH_NAME].register_slots)

@@ -134,7 +134,7 @@ class _Lab:
     procs: list[subprocess.Popen] = field(default_factory=list)
 
     def __enter__(self) -> _Lab:
-        from softswitch.ports import ETH_P_ALL, ignore_outgoing, run_in_netns, set_offloads
+        from softswitch.target.ports import ETH_P_ALL, ignore_outgoing, run_in_netns, set_offloads
 
         try:
             for p in (1, 2):
@@ -600,9 +600,10 @@ def _in_process_aggregate(sw, job: _Dhc, chunks: _Chunks) -> _Tally:
 
 
 def _run_dhc(lab: _Lab, args: argparse.Namespace) -> dict:
+    from bench.inprocess import apply_in_process
     from controller.deploy import deploy
     from controller.p4rt_client import SwitchAddress
-    from controller.pipeline import apply_in_process, program_defines
+    from controller.pipeline import program_defines
     from controller.placement import place
     from controller.plan import intended_state
     from softswitch import Switch

@@ -26,12 +26,10 @@ from google.protobuf import json_format, text_format
 from p4.config.v1 import p4info_pb2
 
 from controller.deploy_errors import PlanError
-from controller.intent import SwitchState
 from controller.targets import lanes_in_p4info
 from dhcwire.p4names import DEFAULT_MAX_JOBS
-from softswitch import Switch
-from softswitch.api import Exact, Lpm, P4CompileError, Replica
-from softswitch.frontend import preprocess
+from softswitch.compiler import P4CompileError
+from softswitch.compiler import compile as compile_p4
 
 #: The DHC data plane.
 PROGRAM = Path(__file__).resolve().parents[1] / "p4src" / "dhc.p4"
@@ -69,8 +67,8 @@ class SoftswitchBuild:
 @lru_cache(maxsize=8)
 def _softswitch_build(program: str, lanes: int, pool_size: int, max_jobs: int) -> PipelineConfig:
     try:
-        text = preprocess(program, program_defines(lanes, pool_size, max_jobs))
-        return PipelineConfig(Switch.from_source(text, program).p4info, text.encode("utf-8"))
+        compiled = compile_p4(Path(program), program_defines(lanes, pool_size, max_jobs))
+        return PipelineConfig(compiled.p4info, compiled.source.encode("utf-8"))
     except P4CompileError as err:
         raise PlanError(f"P4 program {program} does not compile: {err}") from None
 
@@ -110,23 +108,3 @@ def read_pipeline_files(path: Path, config_path: Path) -> PipelineConfig:
     except Exception as err:  # noqa: BLE001 - any parse failure is a bad input file
         raise PlanError(f"{path}: not a P4Info ({type(err).__name__}: {err})") from None
     return PipelineConfig(p4info, config)
-
-
-def load_in_process(
-    lanes: int, pool_size: int, max_jobs: int = DEFAULT_MAX_JOBS, program: Path = PROGRAM
-) -> Switch:
-    """An in-process softswitch running ``program`` with these sizes (tests and benchmarks)."""
-    return Switch.load(str(program), defines=program_defines(lanes, pool_size, max_jobs))
-
-
-def apply_in_process(sw: Switch, state: SwitchState) -> None:
-    """Install ``state`` on an in-process ``softswitch.Switch`` (empty tables assumed)."""
-    for d in state.defaults.values():
-        sw.table_set_default(d.table, d.action, dict(d.params))
-    for e in state.entries.values():
-        match = {
-            m.name: (Exact(m.value) if m.prefix_len is None else Lpm(m.value, m.prefix_len)) for m in e.match
-        }
-        sw.table_add(e.table, e.action, match, dict(e.params))
-    for g in state.groups.values():
-        sw.mc_group_set(g.group_id, [Replica(port, rid) for port, rid in g.replicas])

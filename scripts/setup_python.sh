@@ -13,7 +13,7 @@ PIP=("$PY" -m pip install -q --disable-pip-version-check)
 
 # The p4runtime wheel's generated modules fail under protobuf >= 4: regenerate them in place from
 # the descriptors the wheel embeds (idempotent; rerun after any reinstall of p4runtime).
-"$PY" -m softswitch.gen_stubs
+"$PY" "$(dirname "$0")/gen_p4runtime_stubs.py"
 # The job service's gRPC modules, compiled from dhcwire/jobservice/jobservice.proto with
 # grpcio-tools for the installed protobuf (also done on first import; docs/deploy.md).
 "$PY" -c 'from dhcwire.jobservice import generate; generate()'

@@ -1,6 +1,7 @@
-"""DHC softswitch: a P4_16 v1model software target (front end, executor, runtime API)."""
+"""DHC softswitch: a P4_16 v1model compiler (``compile``) and software target (``Switch``)."""
 
 from .api import P4CompileError, RuntimeAPIError
-from .runtime import Switch, load_program
+from .compiler import CompiledProgram, compile  # noqa: A004 - the package's entry point, as re.compile
+from .target.switch import Switch, load_program
 
-__all__ = ["Switch", "P4CompileError", "RuntimeAPIError", "load_program"]
+__all__ = ["CompiledProgram", "P4CompileError", "RuntimeAPIError", "Switch", "compile", "load_program"]

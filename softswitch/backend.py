@@ -9,9 +9,10 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
+from .compiler import CompiledProgram, compile_errors
 from .native.build import NativeBuildError, compiler
 from .native.switch import NativeSwitch
-from .runtime import Switch
+from .target.switch import Switch
 
 BACKENDS = ("auto", "native", "python")
 log = logging.getLogger("softswitch")
@@ -58,6 +59,13 @@ def _choose(make: Callable[[type], Switch], backend: str | None, trace: bool) ->
     except NativeBuildError as err:
         _warn(f"softswitch: {err}; using the python backend for this program")
         return make(Switch)
+
+
+def build(compiled: CompiledProgram, backend: str | None = None, cpu_port: int | None = None,
+          trace: bool = False) -> Switch:
+    """A switch of the chosen backend running ``compiled`` (``softswitch.compile``'s result)."""
+    with compile_errors(compiled.filename):
+        return _choose(lambda cls: cls(compiled, cpu_port, trace), backend, trace)
 
 
 def load(path: str | Path, backend: str | None = None, **kw) -> Switch:

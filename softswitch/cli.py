@@ -18,8 +18,8 @@ import signal
 import sys
 from pathlib import Path
 
-from softswitch.api import P4CompileError
-from softswitch.crc import parse_params
+from .api import P4CompileError
+from .target.crc import parse_params
 
 _LOG_LEVELS = {"trace": logging.DEBUG, "debug": logging.DEBUG, "info": logging.INFO,
                "warn": logging.WARNING, "warning": logging.WARNING, "error": logging.ERROR,
@@ -118,8 +118,8 @@ def _setup_logging(args: argparse.Namespace) -> None:
 
 def _install_program(args: argparse.Namespace, device, cpu_port: int | None) -> bool:
     """Compile ``--program`` and install it on the device; False (reported) when it cannot."""
-    from softswitch import backend
-    from softswitch.frontend import preprocess
+    from . import backend
+    from .frontend.parser import preprocess
 
     defines = _defines(args.p4_define)
     try:
@@ -137,7 +137,7 @@ def _install_program(args: argparse.Namespace, device, cpu_port: int | None) -> 
 
 def _log_started(log: logging.Logger, args: argparse.Namespace, targs: argparse.Namespace, device,
                  mapping: dict, bound: int) -> None:
-    from softswitch import backend
+    from . import backend
 
     sw = device.pipeline.switch if device.pipeline is not None else None
     log.info(
@@ -154,11 +154,11 @@ def _log_started(log: logging.Logger, args: argparse.Namespace, targs: argparse.
 
 
 def run_switch(args: argparse.Namespace, targs: argparse.Namespace) -> int:
-    from softswitch import backend
-    from softswitch.native.loop import serve_ports
-    from softswitch.ports import PortSet, parse_port_map
-    from softswitch.server import Device, serve
-    from softswitch.server.linkstatus import LinkWatcher
+    from . import backend
+    from .native.loop import serve_ports
+    from .server import Device, serve
+    from .server.linkstatus import LinkWatcher
+    from .target.ports import PortSet, parse_port_map
 
     log = logging.getLogger("softswitch")
     try:
@@ -214,7 +214,7 @@ def run_switch(args: argparse.Namespace, targs: argparse.Namespace) -> int:
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] == "stf":
-        from softswitch import stf  # another module's CLI; imported only when asked for
+        from . import stf  # another module's CLI; imported only when asked for
 
         return stf.main(argv[1:])
     args, targs = parse_args(argv)

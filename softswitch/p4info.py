@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .decls import cp_name
-from .types import ArrayT, BitT, BoolT, EnumT, ErrorT, HeaderT, StructT
+from .check.decls import cp_name
+from .check.types import ArrayT, BitT, BoolT, EnumT, ErrorT, HeaderT, StructT
 
 # The P4Ids.Prefix values of p4info.proto (p4c uses these): controller headers 0x04, meters 0x14,
 # direct meters 0x15, registers 0x16, digests 0x17.
@@ -25,7 +25,7 @@ MATCH = {"exact": 2, "lpm": 3, "ternary": 4, "range": 5, "optional": 6}
 def p4info_pb2():
     """The one place that imports the P4Info stubs (regenerated stubs first, if present)."""
     try:
-        from softswitch.p4runtime_stubs.p4.config.v1 import p4info_pb2 as m  # type: ignore
+        from .p4runtime_stubs.p4.config.v1 import p4info_pb2 as m  # type: ignore
         return m
     except ImportError:
         from p4.config.v1 import p4info_pb2 as m  # type: ignore

@@ -1,4 +1,4 @@
-"""A disk cache of the front end's work: preprocessed text and checked programs.
+"""A disk cache of the front end's work: preprocessed text and compiled programs.
 
 Every switch start, every P4Runtime pipeline push and every controller that wants P4Info runs
 the same pure-Python front end (preprocess, LALR parse, checks) on the same program; for
@@ -12,8 +12,8 @@ on disk, next to the native backend's compiled modules (``$SOFTSWITCH_CACHE``, d
   SHA-256 of every file the text came from (the ``#line`` markers name them) and the names in
   every directory of the include path, so an edited header or a new file that would shadow one
   makes it stale;
-* **checked programs** (``program.Program``, pickled right after the checks, before any switch
-  state exists), keyed by the preprocessed text, the file name and the trace flag.
+* **compiled programs** (``compiler.CompiledProgram``: checked declarations, typed IR, P4Info,
+  warnings; no run-time state), keyed by the preprocessed text and the file name.
 
 Every key also holds a hash of this package's own sources, lark's and pcpp's versions: a changed
 front end never reads an old entry.  A missing, stale or unreadable entry is rebuilt; a failed
@@ -220,9 +220,10 @@ def _cached_text(path: Path) -> str | None:
         return None
 
 
-# ------------------------------------------------------------------ checked programs
-def checked(text: str, filename: str, trace: bool, build: Callable[[], T]) -> T:
-    """``build()``'s checked program for this preprocessed text, unpickled when cached.
+# ------------------------------------------------------------------ compiled programs
+def compiled(text: str, filename: str, build: Callable[[], T]) -> T:
+    """``build()``'s compiled program (``compiler.CompiledProgram``) for this preprocessed
+    text, unpickled when cached.
 
     Only programs that compile are cached; a compile error is raised by ``build()`` every time."""
     d = _dir() if enabled() else None
@@ -234,7 +235,7 @@ def checked(text: str, filename: str, trace: bool, build: Callable[[], T]) -> T:
         except (pickle.PicklingError, TypeError, AttributeError, RecursionError):
             return None  # a program that does not pickle is simply not cached
 
-    return _through(d / f"{_key('prog', text, filename, str(trace))}.prog.pickle", _unpickled, build, dump)
+    return _through(d / f"{_key('prog', text, filename)}.prog.pickle", _unpickled, build, dump)
 
 
 def _through(path: Path, load: Callable[[Path], T | None], build: Callable[[], T],

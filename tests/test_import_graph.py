@@ -5,6 +5,7 @@ functions, found with ``ast``) is an arrow.  The test asserts that
 
 * every arrow between packages is in ``ALLOWED`` (the table in docs/ARCHITECTURE.md), and the
   narrower rules in ``NARROW`` hold (who may import which module of another package);
+* no module of the softswitch's compiler imports its target or backends (``COMPILER``);
 * the packages form no cycle;
 * inside each package the modules form no cycle, except the ones listed in ``KNOWN_CYCLES``.
 """
@@ -24,14 +25,16 @@ REPO = Path(__file__).resolve().parents[1]
 #: package -> the project packages its modules may import (docs/ARCHITECTURE.md, "Dependencies").
 ALLOWED: dict[str, set[str]] = {
     "dhcwire": set(),
-    "softswitch": set(),
+    "p4rt": set(),
+    "softswitch": {"p4rt"},
     "dhc": {"dhcwire"},
     "hostagent": {"dhcwire", "dhc"},
-    "controller": {"dhcwire", "hostagent", "softswitch"},
+    "controller": {"dhcwire", "hostagent", "softswitch", "p4rt"},
     "topologies": {"dhcwire", "dhc", "hostagent", "controller", "softswitch"},
     "sim": {"dhcwire", "dhc", "controller"},
-    "bench": {"dhcwire", "dhc", "hostagent", "controller", "softswitch", "topologies", "sim"},
-    "tests": {"dhcwire", "dhc", "hostagent", "controller", "softswitch", "topologies", "sim", "bench"},
+    "bench": {"dhcwire", "dhc", "hostagent", "controller", "softswitch", "p4rt", "topologies", "sim"},
+    "tests": {"dhcwire", "dhc", "hostagent", "controller", "softswitch", "p4rt", "topologies", "sim",
+              "bench"},
 }
 
 #: (importing package, imported package) -> (modules of the importer allowed to, modules of the
@@ -39,11 +42,17 @@ ALLOWED: dict[str, set[str]] = {
 NARROW: dict[tuple[str, str], tuple[set[str] | None, set[str] | None]] = {
     # the codec shares levels/ops and the lane layout, nothing that carries packets
     ("dhc", "dhcwire"): (None, {"dhcwire.lanes"}),
-    # the controller knows the target only through its pipeline interface
-    ("controller", "softswitch"): ({"controller.pipeline"}, None),
+    # the controller knows the target only through its compiler: P4Info and a device config
+    ("controller", "softswitch"): ({"controller.pipeline"}, {"softswitch.compiler"}),
     # the controller writes the job manifest the agents read, nothing else of the agent
     ("controller", "hostagent"): (None, {"hostagent.manifest"}),
 }
+
+#: The compiler's modules (front end, checker, warnings, IR) and what they may not import: the
+#: target, the backends and the P4Runtime server build on the compiled program, never the reverse.
+COMPILER = ("softswitch.frontend", "softswitch.check", "softswitch.warn", "softswitch.ir")
+NOT_FROM_COMPILER = ("softswitch.target", "softswitch.pygen", "softswitch.native", "softswitch.server",
+                     "softswitch.stf", "softswitch.backend", "softswitch.cli")
 
 #: Module cycles inside a package that are known and owned elsewhere (none left).  A cycle not
 #: listed here fails; a listed one that is gone fails too, so the list cannot go stale.
@@ -151,7 +160,8 @@ def test_the_walk_sees_the_project() -> None:
     assert "dhcwire.lanes" in GRAPH["dhc.protocol"]            # from dhcwire.lanes import ...
     assert "dhcwire.header" in GRAPH["hostagent.packet"]       # from dhcwire import header
     assert "controller.intent" in GRAPH["controller.deploy"]   # top-level import
-    assert "softswitch" in GRAPH["controller.pipeline"]        # package __init__
+    assert "softswitch.compiler" in GRAPH["controller.pipeline"]  # from softswitch.compiler import
+    assert "softswitch" in GRAPH["bench.inprocess"]            # package __init__
     assert _cycles({"a", "b", "c"}, {"a": {"b"}, "b": {"c"}, "c": {"a"}}) == [frozenset("abc")]
 
 
@@ -169,6 +179,18 @@ def test_narrow_arrows(arrow: tuple[str, str]) -> None:
                  if _package(t) == arrow[1] and ((importers is not None and m not in importers)
                                                  or (imported is not None and t not in imported)))
     assert not bad, f"{arrow[0]} -> {arrow[1]} is allowed only as {NARROW[arrow]}:\n" + "\n".join(bad)
+
+
+def _under(mod: str, prefixes: tuple[str, ...]) -> bool:
+    return any(mod == p or mod.startswith(p + ".") for p in prefixes)
+
+
+def test_the_compiler_does_not_import_the_target() -> None:
+    """Nothing in ``softswitch/frontend|check|warn|ir`` imports the target or a backend."""
+    assert any(_under(m, COMPILER) for m in GRAPH) and any(_under(m, NOT_FROM_COMPILER) for m in GRAPH)
+    bad = sorted(f"{m} imports {t}" for m, ts in GRAPH.items() if _under(m, COMPILER) for t in ts
+                 if _under(t, NOT_FROM_COMPILER))
+    assert not bad, "the compiler imports the target:\n" + "\n".join(bad)
 
 
 def test_no_cycle_between_packages() -> None:

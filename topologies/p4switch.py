@@ -27,7 +27,7 @@ from topologies.mininet_env import ensure_mininet
 ensure_mininet()
 from mininet.node import Switch  # noqa: E402 - needs ensure_mininet() first
 
-from softswitch.ports import run_in_netns, set_offloads  # noqa: E402
+from softswitch.target.ports import run_in_netns, set_offloads  # noqa: E402
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 _device_ids = itertools.count(0)

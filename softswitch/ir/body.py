@@ -9,9 +9,8 @@ from __future__ import annotations
 
 from lark import Token, Tree
 
-from ..layout import SIZE_METHODS, pyfield, size_in_bits
-from ..literals import parse_int
-from ..types import (
+from ..check.fields import SIZE_METHODS, pyfield, size_in_bits
+from ..check.types import (
     ArrayT,
     BitT,
     BoolT,
@@ -32,17 +31,9 @@ from ..types import (
     UnionT,
     VarbitT,
 )
+from ..frontend.literals import parse_int
 from . import nodes as ir
-from .common import (
-    Unsupported,
-    _Lit,
-    _pos,
-    _Scope,
-    irtype,
-    length_of,
-    union_valid,
-    varbit_arg,
-)
+from .common import Unsupported, _Lit, _pos, _Scope, irtype, length_of, union_valid, varbit_arg
 from .stmts import _Statements
 
 _BINOPS = {"_e_lt": "<", "_e_gt": ">", "_e_bor": "|", "_e_bxor": "^", "_e_band": "&", "_e_shl": "<<",

@@ -7,9 +7,8 @@ from dataclasses import dataclass
 
 from lark import Tree
 
-from ..inlining import substitutes_arguments
-from ..layout import pyfield
-from ..types import (
+from ..check.fields import pyfield
+from ..check.types import (
     BitT,
     BoolT,
     EnumT,
@@ -22,6 +21,7 @@ from ..types import (
     VarbitT,
     bit_width,
 )
+from ..frontend.inlining import substitutes_arguments
 from . import nodes as ir
 from .common import (
     Unsupported,

@@ -7,8 +7,8 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
-from ..layout import pyfield
-from ..types import (
+from ..check.fields import pyfield
+from ..check.types import (
     BitT,
     BoolT,
     EnumT,

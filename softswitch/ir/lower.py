@@ -1,6 +1,6 @@
 """Lowering: the checked program (front end + Python generator's metadata) to the typed IR.
 
-Runs after ``softswitch.program.Program`` accepted the program, so every construct here is
+Runs after ``softswitch.check.program.Program`` accepted the program, so every construct here is
 already type-checked; this pass only computes the types the IR carries (widths and signedness
 of every expression, the width every literal takes) and resolves names to IR objects.  A
 construct the IR does not cover raises ``Unsupported`` naming it (and its source position).
@@ -10,20 +10,11 @@ from __future__ import annotations
 
 from lark import Tree
 
-from ..decls import ann_dict
-from ..layout import pyfield
-from ..specialize import CHECK_ONLY
-from ..types import (
-    BitT,
-    BoolT,
-    EnumT,
-    ErrorT,
-    HeaderT,
-    NamedT,
-    StructLikeT,
-    StructT,
-    VarbitT,
-)
+from ..check.decls import ann_dict
+from ..check.fields import pyfield
+from ..check.matchkeys import entry_norms
+from ..check.types import BitT, BoolT, EnumT, ErrorT, HeaderT, NamedT, StructLikeT, StructT, VarbitT
+from ..frontend.specialize import CHECK_ONLY
 from . import nodes as ir
 from .body import _Body
 from .calcs import name_calculations
@@ -33,7 +24,7 @@ from .walk import direct_meter_target
 
 
 class Lowering:
-    """Builds ``ir.Program`` from a checked ``softswitch.program.Program``."""
+    """Builds ``ir.Program`` from a checked ``softswitch.check.program.Program``."""
 
     def __init__(self, prog):
         self.p = prog
@@ -413,11 +404,12 @@ __all__ = ["Lowering", "Unsupported", "irtype"]
 def _fixed_rows(info) -> list[tuple[tuple[int, ...], int, tuple[int, ...]]] | None:
     """The rows of a table no control-plane write can change (``const entries``, exact keys
     only, no direct counter or meter, no action profile), in lookup order; None for any other."""
-    rt = info.runtime
-    if (not info.entries_const or not rt.exact_only or info.direct_counter is not None
-            or info.direct_meter is not None or info.profile is not None or not info.keys):
+    if (not info.entries_const or any(k.match_kind != "exact" for k in info.keys)
+            or info.direct_counter is not None or info.direct_meter is not None
+            or info.profile is not None or not info.keys):
         return None
-    return [(tuple(v for v, _m in e.norm), e.ai, tuple(int(a) for a in e.args)) for e in rt.const]
+    return [(tuple(v for v, _m in norm), info.actions.index(a), tuple(int(x) for x in args))
+            for norm, (_vals, a, args, _prio) in zip(entry_norms(info), info.const_entries, strict=True)]
 
 
 def _header_validity(e: ir.Expr) -> ir.Expr | None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..types import StructLikeT
+from ..check.types import StructLikeT
 
 
 # ------------------------------------------------------------------ types

@@ -9,13 +9,7 @@ from __future__ import annotations
 
 from lark import Tree
 
-from ..types import (
-    BitT,
-    IntLitT,
-    P4Type,
-    StructT,
-    VarbitT,
-)
+from ..check.types import BitT, IntLitT, P4Type, StructT, VarbitT
 from . import nodes as ir
 from .calls import lower_call_stmt
 from .common import (

@@ -18,7 +18,7 @@ from cffi import FFI
 
 from ..api import P4CompileError
 from ..cachedir import cache_dir
-from ..ir import Lowering, Unsupported
+from ..ir import Unsupported
 from ..ir import nodes as ir
 from . import subset
 from .cgen import CGen
@@ -93,20 +93,24 @@ def sanitize() -> bool:
     return os.environ.get("SOFTSWITCH_SANITIZE", "") == "1"
 
 
-def c_source(prog, filename: str = "<program>") -> tuple[str, ir.Program, CGen]:
+def c_source(compiled) -> tuple[str, ir.Program, CGen]:
+    """The C source of ``compiled`` (a ``compiler.CompiledProgram``), its IR and generator."""
+    irp = compiled.ir
     try:
-        irp = Lowering(prog).run()
         subset.check(irp)
         gen = CGen(irp)
         generated = gen.generate()
     except Unsupported as err:
-        raise NativeBuildError(f"native backend: {err} is not supported", filename) from None
+        raise NativeBuildError(f"native backend: {err} is not supported", compiled.filename) from None
     parts = [generated if p is None else (_HERE / p).read_text() for p in _PARTS]
     return "\n".join(parts), irp, gen
 
 
-def build(prog, filename: str = "<program>") -> NativeModule:
-    src, irp, gen = c_source(prog, filename)
+def build(compiled) -> NativeModule:
+    """The native module of ``compiled`` (a ``compiler.CompiledProgram``), compiled once per
+    distinct C source (cached on disk) and loaded once per process."""
+    filename = compiled.filename
+    src, irp, gen = c_source(compiled)
     cc = compiler()
     if cc is None:
         raise NativeBuildError("native backend: no C compiler (cc) on PATH", filename)

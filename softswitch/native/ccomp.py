@@ -10,10 +10,10 @@ equality with the semantics p4c + BMv2 give them.
 
 from __future__ import annotations
 
+from ..check.fields import pyfield, struct_varbits, vbl_name
+from ..check.types import HeaderT
 from ..ir import nodes as ir
 from ..ir.common import irtype
-from ..layout import pyfield, struct_varbits, vbl_name
-from ..types import HeaderT
 from .cexpr import ctype
 
 

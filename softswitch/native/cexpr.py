@@ -4,10 +4,10 @@ wraparound is exact at every width (the Python backend's ``& mask`` / signed wra
 
 from __future__ import annotations
 
+from ..check.fields import cpath, field_width, flat_fields, pyfield, vbl_name
+from ..check.types import HeaderT
 from ..ir import nodes as ir
 from ..ir.common import Unsupported
-from ..layout import cpath, field_width, flat_fields, pyfield, vbl_name
-from ..types import HeaderT
 
 
 def ctype(t) -> str:

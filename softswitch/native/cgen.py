@@ -9,12 +9,12 @@ skips is p4c's, see ``StmtGen.call_action``); ``px->exit`` propagates ``exit`` t
 
 from __future__ import annotations
 
+from ..check.fields import pyfield, struct_varbits, vbl_name
+from ..check.types import ArrayT, HeaderT, StructLikeT, VarbitT
 from ..ir import nodes as ir
 from ..ir.common import Unsupported, fresh_out, irtype
 from ..ir.textgen import Identifiers
 from ..ir.walk import instance_children, stacks_used
-from ..layout import pyfield, struct_varbits, vbl_name
-from ..types import ArrayT, HeaderT, StructLikeT, VarbitT
 from .ccomp import CompoundFns
 from .cexpr import CExpr, ctype, lit, mask, wide_bytes
 from .cstmt import ALGO, StmtGen

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
+from ..check.fields import cpath, field_width, flat_fields, pyfield, vbl_name
+from ..check.types import HeaderT, VarbitT
 from ..ir import nodes as ir
 from ..ir.common import instance_temp_in
 from ..ir.textgen import StmtWriter
 from ..ir.walk import dynamic_elems
-from ..layout import cpath, field_width, flat_fields, pyfield, vbl_name
-from ..types import HeaderT, VarbitT
 from .cexpr import Raw, ctype, get_bits, lit, mask, put_bits, wide_bytes
 
 ALGO = {"crc32": 0, "crc32_custom": 7, "crc16": 1, "crc16_custom": 6, "random": 2, "identity": 3,

@@ -14,7 +14,7 @@ import os
 import select
 import threading
 
-from ..ports import PortSet
+from ..target.ports import PortSet
 from .switch import NativeSwitch
 
 log = logging.getLogger("softswitch.ports")

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import dataclasses
 
+from ..check.types import VarbitT
 from ..ir import nodes as ir
 from ..ir.common import Unsupported, irtype
-from ..types import VarbitT
 
 MAX_WIDTH = 128
 _PACKING = ("hash", "verify_checksum", "update_checksum", "verify_checksum_with_payload",

@@ -11,10 +11,10 @@ reads and pushes every change.
 from __future__ import annotations
 
 from ..api import MatchValue, MeterConfig, Replica, RuntimeAPIError, TableEntry
-from ..crc import CrcParams
-from ..meters import MeterCell
-from ..runtime import Switch
-from .build import NativeModule, build
+from ..target.crc import CrcParams
+from ..target.meters import MeterCell
+from ..target.switch import Switch
+from .build import NativeBuildError, NativeModule, build
 
 _M128 = (1 << 128) - 1
 
@@ -24,10 +24,11 @@ class NativeSwitch(Switch):
 
     backend = "native"
 
-    def __init__(self, program, cpu_port: int | None = None, source: str = "", filename: str = "<program>"):
-        super().__init__(program, cpu_port, source, filename)
-        self.mod: NativeModule = build(program, filename)
-        program.state.set_calcs(self.mod.ir.custom_crcs())
+    def __init__(self, compiled, cpu_port: int | None = None, trace: bool = False):
+        if trace:
+            raise NativeBuildError("native backend: packet traces (trace=True) need the python backend")
+        super().__init__(compiled, cpu_port)
+        self.mod: NativeModule = build(compiled)
         ffi, lib = self.mod.ffi, self.mod.lib
         self.ffi, self.lib = ffi, lib
         sw = lib.ss_new()
@@ -36,13 +37,13 @@ class NativeSwitch(Switch):
         self.sw = ffi.gc(sw, lib.ss_free)
         self._tid = dict(self.mod.gen.table_ids)
         self._rows: dict[str, list] = {}
-        lib.ss_rng_seed(self.sw, self.prog.state.rng.state)  # the same random source as Python
+        lib.ss_rng_seed(self.sw, self.inst.state.rng.state)  # the same random source as Python
         self._digest_names = [t.name for t in self.mod.ir.digests]
         for name in self._tid:
             self._sync(name)
             self._push_default(name)
 
-    def _compile(self, program, filename: str) -> None:
+    def _compile(self, compiled, trace: bool) -> None:
         """Packets run in C (``build`` below); no Python pipeline is generated."""
         return None
 
@@ -52,7 +53,7 @@ class NativeSwitch(Switch):
             raise ValueError(f"ingress port {port} out of range 0..510")
         ffi, lib = self.ffi, self.lib
         data = bytes(data)
-        clock = self.prog.state.clock
+        clock = self.inst.state.clock
         if clock is not None:
             lib.ss_set_now(self.sw, 1, clock())
         outl = lib.ss_process(self.sw, port, data, len(data))
@@ -87,7 +88,7 @@ class NativeSwitch(Switch):
     def _sync(self, name: str, pull: bool = True) -> None:
         """Reload one table into C in lookup order (the order ``tables.Table.lookup`` uses);
         ``pull=False`` when the caller pulled already and then changed entries' counters/meters."""
-        t = self.prog.tables[name].runtime
+        t = self.inst.tables[name]
         if pull:
             self._pull(name)
         allents = t.const + list(t.entries.values())
@@ -142,7 +143,7 @@ class NativeSwitch(Switch):
             n = self.lib.ss_tbl_counters(self.sw, self._tid[name], buf, len(rows))
             for i in range(n):
                 rows[i].counter[:] = [buf[2 * i], buf[2 * i + 1]]
-        if self.prog.tables[name].runtime.meter_kind is not None:
+        if self.inst.tables[name].meter_kind is not None:
             cells = self.ffi.new("MCELL[]", len(rows))
             n = self.lib.ss_tbl_meters(self.sw, self._tid[name], cells, len(rows))
             for i in range(n):
@@ -150,7 +151,7 @@ class NativeSwitch(Switch):
                     rows[i].meter.load([*cells[i].burst, *cells[i].tokens, *cells[i].last])
 
     def _push_default(self, name: str) -> None:
-        t = self.prog.tables[name].runtime
+        t = self.inst.tables[name]
         na = max(len(t.default_args), 1)
         args = []
         for v in list(t.default_args) + [0] * (na - len(t.default_args)):
@@ -327,7 +328,7 @@ class NativeSwitch(Switch):
 
     def seed_random(self, seed: int) -> None:
         super().seed_random(seed)
-        self.lib.ss_rng_seed(self.sw, self.prog.state.rng.state)
+        self.lib.ss_rng_seed(self.sw, self.inst.state.rng.state)
 
     def crc_set_parameters(self, params: CrcParams, calc: str | None = None) -> list[str]:
         names = super().crc_set_parameters(params, calc)

@@ -1,8 +1,8 @@
 """The python backend: the typed IR (``softswitch/ir``) compiled to Python source, executed once.
 
-``build(prog)`` lowers the checked program to the IR, generates one module (``pgen.py``:
+``build(compiled, inst)`` takes the compiled program's IR, generates one module (``pgen.py``:
 classes, states, actions, tables, controls; ``pstmt.py`` statements; ``pexpr.py`` expressions)
-and ``exec``s it in a namespace that holds the runtime objects the front end made: table
+and ``exec``s it in a namespace that holds one switch's run-time objects (``instances.py``): table
 runtimes (``tables.Table``), registers/counters/meters (``externs.py``), parser value sets and
 the per-packet context ``_C`` that ``pipeline.PacketFlow`` swaps in.
 """
@@ -12,14 +12,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .. import rtlib
-from ..api import P4CompileError
-from ..externs import hash_functions, pack_bits
-from ..ir import Lowering, Unsupported
+from ..check.types import StructLikeT
 from ..ir import nodes as ir
-from ..profiles import selector_hash
-from ..program import PacketCtx
-from ..types import StructLikeT
+from ..target.externs import hash_functions, pack_bits
+from ..target.instances import PacketCtx
+from ..target.profiles import selector_hash
+from . import rtlib
 from .pgen import PyGen
 
 ROLES = ("parser", "verify", "ingress", "egress", "compute", "deparser")
@@ -41,15 +39,13 @@ class PyCode:
         return self.ns[t.pyname]
 
 
-def build(prog, filename: str = "<program>") -> PyCode:
-    """Lower ``prog`` (a checked ``program.Program``) and compile it to Python."""
-    try:
-        irp = Lowering(prog).run()
-    except Unsupported as err:
-        raise P4CompileError(f"python backend: {err} is not supported", filename) from None
-    gen = PyGen(irp, prog.trace)
+def build(compiled, inst, trace: bool = False) -> PyCode:
+    """Compile ``compiled``'s typed IR (a ``compiler.CompiledProgram``) to Python whose
+    namespace holds one switch's run-time objects ``inst`` (``instances.Instances``)."""
+    irp = compiled.ir
+    gen = PyGen(irp, trace)
     source = gen.generate()
-    ns = _namespace(prog, irp, gen)
+    ns = _namespace(inst, irp, gen)
     try:
         code = compile(source, "<p4-generated>", "exec")
     except SyntaxError as e:  # a bug in the generator, not in the program
@@ -62,27 +58,26 @@ def build(prog, filename: str = "<program>") -> PyCode:
     return PyCode(source, ns, irp, entries)
 
 
-def _namespace(prog, irp: ir.Program, gen: PyGen) -> dict[str, Any]:
+def _namespace(inst, irp: ir.Program, gen: PyGen) -> dict[str, Any]:
     errors = irp.errors
-    prog.state.set_calcs(irp.custom_crcs())
     ns: dict[str, Any] = {
         "_Exit": rtlib.Exit, "_Locals": rtlib.Locals, "_Reject": rtlib.Reject, "_Stack": rtlib.Stack,
         "_mk": rtlib.mk, "_mkstack": rtlib.mkstack, "_eq": rtlib.eq, "_fresh": rtlib.fresh,
         "_OOR": rtlib.IndexOutOfRange,
-        "_pack": pack_bits, "_SELH": selector_hash, "_HASH": hash_functions(prog.state),
-        "_CRC": prog.state.crcs,
+        "_pack": pack_bits, "_SELH": selector_hash, "_HASH": hash_functions(inst.state),
+        "_CRC": inst.state.crcs,
         "_look": rtlib.look, "_lookh": rtlib.lookh,
-        "_adv": rtlib.adv, "_REJECT": rtlib.reject_state, "_ST": prog.state, "_C": PacketCtx(),
-        "_rand": prog.state.rng.randint,
+        "_adv": rtlib.adv, "_REJECT": rtlib.reject_state, "_ST": inst.state, "_C": PacketCtx(),
+        "_rand": inst.state.rng.randint,
         "_ERR_HDR_TOO_LONG": errors.index("HeaderTooShort"),
         "_ERR_INVALID_ARG": errors.index("ParserInvalidArgument"),
     }
     for name in irp.tables:
-        ns[f"TB_{gen.cid(name)}"] = prog.tables[name].runtime
+        ns[f"TB_{gen.cid(name)}"] = inst.tables[name]
     for name in irp.externs:
-        ns[gen.obj(name)] = prog.extern_insts[name].obj
+        ns[gen.obj(name)] = inst.externs[name]
     for i, name in enumerate(irp.value_sets):
-        ns[f"VS_{i}"] = prog.value_sets[name]
+        ns[f"VS_{i}"] = inst.value_sets[name]
     return ns
 
 

@@ -7,9 +7,9 @@ can leave the range reduces its result (``wrap``), so wraparound is exact at eve
 
 from __future__ import annotations
 
+from ..check.fields import pyfield, vbl_name
+from ..check.types import HeaderT
 from ..ir import nodes as ir
-from ..layout import pyfield, vbl_name
-from ..types import HeaderT
 
 
 def lit(v: int, t) -> str:

@@ -10,13 +10,13 @@ copy-in/copy-out (the callee returns them after its value); ``exit`` raises ``_E
 
 from __future__ import annotations
 
-from ..decls import is_fixed_width
+from ..check.decls import is_fixed_width
+from ..check.types import HeaderT, StructT
 from ..ir import nodes as ir
 from ..ir.common import fresh_out
 from ..ir.textgen import Identifiers
 from ..ir.walk import has_dynamic_index, instance_children
-from ..layout import class_source, emit_source, extract_source
-from ..types import HeaderT, StructT
+from .layout import class_source, emit_source, extract_source
 from .pexpr import PyExpr, Raw, bits, default, wrap
 from .pstmt import StmtGen, scalar_outs
 

@@ -3,11 +3,11 @@ statements and the v1model externs."""
 
 from __future__ import annotations
 
+from ..check.fields import pyfield
 from ..ir import nodes as ir
 from ..ir.common import instance_temp_in
 from ..ir.textgen import StmtWriter
 from ..ir.walk import dynamic_elems
-from ..layout import pyfield
 from .pexpr import Raw, bits, default, wrap
 
 

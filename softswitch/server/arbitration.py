@@ -27,7 +27,7 @@ import grpc
 from google.rpc import code_pb2
 from p4.v1 import p4runtime_pb2
 
-from softswitch.server.errors import P4RuntimeError
+from .errors import P4RuntimeError
 
 
 def election_value(uint128: p4runtime_pb2.Uint128) -> int:

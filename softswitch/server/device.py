@@ -16,20 +16,23 @@ import logging
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import grpc
 from p4.config.v1 import p4info_pb2
 from p4.v1 import p4runtime_pb2
 
-from softswitch.api import P4CompileError, Replica
-from softswitch.server.errors import P4RuntimeError
-from softswitch.server.p4info_index import P4InfoIndex, check_compatible, decode_bytes, encode_bytes
+from p4rt import P4InfoIndex
+
+from ..api import P4CompileError, Replica
+from .errors import P4RuntimeError
+from .ids import check_compatible, decode_bytes, encode_bytes, index
 
 log = logging.getLogger("softswitch.device")
 
 
 @dataclass
-class InstalledPipeline:
+class InstalledProgram:
     """A compiled program plus what the controller gave us for it."""
 
     switch: object  # softswitch.Switch
@@ -46,19 +49,20 @@ class InstalledPipeline:
 
 def pipeline_config(path: str, defines: dict[str, str] | None = None, include_dirs: Sequence[str] = (),
                     cpu_port: int | None = None) -> p4runtime_pb2.ForwardingPipelineConfig:
-    """What a controller sends a softswitch for the P4 program at ``path``: P4Info + source blob."""
-    from softswitch import Switch
-    from softswitch.frontend import preprocess
+    """What a controller sends a softswitch for the P4 program at ``path``: P4Info + source blob
+    (the compiled program's; no switch is built).  ``cpu_port`` is not part of either."""
+    from ..compiler import compile as compile_p4
 
-    text = preprocess(path, defines or {}, include_dirs)
-    switch = Switch.from_source(text, filename=path, cpu_port=cpu_port)  # P4Info only: python is enough
-    return p4runtime_pb2.ForwardingPipelineConfig(p4info=switch.p4info, p4_device_config=text.encode("utf-8"))
+    compiled = compile_p4(Path(path), defines or {}, include_dirs)
+    return p4runtime_pb2.ForwardingPipelineConfig(p4info=compiled.p4info,
+                                                  p4_device_config=compiled.source.encode("utf-8"))
 
 
 def compile_pipeline(config: p4runtime_pb2.ForwardingPipelineConfig,
-                     cpu_port: int | None) -> InstalledPipeline:
+                     cpu_port: int | None) -> InstalledProgram:
     """Build (but do not install) a pipeline from a ForwardingPipelineConfig."""
-    from softswitch import backend
+    from .. import backend
+    from ..compiler import compile as compile_p4
 
     if not config.p4_device_config:
         raise P4RuntimeError(grpc.StatusCode.INVALID_ARGUMENT,
@@ -71,14 +75,15 @@ def compile_pipeline(config: p4runtime_pb2.ForwardingPipelineConfig,
                              "a BMv2 JSON or binary config is not accepted by this target") from None
     try:
         # compiled as given: #include refused, so a config cannot make the server read its files
-        switch = backend.from_source(text, "<p4_device_config>", cpu_port=cpu_port, allow_include=False)
+        compiled = compile_p4(text, filename="<p4_device_config>", allow_include=False)
+        switch = backend.build(compiled, cpu_port=cpu_port)
     except P4CompileError as err:
         raise P4RuntimeError(grpc.StatusCode.INVALID_ARGUMENT,
                              f"p4_device_config does not compile: {err}") from None
-    p4info = config.p4info if config.HasField("p4info") else switch.p4info
     if config.HasField("p4info"):
-        check_compatible(config.p4info, switch.p4info)
-    return InstalledPipeline(switch=switch, index=P4InfoIndex.build(switch.p4info), p4info=p4info,
+        check_compatible(config.p4info, compiled.p4info)
+    p4info = config.p4info if config.HasField("p4info") else switch.p4info
+    return InstalledProgram(switch=switch, index=index(switch.p4info), p4info=p4info,
                     device_config=bytes(config.p4_device_config), cookie=config.cookie.cookie)
 
 
@@ -89,8 +94,8 @@ class Device:
         self.device_id = device_id
         self.cpu_port = cpu_port
         self.lock = threading.RLock()
-        self.pipeline: InstalledPipeline | None = None
-        self.saved: InstalledPipeline | None = None
+        self.pipeline: InstalledProgram | None = None
+        self.saved: InstalledProgram | None = None
         #: where non-CPU frames go: (egress port, frame); set by the port layer
         self.emit: Callable[[int, bytes], None] = self._drop
         #: where PacketIn messages go; set by the P4Runtime service
@@ -113,7 +118,7 @@ class Device:
         """Install a program loaded outside P4Runtime (the CLI's PROGRAM.p4)."""
         with self.lock:
             self._apply_crc_params(switch)
-            self.pipeline = InstalledPipeline(switch=switch, index=P4InfoIndex.build(switch.p4info),
+            self.pipeline = InstalledProgram(switch=switch, index=index(switch.p4info),
                                      p4info=switch.p4info, device_config=device_config)
         self.on_change()
 
@@ -138,7 +143,7 @@ class Device:
                 continue
             switch.crc_set_parameters(params, calc)
 
-    def commit(self, new: InstalledPipeline, reconcile: bool = False) -> None:
+    def commit(self, new: InstalledProgram, reconcile: bool = False) -> None:
         with self.lock:
             if reconcile and self.pipeline is not None:
                 _carry_state(self.pipeline, new)
@@ -147,7 +152,7 @@ class Device:
             self.saved = None
         self.on_change()
 
-    def require_pipeline(self) -> InstalledPipeline:
+    def require_pipeline(self) -> InstalledProgram:
         p = self.pipeline
         if p is None:
             raise P4RuntimeError(grpc.StatusCode.FAILED_PRECONDITION,
@@ -175,7 +180,7 @@ class Device:
                 else:
                     self.emit(out_port, data)
 
-    def _to_packet_in(self, p: InstalledPipeline, frame: bytes) -> p4runtime_pb2.PacketIn | None:
+    def _to_packet_in(self, p: InstalledProgram, frame: bytes) -> p4runtime_pb2.PacketIn | None:
         fields = p.index.packet_metadata.get("packet_in", [])
         msg = p4runtime_pb2.PacketIn()
         total = sum(f.bitwidth for f in fields)
@@ -217,7 +222,7 @@ class Device:
         self.receive(self.cpu_port, prefix + msg.payload)
 
 
-def _carry_state(old: InstalledPipeline, new: InstalledPipeline) -> None:
+def _carry_state(old: InstalledProgram, new: InstalledProgram) -> None:
     """RECONCILE_AND_COMMIT: replay the old program's runtime state into the new one.
 
     Entries of tables that keep their name (and whose actions still exist) are

@@ -6,9 +6,9 @@ from __future__ import annotations
 import grpc
 from p4.v1 import p4runtime_pb2
 
-from softswitch.api import MeterConfig
-from softswitch.meters import check_config
-from softswitch.server.errors import P4RuntimeError, invalid
+from ..api import MeterConfig
+from ..target.meters import check_config
+from .errors import P4RuntimeError, invalid
 
 
 def refuse_counter_data(msg, what: str) -> None:

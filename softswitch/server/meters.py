@@ -13,10 +13,11 @@ from collections.abc import Iterator
 
 from p4.v1 import p4runtime_pb2
 
-from softswitch.server.errors import invalid
-from softswitch.server.meterconf import config_from_proto, config_to_proto, refuse_counter_data
-from softswitch.server.p4info_index import P4InfoIndex
-from softswitch.server.translate import _call, _priority, decode_match, read_table_entries
+from p4rt import P4InfoIndex
+
+from .errors import invalid
+from .meterconf import config_from_proto, config_to_proto, refuse_counter_data
+from .translate import _call, _priority, decode_match, read_table_entries
 
 Update = p4runtime_pb2.Update
 

@@ -16,14 +16,16 @@ from collections.abc import Iterator
 
 from p4.v1 import p4runtime_pb2
 
-from softswitch.server.errors import invalid
-from softswitch.server.p4info_index import P4InfoIndex, ProfileInfo
-from softswitch.server.translate import call_switch, decode_action, encode_action, put_watch, watch_of
+from p4rt import P4InfoIndex
+from p4rt.context import P4InfoProfile
+
+from .errors import invalid
+from .translate import call_switch, decode_action, encode_action, put_watch, watch_of
 
 Update = p4runtime_pb2.Update
 
 
-def _profile(idx: P4InfoIndex, profile_id: int, what: str) -> ProfileInfo:
+def _profile(idx: P4InfoIndex, profile_id: int, what: str) -> P4InfoProfile:
     prof = idx.profile(profile_id)
     if not prof.table_ids:
         raise invalid(f"{what}: action profile {prof.name} belongs to no table")
@@ -64,7 +66,7 @@ def write_group(switch, idx: P4InfoIndex, utype: int, g: p4runtime_pb2.ActionPro
     call_switch(fn, prof.name, g.group_id, members, weights, g.max_size, watch)
 
 
-def _profiles(idx: P4InfoIndex, profile_id: int) -> list[ProfileInfo]:
+def _profiles(idx: P4InfoIndex, profile_id: int) -> list[P4InfoProfile]:
     if profile_id:
         return [idx.profile(profile_id)]
     return [idx.profiles[i] for i in sorted(idx.profiles)]

@@ -35,10 +35,10 @@ from google.protobuf import any_pb2
 from google.rpc import code_pb2, status_pb2
 from p4.v1 import p4runtime_pb2, p4runtime_pb2_grpc
 
-from softswitch.server import meters, profiles, translate
-from softswitch.server.arbitration import Arbitrator, Stream
-from softswitch.server.device import Device, compile_pipeline
-from softswitch.server.errors import P4RuntimeError
+from . import meters, profiles, translate
+from .arbitration import Arbitrator, Stream
+from .device import Device, compile_pipeline
+from .errors import P4RuntimeError
 
 log = logging.getLogger("softswitch.p4runtime")
 

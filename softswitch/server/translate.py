@@ -13,7 +13,10 @@ import grpc
 from p4.config.v1 import p4info_pb2
 from p4.v1 import p4runtime_pb2
 
-from softswitch.api import (
+from p4rt import P4InfoIndex
+from p4rt.context import P4InfoTable
+
+from ..api import (
     EntryExistsError,
     EntryNotFoundError,
     Exact,
@@ -27,10 +30,10 @@ from softswitch.api import (
     TableFullError,
     Ternary,
 )
-from softswitch.profiles import Watch
-from softswitch.server.errors import P4RuntimeError, invalid
-from softswitch.server.meterconf import config_from_proto, config_to_proto
-from softswitch.server.p4info_index import P4InfoIndex, P4InfoTable, decode_bytes, encode_bytes
+from ..target.profiles import Watch
+from .errors import P4RuntimeError, invalid
+from .ids import decode_bytes, encode_bytes
+from .meterconf import config_from_proto, config_to_proto
 
 MT = p4info_pb2.MatchField
 Update = p4runtime_pb2.Update

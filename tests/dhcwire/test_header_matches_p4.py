@@ -12,8 +12,8 @@ from tests.p4src.dhcnet import PROGRAM
 def _header_fields(lanes: int) -> dict[str, list[tuple[str, int]]]:
     """Header types of the program as (field, width) lists, via the softswitch front end."""
     from softswitch import frontend
-    from softswitch.decls import Decls
-    from softswitch.types import BitT, HeaderT
+    from softswitch.check.decls import Decls
+    from softswitch.check.types import BitT, HeaderT
 
     text = frontend.preprocess(PROGRAM, defines={"DHC_LANES": str(lanes)})
     parsed = frontend.parse(text, PROGRAM)

@@ -30,9 +30,9 @@ from p4.v1 import p4runtime_pb2, p4runtime_pb2_grpc
 from controller.bmv2_build import build
 from controller.pipeline import read_pipeline_files
 from softswitch.api import Replica
-from softswitch.ports import ignore_outgoing, run_in_netns
-from softswitch.server.p4info_index import P4InfoIndex
+from softswitch.server.ids import index as p4info_index
 from softswitch.server.translate import encode_action, encode_match
+from softswitch.target.ports import ignore_outgoing, run_in_netns
 
 #: one namespace per test process, so two runs on one machine never share (or delete) each other's
 NETNS_PREFIX = "dhc-stf-bmv2-"
@@ -100,7 +100,7 @@ class Bmv2StfSwitch:
     def start(self) -> None:
         config = read_pipeline_files(self.p4info_path, self.json_path)
         self.p4info = config.p4info
-        self.index = P4InfoIndex.build(self.p4info)
+        self.index = p4info_index(self.p4info)
         sock_path = self.workdir / "p4rt.sock"
         sock_path.unlink(missing_ok=True)
         cmd = ["ip", "netns", "exec", NETNS, "simple_switch_grpc", "--device-id", "0", "--no-p4",

@@ -20,7 +20,7 @@ def test_stf_files_are_current() -> None:
 
 @pytest.mark.parametrize("name", STF_FILES)
 def test_stf(name: str) -> None:
-    from softswitch.stf import run_stf
+    from softswitch.stf.runner import run_stf
 
     result = run_stf(PROGRAM, str(STF_DIR / name), all_ports=True)
     assert result.passed, result.report()
@@ -30,6 +30,6 @@ def test_stf(name: str) -> None:
 @pytest.mark.parametrize("name", STF_FILES)
 def test_stf_is_in_p4c_dialect(name: str) -> None:
     """p4c's BMv2 STF runner parses every command as meant (register checks are #!softswitch lines)."""
-    from softswitch.stf_syntax import p4c_dialect_problems
+    from softswitch.stf.syntax import p4c_dialect_problems
 
     assert p4c_dialect_problems((STF_DIR / name).read_text()) == []

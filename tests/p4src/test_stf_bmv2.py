@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from softswitch.stf import run_stf_file
-from softswitch.stf_syntax import ExpectPacket, McNodeCreate, SendPacket, load_stf
+from softswitch.stf.runner import run_stf_file
+from softswitch.stf.syntax import ExpectPacket, McNodeCreate, SendPacket, load_stf
 from tests.p4src.dhcnet import STF_DIR
 from tests.toolchain import bmv2_toolchain  # noqa: F401 - a fixture
 

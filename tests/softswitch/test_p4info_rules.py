@@ -19,7 +19,7 @@ import pytest
 from lark import Tree
 
 from softswitch import Switch
-from softswitch.frontend import parse, preprocess
+from softswitch.frontend.parser import parse, preprocess
 
 from .unit.helpers import switch
 

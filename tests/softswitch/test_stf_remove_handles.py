@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from softswitch.stf_syntax import AddEntry, CheckCounter, RemoveAll, StfSyntaxError, parse_stf
+from softswitch.stf.syntax import AddEntry, CheckCounter, RemoveAll, StfSyntaxError, parse_stf
 
 PROGRAM = """
 #include <core.p4>
@@ -63,7 +63,7 @@ def test_bad_forms(line, reason):
 
 
 def _run(tmp_path, text: str, backend: str):
-    from softswitch.stf import run_stf
+    from softswitch.stf.runner import run_stf
 
     prog, stf = tmp_path / "p.p4", tmp_path / "t.stf"
     prog.write_text(PROGRAM)

@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from softswitch.api import Exact, Lpm, Optional, Range, Ternary
-from softswitch.stf import compare_packet
-from softswitch.stf_names import FieldInfo, match_value
-from softswitch.stf_syntax import (
+from softswitch.stf.names import FieldInfo, match_value
+from softswitch.stf.runner import compare_packet
+from softswitch.stf.syntax import (
     ActionCall,
     AddEntry,
     AddIndirect,
@@ -185,7 +185,7 @@ def test_compare_packet_wildcards_prefix_and_exact_length():
 
 
 def test_cli_reports_missing_file_with_exit_2(tmp_path, capsys):
-    from softswitch.stf import main
+    from softswitch.stf.runner import main
 
     stf = tmp_path / "t.stf"
     stf.write_text("packet 0 00\n")
@@ -194,7 +194,7 @@ def test_cli_reports_missing_file_with_exit_2(tmp_path, capsys):
 
 
 def test_cli_bad_stf_exit_2(tmp_path, capsys):
-    from softswitch.stf import main
+    from softswitch.stf.runner import main
 
     stf = tmp_path / "t.stf"
     stf.write_text("packet 0 0g\n")
@@ -225,7 +225,7 @@ def _basic_lines() -> tuple[str, str]:
 
 
 def _run(tmp_path, text: str):
-    from softswitch.stf import run_stf
+    from softswitch.stf.runner import run_stf
 
     stf = tmp_path / "t.stf"
     stf.write_text(text)
@@ -306,7 +306,7 @@ def test_bad_names_and_values_are_reported_per_line(tmp_path):
 
 
 def test_cli_exit_codes(tmp_path, capsys):
-    from softswitch.stf import main
+    from softswitch.stf.runner import main
 
     pkt, exp = _basic_lines()
     good, bad = tmp_path / "good.stf", tmp_path / "bad.stf"
@@ -321,7 +321,7 @@ def test_cli_exit_codes(tmp_path, capsys):
 
 
 def test_defines_header_and_override(tmp_path):
-    from softswitch.stf import run_stf
+    from softswitch.stf.runner import run_stf
 
     prog, stf = str(PROGRAMS / "defines.p4"), str(PROGRAMS / "defines.stf")
     assert run_stf(prog, stf).passed
@@ -337,7 +337,7 @@ def test_defines_header_and_override(tmp_path):
 def test_empty_packet_as_p4c_runner_sends_it(tmp_path, backend):
     """``packet 0`` with no bytes is an empty frame (p4c's runner accepts it): the parser fails on
     the first extract, ingress still runs (v1model), and nothing is sent for it here."""
-    from softswitch.stf import run_stf
+    from softswitch.stf.runner import run_stf
 
     assert parse_stf("packet 0\n").commands[0].data == b""
     stf = tmp_path / "t.stf"
@@ -350,7 +350,7 @@ def test_empty_packet_as_p4c_runner_sends_it(tmp_path, backend):
 def test_output_to_ports_the_file_never_names_is_not_checked_as_p4c_runner(tmp_path):
     """p4c's BMv2 runner opens interfaces only for ports a packet/expect names: a frame routed
     elsewhere is lost there, not a failure; ``all_ports`` (the project's suites) checks it."""
-    from softswitch.stf import run_stf
+    from softswitch.stf.runner import run_stf
 
     pkt, _ = _basic_lines()  # routed to port 2, which this file never names
     stf = tmp_path / "t.stf"
@@ -367,7 +367,7 @@ def test_output_to_ports_the_file_never_names_is_not_checked_as_p4c_runner(tmp_p
 def test_priority_zero_is_valid_and_lowest(tmp_path, backend):
     """p4c's runner accepts ``add t 0 ...`` (BMv2 priority 10000 - p): priority 0 is the lowest
     an entry can have, below 1, and on its own it matches."""
-    from softswitch.stf import run_stf
+    from softswitch.stf.runner import run_stf
 
     lines = (PROGRAMS / "ternary_acl.stf").read_text().splitlines()
     i = next(k for k, ln in enumerate(lines) if ln.startswith("# 11.0.0.1 -> 1.2.3.4 proto 17"))

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from softswitch.native.build import NativeBuildError
-from softswitch.stf import run_stf
-from softswitch.stf_syntax import ExpectPacket, SendPacket, load_stf
+from softswitch.stf.runner import run_stf
+from softswitch.stf.syntax import ExpectPacket, SendPacket, load_stf
 
 PROGRAMS = Path(__file__).parent / "programs"
 STFS = sorted(PROGRAMS.glob("*.stf"))

@@ -15,7 +15,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from softswitch.ports import ETH_P_ALL, run_in_netns, set_offloads
+from softswitch.target.ports import ETH_P_ALL, run_in_netns, set_offloads
 
 REPO = Path(__file__).resolve().parents[3]
 _serial = itertools.count()

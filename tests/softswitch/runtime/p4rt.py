@@ -11,7 +11,7 @@ from google.rpc import status_pb2
 from p4.config.v1 import p4info_pb2
 from p4.v1 import p4runtime_pb2, p4runtime_pb2_grpc
 
-from softswitch.server.p4info_index import encode_bytes
+from softswitch.server.ids import encode_bytes
 
 U = p4runtime_pb2.Update
 

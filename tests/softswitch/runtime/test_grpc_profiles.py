@@ -9,7 +9,7 @@ from google.rpc import code_pb2
 from p4.v1 import p4runtime_pb2
 
 from softswitch.native.build import compiler
-from softswitch.server.p4info_index import encode_bytes
+from softswitch.server.ids import encode_bytes
 from tests.softswitch.runtime.conftest import compile_config
 from tests.softswitch.runtime.p4rt import Client, U
 
@@ -181,14 +181,14 @@ def test_one_shot_action_sets(ctl):
     c.write_ok((U.MODIFY, te))
     (got,) = c.read(c.table_entry("I.lb"))
     assert got.table_entry.action == te.action
-    assert [m.handles for m in sw.prog.profiles["I.sel"].runtime.members.values()] == [[0, 1]]
+    assert [m.handles for m in sw.inst.profiles["I.sel"].members.values()] == [[0, 1]]
     device.port_set_status(9, False)                      # its one action's port down: empty group
     assert sw.process(0, bytes([1, 0, 0, 1, 0, 0, 0, 1, 0, 0]))[0][0] == 0
     device.port_set_status(9, True)
     te.action.action_profile_action_set.action_profile_actions[0].weight = 0
     assert _code(c.write((U.MODIFY, te))) == code_pb2.INVALID_ARGUMENT
     c.write_ok((U.DELETE, te))
-    assert sw.prog.profiles["I.sel"].runtime.members == {}   # released with the entry
+    assert sw.inst.profiles["I.sel"].members == {}   # released with the entry
     assert acts["I.set"].preamble.id == pa.action.action_id
 
 

@@ -7,9 +7,9 @@ from pathlib import Path
 
 from softswitch import Switch
 from softswitch.api import Exact
-from softswitch.profiles import Watch
 from softswitch.server import Device
 from softswitch.server.linkstatus import LinkWatcher, link_up
+from softswitch.target.profiles import Watch
 
 PROGRAM = Path(__file__).parents[1] / "programs" / "action_selector.p4"
 

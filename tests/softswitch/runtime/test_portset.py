@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from softswitch.ports import PortSet
+from softswitch.target.ports import PortSet
 from tests.softswitch.runtime.netns import Lab
 
 pytestmark = [pytest.mark.root, pytest.mark.own_netns]   # Lab names all it makes uniquely

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import grpc
 import pytest
 
 from softswitch.cli import parse_args
-from softswitch.ports import parse_port_map
 from softswitch.server.errors import P4RuntimeError
-from softswitch.server.p4info_index import decode_bytes, encode_bytes
+from softswitch.server.ids import decode_bytes, encode_bytes
+from softswitch.target.ports import parse_port_map
 
 
 def test_canonical_encoding():
@@ -74,7 +75,8 @@ def test_stf_subcommand_dispatches_to_the_stf_runner():
 
 def test_gen_stubs_is_idempotent_and_importable(tmp_path):
     """Regenerating from the installed (already regenerated) modules gives importable stubs."""
-    out = subprocess.run([sys.executable, "-m", "softswitch.gen_stubs", "--out", str(tmp_path)],
+    script = Path(__file__).resolve().parents[3] / "scripts" / "gen_p4runtime_stubs.py"
+    out = subprocess.run([sys.executable, str(script), "--out", str(tmp_path)],
                          capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     names = sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*_pb2*.py"))

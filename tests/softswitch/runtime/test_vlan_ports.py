@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from softswitch.ports import _AUX, PACKET_AUXDATA, SOL_PACKET, TP_STATUS_VLAN_VALID, restore_vlan
+from softswitch.target.ports import _AUX, PACKET_AUXDATA, SOL_PACKET, TP_STATUS_VLAN_VALID, restore_vlan
 from tests.softswitch.runtime.conftest import PROGRAMS
 from tests.softswitch.runtime.netns import Lab, free_port
 

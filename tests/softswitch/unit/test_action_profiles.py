@@ -15,7 +15,7 @@ import pytest
 
 from softswitch import P4CompileError
 from softswitch.api import Exact, RuntimeAPIError
-from softswitch.profiles import ProfileError
+from softswitch.target.profiles import ProfileError
 
 from .helpers import frame, switch, words
 
@@ -253,7 +253,7 @@ def test_one_shot_entries(backend: str):
     sw.table_modify_one_shot("lb_crc16", match, [("other", {"v": 5})])
     assert words(sw.process(0, frame(0, 1, 0))[0][1])[6] == 5
     sw.table_delete("lb_crc16", match)
-    prof = sw.prog.profiles["I.sel_crc16"].runtime
+    prof = sw.inst.profiles["I.sel_crc16"]
     assert list(prof.members) == [1] and prof.groups == {}
     with pytest.raises(ValueError, match="does not fit"):
         sw.table_add_one_shot("lb_crc16", match, [("set", {"port": 1 << 9, "v": 0})])

@@ -8,8 +8,8 @@ import pytest
 
 from softswitch.api import Exact, RuntimeAPIError
 from softswitch.cli import parse_args
-from softswitch.crc import CrcParams, CustomCrc
 from softswitch.native.build import compiler
+from softswitch.target.crc import CrcParams, CustomCrc
 
 from .helpers import frame, switch, words
 

@@ -10,10 +10,10 @@ import random
 import pytest
 
 from softswitch.cli import parse_args
-from softswitch.crc import CrcParams, CustomCrc
-from softswitch.externs import crc16, crc32
 from softswitch.native.build import compiler
 from softswitch.server import Device
+from softswitch.target.crc import CrcParams, CustomCrc
+from softswitch.target.externs import crc16, crc32
 
 from .helpers import frame, switch, words
 

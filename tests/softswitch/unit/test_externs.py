@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from softswitch.api import RuntimeAPIError
-from softswitch.externs import crc16, crc32, csum16, pack_bits, xor16
 from softswitch.native.build import compiler
-from softswitch.rng import XorShift64
+from softswitch.target.externs import crc16, crc32, csum16, pack_bits, xor16
+from softswitch.target.rng import XorShift64
 
 from .helpers import frame, run_words, switch, words
 

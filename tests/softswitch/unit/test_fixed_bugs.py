@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-import softswitch.runtime as runtime
+import softswitch.compiler as compiler
 from softswitch import P4CompileError, Switch
 
 from .helpers import program, run_words, switch
@@ -38,7 +38,7 @@ def test_unexpected_compiler_failure_is_a_compile_error(monkeypatch):
     def broken(*_a, **_k):
         raise KeyError("boom")
 
-    monkeypatch.setattr(runtime, "Program", broken)
+    monkeypatch.setattr(compiler, "run_passes", broken)
     with pytest.raises(P4CompileError) as ei:
         Switch.from_source(program(""), "broken.p4")
     assert ei.value.file == "broken.p4" and "KeyError" in ei.value.reason

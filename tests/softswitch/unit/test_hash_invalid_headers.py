@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from softswitch.externs import crc16, crc32
 from softswitch.native.build import compiler
+from softswitch.target.externs import crc16, crc32
 
 from .helpers import frame, switch, words
 

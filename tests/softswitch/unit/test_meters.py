@@ -12,9 +12,9 @@ import pytest
 
 from softswitch import Switch
 from softswitch.api import Exact, MeterConfig, RuntimeAPIError
-from softswitch.meters import MeterCell
 from softswitch.native.build import compiler
-from softswitch.stf_syntax import MeterSetRates, parse_command
+from softswitch.stf.syntax import MeterSetRates, parse_command
+from softswitch.target.meters import MeterCell
 
 from .helpers import frame, program, run_words, switch, words
 
@@ -221,9 +221,9 @@ def test_meter_clock_and_random_seed_start_with_the_switch(tmp_path, monkeypatch
     second = Switch.from_source(src, "cached.p4")      # unpickled from tmp_path
     assert list(tmp_path.rglob("*.prog.pickle"))
     assert second.prog is not first.prog
-    assert second.prog.state.t0_ns > first.prog.state.t0_ns
-    assert second.prog.state.rng.state != first.prog.state.rng.state
-    assert second.prog.state.now_us() < 1_000_000
+    assert second.inst.state.t0_ns > first.inst.state.t0_ns
+    assert second.inst.state.rng.state != first.inst.state.rng.state
+    assert second.inst.state.now_us() < 1_000_000
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

@@ -12,7 +12,7 @@ from softswitch import backend
 from softswitch.native import build
 from softswitch.native.build import NativeBuildError
 from softswitch.native.switch import NativeSwitch
-from softswitch.runtime import Switch
+from softswitch.target.switch import Switch
 
 PROGRAMS = Path(__file__).resolve().parents[1] / "programs"
 
@@ -73,7 +73,7 @@ def test_compiler_rejection_is_a_clear_error(monkeypatch, tmp_path):
     monkeypatch.setattr(build, "compiler", lambda: "/bin/false")
     sw = Switch.load(PROGRAMS / "basic_ipv4.p4")
     with pytest.raises(NativeBuildError, match="C compiler rejected"):
-        build.build(sw.prog, "basic_ipv4.p4")
+        build.build(sw.compiled)
     assert list(tmp_path.glob("*.failed.c"))
 
 

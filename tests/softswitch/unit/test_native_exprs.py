@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from softswitch.native.build import compiler
 from softswitch.native.switch import NativeSwitch
-from softswitch.runtime import Switch
+from softswitch.target.switch import Switch
 
 pytestmark = pytest.mark.skipif(compiler() is None, reason="no C compiler")
 

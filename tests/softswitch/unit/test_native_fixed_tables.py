@@ -39,7 +39,7 @@ PACKETS = [(1, 0, 0, 0), (2, 0, 0, 0), (2, 0, 0, 1), (0xFFFFFFFF, 0, 0, 0xFF), (
 @pytest.mark.parametrize("decl", [TABLE, EMPTY], ids=["rows", "no-rows"])
 def test_fixed_table_agrees_with_python(decl):
     py, nat = (switch("t.apply();", backend=b, ilocals=decl) for b in ("python", "native"))
-    assert "*hit = ss_lookup_miss(" in c_source(nat.prog)[0]
+    assert "*hit = ss_lookup_miss(" in c_source(nat.compiled)[0]
     for ws in PACKETS:
         assert run_words(nat, *ws) == run_words(py, *ws), ws
     for sw in (py, nat):  # the default action is not const: the control plane may change it
@@ -51,7 +51,7 @@ def test_fixed_table_agrees_with_python(decl):
 def test_tables_the_control_plane_writes_are_looked_up():
     decl = TABLE.replace("const entries", "entries")
     nat = switch("t.apply();", backend="native", ilocals=decl)
-    assert "*hit = ss_lookup(px, " in c_source(nat.prog)[0]
+    assert "*hit = ss_lookup(px, " in c_source(nat.compiled)[0]
     nat.table_delete("t", {"hdr.d.w0": Exact(1), "hdr.d.w3[7:0]": Exact(0)})
     py = switch("t.apply();", ilocals=decl)
     py.table_delete("t", {"hdr.d.w0": Exact(1), "hdr.d.w3[7:0]": Exact(0)})

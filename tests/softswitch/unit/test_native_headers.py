@@ -11,7 +11,7 @@ import pytest
 
 from softswitch.native.build import compiler
 from softswitch.native.switch import NativeSwitch
-from softswitch.runtime import Switch
+from softswitch.target.switch import Switch
 
 pytestmark = pytest.mark.skipif(compiler() is None, reason="no C compiler")
 

@@ -15,22 +15,13 @@ from pathlib import Path
 
 import pytest
 
-from softswitch.api import (
-    EntryExistsError,
-    Exact,
-    Lpm,
-    Optional,
-    Range,
-    Replica,
-    RuntimeAPIError,
-    Ternary,
-)
-from softswitch.decls import cp_name
-from softswitch.externs import csum16
+from softswitch.api import EntryExistsError, Exact, Lpm, Optional, Range, Replica, RuntimeAPIError, Ternary
+from softswitch.check.decls import cp_name
+from softswitch.check.types import BitT, HeaderT
 from softswitch.native.build import compiler
 from softswitch.native.switch import NativeSwitch
-from softswitch.runtime import Switch
-from softswitch.types import BitT, HeaderT
+from softswitch.target.externs import csum16
+from softswitch.target.switch import Switch
 
 pytestmark = pytest.mark.skipif(compiler() is None, reason="no C compiler")
 PROGRAM = Path(__file__).resolve().parents[3] / "p4src" / "dhc.p4"
@@ -81,7 +72,7 @@ def _ops(sw: Switch, r: random.Random) -> list[tuple]:
     for info in sw.prog.tables.values():
         if info.entries_const:
             continue
-        t = info.runtime
+        t = sw.inst.tables[info.name]
         for _ in range(r.randint(0, 6)):
             cands = [i for i, a in enumerate(info.actions) if "defaultonly" not in info.action_annotations[i]]
             if not cands:

@@ -7,14 +7,15 @@ from __future__ import annotations
 import pytest
 
 from softswitch import P4CompileError, frontend
-from softswitch.program import Program
+from softswitch.check.program import Program
+from softswitch.frontend.passes import run as run_passes
 
 from .helpers import program
 
 
 def switch(ingress: str = "", **kw) -> Program:
     """The checked program only (the warnings are the front end's; no code is generated)."""
-    return Program(frontend.parse(frontend.preprocess_text(program(ingress, **kw), "unit.p4"), "unit.p4"))
+    return run_passes(frontend.parse(frontend.preprocess_text(program(ingress, **kw), "unit.p4"), "unit.p4"))
 
 
 def _texts(prog: Program) -> list[str]:

@@ -57,7 +57,7 @@ def test_cached_program_generates_the_same_code(cache, path, defines):
     cached = Switch.load(path, defines=defines)
     assert cached.prog is not fresh.prog
     assert cached.code.source == fresh.code.source
-    assert c_source(cached.prog)[0] == c_source(fresh.prog)[0]
+    assert c_source(cached.compiled)[0] == c_source(fresh.compiled)[0]
     assert cached.p4info == fresh.p4info
     assert cached.process(0, FRAME) == fresh.process(0, FRAME)
 

@@ -12,7 +12,7 @@ from softswitch import Switch
 from softswitch.api import Exact, RuntimeAPIError
 from softswitch.native.build import compiler
 from softswitch.native.switch import NativeSwitch
-from softswitch.profiles import Watch
+from softswitch.target.profiles import Watch
 
 PROGRAM = Path(__file__).parents[1] / "programs" / "action_selector.p4"
 BACKENDS = ["python", pytest.param("native", marks=pytest.mark.skipif(compiler() is None, reason="no cc"))]
@@ -46,7 +46,7 @@ def test_weight_is_replication_in_handle_order(backend: str):
     ref.table_add_indirect("lb", {"hdr.e.kind": Exact(1)}, group_id=5)
     got = _ports(sw)
     assert got == _ports(ref) and set(got) == {1, 2} and got.count(1) > got.count(2)
-    prof = sw.prog.profiles["I.sel"].runtime
+    prof = sw.inst.profiles["I.sel"]
     assert prof.members[1].handles == [0, 2, 3]
     assert sw.act_prof_group_members("sel") == {5: [(1, 3, None), (2, 1, None)]}
     # weight back to 1: the copies go, newest first; a new member takes the smallest free handle
@@ -63,7 +63,7 @@ def test_copies_are_shared_between_groups_and_kept_while_needed(backend: str):
     _members(sw, {1: 1, 2: 2})
     sw.act_prof_create_group("sel", 5, [1, 2], weights=[2, 1])
     sw.act_prof_create_group("sel", 6, [1], weights=[3])
-    prof = sw.prog.profiles["I.sel"].runtime
+    prof = sw.inst.profiles["I.sel"]
     assert prof.members[1].handles == [0, 2, 3]
     sw.act_prof_delete_group("sel", 6)
     assert prof.members[1].handles == [0, 2]      # group 5 still needs one copy

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from softswitch import P4CompileError, Switch
-from softswitch.frontend import preprocess
+from softswitch.frontend.parser import preprocess
 
 from .helpers import program
 
