@@ -171,7 +171,7 @@ class JobBook:
             session, complete = job.session, len(job.members) == job.world_size
         if complete:
             self._activate(job.name, session)
-        return self._wait(job.name, a, session, alive)
+        return self._wait(job, a, session, alive)
 
     def _open_session(self, job: JobRecord, a: JoinArgs) -> None:
         """Make the job's current session one ``a`` may join: a running session that a rank joins
@@ -196,11 +196,11 @@ class JobBook:
         self.store.put_jobs(job)
         self.cond.notify_all()
 
-    def _wait(self, name: str, a: JoinArgs, session: int, alive: Callable[[], bool]) -> Joined:
+    def _wait(self, job: JobRecord, a: JoinArgs, session: int, alive: Callable[[], bool]) -> Joined:
+        name = job.name
         wait = a.wait_s if a.wait_s > 0 else self.limits.join_timeout_s
         deadline = time.monotonic() + min(wait, self.limits.join_timeout_s)
         with self.cond:
-            job = self.jobs[name]
             while job.session == session and job.state == "forming":
                 left = deadline - time.monotonic()
                 if left <= 0 or not alive():
@@ -249,6 +249,11 @@ class JobBook:
                     self.store.count("placement" if "placement" in str(err) else "deploy")
                     job.members, job.state = {}, "failed" if job.job_id else "created"
                     self.end_session(job, f"cannot place/deploy job {name!r}: {err}", "failed")
+                    implicit = self.secret_hash is not None and job.token_hash == self.secret_hash
+                    if job.job_id is None and implicit:
+                        # made by these joins (shared secret) and never placed: refused without a trace
+                        del self.jobs[name]
+                        self.store.delete_job(name, placement=self.fabric.placement.to_json())
                 return
             for other in moved:
                 self._moved(other, name)

@@ -207,6 +207,7 @@ def test_two_jobs_at_once_get_disjoint_regions_and_a_third_is_refused_naming_the
         third = join_all(addr, "big3", HOSTS[:2], window=1024, wait_s=5)
         assert all(isinstance(e, ServiceError) for e in third), third
         assert "RESOURCE_EXHAUSTED" in str(third[0]) and "s1" in str(third[0]), str(third[0])
+        assert "big3" not in {j.name for j in status(addr).jobs}   # made by the refused joins: gone
         with pytest.raises(grpc.RpcError) as info:
             call(addr, "CreateJob", pb.CreateJobRequest(admin_token="wrong", job="z", world_size=2))
         assert info.value.code() == grpc.StatusCode.PERMISSION_DENIED
@@ -243,5 +244,46 @@ def test_tls_join_with_the_ca_and_refused_without(switch, tmp_path):
         assert all(isinstance(s, JobSession) for s in joined), joined
         for s in joined:
             s.leave()
+    finally:
+        svc.stop(0.2)
+
+
+def test_agent_errors_under_the_service_say_recovery_is_automatic(switch, tmp_path):
+    """A failed AllReduce's error names what to do: under the service nothing (it moves the
+    epoch itself; the agent keeps the service's answer), with a manifest `dhc-ctl jobs reset`."""
+    from dataclasses import replace
+
+    from hostagent.agent import Agent
+    from hostagent.transport import JobEndpoint
+
+    with service(switch, tmp_path / "state.db") as (_, addr):
+        sessions = join_all(addr, "m", HOSTS)
+        assert all(isinstance(s, JobSession) for s in sessions), sessions
+        agent = Agent(replace(sessions[0].endpoint, bind_ip="127.0.0.1"), 4, session=sessions[0])
+        try:
+            hint = agent.recovery_hint
+            assert "No operator action is needed" in hint and addr in hint and "jobs reset" not in hint, hint
+            agent.fail("test failure")
+            assert "moved to epoch" in agent.service_ack, agent.service_ack
+        finally:
+            agent.close(finish=False)
+        for s in sessions[1:]:
+            s.close()
+    manual = Agent(JobEndpoint(job_id=1, child_id=0, switch_ip="127.0.0.1", window=8, bind_ip="127.0.0.1"), 4)
+    try:
+        assert "dhc-ctl jobs reset --job 1" in manual.recovery_hint and not manual.service_ack
+    finally:
+        manual.close(finish=False)
+
+
+def test_listens_on_several_addresses(switch, tmp_path):
+    cfg = ServiceConfig(load(ROOT / "topologies" / "single.yaml"), {"s1": SwitchAddress("s1", switch.addr)},
+                        f"127.0.0.1:0,unix:{tmp_path}/svc.sock", tmp_path / "state.db", 256, None,
+                        Limits(window=8), secret=SECRET)
+    svc = Service(cfg)
+    try:
+        assert svc.start() != 0 and len(svc.ports) == 2 and all(svc.ports), svc.ports
+        for addr in (f"127.0.0.1:{svc.ports[0]}", f"unix:{tmp_path}/svc.sock"):
+            assert status(addr).fabric == "single"
     finally:
         svc.stop(0.2)

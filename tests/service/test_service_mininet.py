@@ -11,10 +11,12 @@ network) and compare the parameters with a run without faults.
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -32,6 +34,10 @@ GOOD = Workload(dim=20_000, density=0.01, seed=31)
 FAILING = Workload(dim=200_000, density=0.02, seed=32, timeout=0.05, retries=5)
 
 
+#: a link from the root namespace (where the service runs) to h4: the service's TCP address
+SVC_LINK = ("dhcsvc-root", "dhcsvc-h4", "192.168.250.1", "192.168.250.2")
+
+
 @dataclass
 class ServiceNet:
     handle: object
@@ -40,6 +46,7 @@ class ServiceNet:
     sock: str
     serve_cmd: list[str]
     serve: subprocess.Popen
+    tcp: str = ""       # the service's address over the Mininet network (from h4)
 
     @property
     def hosts(self) -> list[str]:
@@ -57,6 +64,7 @@ class ServiceNet:
         self.serve = subprocess.Popen(self.serve_cmd, stdout=subprocess.PIPE, stderr=log, cwd=str(ROOT))
         line = self.serve.stdout.readline()
         assert line.startswith(b"{"), (line, (self.workdir / "serve.log").read_text()[-2000:])
+        self.tcp = f"{SVC_LINK[2]}:{json.loads(line)['ports'][1]}"
 
     def stop_service(self, kill: bool = False) -> None:
         if self.serve.poll() is None:
@@ -80,18 +88,36 @@ def svc_net(tmp_path_factory):
     topo = load(topo_file)
     workdir = tmp_path_factory.mktemp("svc")
     (workdir / "secret").write_text(SECRET)
-    with running_net(topo, "softswitch", log_dir=str(workdir / "logs")) as handle:
+    with running_net(topo, "softswitch", log_dir=str(workdir / "logs")) as handle, \
+            service_link(handle.host("h4")):
         amap = ",".join(f"{n}={a}@{handle.device_ids[n]}" for n, a in handle.grpc_addresses.items())
         sock = f"unix:{workdir}/svc.sock"
         cmd = [sys.executable, "-m", "controller.cli", "serve", "--topo", str(topo_file),
-               "--switch-addr-map", amap, "--listen", sock, "--state", str(workdir / "state.db"),
-               "--secret-file", str(workdir / "secret"), "--heartbeat-timeout", "4", "--timeout", "60"]
+               "--switch-addr-map", amap, "--listen", f"{sock},{SVC_LINK[2]}:0",
+               "--state", str(workdir / "state.db"), "--secret-file", str(workdir / "secret"),
+               "--heartbeat-timeout", "4", "--timeout", "60", "--watch-interval", "0.2"]
         net = ServiceNet(handle, topo, workdir, sock, cmd, None)
         net.start_service()
         try:
             yield net
         finally:
             net.stop_service()
+
+
+@contextmanager
+def service_link(host):
+    """A veth from the root namespace to ``host``'s (Mininet's root-namespace link, as in its
+    sshd example): the host reaches the service over the network, not through the file system."""
+    root_if, host_if, root_ip, host_ip = SVC_LINK
+    subprocess.run(["ip", "link", "add", root_if, "type", "veth", "peer", "name", host_if], check=True)
+    try:
+        subprocess.run(["ip", "link", "set", host_if, "netns", str(host.pid)], check=True)
+        subprocess.run(["ip", "addr", "add", f"{root_ip}/30", "dev", root_if], check=True)
+        subprocess.run(["ip", "link", "set", root_if, "up"], check=True)
+        host.cmd(f"ip addr add {host_ip}/30 dev {host_if} && ip link set {host_if} up")
+        yield
+    finally:
+        subprocess.run(["ip", "link", "del", root_if], check=False, capture_output=True)
 
 
 def agent_cmd(net: ServiceNet, job: str, rank: int, w: Workload, expect: Path, dim: int | None = None,
@@ -130,10 +156,74 @@ def test_first_session_exact_with_a_fresh_epoch(svc_net):
     assert not list((svc_net.workdir).glob("*manifest*"))
 
 
+def _snapshot(net: ServiceNet) -> tuple[list, dict, dict]:
+    """(jobs without heartbeat ages, refusal counters, s1's entries read over P4Runtime)."""
+    from controller.deploy import read_state
+    from controller.p4rt_client import SwitchAddress, SwitchConnection
+
+    reply = net.status()
+    jobs = [pb.JobInfo.FromString(j.SerializeToString()) for j in reply.jobs]
+    for j in jobs:
+        for m in j.members:
+            m.seconds_since_heartbeat = 0
+    conn = SwitchConnection(SwitchAddress("s1", net.handle.grpc_addresses["s1"]), timeout=30)
+    try:
+        conn.open_channel()    # a read needs no arbitration: the service stays the primary
+        entries = dict(read_state(conn).entries)
+    finally:
+        conn.close()
+    return jobs, {c.name: c.count for c in reply.refused}, entries
+
+
+def test_refusals_over_the_mininet_network_are_counted_and_change_nothing(svc_net):
+    """From h4, over the network: with two jobs filling s1's registers and running, a wrong
+    token, an unknown job, a duplicate rank, an oversized request and a third job that does not
+    fit are refused with clear errors, each counted once, and the job table, the regions and
+    s1's entries are as before."""
+    client = svc_net.handle.host("h4").popen(
+        [sys.executable, "-m", "tests.service.join_client", svc_net.tcp, SECRET],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=str(ROOT), text=True)
+    try:
+        ready = json.loads(client.stdout.readline() or "{}")
+        assert ready.get("ready"), (ready, client.stderr.read() if client.poll() is not None else "")
+        jobs0, counts0, entries0 = _snapshot(svc_net)
+        client.stdin.write("go\n")
+        client.stdin.flush()
+        answers = json.loads(client.stdout.readline())["refused"]
+        refused = {case: (code, details) for case, code, details in answers}
+        jobs1, counts1, entries1 = _snapshot(svc_net)
+        client.stdin.write("leave\n")
+        client.stdin.flush()
+        assert client.wait(60) == 0, client.stderr.read()
+    finally:
+        if client.poll() is None:
+            client.kill()
+            client.wait()
+    expect = {"token": ("UNAUTHENTICATED", "job 'big1': wrong token"),
+              "unknown_job": ("NOT_FOUND", "unknown job 'ghost'"),
+              "duplicate_rank": ("ALREADY_EXISTS", "rank 0 has joined session"),
+              "too_large": ("RESOURCE_EXHAUSTED", "(limit 4096)")}
+    for case, (code, text) in expect.items():
+        assert refused[case][0] == code and text in refused[case][1], (case, refused[case])
+    code, third = refused["third_job"]
+    assert code == "refused" and "RESOURCE_EXHAUSTED" in third and "s1" in third, third
+    grown = {k: counts1.get(k, 0) - counts0.get(k, 0) for k in set(counts0) | set(counts1)}
+    assert grown == {"token": 1, "unknown_job": 1, "duplicate_rank": 1, "too_large": 1, "placement": 1}, grown
+    assert {j.name for j in jobs0} >= {"big1", "big2"} and jobs1 == jobs0     # no big3, same regions
+    assert entries1 == entries0
+
+
 def test_mismatched_tensors_then_exact(svc_net):
     before = svc_net.job("agents").epoch
     outcomes = collect(start_agents(svc_net, "agents", FAILING, {0: FAILING.dim + 7}), 0, deadline_s=120)
     assert all(o.returncode != 0 for o in outcomes), [(o.host, o.returncode) for o in outcomes]
+    # under the service the error says recovery is automatic (no `dhc-ctl jobs reset`) and what
+    # the service answered to the failure report
+    errors = [o.summary["error"] for o in outcomes if "error" in o.summary]
+    assert errors and all("No operator action is needed" in e and "jobs reset" not in e
+                          for e in errors), errors
+    acks = [o.summary.get("service", "") for o in outcomes]
+    assert any("moved to epoch" in a for a in acks), acks
     assert run_exact(svc_net, "agents") not in (before,)
     assert svc_net.status().epochs_moved >= 3
 
