@@ -317,38 +317,29 @@ def _equal(a: dict, b: dict) -> bool:
     return a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
 
 
-def test_torchrun_trains_the_cnn_with_only_the_controller_address(svc_net):
-    """Four torchrun nodes train the small CNN through the switch, in one launch, twice over:
-    ``init_process_group("dhc")`` (DDP's buckets are all-reduced in the network, no hook) and a
-    gloo group with the DHC hook and top-k -- two process groups, two in-network jobs.  For each:
-    every rank ends with the same parameters (the network's sum is the same on every rank),
-    training moved them, and the job's one session ended cleanly (every rank left)."""
+def test_torchrun_trains_the_cnn_and_survives_a_killed_worker(svc_net):
+    """Four torchrun nodes train the small CNN through the switch with nothing but the service's
+    address, twice over in one launch: ``init_process_group("dhc")`` (DDP's buckets all-reduced
+    in the network, no hook) and a gloo group with the DHC hook and top-k -- two process groups,
+    two in-network jobs.  First a run without faults: every rank ends with the same parameters
+    (the network's sum is the same on every rank) and training moved them.  Then the same run
+    again, with rank 2 SIGKILLed mid-AllReduce of step 1: torchrun --max-restarts restarts every
+    rank, they resume from step 1's checkpoints and join new sessions (a fresh epoch each) with
+    no operator action, and after the last step both models equal those of the clean run."""
     import torch
 
     from bench.train_data import make_model
 
-    out = svc_net.workdir / "clean"
-    torchrun(svc_net, "cnn-clean", out)
+    out = svc_net.workdir / "cnn"
+    torchrun(svc_net, "cnn", out, kill=(2, 1))
+    clean, faulty = out / "clean", out / "faulty"
     initial = make_model("small").state_dict()
-    ranks = [torch.load(out / f"r{r}-s{STEPS}.pt", weights_only=False) for r in range(4)]
+    ranks = [torch.load(clean / f"r{r}-s{STEPS}.pt", weights_only=False) for r in range(4)]
+    assert len(list(out.glob("attempt-r2-*"))) >= 2, "rank 2 was not restarted"
     for mode, suffix in MODES.items():
-        job = svc_net.job(f"cnn-clean{suffix}")
-        assert (job.session, job.state) == (1, "idle"), (mode, job)
         assert all(_equal(ranks[0][mode], other[mode]) for other in ranks[1:]), mode
-        assert not _equal(initial, _params(out, mode)), mode
-
-
-def test_torchrun_training_survives_a_killed_worker(svc_net):
-    """Rank 2 is SIGKILLed mid-AllReduce of step 1; torchrun --max-restarts restarts every
-    rank, they resume from step 1's checkpoints and join new sessions (a fresh epoch each) with
-    no operator action; after the last step both models equal those of the run without faults."""
-    clean, faulty = svc_net.workdir / "clean", svc_net.workdir / "faulty"
-    if not (clean / "final-hook.pt").exists():
-        torchrun(svc_net, "cnn-clean", clean)
-    torchrun(svc_net, "cnn-faulty", faulty, kill=(2, 1))
-    assert len(list(faulty.glob("attempt-r2-*"))) >= 2, "rank 2 was not restarted"
-    for mode, suffix in MODES.items():
-        job = svc_net.job(f"cnn-faulty{suffix}")
-        assert job.session >= 2 and job.state == "idle", (mode, job)  # the killed session and the next
+        assert not _equal(initial, _params(clean, mode)), mode
+        job = svc_net.job(f"cnn{suffix}")
+        assert job.session >= 2 and job.state == "idle", (mode, job)   # the killed session, the next
         a, b = _params(clean, mode), _params(faulty, mode)
         assert _equal(a, b), (mode, {k: float((a[k] - b[k]).abs().max()) for k in a})

@@ -9,11 +9,14 @@ each through its own process group and its own in-network job:
   all-reduced through the switch; job ``$TORCHELASTIC_RUN_ID``);
 * ``hook``: a gloo group and the DHC hook with top-k (job ``$TORCHELASTIC_RUN_ID-hook``).
 
-Every step ends with a per-rank checkpoint of both, so a group that torchrun restarts resumes
-from the last step every rank finished (agreed with an all_reduce MIN, which the ``dhc`` backend
-delegates to gloo).  ``--kill-rank R --kill-step S``: on the first attempt only, rank R kills
+The launch trains twice from the same initial weights: ``OUT/clean`` without faults, then (with
+``--kill-rank R --kill-step S``) ``OUT/faulty``, where on the first attempt only rank R kills
 itself with SIGKILL once the backend's agent has sent a few chunks of step S (mid-AllReduce).
-Rank 0 saves the final parameters to ``OUT/final-backend.pt`` and ``OUT/final-hook.pt``.
+Every step ends with a per-rank checkpoint (both models and the hook's error-feedback
+residuals), so a group that torchrun restarts resumes from the last step every rank finished
+(agreed with an all_reduce MIN, which the ``dhc`` backend delegates to gloo): the finished clean
+run is skipped, the faulty one continues.  Rank 0 saves each run's final parameters to
+``final-backend.pt`` and ``final-hook.pt`` in its directory.
 """
 
 from __future__ import annotations
@@ -33,7 +36,7 @@ from torch.nn.parallel import DistributedDataParallel as DDP
 import hostagent.torch_backend  # noqa: F401 - registers the "dhc" backend
 from bench.train_data import batch_for, digits_split, make_model
 from hostagent.torch_hook import DHCHookState, dhc_hook
-from hostagent.torch_sparsify import SparsifyConfig
+from hostagent.torch_sparsify import ErrorFeedback, SparsifyConfig
 
 BATCH = 16
 LR = 0.1
@@ -82,6 +85,34 @@ def _checkpoint(out: Path, rank: int, models: dict[str, nn.Module], state: DHCHo
     (out / f"r{rank}-s{step - 2}.pt").unlink(missing_ok=True)
 
 
+def _train(out: Path, gloo, state: DHCHookState, steps: int, kill: tuple[int, int] | None) -> None:
+    """One training run of both models from their initial weights (or from the newest step every
+    rank finished, after a restart) through the two groups; rank 0 saves the final parameters."""
+    rank, world = dist.get_rank(), dist.get_world_size()
+    out.mkdir(parents=True, exist_ok=True)
+    split = digits_split()
+    models = {mode: make_model("small") for mode in MODES}
+    state.feedback, state.step = ErrorFeedback(), 0
+    done = _resume(out, rank, models, state)
+    ddp = {"backend": DDP(models["backend"]), "hook": DDP(models["hook"], process_group=gloo)}
+    ddp["hook"].register_comm_hook(state, dhc_hook)
+    opts = {mode: torch.optim.SGD(ddp[mode].parameters(), lr=LR) for mode in MODES}
+    loss_fn = nn.CrossEntropyLoss()
+    for step in range(done, steps):
+        if kill == (rank, step):
+            _kill_mid_allreduce(dist.group.WORLD)
+        x, y = batch_for(split, rank, world, step, BATCH)
+        for mode in MODES:
+            opts[mode].zero_grad()
+            loss_fn(ddp[mode](x), y).backward()
+            opts[mode].step()
+        _checkpoint(out, rank, models, state, step + 1)
+    if rank == 0:
+        for mode, model in models.items():
+            final = {n: t.detach().clone() for n, t in model.state_dict().items()}
+            torch.save(final, out / f"final-{mode}.pt")
+
+
 def main() -> None:
     p = argparse.ArgumentParser()
     p.add_argument("--steps", type=int, default=2)
@@ -91,32 +122,16 @@ def main() -> None:
     args = p.parse_args()
     dist.init_process_group("dhc")
     gloo = dist.new_group(backend="gloo")
-    rank, world = dist.get_rank(), dist.get_world_size()
+    rank = dist.get_rank()
     args.out.mkdir(parents=True, exist_ok=True)
-    split = digits_split()
-    models = {mode: make_model("small") for mode in MODES}
-    state = DHCHookState(process_group=gloo, job=f"{os.environ['TORCHELASTIC_RUN_ID']}-hook",
-                         sparsify=SparsifyConfig("topk", ratio=0.01))
-    done = _resume(args.out, rank, models, state)
-    ddp = {"backend": DDP(models["backend"]), "hook": DDP(models["hook"], process_group=gloo)}
-    ddp["hook"].register_comm_hook(state, dhc_hook)
-    opts = {mode: torch.optim.SGD(ddp[mode].parameters(), lr=LR) for mode in MODES}
-    loss_fn = nn.CrossEntropyLoss()
     first_attempt = not list(args.out.glob(f"attempt-r{rank}-*"))
     (args.out / f"attempt-r{rank}-{os.getpid()}").touch()
-    for step in range(done, args.steps):
-        if first_attempt and rank == args.kill_rank and step == args.kill_step:
-            _kill_mid_allreduce(dist.group.WORLD)
-        x, y = batch_for(split, rank, world, step, BATCH)
-        for mode in MODES:
-            opts[mode].zero_grad()
-            loss_fn(ddp[mode](x), y).backward()
-            opts[mode].step()
-        _checkpoint(args.out, rank, models, state, step + 1)
-    if rank == 0:
-        for mode, model in models.items():
-            torch.save({n: t.detach().clone() for n, t in model.state_dict().items()},
-                       args.out / f"final-{mode}.pt")
+    state = DHCHookState(process_group=gloo, job=f"{os.environ['TORCHELASTIC_RUN_ID']}-hook",
+                         sparsify=SparsifyConfig("topk", ratio=0.01))
+    _train(args.out / "clean", gloo, state, args.steps, None)
+    if args.kill_rank >= 0:
+        kill = (args.kill_rank, args.kill_step) if first_attempt else None
+        _train(args.out / "faulty", gloo, state, args.steps, kill)
     state.close()
     dist.destroy_process_group()
 
