@@ -319,6 +319,9 @@ class JobBook:
                 return f"session {session} was over already"
             self.end_session(job, f"rank {rank} reported: {reason[:500]}", "failed")
         epoch = self.move_epoch(name)
+        if epoch is None:
+            return (f"session {session} failed; job {name!r} gets a new epoch as soon as its switches "
+                    "answer again (the next session starts with one in any case)")
         return f"session {session} failed; job {name!r} moved to epoch {epoch}"
 
     def leave(self, name: str, token: str, rank: int, session: int) -> str:
