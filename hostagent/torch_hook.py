@@ -112,7 +112,6 @@ class DHCHookState:
     endpoint: object | None = None        # hostagent.transport.JobEndpoint of an in-network job
     agent: Agent | None = None            # an in-network job's Agent (see from_agent)
     controller: str | None = None         # the job service's address (default $DHC_CONTROLLER)
-    job: str | None = None                # controller=: the job's name (default $DHC_JOB, torchrun's run id)
     n_workers: int | None = None          # default: size of the process group
     codec: str = "hg"
     codec_params: dict = field(default_factory=dict)
@@ -125,6 +124,7 @@ class DHCHookState:
     step: int = 0
     scales: deque = field(default_factory=lambda: deque(maxlen=SCALE_LOG_LIMIT))
     records: list = field(default_factory=list)
+    job: str | None = None                # controller=: the job's name (default $DHC_JOB, torchrun's run id)
 
     def __post_init__(self) -> None:
         if not isinstance(self.sparsify, SparsifyConfig):
