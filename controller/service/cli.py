@@ -86,7 +86,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
                         Path(args.tls_cert) if args.tls_cert else None,
                         Path(args.tls_key) if args.tls_key else None, timeout=args.timeout,
                         watch_interval_s=args.watch_interval)
-    logging.basicConfig(level=logging.INFO, format="dhc-ctl serve: %(message)s", stream=sys.stderr)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s dhc-ctl serve: %(message)s",
+                        stream=sys.stderr)
     service = Service(cfg)
     port = service.start()
     if port == 0:

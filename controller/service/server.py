@@ -105,6 +105,7 @@ class Service:
         if self.port == 0:
             return 0
         self.server.start()
+        self.book.grant_grace()     # the start-up took a while: heartbeats can arrive only now
         self._watcher = threading.Thread(target=self._watch, name="dhc-service-watch", daemon=True)
         self._watcher.start()
         return self.port

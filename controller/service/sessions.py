@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import logging
 import secrets
 import threading
 import time
@@ -23,6 +24,8 @@ from dataclasses import dataclass
 from controller.errors import ControllerError
 from controller.service.fabric import Fabric, PlacedJob
 from controller.service.store import JobRecord, Store
+
+log = logging.getLogger("dhc.service")
 
 NAME_LIMIT = 128
 MAX_WORLD_SIZE = 1024
@@ -86,14 +89,22 @@ class JobBook:
         self.secret_hash = token_hash(secret) if secret else None
         self.cond = threading.Condition()
         self.jobs = store.jobs()
-        # after a restart every member gets a grace period of twice the timeout: agents reconnect
-        now = time.monotonic() + limits.heartbeat_timeout_s
         self.seen: dict[tuple[str, int], float] = {}
         for job in self.jobs.values():
             if job.state == "forming":   # its waiters died with the old service: they rejoin
                 job.members, job.state = {}, "failed" if job.job_id else "created"
                 store.put_jobs(job)
-            self.seen.update(((job.name, r), now) for r in job.members)
+        self.grant_grace()
+
+    def grant_grace(self) -> None:
+        """Every member of a stored session counts as heard from now plus one timeout (twice the
+        timeout to reconnect).  Called when the book is built and again once the restarted
+        service listens: its start-up (building and checking the program, restoring switches)
+        may take longer than the timeout on a loaded machine, and no heartbeat can arrive before."""
+        now = time.monotonic() + self.limits.heartbeat_timeout_s
+        with self.cond:
+            for job in self.jobs.values():
+                self.seen.update(((job.name, r), now) for r in job.members)
 
     # ------------------------------------------------------------ admission
     def refuse(self, reason: str, message: str) -> Refused:
@@ -193,6 +204,8 @@ class JobBook:
     def end_session(self, job: JobRecord, why: str, state: str) -> None:
         """Under the lock: the session is over; waiters wake; the epoch is moved by the caller."""
         job.state, job.last_failure = state, why if state == "failed" else job.last_failure
+        if state == "failed":
+            log.info("job %s: session %d over: %s", job.name, job.session, why)
         self.store.put_jobs(job)
         self.cond.notify_all()
 
@@ -263,6 +276,7 @@ class JobBook:
                 self.store.count("epoch_moved")
                 if job.session == session and job.state == "forming":
                     job.state = "running"
+                    log.info("job %s: session %d running at epoch %d", name, session, epoch)
                     now = time.monotonic()
                     self.seen.update(((name, r), now) for r in job.members)
                 self.store.put_jobs(job, placement=self.fabric.placement.to_json())
@@ -290,6 +304,7 @@ class JobBook:
                 return None
             with self.cond:
                 job.epoch = epoch
+                log.info("job %s: moved to epoch %d", name, epoch)
                 self.store.count("epoch_moved")
                 self.store.put_jobs(job)
             return epoch
