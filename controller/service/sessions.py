@@ -247,7 +247,9 @@ class JobBook:
                 if job.session != session or job.state != "forming" or len(job.members) != job.world_size:
                     return   # superseded, or a waiter gave up meanwhile: the next join completes it
                 job_id = job.job_id or self._free_job_id()
-                hosts = tuple(self.fabric.ip_to_host[job.members[r]] for r in range(job.world_size))
+                # as they are now: a waiter that gives up during the deployment leaves members
+                workers = [job.members[r] for r in range(job.world_size)]
+                hosts = tuple(self.fabric.ip_to_host[ip] for ip in workers)
                 placed = PlacedJob(job_id, hosts, job.bytes_per_iteration, job.window, job.lanes)
                 old_epoch = job.epoch
             try:
@@ -272,7 +274,7 @@ class JobBook:
                 self._moved(other, name)
             with self.cond:
                 job.job_id, job.epoch = job_id, epoch
-                job.workers = [job.members[r] for r in range(job.world_size)]
+                job.workers = workers
                 self.store.count("epoch_moved")
                 if job.session == session and job.state == "forming":
                     job.state = "running"
