@@ -125,6 +125,9 @@ class Fabric:
         restarted gets its program and everything back.  Returns job -> epoch deployed (what the
         switches hold, else ``epochs``)."""
         with self.lock:
+            down = self.unreachable()
+            if down:   # at once, not after --timeout with the fabric locked (joins wait on it)
+                raise SwitchError(", ".join(down), f"does not answer within {PROBE_S:g} s")
             self.push_pipeline()
             report = deploy(self.topology(), self.placement, self.addrs, jobs=jobs, pipeline=False,
                             timeout=self.timeout, epochs=dict(epochs))

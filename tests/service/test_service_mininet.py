@@ -17,7 +17,7 @@ import subprocess
 import sys
 import time
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pytest
@@ -235,14 +235,18 @@ def test_stray_data_frame_then_exact(svc_net):
     assert run_exact(svc_net, "agents") != job.epoch
 
 
+def _wait_running(net: ServiceNet, job: str, session: int) -> None:
+    deadline = time.monotonic() + 60
+    while (net.job(job).state, net.job(job).session) != ("running", session):
+        assert time.monotonic() < deadline, net.job(job)
+        time.sleep(0.1)
+
+
 def test_controller_killed_and_restarted_mid_session(svc_net):
     w = Workload(dim=20_000, density=0.01, seed=33, repeat=1500)
-    procs = start_agents(svc_net, "agents", w)
     session = svc_net.job("agents").session
-    deadline = time.monotonic() + 60
-    while (svc_net.job("agents").state, svc_net.job("agents").session) != ("running", session + 1):
-        assert time.monotonic() < deadline, svc_net.job("agents")
-        time.sleep(0.1)
+    procs = start_agents(svc_net, "agents", w)
+    _wait_running(svc_net, "agents", session + 1)
     before = svc_net.job("agents")
     svc_net.stop_service(kill=True)
     assert any(p.poll() is None for p in procs.values()), "the session ended before the kill"
@@ -259,9 +263,10 @@ def test_controller_killed_and_restarted_mid_session(svc_net):
 
 def test_switch_killed_and_restarted_is_redeployed(svc_net):
     s1 = svc_net.handle.net.get("s1")
-    procs = start_agents(svc_net, "agents", FAILING)
-    time.sleep(1.5)
-    s1.proc.kill()
+    session = svc_net.job("agents").session
+    procs = start_agents(svc_net, "agents", replace(FAILING, repeat=50))   # a session that lasts
+    _wait_running(svc_net, "agents", session + 1)
+    s1.proc.kill()                                    # mid-session
     s1.proc.wait()
     outcomes = collect(procs, 0, deadline_s=120)
     assert all(o.returncode != 0 for o in outcomes)
