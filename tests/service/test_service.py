@@ -287,3 +287,55 @@ def test_listens_on_several_addresses(switch, tmp_path):
             assert status(addr).fabric == "single"
     finally:
         svc.stop(0.2)
+
+
+def test_a_slow_restart_keeps_running_sessions(switch, tmp_path):
+    """The restarted service's start-up (building the program, restoring switches) may outlast
+    the heartbeat timeout: members are heard from again once it listens, not abandoned."""
+    fast = {"heartbeat_interval_s": 0.2, "heartbeat_timeout_s": 1.0}
+    listen = f"unix:{tmp_path}/svc.sock"
+
+    def make() -> Service:
+        return Service(ServiceConfig(load(ROOT / "topologies" / "single.yaml"),
+                                     {"s1": SwitchAddress("s1", switch.addr)}, listen, tmp_path / "state.db",
+                                     256, None, Limits(window=8, **fast), secret=SECRET,
+                                     watch_interval_s=0.2))
+    first = make()
+    first.start()
+    sessions = join_all(listen, "slow", HOSTS)
+    assert all(isinstance(s, JobSession) for s in sessions), sessions
+    first.stop(0.2)
+    second = make()
+    time.sleep(2.5)                      # a start-up longer than twice the heartbeat timeout
+    second.start()
+    try:
+        time.sleep(2.0)                  # the watcher has looked at the heartbeats many times
+        (job,) = status(listen).jobs
+        assert job.state == "running" and all(s.ok for s in sessions), (job, [s.reason for s in sessions])
+        for s in sessions:
+            s.leave()
+    finally:
+        second.stop(0.2)
+
+
+def test_a_switch_that_does_not_answer_fails_a_session_at_once(tmp_path):
+    """Joins of a job whose switch is down are refused within seconds (a 3 s probe), not after
+    the service's P4Runtime timeout (60 s here) with the fabric locked."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        dead = f"127.0.0.1:{s.getsockname()[1]}"     # nothing listens there once closed
+    cfg = ServiceConfig(load(ROOT / "topologies" / "single.yaml"), {"s1": SwitchAddress("s1", dead)},
+                        "127.0.0.1:0", tmp_path / "state.db", 256, None, Limits(window=8), secret=SECRET,
+                        timeout=60.0)
+    svc = Service(cfg)
+    port = svc.start()
+    try:
+        t0 = time.monotonic()
+        joined = join_all(f"127.0.0.1:{port}", "down", HOSTS[:2], wait_s=30)
+        took = time.monotonic() - t0
+        assert all(isinstance(e, ServiceError) for e in joined), joined
+        assert "does not answer within 3 s" in str(joined[0]) and took < 20, (took, str(joined[0]))
+    finally:
+        svc.stop(0.2)
