@@ -9,11 +9,12 @@ float32 gradient per step).
 
 from __future__ import annotations
 
+import importlib.util
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import torch
-from sklearn.datasets import load_digits
 from torch import nn
 
 #: images held out for the test accuracy
@@ -31,11 +32,26 @@ class Split:
     y_test: torch.Tensor
 
 
+def digits_arrays() -> tuple[np.ndarray, np.ndarray]:
+    """(images (1797, 8, 8) float64, target (1797,) int): ``load_digits()``'s, read from the CSV
+    file scikit-learn ships without importing scikit-learn (seconds per process that every rank of
+    a torchrun job pays at each start), else through ``load_digits``."""
+    spec = importlib.util.find_spec("sklearn")
+    for root in (spec.submodule_search_locations or []) if spec else []:
+        path = Path(root) / "datasets" / "data" / "digits.csv.gz"
+        if path.is_file():
+            data = np.loadtxt(path, delimiter=",")
+            return data[:, :-1].reshape(-1, 8, 8), data[:, -1].astype(int)
+    from sklearn.datasets import load_digits
+    bunch = load_digits()
+    return bunch.images, bunch.target
+
+
 def digits_split() -> Split:
     """The digits data set, shuffled once with a fixed seed and split train/test."""
-    data = load_digits()
-    x = torch.tensor(data.images / 16.0, dtype=torch.float32).unsqueeze(1)
-    y = torch.tensor(data.target, dtype=torch.long)
+    images, target = digits_arrays()
+    x = torch.tensor(images / 16.0, dtype=torch.float32).unsqueeze(1)
+    y = torch.tensor(target, dtype=torch.long)
     order = torch.from_numpy(np.random.default_rng(SPLIT_SEED).permutation(len(y)))
     x, y = x[order], y[order]
     n_test = int(len(y) * TEST_SHARE)

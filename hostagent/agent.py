@@ -56,6 +56,10 @@ class Agent:
         self.failed = False
         #: the job service's session this agent runs in (``Agent.join``), or None (manifest/flags)
         self.session = session
+        #: the job service's answer to this agent's failure report ("... moved to epoch N")
+        self.service_ack = ""
+        if session is not None:
+            self.transport.recovery_hint = session.recovery_hint()
 
     @classmethod
     def join(cls, cfg: JoinConfig, codec: str = "hg", retry: RetryPolicy | None = None,
@@ -69,12 +73,18 @@ class Agent:
             session.report_failure("agent could not start")
             raise
 
+    @property
+    def recovery_hint(self) -> str:
+        """What the error of a failed AllReduce tells the user to do: nothing under the job
+        service (it moves the epoch itself), ``dhc-ctl jobs reset`` with a manifest."""
+        return self.transport.recovery_hint
+
     def fail(self, reason: str) -> None:
         """Mark the session failed and tell the job service (it moves the job to a new epoch)."""
         self.failed = True
         if self.session is not None:
             session, self.session = self.session, None
-            session.report_failure(reason)
+            self.service_ack = session.report_failure(reason)
 
     def close(self, finish: bool = True) -> None:
         """Leave the job: pad the stream to a 2W boundary (unless ``finish`` is False or the

@@ -35,7 +35,7 @@ from hostagent.agent import Agent
 from hostagent.manifest import ManifestError, load_endpoint
 from hostagent.service_client import JoinConfig, ServiceError, config_from_env
 from hostagent.summary import finish
-from hostagent.transport import JobEndpoint, RetryPolicy, TransportTimeout, reset_hint
+from hostagent.transport import JobEndpoint, RetryPolicy, TransportTimeout
 
 
 def _checked(check: Callable[[object], object], parse: Callable[[str], object] = int):
@@ -102,7 +102,7 @@ def build_parser() -> argparse.ArgumentParser:
     svc.add_argument("--token", default=None, help="the job's token (default $DHC_TOKEN)")
     svc.add_argument("--host-ip", default=None, help="this host's data-network address (default: found)")
     svc.add_argument("--session-key", default=None,
-                     help="equal on every rank of one session (default $TORCHELASTIC_RESTART_COUNT)")
+                     help="equal on every rank of one session, new for each (default $DHC_SESSION_KEY)")
     svc.add_argument("--tls-ca", default=None, help="CA certificate of the service's TLS")
     data = p.add_argument_group("tensor")
     data.add_argument("--input", type=Path, help=".npy file (float32)")
@@ -167,6 +167,11 @@ def _tensor(args: argparse.Namespace) -> np.ndarray:
                               clustered=args.clustered)
 
 
+def _service_ack(agent: Agent) -> dict:
+    """The job service's answer to this agent's failure report (service mode only)."""
+    return {"service": agent.service_ack} if agent.service_ack else {}
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     retry = RetryPolicy(initial_timeout=args.timeout, max_retries=args.retries)
@@ -198,12 +203,12 @@ def main(argv: list[str] | None = None) -> int:
                     bar.close()
                 reports.append(report.as_dict())
     except TransportTimeout as err:
-        print(json.dumps({**summary, "ok": False, "error": str(err)}))
+        print(json.dumps({**summary, "ok": False, "error": str(err), **_service_ack(agent)}))
         print(f"dhc-agent: {err}", file=sys.stderr)
         return 3
     except DecodeError as err:
-        msg = f"{err}. {reset_hint(endpoint.job_id)}"
-        print(json.dumps({**summary, "ok": False, "error": msg}))
+        msg = f"{err}. {agent.recovery_hint}"
+        print(json.dumps({**summary, "ok": False, "error": msg, **_service_ack(agent)}))
         print(f"dhc-agent: decode failed: {msg}", file=sys.stderr)
         return 4
     except CodecError as err:

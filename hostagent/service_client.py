@@ -5,8 +5,9 @@ every rank of the session has joined and the session's fresh epoch is on the swi
 sends a heartbeat every ``heartbeat_interval_s`` from a daemon thread.  ``report_failure`` ends
 the session for every rank (the service moves the job to a new epoch at once); ``leave`` ends
 it normally.  :func:`config_from_env` reads what ``torchrun`` sets (``RANK``, ``WORLD_SIZE``,
-``TORCHELASTIC_RUN_ID``, ``TORCHELASTIC_RESTART_COUNT``, ``MASTER_ADDR``) plus ``DHC_CONTROLLER``,
-``DHC_TOKEN``, ``DHC_JOB``, ``DHC_HOST_IP`` and ``DHC_TLS_CA``.
+``TORCHELASTIC_RUN_ID``, ``MASTER_ADDR``) plus ``DHC_CONTROLLER``, ``DHC_TOKEN``, ``DHC_JOB``,
+``DHC_HOST_IP``, ``DHC_TLS_CA`` and ``DHC_SESSION_KEY`` (under torch the backend and the hook
+pass a key their ranks agreed on instead: ``hostagent/torch_session.py``).
 """
 
 from __future__ import annotations
@@ -86,7 +87,8 @@ def config_from_env(controller: str | None = None, **overrides: object) -> JoinC
     fields = {"controller": controller, "job": job,
               "rank": overrides.get("rank", None), "world_size": overrides.get("world_size", None),
               "token": os.environ.get("DHC_TOKEN", ""),
-              "session_key": os.environ.get("TORCHELASTIC_RESTART_COUNT", ""),
+              # not TORCHELASTIC_RESTART_COUNT: it differs between nodes (torch_session.py)
+              "session_key": os.environ.get("DHC_SESSION_KEY", ""),
               "tls_ca": os.environ.get("DHC_TLS_CA") or None}
     fields.update({k: v for k, v in overrides.items() if v is not None})
     if fields["rank"] is None:
@@ -140,6 +142,13 @@ class JobSession:
                 channel.close()
                 raise ServiceError(f"job service {cfg.controller}: join of job {cfg.job!r} rank {cfg.rank} "
                                    f"refused: {err.code().name}: {err.details()}") from None
+
+    def recovery_hint(self) -> str:
+        """What a failed AllReduce's error says under the service: recovery is automatic."""
+        return (f"No operator action is needed: this agent reports the failure to the job service "
+                f"({self.cfg.controller}), which moves job {self.cfg.job!r} to a fresh epoch at once, and "
+                f"the next session (every rank joining again, e.g. restarted by torchrun --max-restarts) "
+                "gets another")
 
     def _ref(self) -> pb.SessionRef:
         return pb.SessionRef(job=self.cfg.job, token=self.cfg.token, rank=self.cfg.rank,

@@ -33,6 +33,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
 
 from hostagent.agent import Agent
 from hostagent.service_client import config_from_env
+from hostagent.torch_session import agreed_session_key, warn_if_restarts_cannot_reconnect
 
 BACKEND = "dhc"
 NETWORK_OPS = (dist.ReduceOp.SUM, dist.ReduceOp.AVG)
@@ -51,14 +52,24 @@ class DHCProcessGroup(dist.ProcessGroup):
     def __init__(self, store, rank: int, size: int, timeout, network: bool):
         super().__init__(rank, size)
         self._rank, self._size = rank, size
-        # keyed by torchrun's attempt: a restarted group must not read the addresses of the last
-        attempt = os.environ.get("TORCHELASTIC_RESTART_COUNT", "0")
-        self.gloo = dist.ProcessGroupGloo(dist.PrefixStore(f"dhc-gloo/{attempt}", store), rank, size, timeout)
+        # not keyed by TORCHELASTIC_RESTART_COUNT: it differs between nodes after a restart
+        # (torch_session.py); a restart needs a fresh store per attempt, which torchrun gives
+        # with TORCH_DISABLE_SHARE_RDZV_TCP_STORE=1
+        self.gloo = dist.ProcessGroupGloo(dist.PrefixStore("dhc-gloo", store), rank, size, timeout)
         self.network = network
         self.agent: Agent | None = None
         self.codec = os.environ.get("DHC_CODEC", "dense")
         self.network_allreduces = 0
+        #: the job service's session key of this group, the same on every rank (torch_session.py)
+        self.session_key = agreed_session_key(rank, self._broadcast_from_0) if network else ""
+        if network:
+            warn_if_restarts_cannot_reconnect()
         atexit.register(self.shutdown)
+
+    def _broadcast_from_0(self, t: torch.Tensor) -> None:
+        opts = dist.BroadcastOptions()
+        opts.rootRank, opts.rootTensor = 0, 0
+        self.gloo.broadcast([t], opts).wait()
 
     def getBackendName(self) -> str:  # noqa: N802 - torch's name
         return BACKEND
@@ -69,7 +80,7 @@ class DHCProcessGroup(dist.ProcessGroup):
     # ---------------------------------------------------------------- in the network
     def _agent(self) -> Agent:
         if self.agent is None:
-            cfg = config_from_env(rank=self._rank, world_size=self._size)
+            cfg = config_from_env(rank=self._rank, world_size=self._size, session_key=self.session_key)
             self.agent = Agent.join(cfg, codec=self.codec)
         return self.agent
 

@@ -45,6 +45,7 @@ from hostagent.agent import Agent
 from hostagent.reducer import NetworkReducer
 from hostagent.service_client import config_from_env
 from hostagent.torch_reducer import TorchDistReducer
+from hostagent.torch_session import agreed_session_key, warn_if_restarts_cannot_reconnect
 from hostagent.torch_sparsify import ErrorFeedback, SparsifyConfig, sparsify
 
 #: Most ScaleRecords a state keeps (oldest dropped first).
@@ -123,6 +124,7 @@ class DHCHookState:
     step: int = 0
     scales: deque = field(default_factory=lambda: deque(maxlen=SCALE_LOG_LIMIT))
     records: list = field(default_factory=list)
+    job: str | None = None                # controller=: the job's name (default $DHC_JOB, torchrun's run id)
 
     def __post_init__(self) -> None:
         if not isinstance(self.sparsify, SparsifyConfig):
@@ -140,6 +142,16 @@ class DHCHookState:
         self.pending: list[tuple[PendingBucket, torch.Tensor, torch.futures.Future]] = []
         #: the Agent this state opened itself (endpoint=): close() closes it
         self._own_agent: Agent | None = None
+        #: controller=: the job service's session key, agreed by the group's ranks (torch_session.py)
+        self._session_key: str | None = None
+        if self.controller is not None and dist.is_initialized():
+            self._session_key = self._agree_session_key()
+            warn_if_restarts_cannot_reconnect()
+
+    def _agree_session_key(self) -> str:
+        pg = self.process_group
+        src = dist.get_global_rank(pg, 0) if pg is not None else 0
+        return agreed_session_key(dist.get_rank(pg), lambda t: dist.broadcast(t, src=src, group=pg))
 
     @classmethod
     def from_agent(cls, agent: Agent, **kwargs: object) -> "DHCHookState":
@@ -162,7 +174,10 @@ class DHCHookState:
         if self.reducer is None:
             if self.agent is None and self.controller is not None:
                 # the job service grants the endpoint; torchrun's RANK/WORLD_SIZE/run id name us
-                cfg = config_from_env(self.controller, world_size=self.n_workers)
+                if self._session_key is None and dist.is_initialized():
+                    self._session_key = self._agree_session_key()
+                cfg = config_from_env(self.controller, world_size=self.n_workers, job=self.job,
+                                      session_key=self._session_key)
                 self._own_agent = self.agent = Agent.join(cfg, self.codec, codec_params=self.codec_params)
                 self.n_workers = self.agent.n_workers
             if self.agent is None and self.endpoint is not None:

@@ -134,3 +134,10 @@ class ErrorFeedback:
 
     def clear(self) -> None:
         self._residual.clear()
+
+    def state_dict(self) -> dict[Hashable, np.ndarray]:
+        """Every residual (copies): what a checkpoint keeps so a restarted run continues exactly."""
+        return {k: r.copy() for k, r in self._residual.items()}
+
+    def load_state_dict(self, state: dict[Hashable, np.ndarray]) -> None:
+        self._residual = {k: np.asarray(r, dtype=np.float64).copy() for k, r in state.items()}

@@ -158,7 +158,7 @@ class _Exchange:
             f"job {ep.job_id}: no RESULT for chunk {chunk} (slot "
             f"{wire.slot_for_chunk(chunk, ep.window):#06x}, epoch {ep.epoch}) from switch "
             f"{ep.switch_ip} after {out.tries[i]} retransmissions; {self.n - out.n_done} of "
-            f"{self.n} chunks outstanding; {t._blame()}. {reset_hint(ep.job_id)}")
+            f"{self.n} chunks outstanding; {t._blame()}. {t.recovery_hint}")
 
 
 class ChunkTransport(DeliveryEndpoint):
@@ -173,6 +173,8 @@ class ChunkTransport(DeliveryEndpoint):
         self.endpoint = endpoint
         self.retry = retry or RetryPolicy()
         self.stats = TransportStats()
+        #: what a failed session's error tells the user to do (the job service's Agent sets its own)
+        self.recovery_hint = reset_hint(endpoint.job_id)
         self.next_chunk = first_chunk
         # in-flight limit below the window W (AIMD): a slow switch is not flooded with
         # more chunks than it can answer within the timeout

@@ -59,7 +59,7 @@ def _lanes(args: argparse.Namespace, topo) -> int:
 
 def cmd_serve(args: argparse.Namespace) -> int:
     from controller.pipeline import PROGRAM, PipelineFiles, SoftswitchBuild
-    from controller.service.server import Service, ServiceConfig
+    from controller.service.server import Service, ServiceConfig, listen_addresses
     from controller.service.sessions import Limits
     from controller.switch_addrs import switch_addresses
     from controller.topology_file import load
@@ -74,6 +74,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
         if not (args.p4info and args.device_config):
             raise PlanError("--p4info and --device-config go together")
         source = PipelineFiles(Path(args.p4info), Path(args.device_config))
+    if not args.watch_interval > 0:
+        raise PlanError(f"--watch-interval must be > 0, got {args.watch_interval}")
     if bool(args.tls_cert) != bool(args.tls_key):
         raise PlanError("--tls-cert and --tls-key go together")
     limits = Limits(heartbeat_interval_s=args.heartbeat_interval, heartbeat_timeout_s=args.heartbeat_timeout,
@@ -82,16 +84,19 @@ def cmd_serve(args: argparse.Namespace) -> int:
                         source, limits, _secret(args.secret_file, "DHC_JOIN_SECRET"),
                         _secret(args.admin_token_file, "DHC_ADMIN_TOKEN"),
                         Path(args.tls_cert) if args.tls_cert else None,
-                        Path(args.tls_key) if args.tls_key else None, timeout=args.timeout)
-    logging.basicConfig(level=logging.INFO, format="dhc-ctl serve: %(message)s", stream=sys.stderr)
+                        Path(args.tls_key) if args.tls_key else None, timeout=args.timeout,
+                        watch_interval_s=args.watch_interval)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s dhc-ctl serve: %(message)s",
+                        stream=sys.stderr)
     service = Service(cfg)
     port = service.start()
     if port == 0:
         service.stop()
-        raise PlanError(f"cannot listen on {args.listen}")
+        bad = [a for a, p in zip(listen_addresses(args.listen), service.ports, strict=False) if p == 0]
+        raise PlanError(f"cannot listen on {', '.join(bad) or args.listen}")
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: service._stop.set())
-    print(json.dumps({"listening": args.listen, "port": port, "fabric": topo.name,
+    print(json.dumps({"listening": args.listen, "port": port, "ports": service.ports, "fabric": topo.name,
                       "switches": sorted(cfg.addrs), "lanes": cfg.lanes, "state": str(cfg.state),
                       "tls": bool(args.tls_cert)}), flush=True)
     service.wait()
@@ -192,7 +197,7 @@ def register_serve(sub: argparse._SubParsersAction, guard, common) -> None:
                        help="run the job service for one fabric (gRPC; agents need only its address)")
     common(p, placement=False)
     p.add_argument("--listen", default="0.0.0.0:50060",
-                   help="HOST:PORT or unix:/path (default 0.0.0.0:50060)")
+                   help="HOST:PORT or unix:/path, or several comma-separated (default 0.0.0.0:50060)")
     p.add_argument("--state", required=True, help="SQLite file with the service's state (created if absent)")
     p.add_argument("--secret-file", default=None,
                    help="shared join secret: any job name may be joined (and is created) with it "
@@ -207,6 +212,8 @@ def register_serve(sub: argparse._SubParsersAction, guard, common) -> None:
     p.add_argument("--heartbeat-interval", type=float, default=1.0, help="seconds between agents' heartbeats")
     p.add_argument("--heartbeat-timeout", type=float, default=6.0,
                    help="a rank silent this long abandons its session (new epoch)")
+    p.add_argument("--watch-interval", type=float, default=1.0,
+                   help="seconds between the watcher's rounds: silent ranks, restarted switches")
     p.add_argument("--join-timeout", type=float, default=120.0, help="longest wait for all ranks to join")
     p.add_argument("--no-pipeline", action="store_true", help="use the program the switches run")
     p.add_argument("--program", default=None, help="P4 program (default p4src/dhc.p4)")

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from controller.deploy import deploy, remove_job
+from controller.deploy_errors import SwitchError
 from controller.entries import DEFAULT_MAX_JOBS
 from controller.errors import ControllerError
 from controller.p4rt_client import MultiSwitchClient, SwitchAddress, SwitchConnection, pipeline_cookie
@@ -22,6 +23,9 @@ from controller.placement import Placement, place, place_incremental
 from controller.plan import DeploymentPlan
 from controller.reset import reset_job
 from controller.topology import Job, Topology
+
+#: How long a switch may take to accept a connection before the fabric calls it down (s).
+PROBE_S = 3.0
 
 
 @dataclass(frozen=True)
@@ -83,6 +87,20 @@ class Fabric:
                                                          configs[c.name].device_config))
         return sorted(n for n, p in pushed.items() if p)
 
+    def unreachable(self, names: list[str] | None = None) -> list[str]:
+        """Switches (of ``names``, default all) whose P4Runtime port does not answer within
+        ``PROBE_S``: a fresh channel each, so no reconnect backoff of an earlier one delays it."""
+        out = []
+        for name in sorted(self.addrs if names is None else names):
+            conn = SwitchConnection(self.addrs[name], timeout=min(self.timeout, PROBE_S))
+            try:
+                conn.open_channel()
+            except ControllerError:
+                out.append(name)
+            finally:
+                conn.close()
+        return out
+
     def restarted_switches(self) -> list[str]:
         """Switches that answer but do not run the fabric's program (restarted); unreachable ones
         are not listed (nothing can be done until they answer).  Empty without a program source."""
@@ -91,7 +109,7 @@ class Fabric:
         want = {n: pipeline_cookie(c.p4info, c.device_config) for n, c in self._configs().items()}
         out = []
         for name, addr in sorted(self.addrs.items()):
-            conn = SwitchConnection(addr, timeout=min(self.timeout, 3.0))
+            conn = SwitchConnection(addr, timeout=min(self.timeout, PROBE_S))
             try:
                 conn.open_channel()
                 if conn.pipeline_cookie() != want[name]:
@@ -107,6 +125,9 @@ class Fabric:
         restarted gets its program and everything back.  Returns job -> epoch deployed (what the
         switches hold, else ``epochs``)."""
         with self.lock:
+            down = self.unreachable()
+            if down:   # at once, not after --timeout with the fabric locked (joins wait on it)
+                raise SwitchError(", ".join(down), f"does not answer within {PROBE_S:g} s")
             self.push_pipeline()
             report = deploy(self.topology(), self.placement, self.addrs, jobs=jobs, pipeline=False,
                             timeout=self.timeout, epochs=dict(epochs))
@@ -132,8 +153,14 @@ class Fabric:
             return Admission(grown, moved)
 
     def new_epoch(self, job_id: int, avoid: set[int]) -> int:
-        """Install a fresh epoch for ``job_id`` on every switch of the job (insert new, delete old)."""
+        """Install a fresh epoch for ``job_id`` on every switch of the job (insert new, delete old).
+        A switch that does not answer fails it at once (SwitchError) rather than after the full
+        timeout with the fabric locked (joins wait on that lock): a restarted switch gets a new
+        epoch from the watcher's redeployment, and every next session starts with one anyway."""
         with self.lock:
+            down = self.unreachable(sorted({s for s, _, _ in self.regions(job_id) if s in self.addrs}))
+            if down:
+                raise SwitchError(", ".join(down), f"does not answer within {PROBE_S:g} s")
             return reset_job(self.addrs, job_id, avoid=avoid, timeout=self.timeout).new_epoch
 
     def remove(self, job_id: int) -> None:

@@ -50,6 +50,11 @@ class ServiceConfig:
     max_workers: int = 64
 
 
+def listen_addresses(listen: str) -> list[str]:
+    """``--listen``: one address or several, comma-separated (HOST:PORT or unix:/path each)."""
+    return [a.strip() for a in listen.split(",") if a.strip()]
+
+
 class Service:
     """A running job service: its book, gRPC server and watcher thread."""
 
@@ -67,6 +72,7 @@ class Service:
             for j in self.book.jobs.values() if j.job_id is not None and j.workers})
         self.server: grpc.Server | None = None
         self.port = 0
+        self.ports: list[int] = []      # one per listen address (0: could not bind it)
         self._stop = threading.Event()
         self._watcher: threading.Thread | None = None
 
@@ -89,13 +95,17 @@ class Service:
         self.server = grpc.server(futures.ThreadPoolExecutor(max_workers=self.cfg.max_workers), options=opts,
                                   maximum_concurrent_rpcs=4 * self.cfg.max_workers)
         rpc.add_JobServiceServicer_to_server(JobService(self.book, self.cfg.admin_token), self.server)
+        creds = None
         if self.cfg.tls_cert:
             pair = (self.cfg.tls_key.read_bytes(), self.cfg.tls_cert.read_bytes())
             creds = grpc.ssl_server_credentials([pair])
-            self.port = self.server.add_secure_port(self.cfg.listen, creds)
-        else:
-            self.port = self.server.add_insecure_port(self.cfg.listen)
+        self.ports = [self.server.add_secure_port(a, creds) if creds else self.server.add_insecure_port(a)
+                      for a in listen_addresses(self.cfg.listen)]
+        self.port = 0 if 0 in self.ports else self.ports[0]
+        if self.port == 0:
+            return 0
         self.server.start()
+        self.book.grant_grace()     # the start-up took a while: heartbeats can arrive only now
         self._watcher = threading.Thread(target=self._watch, name="dhc-service-watch", daemon=True)
         self._watcher.start()
         return self.port

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import logging
 import secrets
 import threading
 import time
@@ -23,6 +24,8 @@ from dataclasses import dataclass
 from controller.errors import ControllerError
 from controller.service.fabric import Fabric, PlacedJob
 from controller.service.store import JobRecord, Store
+
+log = logging.getLogger("dhc.service")
 
 NAME_LIMIT = 128
 MAX_WORLD_SIZE = 1024
@@ -86,14 +89,22 @@ class JobBook:
         self.secret_hash = token_hash(secret) if secret else None
         self.cond = threading.Condition()
         self.jobs = store.jobs()
-        # after a restart every member gets a grace period of twice the timeout: agents reconnect
-        now = time.monotonic() + limits.heartbeat_timeout_s
         self.seen: dict[tuple[str, int], float] = {}
         for job in self.jobs.values():
             if job.state == "forming":   # its waiters died with the old service: they rejoin
                 job.members, job.state = {}, "failed" if job.job_id else "created"
                 store.put_jobs(job)
-            self.seen.update(((job.name, r), now) for r in job.members)
+        self.grant_grace()
+
+    def grant_grace(self) -> None:
+        """Every member of a stored session counts as heard from now plus one timeout (twice the
+        timeout to reconnect).  Called when the book is built and again once the restarted
+        service listens: its start-up (building and checking the program, restoring switches)
+        may take longer than the timeout on a loaded machine, and no heartbeat can arrive before."""
+        now = time.monotonic() + self.limits.heartbeat_timeout_s
+        with self.cond:
+            for job in self.jobs.values():
+                self.seen.update(((job.name, r), now) for r in job.members)
 
     # ------------------------------------------------------------ admission
     def refuse(self, reason: str, message: str) -> Refused:
@@ -171,7 +182,7 @@ class JobBook:
             session, complete = job.session, len(job.members) == job.world_size
         if complete:
             self._activate(job.name, session)
-        return self._wait(job.name, a, session, alive)
+        return self._wait(job, a, session, alive)
 
     def _open_session(self, job: JobRecord, a: JoinArgs) -> None:
         """Make the job's current session one ``a`` may join: a running session that a rank joins
@@ -193,14 +204,16 @@ class JobBook:
     def end_session(self, job: JobRecord, why: str, state: str) -> None:
         """Under the lock: the session is over; waiters wake; the epoch is moved by the caller."""
         job.state, job.last_failure = state, why if state == "failed" else job.last_failure
+        if state == "failed":
+            log.info("job %s: session %d over: %s", job.name, job.session, why)
         self.store.put_jobs(job)
         self.cond.notify_all()
 
-    def _wait(self, name: str, a: JoinArgs, session: int, alive: Callable[[], bool]) -> Joined:
+    def _wait(self, job: JobRecord, a: JoinArgs, session: int, alive: Callable[[], bool]) -> Joined:
+        name = job.name
         wait = a.wait_s if a.wait_s > 0 else self.limits.join_timeout_s
         deadline = time.monotonic() + min(wait, self.limits.join_timeout_s)
         with self.cond:
-            job = self.jobs[name]
             while job.session == session and job.state == "forming":
                 left = deadline - time.monotonic()
                 if left <= 0 or not alive():
@@ -234,7 +247,9 @@ class JobBook:
                 if job.session != session or job.state != "forming" or len(job.members) != job.world_size:
                     return   # superseded, or a waiter gave up meanwhile: the next join completes it
                 job_id = job.job_id or self._free_job_id()
-                hosts = tuple(self.fabric.ip_to_host[job.members[r]] for r in range(job.world_size))
+                # as they are now: a waiter that gives up during the deployment leaves members
+                workers = [job.members[r] for r in range(job.world_size)]
+                hosts = tuple(self.fabric.ip_to_host[ip] for ip in workers)
                 placed = PlacedJob(job_id, hosts, job.bytes_per_iteration, job.window, job.lanes)
                 old_epoch = job.epoch
             try:
@@ -249,15 +264,21 @@ class JobBook:
                     self.store.count("placement" if "placement" in str(err) else "deploy")
                     job.members, job.state = {}, "failed" if job.job_id else "created"
                     self.end_session(job, f"cannot place/deploy job {name!r}: {err}", "failed")
+                    implicit = self.secret_hash is not None and job.token_hash == self.secret_hash
+                    if job.job_id is None and implicit:
+                        # made by these joins (shared secret) and never placed: refused without a trace
+                        del self.jobs[name]
+                        self.store.delete_job(name, placement=self.fabric.placement.to_json())
                 return
             for other in moved:
                 self._moved(other, name)
             with self.cond:
                 job.job_id, job.epoch = job_id, epoch
-                job.workers = [job.members[r] for r in range(job.world_size)]
+                job.workers = workers
                 self.store.count("epoch_moved")
                 if job.session == session and job.state == "forming":
                     job.state = "running"
+                    log.info("job %s: session %d running at epoch %d", name, session, epoch)
                     now = time.monotonic()
                     self.seen.update(((name, r), now) for r in job.members)
                 self.store.put_jobs(job, placement=self.fabric.placement.to_json())
@@ -285,6 +306,7 @@ class JobBook:
                 return None
             with self.cond:
                 job.epoch = epoch
+                log.info("job %s: moved to epoch %d", name, epoch)
                 self.store.count("epoch_moved")
                 self.store.put_jobs(job)
             return epoch
@@ -314,6 +336,9 @@ class JobBook:
                 return f"session {session} was over already"
             self.end_session(job, f"rank {rank} reported: {reason[:500]}", "failed")
         epoch = self.move_epoch(name)
+        if epoch is None:
+            return (f"session {session} failed; job {name!r} gets a new epoch as soon as its switches "
+                    "answer again (the next session starts with one in any case)")
         return f"session {session} failed; job {name!r} moved to epoch {epoch}"
 
     def leave(self, name: str, token: str, rank: int, session: int) -> str:

@@ -207,6 +207,7 @@ def test_two_jobs_at_once_get_disjoint_regions_and_a_third_is_refused_naming_the
         third = join_all(addr, "big3", HOSTS[:2], window=1024, wait_s=5)
         assert all(isinstance(e, ServiceError) for e in third), third
         assert "RESOURCE_EXHAUSTED" in str(third[0]) and "s1" in str(third[0]), str(third[0])
+        assert "big3" not in {j.name for j in status(addr).jobs}   # made by the refused joins: gone
         with pytest.raises(grpc.RpcError) as info:
             call(addr, "CreateJob", pb.CreateJobRequest(admin_token="wrong", job="z", world_size=2))
         assert info.value.code() == grpc.StatusCode.PERMISSION_DENIED
@@ -243,5 +244,98 @@ def test_tls_join_with_the_ca_and_refused_without(switch, tmp_path):
         assert all(isinstance(s, JobSession) for s in joined), joined
         for s in joined:
             s.leave()
+    finally:
+        svc.stop(0.2)
+
+
+def test_agent_errors_under_the_service_say_recovery_is_automatic(switch, tmp_path):
+    """A failed AllReduce's error names what to do: under the service nothing (it moves the
+    epoch itself; the agent keeps the service's answer), with a manifest `dhc-ctl jobs reset`."""
+    from dataclasses import replace
+
+    from hostagent.agent import Agent
+    from hostagent.transport import JobEndpoint
+
+    with service(switch, tmp_path / "state.db") as (_, addr):
+        sessions = join_all(addr, "m", HOSTS)
+        assert all(isinstance(s, JobSession) for s in sessions), sessions
+        agent = Agent(replace(sessions[0].endpoint, bind_ip="127.0.0.1"), 4, session=sessions[0])
+        try:
+            hint = agent.recovery_hint
+            assert "No operator action is needed" in hint and addr in hint and "jobs reset" not in hint, hint
+            agent.fail("test failure")
+            assert "moved to epoch" in agent.service_ack, agent.service_ack
+        finally:
+            agent.close(finish=False)
+        for s in sessions[1:]:
+            s.close()
+    manual = Agent(JobEndpoint(job_id=1, child_id=0, switch_ip="127.0.0.1", window=8, bind_ip="127.0.0.1"), 4)
+    try:
+        assert "dhc-ctl jobs reset --job 1" in manual.recovery_hint and not manual.service_ack
+    finally:
+        manual.close(finish=False)
+
+
+def test_listens_on_several_addresses(switch, tmp_path):
+    cfg = ServiceConfig(load(ROOT / "topologies" / "single.yaml"), {"s1": SwitchAddress("s1", switch.addr)},
+                        f"127.0.0.1:0,unix:{tmp_path}/svc.sock", tmp_path / "state.db", 256, None,
+                        Limits(window=8), secret=SECRET)
+    svc = Service(cfg)
+    try:
+        assert svc.start() != 0 and len(svc.ports) == 2 and all(svc.ports), svc.ports
+        for addr in (f"127.0.0.1:{svc.ports[0]}", f"unix:{tmp_path}/svc.sock"):
+            assert status(addr).fabric == "single"
+    finally:
+        svc.stop(0.2)
+
+
+def test_a_slow_restart_keeps_running_sessions(switch, tmp_path):
+    """The restarted service's start-up (building the program, restoring switches) may outlast
+    the heartbeat timeout: members are heard from again once it listens, not abandoned."""
+    fast = {"heartbeat_interval_s": 0.2, "heartbeat_timeout_s": 1.0}
+    listen = f"unix:{tmp_path}/svc.sock"
+
+    def make() -> Service:
+        return Service(ServiceConfig(load(ROOT / "topologies" / "single.yaml"),
+                                     {"s1": SwitchAddress("s1", switch.addr)}, listen, tmp_path / "state.db",
+                                     256, None, Limits(window=8, **fast), secret=SECRET,
+                                     watch_interval_s=0.2))
+    first = make()
+    first.start()
+    sessions = join_all(listen, "slow", HOSTS)
+    assert all(isinstance(s, JobSession) for s in sessions), sessions
+    first.stop(0.2)
+    second = make()
+    time.sleep(2.5)                      # a start-up longer than twice the heartbeat timeout
+    second.start()
+    try:
+        time.sleep(2.0)                  # the watcher has looked at the heartbeats many times
+        (job,) = status(listen).jobs
+        assert job.state == "running" and all(s.ok for s in sessions), (job, [s.reason for s in sessions])
+        for s in sessions:
+            s.leave()
+    finally:
+        second.stop(0.2)
+
+
+def test_a_switch_that_does_not_answer_fails_a_session_at_once(tmp_path):
+    """Joins of a job whose switch is down are refused within seconds (a 3 s probe), not after
+    the service's P4Runtime timeout (60 s here) with the fabric locked."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        dead = f"127.0.0.1:{s.getsockname()[1]}"     # nothing listens there once closed
+    cfg = ServiceConfig(load(ROOT / "topologies" / "single.yaml"), {"s1": SwitchAddress("s1", dead)},
+                        "127.0.0.1:0", tmp_path / "state.db", 256, None, Limits(window=8), secret=SECRET,
+                        timeout=60.0)
+    svc = Service(cfg)
+    port = svc.start()
+    try:
+        t0 = time.monotonic()
+        joined = join_all(f"127.0.0.1:{port}", "down", HOSTS[:2], wait_s=30)
+        took = time.monotonic() - t0
+        assert all(isinstance(e, ServiceError) for e in joined), joined
+        assert "does not answer within 3 s" in str(joined[0]) and took < 20, (took, str(joined[0]))
     finally:
         svc.stop(0.2)
