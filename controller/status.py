@@ -14,7 +14,7 @@ from rich.console import Console
 from rich.table import Table
 
 from controller.deploy import read_state
-from controller.deploy_errors import SwitchError
+from controller.deploy.errors import SwitchError
 from controller.p4rt_client import MultiSwitchClient, SwitchAddress, SwitchConnection
 from dhcwire.addresses import int2ip
 from dhcwire.p4names import C_DROP, C_EGRESS_DROP, DROP_REASONS, JOB_COUNTERS, T_JOB

@@ -11,7 +11,7 @@ import pytest
 
 from controller.cli import main
 from controller.deploy import deploy, diff, read_state, remove_job, to_updates
-from controller.deploy_errors import ConflictError, SwitchError, WriteError
+from controller.deploy.errors import ConflictError, SwitchError, WriteError
 from controller.intent import SwitchState
 from controller.p4rt_client import MultiSwitchClient, SwitchAddress
 from controller.placement import place

@@ -10,7 +10,7 @@ import pytest
 from p4.v1.p4runtime_pb2 import Update
 
 from controller.deploy import conflicts, diff
-from controller.deploy_errors import PlanError
+from controller.deploy.errors import PlanError
 from controller.entries import switch_plans
 from controller.intent import SwitchState
 from controller.placement import Placement, place
