@@ -411,7 +411,7 @@ class _Dhc:
         import numpy as np
 
         from dhcwire import header as wire
-        from hostagent.packet import encode_datagram
+        from dhcwire.frames import encode_datagram
 
         level = int(wire.Level.DENSE)
         first = self.next_chunk
