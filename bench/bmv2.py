@@ -92,7 +92,7 @@ def _frames_per_s(k: int, chunks: int, runs: int) -> dict:
     """BMv2 on two veth ports, the dhc.p4 two-worker job, every RESULT checked (median of runs)."""
     from bench.softswitch_native import _Load, _measure_process, _row
     from bench.softswitch_ports import SWITCH_NAME, _dhc_job, _dhc_topology, _free_port, _Lab, _wait_ready
-    from controller.deploy import deploy
+    from controller.deploy.apply import deploy
     from controller.p4rt_client import SwitchAddress
     from controller.placement import place
 

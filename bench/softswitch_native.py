@@ -203,7 +203,7 @@ def _basic(lab: _Lab, load: _Load, args, limit_frames: list[bytes]) -> dict:
 
 
 def _dhc(lab: _Lab, load: _Load, args) -> dict:
-    from controller.deploy import deploy
+    from controller.deploy.apply import deploy
     from controller.p4rt_client import SwitchAddress
     from controller.placement import place
 

@@ -411,7 +411,7 @@ class _Dhc:
         import numpy as np
 
         from dhcwire import header as wire
-        from hostagent.packet import encode_datagram
+        from dhcwire.frames import encode_datagram
 
         level = int(wire.Level.DENSE)
         first = self.next_chunk
@@ -601,7 +601,7 @@ def _in_process_aggregate(sw, job: _Dhc, chunks: _Chunks) -> _Tally:
 
 def _run_dhc(lab: _Lab, args: argparse.Namespace) -> dict:
     from bench.inprocess import apply_in_process
-    from controller.deploy import deploy
+    from controller.deploy.apply import deploy
     from controller.p4rt_client import SwitchAddress
     from controller.pipeline import program_defines
     from controller.placement import place

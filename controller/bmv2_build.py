@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from controller.deploy_errors import PlanError
+from controller.deploy.errors import PlanError
 from controller.errors import ControllerError
 from controller.pipeline import PROGRAM, PipelineConfig, program_defines, read_pipeline_files
 from controller.targets import check_lanes, lanes_for_target, profile

@@ -16,7 +16,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from controller.deploy_cli import register as register_deploy_commands
+from controller.deploy.cli import register as register_deploy_commands
 from controller.errors import ControllerError, InfeasiblePlacement, TopologyError
 from controller.placement import Placement, place
 from controller.targets import TARGETS, check_lanes
@@ -110,7 +110,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--target", choices=sorted(TARGETS), default="softswitch",
                    help="the P4 target the jobs will run on: refuse jobs whose lanes it cannot run")
     p.set_defaults(handler=cmd_place)
-    register_deploy_commands(sub)  # deploy, jobs add|remove, status, shell (controller/deploy_cli.py)
+    register_deploy_commands(sub)  # deploy, jobs add|remove, status, shell (controller/deploy/cli.py)
     return parser
 
 

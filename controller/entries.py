@@ -29,7 +29,7 @@ from collections.abc import Mapping
 from itertools import pairwise
 
 from controller.controls import CONTROLS, ChildPlan, JobPlan, Route, SwitchPlan, epoch_entry, installed_epoch
-from controller.deploy_errors import PlanError
+from controller.deploy.errors import PlanError
 from controller.intent import SwitchState
 from controller.placement import Aggregator, JobPlacement, Placement
 from controller.topology import Topology

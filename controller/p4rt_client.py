@@ -24,7 +24,7 @@ from google.rpc import code_pb2, status_pb2
 from p4.config.v1 import p4info_pb2
 from p4.v1 import p4runtime_pb2, p4runtime_pb2_grpc
 
-from controller.deploy_errors import SwitchError, UpdateFailure, WriteError
+from controller.deploy.errors import SwitchError, UpdateFailure, WriteError
 from controller.p4rt_codec import P4InfoNames
 
 T = TypeVar("T")

@@ -25,7 +25,7 @@ from typing import Protocol
 from google.protobuf import json_format, text_format
 from p4.config.v1 import p4info_pb2
 
-from controller.deploy_errors import PlanError
+from controller.deploy.errors import PlanError
 from controller.targets import lanes_in_p4info
 from dhcwire.p4names import DEFAULT_MAX_JOBS
 from softswitch.compiler import P4CompileError

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from controller.controls import SwitchPlan
-from controller.deploy_errors import PlanError
+from controller.deploy.errors import PlanError
 from controller.entries import DEFAULT_MAX_JOBS, epoch_entry, state_of, switch_plans
 from controller.intent import SwitchState
 from controller.placement import Placement

@@ -17,8 +17,9 @@ from dataclasses import dataclass, field
 
 from p4.v1 import p4runtime_pb2
 
-from controller.deploy import Change, read_state, to_updates
-from controller.deploy_errors import PlanError
+from controller.deploy.apply import read_state, to_updates
+from controller.deploy.errors import PlanError
+from controller.deploy.state_diff import Change
 from controller.entries import epoch_entry
 from controller.intent import SwitchState, TableEntry
 from controller.p4rt_client import MultiSwitchClient, SwitchAddress

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from controller.deploy import DeployReport, deploy
+from controller.deploy.apply import DeployReport, deploy
 from controller.p4rt_client import SwitchAddress
 from controller.placement import Placement, place
 from controller.topology import Topology
@@ -31,7 +31,7 @@ class Rollout:
 def rollout(topo: Topology, addrs: dict[str, SwitchAddress], *, placement: Placement | None = None,
             manifest: str | Path | None = None, jobs: set[int] | None = None, **options: Any) -> Rollout:
     """Place the topology's jobs (unless ``placement`` is given), deploy ``jobs`` (None: all) with
-    ``options`` (see :func:`controller.deploy.deploy`), and write the job manifest of those jobs to
+    ``options`` (see :func:`controller.deploy.apply.deploy`), and write the job manifest of those jobs to
     ``manifest`` if given."""
     placement = placement if placement is not None else place(topo)
     report = deploy(topo, placement, addrs, jobs=jobs, **options)

@@ -13,8 +13,8 @@ from p4.v1 import p4runtime_pb2
 from rich.console import Console
 from rich.table import Table
 
-from controller.deploy import read_state
-from controller.deploy_errors import SwitchError
+from controller.deploy.apply import read_state
+from controller.deploy.errors import SwitchError
 from controller.p4rt_client import MultiSwitchClient, SwitchAddress, SwitchConnection
 from dhcwire.addresses import int2ip
 from dhcwire.p4names import C_DROP, C_EGRESS_DROP, DROP_REASONS, JOB_COUNTERS, T_JOB

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import yaml
 
-from controller.deploy_errors import PlanError
+from controller.deploy.errors import PlanError
 from controller.p4rt_client import SwitchAddress
 from controller.topology import Topology
 

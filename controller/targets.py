@@ -14,7 +14,7 @@ import dataclasses
 import re
 from dataclasses import dataclass
 
-from controller.deploy_errors import PlanError
+from controller.deploy.errors import PlanError
 from controller.topology import SUPPORTED_LANES, Topology
 
 #: P4Info names of the per-lane registers (``DhcIngress.lanes.lane_<i>``).

@@ -27,7 +27,40 @@ Tamper = Callable[[int, list[Segment], list[np.ndarray]], None]
 
 
 def make_worker(x: object, n_workers: int, codec: str = "hg", **params: object) -> CodecWorker:
-    """A worker of the named codec ("hg" or "dense")."""
+    """A codec worker for one tensor: the rounds it sends and the sum it decodes.
+
+    Parameters
+    ----------
+    x : array_like
+        This worker's tensor (float; any shape).
+    n_workers : int
+        Workers of the job (bounds the scale so the uint32 sum cannot wrap).
+    codec : {"hg", "dense"}
+        HG-Sketch (sparse, default) or the dense baseline.
+    **params
+        Codec parameters (e.g. ``HGSketchWorker``'s sketch sizes).
+
+    Returns
+    -------
+    dhc.protocol.CodecWorker
+        Drive it with :func:`dhc.protocol.run_worker`, or ``first_round``/``feed`` by hand.
+
+    Raises
+    ------
+    InputError
+        For an unknown codec or a tensor the codec refuses.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> w = make_worker(np.array([1.0, 2.0], dtype=np.float32), n_workers=2, codec="dense")
+    >>> [s.level.name for s in w.first_round()], w.done
+    (['SCALE'], False)
+    >>> make_worker([1.0], 2, codec="zip")
+    Traceback (most recent call last):
+    ...
+    dhc.errors.InputError: unknown codec 'zip'; choose one of ['dense', 'hg']
+    """
     if codec not in CODECS:
         raise InputError(f"unknown codec {codec!r}; choose one of {sorted(CODECS)}")
     return CODECS[codec](x, n_workers, **params)
@@ -35,7 +68,47 @@ def make_worker(x: object, n_workers: int, codec: str = "hg", **params: object) 
 
 def allreduce(x: object, reducer: Reducer, n_workers: int, codec: str = "hg",
               **params: object) -> np.ndarray:
-    """Sum ``x`` over ``n_workers`` through ``reducer``; returns the float32 sum."""
+    """Sum ``x`` over ``n_workers`` through ``reducer``: one worker's whole AllReduce.
+
+    Parameters
+    ----------
+    x : array_like
+        This worker's tensor.
+    reducer : dhc.protocol.Reducer
+        What aggregates each round over the workers (a ``ThreadGroup`` rank, the network's
+        ``hostagent.reducer.NetworkReducer``, a ``torch.distributed`` reducer).
+    n_workers : int
+        Workers of the job.
+    codec : {"hg", "dense"}
+    **params
+        Codec parameters.
+
+    Returns
+    -------
+    numpy.ndarray
+        The float32 sum over the workers (exact sum of the quantised inputs).
+
+    Raises
+    ------
+    CodecError
+        A subclass naming bad input, an inconsistent aggregate or a protocol mismatch; the
+        reducer's ``abort()`` is called first so peers fail too.
+
+    Examples
+    --------
+    Two workers as threads of one process:
+
+    >>> import threading, numpy as np
+    >>> from dhc.protocol import ThreadGroup
+    >>> group, out = ThreadGroup(2), {}
+    >>> def worker(rank):
+    ...     out[rank] = allreduce(np.array([rank + 1.0, 0.5], np.float32), group.reducer(rank), 2)
+    >>> threads = [threading.Thread(target=worker, args=(r,)) for r in range(2)]
+    >>> for t in threads: t.start()
+    >>> for t in threads: t.join()
+    >>> out[0].tolist(), out[1].tolist()
+    ([3.0, 1.0], [3.0, 1.0])
+    """
     try:
         worker = make_worker(x, n_workers, codec, **params)
     except BaseException:
@@ -100,10 +173,43 @@ def _check_group(tensors: Sequence[object]) -> list[np.ndarray]:
 
 def simulate_allreduce(tensors: Sequence[object], *, codec: str = "hg",
                        tamper: Tamper | None = None, **params: object) -> SimulationResult:
-    """Run len(tensors) workers in one process; returns worker 0's decoded result and stats.
+    """Run ``len(tensors)`` workers in one process, in lock step, aggregating as a switch would.
 
-    Raises InputError/OverflowRisk for bad input and DecodeError when an aggregate is
-    inconsistent; all workers must decode bit-identical sums (checked)."""
+    Parameters
+    ----------
+    tensors : sequence of array_like
+        One tensor per worker, all of one shape and dtype.
+    codec : {"hg", "dense"}
+    tamper : callable, optional
+        ``tamper(round, segments, aggregated)`` may modify the aggregates in place before they
+        are fed back (fault injection for tests).
+    **params
+        Codec parameters.
+
+    Returns
+    -------
+    SimulationResult
+        Worker 0's decoded sum, its exact integer sum, the scale and per-round wire cost.
+
+    Raises
+    ------
+    InputError, OverflowRisk
+        For bad input (no tensors, shapes or dtypes that differ, values too large).
+    DecodeError
+        When an aggregate is inconsistent, or workers decode different sums (checked).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> r = simulate_allreduce([np.array([1.5, 0.0, -2.0], np.float32),
+    ...                         np.array([0.25, 0.0, 1.0], np.float32)])
+    >>> r.sum.tolist(), len(r.rounds)
+    ([1.75, 0.0, -1.0], 3)
+    >>> simulate_allreduce([], codec="dense")
+    Traceback (most recent call last):
+    ...
+    dhc.errors.InputError: simulate_allreduce needs at least one tensor
+    """
     arrs = _check_group(tensors)
     n = qz.check_worker_count(len(arrs))
     workers = [make_worker(a, n, codec, **params) for a in arrs]

@@ -41,7 +41,30 @@ from .errors import CodecError, ProtocolError
 
 @dataclass(frozen=True)
 class Segment:
-    """One typed run of lanes: what the switch aggregates with ``LEVEL_OPS[level]``."""
+    """One typed run of lanes: what the switch aggregates with ``LEVEL_OPS[level]``.
+
+    Parameters
+    ----------
+    level : dhcwire.lanes.Level
+        What the lanes mean; decides the switch's op (:attr:`op`).
+    lanes : numpy.ndarray
+        1-D uint32.
+
+    Raises
+    ------
+    ProtocolError
+        For a level that is not a ``Level`` or lanes that are not a 1-D uint32 array.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> Segment(Level.BLOCK_INDEX, np.array([1, 4], np.uint32)).op.name
+    'OR'
+    >>> Segment(Level.DENSE, np.array([1.0]))
+    Traceback (most recent call last):
+    ...
+    dhc.errors.ProtocolError: segment lanes must be a 1-D uint32 numpy array
+    """
 
     level: Level
     lanes: np.ndarray  # uint32, 1-D
@@ -85,7 +108,27 @@ class CodecWorker(Protocol):
 
 
 def combine(op: Op, arrays: Sequence[np.ndarray]) -> np.ndarray:
-    """Elementwise SUM (uint32 wraparound) or OR of equally long uint32 arrays."""
+    """Elementwise SUM (uint32 wraparound) or OR of equally long uint32 arrays: a switch's op.
+
+    Parameters
+    ----------
+    op : dhcwire.lanes.Op
+    arrays : sequence of numpy.ndarray
+        One uint32 array per worker, all of one length.
+
+    Returns
+    -------
+    numpy.ndarray
+        uint32, the aggregate.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> combine(Op.SUM, [np.array([2**32 - 1, 5], np.uint32), np.array([2, 1], np.uint32)]).tolist()
+    [1, 6]
+    >>> combine(Op.OR, [np.array([1], np.uint32), np.array([4], np.uint32)]).tolist()
+    [5]
+    """
     stack = np.stack(arrays)
     if op is Op.SUM:
         return np.sum(stack, axis=0, dtype=np.uint32)
@@ -93,7 +136,31 @@ def combine(op: Op, arrays: Sequence[np.ndarray]) -> np.ndarray:
 
 
 def aggregate_round(rounds: Sequence[Sequence[Segment]]) -> list[np.ndarray]:
-    """Aggregate one round of every worker, as a switch would; rounds must line up exactly."""
+    """Aggregate one round of every worker, as a switch would.
+
+    Parameters
+    ----------
+    rounds : sequence of sequence of Segment
+        One round per worker; segment counts, levels and lengths must line up exactly.
+
+    Returns
+    -------
+    list of numpy.ndarray
+        The aggregate of each segment position (``combine`` with the level's op).
+
+    Raises
+    ------
+    ProtocolError
+        If there are no workers or their rounds do not line up (naming the segment).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> a = [Segment(Level.DENSE, np.array([1, 2], np.uint32))]
+    >>> b = [Segment(Level.DENSE, np.array([10, 20], np.uint32))]
+    >>> [x.tolist() for x in aggregate_round([a, b])]
+    [[11, 22]]
+    """
     if not rounds:
         raise ProtocolError("no workers in the round")
     first = rounds[0]
@@ -125,8 +192,36 @@ def check_aggregated(sent: Sequence[Segment], aggregated: Sequence[np.ndarray]) 
 
 
 def run_worker(worker: CodecWorker, reducer: Reducer) -> CodecWorker:
-    """Drive one worker through all its rounds with ``reducer``; returns the finished worker.
-    On an error the reducer's ``abort()`` (if it has one) is called so peers fail fast."""
+    """Drive one worker through all its rounds with ``reducer``.
+
+    Parameters
+    ----------
+    worker : CodecWorker
+        From ``dhc.codec.make_worker``.
+    reducer : Reducer
+        Aggregates each round over the job's workers.
+
+    Returns
+    -------
+    CodecWorker
+        The finished worker (``result()``, ``result_int()``).
+
+    Raises
+    ------
+    CodecError
+        Whatever the worker or reducer raised; the reducer's ``abort()`` (if it has one) is
+        called first, so peers blocked in ``reduce`` fail fast instead of waiting.
+
+    Examples
+    --------
+    A job of one worker, whose aggregate is its own round:
+
+    >>> import numpy as np
+    >>> from dhc.codec import make_worker
+    >>> w = run_worker(make_worker(np.array([0.5, -1.0], np.float32), 1, "dense"), ThreadGroup(1).reducer(0))
+    >>> w.done, w.result().tolist()
+    (True, [0.5, -1.0])
+    """
     try:
         segs = worker.first_round()
         while not worker.done:
@@ -169,10 +264,35 @@ def run_workers(workers: Sequence[CodecWorker], reducer: Reducer) -> None:
 
 
 class ThreadGroup:
-    """In-process reducer for N workers running as threads: ``group.reducer(rank)`` gives each
-    thread its Reducer.  The last rank to arrive in a round aggregates with
-    :func:`aggregate_round` and wakes the others; ``abort()`` (called by :func:`run_worker` when
-    its worker fails) releases every waiting rank with a ProtocolError instead of a hang."""
+    """In-process reducer for N workers running as threads.
+
+    The last rank to arrive in a round aggregates with :func:`aggregate_round` and wakes the
+    others; ``abort()`` (called by :func:`run_worker` when its worker fails) releases every
+    waiting rank with a ProtocolError instead of a hang.
+
+    Parameters
+    ----------
+    n_workers : int
+        Ranks in the group; ``group.reducer(rank)`` gives each thread its Reducer.
+    timeout : float or None
+        Seconds a rank waits for the others in one round before the group aborts.
+
+    Examples
+    --------
+    >>> import threading, numpy as np
+    >>> group, out = ThreadGroup(2), {}
+    >>> def rank(r):
+    ...     out[r] = group.reducer(r).reduce([Segment(Level.DENSE, np.array([r + 1], np.uint32))])
+    >>> threads = [threading.Thread(target=rank, args=(r,)) for r in range(2)]
+    >>> for t in threads: t.start()
+    >>> for t in threads: t.join()
+    >>> out[0][0].tolist(), out[1][0].tolist()
+    ([3], [3])
+    >>> group.reducer(2)
+    Traceback (most recent call last):
+    ...
+    dhc.errors.ProtocolError: rank 2 outside 0..1
+    """
 
     def __init__(self, n_workers: int, timeout: float | None = 60.0) -> None:
         self.n_workers = n_workers

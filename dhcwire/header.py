@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
+from typing import TypeVar
 
 from dhcwire.lanes import DEFAULT_LANES, LANE_BYTES, LEVEL_OPS, Level, Op
 
@@ -21,8 +22,9 @@ __all__ = [
     "DEFAULT_LANES", "DHC_HEADER_BYTES", "DHC_HEADER_FIELDS", "DHC_UDP_PORT", "DHC_VERSION",
     "ETHERNET_MTU", "IPV4_UDP_BYTES", "LANE_BYTES", "LEVEL_OPS", "MAX_EPOCH", "MAX_LANES",
     "SLOT_SET_BIT", "WORKER_PORT_BASE", "WORKER_PORT_SPAN",
-    "HeaderField", "Level", "Op", "PacketType", "check_lanes", "ip_packet_bytes", "lanes_from_wire",
-    "lanes_on_wire", "max_lanes_in_mtu", "pack_header", "slot_for_chunk", "unpack_header", "worker_port",
+    "HeaderField", "Level", "Op", "PacketType", "check_lanes", "check_window", "ip_packet_bytes",
+    "lanes_from_wire", "lanes_on_wire", "max_lanes_in_mtu", "pack_header", "slot_for_chunk",
+    "unpack_header", "worker_port",
 ]
 
 #: UDP destination port on which switches recognise DHC traffic ("DH").
@@ -38,12 +40,33 @@ WORKER_PORT_SPAN: int = 0x3FFF
 
 
 def worker_port(job_id: int) -> int:
-    """The UDP port a worker of ``job_id`` binds (49152 + job_id mod 16383)."""
+    """The UDP port a worker of ``job_id`` binds; RESULTs of the job arrive there.
+
+    Parameters
+    ----------
+    job_id : int
+        The job's id (``dhc_h.job_id``, 0..65535).
+
+    Returns
+    -------
+    int
+        ``WORKER_PORT_BASE + job_id mod WORKER_PORT_SPAN`` (49152 + job_id mod 16383).
+
+    Examples
+    --------
+    >>> worker_port(7)
+    49159
+    >>> worker_port(16383) == WORKER_PORT_BASE
+    True
+    """
     return WORKER_PORT_BASE + job_id % WORKER_PORT_SPAN
 
 
 #: Top bit of ``dhc_h.slot`` selects the shadow register set.
 SLOT_SET_BIT: int = 0x8000
+
+#: a chunk number or an integer numpy array of them (``slot_for_chunk`` takes both)
+ChunkT = TypeVar("ChunkT")
 
 
 class PacketType(enum.IntEnum):
@@ -85,12 +108,66 @@ DHC_HEADER_BYTES: int = sum(f.bits for f in DHC_HEADER_FIELDS) // 8
 MAX_EPOCH: int = (1 << next(f.bits for f in DHC_HEADER_FIELDS if f.name == "epoch")) - 1
 
 
-def slot_for_chunk(chunk: int, window: int) -> int:
-    """The ``slot`` field for ``chunk`` in a job with a window of ``window`` slots."""
+def check_window(window: int) -> None:
+    """Refuse a window the slot field cannot carry: W slots per shadow set, 1..SLOT_SET_BIT - 1.
+
+    Parameters
+    ----------
+    window : int
+        W, the slots a job owns in each shadow register set.
+
+    Raises
+    ------
+    ValueError
+        If ``window`` is not in 1..32767 (the low 15 bits of ``dhc_h.slot``).
+
+    Examples
+    --------
+    >>> check_window(64)
+    >>> check_window(0)
+    Traceback (most recent call last):
+    ...
+    ValueError: window must be in 1..32767, got 0
+    """
     if not 0 < window < SLOT_SET_BIT:
         raise ValueError(f"window must be in 1..{SLOT_SET_BIT - 1}, got {window}")
-    shadow = (chunk // window) % 2
-    return (chunk % window) | (SLOT_SET_BIT if shadow else 0)
+
+
+def slot_for_chunk(chunk: ChunkT, window: int) -> ChunkT:
+    """The ``slot`` field for ``chunk``: ``chunk mod W``, top bit set in odd laps (the shadow set).
+
+    The one home of the slot rule: the agent's transport takes a whole round of chunks at once,
+    tests and tools one chunk; the same operators apply element-wise.
+
+    Parameters
+    ----------
+    chunk : int or numpy.ndarray of int
+        Chunk number(s) in the job's stream.
+    window : int
+        W, slots per shadow set (see :func:`check_window`).
+
+    Returns
+    -------
+    int or numpy.ndarray
+        The ``dhc_h.slot`` value(s), shaped like ``chunk``.
+
+    Raises
+    ------
+    ValueError
+        If ``window`` is out of range.
+
+    Examples
+    --------
+    >>> slot_for_chunk(5, 4)            # lap 1 (odd): shadow set
+    32769
+    >>> hex(slot_for_chunk(9, 4))       # lap 2: first set again
+    '0x1'
+    >>> import numpy as np
+    >>> slot_for_chunk(np.arange(6), 4).tolist()
+    [0, 1, 2, 3, 32768, 32769]
+    """
+    check_window(window)
+    return (chunk % window) | ((chunk // window) % 2) * SLOT_SET_BIT
 
 
 #: ``dhc_h.num_lanes`` is 8 bits wide; K = MAX_LANES travels as 0 (the P4 program does the same).
@@ -107,7 +184,26 @@ def ip_packet_bytes(lanes: int) -> int:
 
 
 def check_lanes(lanes: int) -> None:
-    """Refuse a lane count a DHC packet cannot carry: over the MTU, or beyond ``num_lanes``."""
+    """Refuse a lane count a DHC packet cannot carry: over the MTU, or beyond ``num_lanes``.
+
+    Parameters
+    ----------
+    lanes : int
+        K, 32-bit lanes per packet.
+
+    Raises
+    ------
+    ValueError
+        If the IPv4 packet would exceed ``ETHERNET_MTU`` or ``lanes`` is outside 1..256.
+
+    Examples
+    --------
+    >>> check_lanes(256)
+    >>> check_lanes(512)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: 512 lanes per packet make 2090-byte IPv4 packets, over the ... (at most 364 lanes fit)
+    """
     size = ip_packet_bytes(lanes)
     if size > ETHERNET_MTU:
         raise ValueError(f"{lanes} lanes per packet make {size}-byte IPv4 packets, over the "
@@ -123,23 +219,92 @@ def max_lanes_in_mtu() -> int:
 
 def lanes_on_wire(lanes: int) -> int:
     """The ``num_lanes`` value for ``lanes`` lanes: K itself, and 0 for K = 256 (8-bit field).
-    0 lanes (a PROBE or PROBE_ACK, which carry none) is 0 as well."""
+
+    Parameters
+    ----------
+    lanes : int
+        Lanes the packet carries; 0 for a PROBE or PROBE_ACK, which carry none.
+
+    Returns
+    -------
+    int
+        The 8-bit ``dhc_h.num_lanes`` value.
+
+    Raises
+    ------
+    ValueError
+        If ``lanes`` fails :func:`check_lanes`.
+
+    Examples
+    --------
+    >>> lanes_on_wire(32), lanes_on_wire(256), lanes_on_wire(0)
+    (32, 0, 0)
+    """
     if lanes:
         check_lanes(lanes)
     return lanes % MAX_LANES
 
 
 def lanes_from_wire(num_lanes: int, pkt_type: int) -> int:
-    """The lane count a ``num_lanes`` value announces (inverse of :func:`lanes_on_wire`): 0 is
-    256 in DATA and RESULT, which always carry lanes, and 0 in the probes, which carry none."""
+    """The lane count a ``num_lanes`` value announces (inverse of :func:`lanes_on_wire`).
+
+    Parameters
+    ----------
+    num_lanes : int
+        The ``dhc_h.num_lanes`` field.
+    pkt_type : int
+        The ``dhc_h.pkt_type`` field: 0 is 256 in DATA and RESULT, which always carry lanes, and
+        0 in the probes, which carry none.
+
+    Returns
+    -------
+    int
+        Lanes the packet carries.
+
+    Examples
+    --------
+    >>> lanes_from_wire(0, PacketType.RESULT), lanes_from_wire(0, PacketType.PROBE)
+    (256, 0)
+    """
     if num_lanes == 0 and pkt_type in (PacketType.DATA, PacketType.RESULT):
         return MAX_LANES
     return num_lanes
 
 
 def pack_header(**values: int) -> bytes:
-    """Serialise ``dhc_h`` from field values (missing fields are 0; ``version`` defaults to
-    DHC_VERSION).  Raises ValueError for unknown fields or values that do not fit."""
+    """Serialise ``dhc_h`` from field values.
+
+    Parameters
+    ----------
+    **values : int
+        Field values by ``DHC_HEADER_FIELDS`` name; missing fields are 0 and ``version``
+        defaults to ``DHC_VERSION``.
+
+    Returns
+    -------
+    bytes
+        The ``DHC_HEADER_BYTES`` (14) header bytes in network order.
+
+    Raises
+    ------
+    ValueError
+        For an unknown field name or a value that does not fit its width.
+
+    See Also
+    --------
+    dhcwire.frames.encode_datagram : header and lanes of one datagram.
+    dhcwire.frames.encode_frames : a whole round of datagrams as a numpy array.
+
+    Examples
+    --------
+    >>> h = pack_header(pkt_type=PacketType.DATA, job_id=7, chunk=5, slot=slot_for_chunk(5, 4))
+    >>> h.hex(" ")          # version 1 | DATA, level, job 7, ..., chunk 5, slot 0x8001
+    '11 00 00 07 00 00 00 00 00 00 00 05 80 01'
+    >>> pack_header(epoch=256)
+    Traceback (most recent call last):
+    ...
+    ValueError: dhc_h.epoch=256 does not fit in 8 bits
+    """
     unknown = set(values) - {f.name for f in DHC_HEADER_FIELDS}
     if unknown:
         raise ValueError(f"unknown dhc_h fields: {sorted(unknown)}")
@@ -154,7 +319,30 @@ def pack_header(**values: int) -> bytes:
 
 
 def unpack_header(data: bytes) -> dict[str, int]:
-    """Parse ``dhc_h`` from the first DHC_HEADER_BYTES of ``data``."""
+    """Parse ``dhc_h`` from the first ``DHC_HEADER_BYTES`` of ``data`` (inverse of
+    :func:`pack_header`).
+
+    Parameters
+    ----------
+    data : bytes
+        A DHC UDP payload, or at least its first 14 bytes.
+
+    Returns
+    -------
+    dict of str to int
+        Every field of ``DHC_HEADER_FIELDS`` by name, in wire order.
+
+    Raises
+    ------
+    ValueError
+        If ``data`` is shorter than the header.
+
+    Examples
+    --------
+    >>> fields = unpack_header(pack_header(pkt_type=PacketType.RESULT, job_id=7, chunk=5))
+    >>> fields["pkt_type"], fields["job_id"], fields["chunk"], fields["version"]
+    (2, 7, 5, 1)
+    """
     if len(data) < DHC_HEADER_BYTES:
         raise ValueError(f"dhc_h needs {DHC_HEADER_BYTES} bytes, got {len(data)}")
     word = int.from_bytes(data[:DHC_HEADER_BYTES], "big")

@@ -13,14 +13,13 @@ from __future__ import annotations
 import ipaddress
 from typing import Any
 
-from dhcwire.header import DHC_HEADER_FIELDS, ETHERNET_MTU, SLOT_SET_BIT, ip_packet_bytes
+from dhcwire.header import DHC_HEADER_FIELDS, ETHERNET_MTU, MAX_EPOCH, SLOT_SET_BIT, ip_packet_bytes
 from dhcwire.p4names import MAX_FAN_IN
 
 #: Lanes per packet the P4 program can be built with (DHC_LANES in p4src/include/define.p4).
 SUPPORTED_LANES: tuple[int, ...] = (1, 2, 4, 8, 16, 32, 64, 128, 256)
 _BITS = {f.name: f.bits for f in DHC_HEADER_FIELDS}
 MAX_JOB_ID: int = (1 << _BITS["job_id"]) - 1
-MAX_EPOCH: int = (1 << _BITS["epoch"]) - 1
 MAX_WINDOW: int = SLOT_SET_BIT - 1
 #: A worker's child index at its aggregator: a bit of the 32-bit ``child_mask``.
 MAX_CHILD_ID: int = MAX_FAN_IN - 1

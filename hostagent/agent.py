@@ -43,7 +43,65 @@ class AllReduceReport:
 
 
 class Agent:
-    """One worker of one job."""
+    """One worker of one job: its AllReduce runs the codec's rounds through the job's switches.
+
+    One ``Agent`` per (host, job): its transport keeps the job's chunk sequence across calls,
+    which is what keeps the switches' slots in step.  Close it (or use it as a context manager)
+    to pad the stream to a 2W-chunk boundary so the job's next session starts cleanly.
+
+    Parameters
+    ----------
+    endpoint : hostagent.transport.JobEndpoint
+        Where and as whom the worker talks to the network (from the job manifest, ``dhc-agent``
+        flags, or the job service: :meth:`join`).
+    n_workers : int
+        Workers of the job.
+    codec : {"hg", "dense"}
+        HG-Sketch (default) or the dense baseline.
+    retry : hostagent.delivery.RetryPolicy, optional
+        Timeouts, backoff and the retry budget.
+    codec_params : dict, optional
+        Codec parameters, the same on every worker.
+    session : hostagent.service_client.JobSession, optional
+        The job service's session (set by :meth:`join`).
+
+    Raises
+    ------
+    ValueError
+        For an endpoint the transport refuses (window, epoch).
+    OSError
+        If the job's worker port cannot be bound.
+
+    Examples
+    --------
+    A job of one worker on the loopback interface.  Its switch is played by a thread that
+    answers every DATA frame with its RESULT -- the aggregate over one worker is the frame's own
+    lanes (what ``dhc.p4`` returns for a job with one child):
+
+    >>> import socket, threading
+    >>> from dhcwire import header as wire
+    >>> from hostagent.transport import JobEndpoint
+    >>> switch = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    >>> switch.bind(("127.0.0.1", 0)); switch.settimeout(0.05)
+    >>> done = threading.Event()
+    >>> def aggregate_one_worker(sock, done):
+    ...     result = bytes([(wire.DHC_VERSION << 4) | wire.PacketType.RESULT])
+    ...     while not done.is_set():
+    ...         try:
+    ...             frame, worker = sock.recvfrom(2048)
+    ...         except TimeoutError:
+    ...             continue
+    ...         sock.sendto(result + frame[1:], worker)
+    >>> t = threading.Thread(target=aggregate_one_worker, args=(switch, done))
+    >>> t.start()
+    >>> ep = JobEndpoint(job_id=4321, child_id=0, switch_ip="127.0.0.1", window=8, lanes=16,
+    ...                  bind_ip="127.0.0.1", switch_port=switch.getsockname()[1])
+    >>> with Agent(ep, n_workers=1, codec="dense") as agent:
+    ...     total, report = agent.allreduce(np.array([1.5, -2.0, 0.25], np.float32))
+    >>> done.set(); t.join(); switch.close()
+    >>> total.tolist(), report.rounds, report.retransmissions
+    ([1.5, -2.0, 0.25], 2, 0)
+    """
 
     def __init__(self, endpoint: JobEndpoint, n_workers: int, codec: str = "hg",
                  retry: RetryPolicy | None = None, codec_params: dict | None = None,
@@ -112,7 +170,32 @@ class Agent:
 
     def allreduce(self, x: np.ndarray, progress: Callable[[int], None] | None = None
                   ) -> tuple[np.ndarray, AllReduceReport]:
-        """Sum ``x`` over the job's workers in the network; returns (float32 sum, report)."""
+        """Sum ``x`` over the job's workers in the network.
+
+        Parameters
+        ----------
+        x : numpy.ndarray
+            This worker's tensor; every worker of the job passes one of the same shape.
+        progress : callable, optional
+            Called with the number of chunks completed, as they complete.
+
+        Returns
+        -------
+        sum : numpy.ndarray
+            float32, the exact sum of the quantised inputs of every worker.
+        report : AllReduceReport
+            What this AllReduce cost this worker (rounds, bytes, retransmissions, scale).
+
+        Raises
+        ------
+        hostagent.transport.TransportTimeout
+            When a chunk's retry budget is spent; it names who stopped answering.  The session
+            is marked failed (and the job service told) on any error.
+
+        Examples
+        --------
+        See :class:`Agent`.
+        """
         stats = self.transport.stats
         before = dict(stats.as_dict())
         worker = make_worker(x, self.n_workers, self.codec, **self.codec_params)

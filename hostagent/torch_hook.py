@@ -105,7 +105,48 @@ class PendingBucket:
 
 @dataclass
 class DHCHookState:
-    """State of the hook on one worker: configuration, reducer, residuals, scale log."""
+    """State of the hook on one worker: configuration, reducer, residuals, scale log.
+
+    Parameters
+    ----------
+    process_group : torch.distributed.ProcessGroup, optional
+        The DDP group (default: the world), for ``TorchDistReducer`` and the worker count.
+    reducer, agent, endpoint, controller
+        At most one: a ready ``dhc.protocol.Reducer``; a ``hostagent.agent.Agent`` (see
+        :meth:`from_agent`); a ``JobEndpoint`` (the state opens its own Agent); the job
+        service's address (default ``$DHC_CONTROLLER``).  None of them: ``TorchDistReducer``.
+    n_workers : int, optional
+        Workers of the job (default: the process group's size).
+    codec : {"hg", "dense"}
+    codec_params : dict
+    sparsify : SparsifyConfig
+        Top-k / threshold sparsification of each compensated bucket (default: none).
+    error_feedback : bool
+        Keep what quantisation and sparsification left out and add it to the next step.
+    or_mode, sum_wire, collective : str
+        ``TorchDistReducer`` options.
+    record : bool
+        Keep a ``BucketRecord`` per bucket and step (tests).
+
+    Raises
+    ------
+    TypeError
+        For a ``sparsify`` that is not a ``SparsifyConfig`` or a reducer without ``reduce``.
+    ValueError
+        If more than one of ``reducer``, ``agent``, ``endpoint``, ``controller`` is given.
+
+    Examples
+    --------
+    One bucket of a one-worker job, without DDP (``dhc_hook`` runs the same steps per bucket):
+
+    >>> import numpy as np
+    >>> from dhc.protocol import ThreadGroup
+    >>> state = DHCHookState(reducer=ThreadGroup(1).reducer(0), n_workers=1, codec="dense")
+    >>> state.allreduce_bucket(np.array([0.5, -1.0, 2.0], np.float32), ["w"], [3]).tolist()
+    [0.5, -1.0, 2.0]
+    >>> state.scales[-1].scale_exponent
+    28
+    """
 
     process_group: object | None = None
     reducer: Reducer | None = None
@@ -291,7 +332,43 @@ def dhc_hook(state: DHCHookState, bucket: dist.GradBucket) -> torch.futures.Futu
     it over, and its future is returned pending.  When the last bucket of the step arrives
     (DDP launches buckets in index order on every rank), the rounds of all buckets run
     together, one reduce call per round (blocking collectives or the network transport), and
-    every future completes with its averaged bucket (written into the bucket buffer)."""
+    every future completes with its averaged bucket (written into the bucket buffer).
+
+    Parameters
+    ----------
+    state : DHCHookState
+        This worker's hook state (reducer, residuals, scale log).
+    bucket : torch.distributed.GradBucket
+        The gradient bucket DDP hands over.
+
+    Returns
+    -------
+    torch.futures.Future
+        Completes with the bucket buffer holding the average over the workers, once the step's
+        last bucket has arrived and every bucket's rounds have run.
+
+    Raises
+    ------
+    CodecError, TransportTimeout
+        From preparing the bucket or running the rounds; every pending future of the step gets
+        the error too.
+
+    Examples
+    --------
+    DDP in one process (a group of one worker); the average of one worker is its gradient,
+    through the codec's quantisation:
+
+    >>> import torch.distributed as dist
+    >>> from dhc.protocol import ThreadGroup
+    >>> dist.init_process_group("gloo", store=dist.HashStore(), rank=0, world_size=1)
+    >>> model = torch.nn.parallel.DistributedDataParallel(torch.nn.Linear(3, 1, bias=False))
+    >>> state = DHCHookState(reducer=ThreadGroup(1).reducer(0), codec="dense")
+    >>> model.register_comm_hook(state, dhc_hook)
+    >>> model(torch.tensor([[0.5, -1.0, 2.0]])).sum().backward()
+    >>> model.module.weight.grad.tolist(), state.step
+    ([[0.5, -1.0, 2.0]], 1)
+    >>> dist.destroy_process_group()
+    """
     buf = bucket.buffer()
     params = bucket.parameters()
     keys = [id(p) for p in params]

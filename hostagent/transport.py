@@ -25,6 +25,16 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from dhcwire import header as wire
+from dhcwire.frames import (
+    HEADER_BYTES,
+    SPANS,
+    MalformedPacket,
+    decode_datagram,
+    encode_datagram,
+    encode_frames,
+    frame_length,
+    parse_frames,
+)
 from hostagent import native_delivery as nd
 from hostagent.delivery import (
     Delivery,
@@ -35,9 +45,7 @@ from hostagent.delivery import (
     Window,
 )
 from hostagent.fastio import Destination, FrameSender, Receiver, native_selected
-from hostagent.frames import HEADER_BYTES, SPANS, encode_frames, frame_length, parse_frames
 from hostagent.liveness import switch_answers_arp
-from hostagent.packet import MAX_EPOCH, MalformedPacket, decode_datagram, encode_datagram
 from hostagent.sockets import open_udp
 
 #: first byte of a well-formed RESULT (version and type share it): the fast path's filter
@@ -166,10 +174,9 @@ class ChunkTransport(DeliveryEndpoint):
 
     def __init__(self, endpoint: JobEndpoint, retry: RetryPolicy | None = None,
                  sock: socket.socket | None = None, first_chunk: int = 0):
-        if not 0 < endpoint.window < wire.SLOT_SET_BIT:
-            raise ValueError(f"window must be in 1..{wire.SLOT_SET_BIT - 1}")
-        if not 0 <= endpoint.epoch <= MAX_EPOCH:
-            raise ValueError(f"epoch must be in 0..{MAX_EPOCH}, got {endpoint.epoch}")
+        wire.check_window(endpoint.window)
+        if not 0 <= endpoint.epoch <= wire.MAX_EPOCH:
+            raise ValueError(f"epoch must be in 0..{wire.MAX_EPOCH}, got {endpoint.epoch}")
         self.endpoint = endpoint
         self.retry = retry or RetryPolicy()
         self.stats = TransportStats()
@@ -211,9 +218,8 @@ class ChunkTransport(DeliveryEndpoint):
             raise ValueError(f"lanes must be ({len(levels)}, {K}) uint32, got {lanes.shape}")
         n, W, base = len(levels), ep.window, self.next_chunk
         chunks = base + np.arange(n, dtype=np.int64)
-        slots = (chunks % W) | np.where((chunks // W) % 2 == 1, wire.SLOT_SET_BIT, 0)
         frames = encode_frames(wire.PacketType.DATA, levels, ep.job_id, ep.child_id, chunks,
-                               slots, lanes, epoch=ep.epoch)
+                               wire.slot_for_chunk(chunks, W), lanes, epoch=ep.epoch)
         ex = _Exchange(self, frames, base, K, progress)
         # self-clocking: chunk i may go once chunk i - W has its RESULT
         if self.native_engine:

@@ -4,7 +4,7 @@ fabrics route in well under a second."""
 
 from __future__ import annotations
 
-from controller.placement_routes import RouteTable
+from controller.placement.routes import RouteTable
 from controller.topology import Topology
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from controller.deploy_errors import PlanError
+from controller.deploy.errors import PlanError
 from controller.errors import ControllerError
 
 EXIT_UNREACHABLE = 5

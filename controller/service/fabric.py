@@ -13,8 +13,8 @@ import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from controller.deploy import deploy, remove_job
-from controller.deploy_errors import SwitchError
+from controller.deploy.apply import deploy, remove_job
+from controller.deploy.errors import SwitchError
 from controller.entries import DEFAULT_MAX_JOBS
 from controller.errors import ControllerError
 from controller.p4rt_client import MultiSwitchClient, SwitchAddress, SwitchConnection, pipeline_cookie

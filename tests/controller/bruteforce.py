@@ -11,7 +11,7 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass
 
-from controller.placement_tree import Placement, build_tree, evaluate
+from controller.placement.tree import Placement, build_tree, evaluate
 from controller.topology import Job, Topology
 
 

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from controller import placement_model
 from controller.errors import InfeasiblePlacement
 from controller.placement import Placement, evaluate, place
-from controller.placement_greedy import greedy_choice
+from controller.placement import model as placement_model
+from controller.placement.greedy import greedy_choice
 from controller.topology import Host, Job, Link, Switch, Topology
 from controller.topology_file import load
 from tests.controller.bruteforce import brute_force

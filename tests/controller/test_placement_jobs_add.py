@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 from controller.cli import main
-from controller.deploy import deploy, read_state
+from controller.deploy.apply import deploy, read_state
 from controller.p4rt_client import MultiSwitchClient
 from controller.placement import Placement, place
 from controller.plan import intended_state

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from controller.placement import evaluate, place, place_incremental
-from controller.placement_routes import RouteTable
+from controller.placement.routes import RouteTable
 from controller.topology import Host, Job, Link, Switch, Topology
 from controller.topology_file import load
 from tests.controller.bruteforce import brute_force

@@ -11,7 +11,7 @@ from google.protobuf import text_format
 
 from controller.bmv2_build import Bmv2Build, build_key
 from controller.cli import main as dhc_ctl
-from controller.deploy_errors import PlanError
+from controller.deploy.errors import PlanError
 from controller.pipeline import PROGRAM, PipelineFiles, SoftswitchBuild, program_defines
 from controller.targets import check_lanes, lanes_for_target, lanes_in_p4info, profile
 from controller.topology_file import load

@@ -9,8 +9,9 @@ import pytest
 
 from controller.topology import SUPPORTED_LANES
 from dhcwire import header as wire
+from dhcwire.frames import decode_datagram, encode_datagram
 from hostagent.cli import build_parser
-from hostagent.packet import DHC, decode_datagram, encode_datagram
+from hostagent.scapy_layer import DHC
 
 
 @pytest.mark.parametrize("k", SUPPORTED_LANES)

@@ -7,7 +7,7 @@ import sys
 import numpy as np
 
 from dhcwire import header as wire
-from hostagent.packet import encode_datagram
+from dhcwire.frames import encode_datagram
 from topologies.story import run_jobs
 from topologies.workload import Workload
 

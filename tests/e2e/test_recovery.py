@@ -12,7 +12,7 @@ import time
 import pytest
 
 from controller.cli import main as ctl
-from controller.deploy import deploy
+from controller.deploy.apply import deploy
 from dhcwire import header as wire
 from dhcwire.header import DHC_UDP_PORT, worker_port
 from hostagent.manifest import read_manifest

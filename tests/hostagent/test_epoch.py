@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 
 from dhcwire import header as wire
+from dhcwire.frames import decode_datagram, encode_datagram
 from hostagent.cli import main as agent_main
 from hostagent.manifest import ManifestError, load_endpoint, set_epoch, write_manifest
-from hostagent.packet import decode_datagram, encode_datagram
 from hostagent.transport import ChunkTransport, JobEndpoint, RetryPolicy
 
 JOB = {"job_id": 7, "window": 4, "lanes": 4,

@@ -11,9 +11,10 @@ from scapy.layers.l2 import Ether
 
 from dhc.protocol import Segment
 from dhcwire import header as wire
+from dhcwire.frames import MalformedPacket, decode_datagram, encode_datagram
 from hostagent.manifest import ManifestError, load_endpoint, write_manifest
-from hostagent.packet import DHC, MalformedPacket, decode_datagram, encode_datagram
 from hostagent.reducer import pack_segments, unpack_segments
+from hostagent.scapy_layer import DHC
 
 
 def test_scapy_layer_fields_follow_wire_definition():

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from controller.cli import main as ctl
-from controller.deploy import read_state
+from controller.deploy.apply import read_state
 from controller.entries import installed_epoch
 from controller.reset import next_epoch
 from tests.robustness.p4rt_fixture import running_switch

@@ -25,8 +25,8 @@ from controller.entries import epoch_entry
 from controller.placement import place
 from controller.topology_file import from_dict
 from dhcwire import header as wire
+from dhcwire.frames import decode_datagram, encode_datagram
 from dhcwire.p4names import C_CONTRIB, C_DROP, C_EGRESS_DROP, T_EPOCH
-from hostagent.packet import decode_datagram, encode_datagram
 from softswitch.api import Exact
 from tests.simnet import SimNet
 

@@ -13,7 +13,7 @@ import pytest
 from google.rpc import status_pb2
 from p4.v1 import p4runtime_pb2, p4runtime_pb2_grpc
 
-from controller.deploy_errors import WriteError
+from controller.deploy.errors import WriteError
 from controller.p4rt_client import SwitchConnection
 from softswitch.server.errors import P4RuntimeError
 from softswitch.server.service import MAX_ERROR_STATUS_BYTES, write_error_status

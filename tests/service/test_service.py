@@ -12,7 +12,7 @@ from pathlib import Path
 import grpc
 import pytest
 
-from controller.deploy import read_state
+from controller.deploy.apply import read_state
 from controller.entries import installed_epoch
 from controller.p4rt_client import SwitchAddress
 from controller.service.server import Service, ServiceConfig

@@ -158,7 +158,7 @@ def test_first_session_exact_with_a_fresh_epoch(svc_net):
 
 def _snapshot(net: ServiceNet) -> tuple[list, dict, dict]:
     """(jobs without heartbeat ages, refusal counters, s1's entries read over P4Runtime)."""
-    from controller.deploy import read_state
+    from controller.deploy.apply import read_state
     from controller.p4rt_client import SwitchAddress, SwitchConnection
 
     reply = net.status()

@@ -10,8 +10,9 @@ import json
 import pytest
 
 from controller.cli import main
-from controller.deploy import deploy, diff, read_state, remove_job, to_updates
-from controller.deploy_errors import ConflictError, SwitchError, WriteError
+from controller.deploy.apply import deploy, read_state, remove_job, to_updates
+from controller.deploy.errors import ConflictError, SwitchError, WriteError
+from controller.deploy.state_diff import diff
 from controller.intent import SwitchState
 from controller.p4rt_client import MultiSwitchClient, SwitchAddress
 from controller.placement import place

@@ -9,8 +9,8 @@ import json
 import pytest
 from p4.v1.p4runtime_pb2 import Update
 
-from controller.deploy import conflicts, diff
-from controller.deploy_errors import PlanError
+from controller.deploy.errors import PlanError
+from controller.deploy.state_diff import conflicts, diff
 from controller.entries import switch_plans
 from controller.intent import SwitchState
 from controller.placement import Placement, place

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from controller.deploy_errors import PlanError
+from controller.deploy.errors import PlanError
 from controller.p4rt_client import SwitchAddress
 from controller.switch_addrs import parse_addr_map, switch_addresses
 from controller.topology_file import load

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from controller.placement_solver import fits, postorder
+from controller.placement.solver import fits, postorder
 from controller.topology import Job, Topology
 from dhcwire.p4names import MAX_FAN_IN
 

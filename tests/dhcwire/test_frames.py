@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dhcwire import header as wire
-from hostagent.frames import encode_frames, frame_length, parse_frames
-from hostagent.packet import decode_datagram, encode_datagram
+from dhcwire.frames import decode_datagram, encode_datagram, encode_frames, frame_length, parse_frames
 
 lane_counts = st.sampled_from([1, 2, 4, 8, 16, 32, 64, 128, 256])
 
@@ -50,3 +50,23 @@ def test_parse_frames_matches_decode_datagram(k, n, seed) -> None:
                 batch.chunk[i], batch.num_lanes[i]) == (wire.DHC_VERSION, dg.pkt_type, dg.job_id,
                                                         dg.epoch, dg.chunk, k)
         assert np.array_equal(batch.lanes[i], dg.lanes)
+
+
+@settings(max_examples=60, deadline=None)
+@given(window=st.integers(1, wire.SLOT_SET_BIT - 1), first=st.integers(0, 2**32 - 1),
+       n=st.integers(1, 200))
+def test_slot_rule_for_an_array_equals_the_rule_per_chunk(window, first, n) -> None:
+    """One slot rule: a round of chunks as an array gives, element for element, what one chunk
+    gives -- ``chunk mod W``, with SLOT_SET_BIT in odd laps."""
+    chunks = first + np.arange(n, dtype=np.int64)
+    slots = wire.slot_for_chunk(chunks, window)
+    assert slots.shape == chunks.shape
+    for c, s in zip(chunks.tolist(), slots.tolist(), strict=True):
+        assert s == wire.slot_for_chunk(c, window)
+        assert s == (c % window) + (wire.SLOT_SET_BIT if (c // window) % 2 else 0)
+
+
+def test_slot_rule_refuses_a_window_the_field_cannot_carry() -> None:
+    for window in (0, wire.SLOT_SET_BIT):
+        with pytest.raises(ValueError, match=r"window must be in 1\.\.32767"):
+            wire.slot_for_chunk(np.arange(4), window)

@@ -1,14 +1,9 @@
-"""Make switches hold the intended state, idempotently, touching only what a deployment owns.
+"""Make switches hold the intended state over P4Runtime, idempotently: the I/O half of deploying.
 
 For every switch: read what it holds (one wildcard Read per managed table, the switch_config
-default, the multicast groups), diff against the intended state, write only the difference
-(INSERT missing, MODIFY changed, DELETE extra).  Deploying twice writes nothing.
-
-Ownership decides what may be deleted: entries of the job tables belong to the ``job_id`` in
-their key, a multicast group to the job of the same id, a ``result_rewrite`` entry to the group
-that replicates with its rid, everything else (forwarding, ``local_addr``, orphaned rewrites) to
-the base configuration.  A deployment scoped to some jobs deletes extras only of those jobs (and
-of the base when it deploys the base); ``prune`` deletes everything not intended.
+default, the multicast groups), diff against the intended state (``controller.deploy.state_diff``,
+pure), write only the difference (INSERT missing, MODIFY changed, DELETE extra).  Deploying twice
+writes nothing.  Which state a deployment may delete is decided by the diff (see its docstring).
 """
 
 from __future__ import annotations
@@ -20,52 +15,26 @@ from pathlib import Path
 
 from p4.v1 import p4runtime_pb2
 
-from controller.deploy_errors import ConflictError, PlanError
-from controller.entries import DEFAULT_MAX_JOBS, switch_epochs
-from controller.intent import (
-    BASE_TABLES,
-    DEFAULT_TABLES,
-    JOB_TABLES,
-    WRITE_ORDER,
-    DefaultAction,
-    McGroup,
-    SwitchState,
-    TableEntry,
+from controller.deploy.errors import ConflictError, PlanError
+from controller.deploy.state_diff import (
+    Change,
+    SwitchReport,
+    Update,
+    addressed_switches,
+    assign_owners,
+    epochs_to_deploy,
+    switch_changes,
 )
+from controller.entries import DEFAULT_MAX_JOBS
+from controller.intent import DEFAULT_TABLES, WRITE_ORDER, DefaultAction, McGroup, SwitchState
 from controller.p4rt_client import MultiSwitchClient, PendingUpdate, SwitchAddress, SwitchConnection
 from controller.p4rt_codec import P4InfoNames, group_from_proto, group_to_proto
 from controller.pipeline import PipelineSource, SoftswitchBuild
 from controller.placement import Placement
 from controller.plan import DeploymentPlan
 from controller.topology import Topology
-from dhcwire.p4names import T_JOB, T_REWRITE
 
-Update = p4runtime_pb2.Update
 MANAGED_TABLES: tuple[str, ...] = WRITE_ORDER
-
-
-@dataclass(frozen=True)
-class Change:
-    """One difference to apply: INSERT/MODIFY/DELETE of an entry, default action or group."""
-
-    kind: int  # Update.INSERT / MODIFY / DELETE
-    item: TableEntry | DefaultAction | McGroup
-
-    def describe(self) -> str:
-        return self.item.describe()
-
-
-@dataclass
-class SwitchReport:
-    switch: str
-    pipeline_pushed: bool = False
-    inserted: int = 0
-    modified: int = 0
-    deleted: int = 0
-
-    @property
-    def writes(self) -> int:
-        return self.inserted + self.modified + self.deleted
 
 
 @dataclass
@@ -110,23 +79,6 @@ def _read_queries(names: P4InfoNames) -> list[p4runtime_pb2.Entity]:
     return out
 
 
-def assign_owners(state: SwitchState) -> SwitchState:
-    """Give read-back state its owners (see module docstring)."""
-    rid_owner = {rid: g.group_id for g in state.groups.values() for _, rid in g.replicas}
-    out = SwitchState(state.switch, defaults=dict(state.defaults))
-    for k, g in state.groups.items():
-        out.groups[k] = McGroup(g.group_id, g.replicas, owner=g.group_id)
-    for k, e in state.entries.items():
-        if e.table in JOB_TABLES:
-            owner = e.match_value("job_id")
-        elif e.table == T_REWRITE:
-            owner = rid_owner.get(e.match_value("egress_rid"))
-        else:
-            owner = None
-        out.entries[k] = TableEntry(e.table, e.match, e.action, e.params, owner)
-    return out
-
-
 def read_state(conn: SwitchConnection) -> SwitchState:
     """Everything the controller manages on one switch, as it is now, with owners."""
     names = conn.names or conn.load_p4info()
@@ -147,86 +99,7 @@ def read_state(conn: SwitchConnection) -> SwitchState:
     return assign_owners(st)
 
 
-# ---------------------------------------------------------------- diff
-def _in_scope(owner: int | None, jobs: set[int] | None, base: bool) -> bool:
-    return base if owner is None else (jobs is None or owner in jobs)
-
-
-def diff(intended: SwitchState, actual: SwitchState, jobs: set[int] | None = None, base: bool = True,
-         prune: bool = False) -> list[Change]:
-    """The changes that make ``actual`` hold the scoped part of ``intended``, in a safe order:
-    deletes (job_table first, so a job stops before its tables go), modifies, inserts (multicast
-    groups and tables first, job_table last, so a job starts only once everything is there)."""
-    want = intended.restricted(jobs, base)
-    deletes: list[Change] = []
-    modifies: list[Change] = []
-    inserts: list[Change] = []
-    def compare(wanted: dict, present: dict, everything: dict, same) -> None:
-        for k, item in wanted.items():
-            have = present.get(k)
-            if have is None:
-                inserts.append(Change(Update.INSERT, item))
-            elif not same(have, item):
-                modifies.append(Change(Update.MODIFY, item))
-        for k, item in present.items():
-            # intended state outside the scope (another job's, or the base) is never deleted
-            if k not in everything and (prune or _in_scope(item.owner, jobs, base)):
-                deletes.append(Change(Update.DELETE, item))
-
-    compare(want.entries, actual.entries, intended.entries, lambda a, b: a.value == b.value)
-    for t, d in want.defaults.items():
-        if actual.defaults.get(t) != d:
-            modifies.append(Change(Update.MODIFY, d))
-    compare(want.groups, actual.groups, intended.groups, lambda a, b: a.replicas == b.replicas)
-
-    order = {t: i for i, t in enumerate(WRITE_ORDER)}
-
-    def rank(c: Change) -> tuple[int, tuple]:
-        if isinstance(c.item, McGroup):
-            return (-1, (c.item.group_id,))
-        if isinstance(c.item, DefaultAction):
-            return (-2, (c.item.table,))
-        return (order[c.item.table], c.item.match)
-
-    inserts.sort(key=rank)
-    modifies.sort(key=rank)
-    deletes.sort(key=rank, reverse=True)
-    return deletes + modifies + inserts
-
-
-def conflicts(
-    intended: SwitchState, actual: SwitchState, changes: list[Change], jobs: set[int] | None
-) -> list[str]:
-    """State of jobs outside the scope that this deployment would overwrite or collide with:
-    a rid it uses, a ``stats_idx`` or an overlapping register region.  Entries about to be
-    deleted do not count."""
-    deleted = {c.item.key for c in changes if c.kind == Update.DELETE and isinstance(c.item, TableEntry)}
-    want = intended.restricted(jobs, base=False)
-    out: list[str] = []
-    for k, e in want.entries.items():
-        have = actual.entries.get(k)
-        if have is not None and e.table == T_REWRITE and have.owner is not None and have.owner != e.owner:
-            out.append(
-                f"{actual.switch}: rid {e.match_value('egress_rid')} of job {e.owner} "
-                f"is used by job {have.owner}"
-            )
-    others = [e for k, e in actual.entries.items() if e.table == T_JOB and k not in deleted
-              and k not in want.entries and e.owner is not None]
-    for e in (e for e in want.entries.values() if e.table == T_JOB):
-        lo, hi = e.param("base"), e.param("base") + 2 * e.param("window")
-        for o in others:
-            if o.param("stats_idx") == e.param("stats_idx"):
-                out.append(
-                    f"{actual.switch}: stats_idx {e.param('stats_idx')} of job {e.owner} "
-                    f"is used by job {o.owner}"
-                )
-            olo, ohi = o.param("base"), o.param("base") + 2 * o.param("window")
-            if lo < ohi and olo < hi:
-                out.append(f"{actual.switch}: register region {lo}..{hi - 1} of job {e.owner} overlaps "
-                           f"{olo}..{ohi - 1} of job {o.owner}")
-    return out
-
-
+# ---------------------------------------------------------------- writing
 def to_updates(names: P4InfoNames, changes: list[Change]) -> list[PendingUpdate]:
     out = []
     for c in changes:
@@ -253,50 +126,15 @@ def _apply(
     actual: SwitchState | None = None,
 ) -> tuple[SwitchReport, list[str]]:
     actual = actual if actual is not None else read_state(conn)
-    changes = diff(intended, actual, jobs, base, prune)
-    found = [] if prune else conflicts(intended, actual, changes, jobs)
-    rep = SwitchReport(conn.name)
+    changes, found = switch_changes(intended, actual, jobs, base, prune)
     if found:
-        return rep, found
+        return SwitchReport(conn.name), found
     if not dry_run:
         conn.write(to_updates(conn.names, changes))
-    for c in changes:
-        if c.kind == Update.INSERT:
-            rep.inserted += 1
-        elif c.kind == Update.MODIFY:
-            rep.modified += 1
-        else:
-            rep.deleted += 1
-    return rep, []
+    return SwitchReport.of_changes(conn.name, changes), []
 
 
 # ---------------------------------------------------------------- top level
-def _epochs(actual: Mapping[str, SwitchState], placement: Placement,
-            fallback: Mapping[int, int] | None) -> dict[int, int]:
-    """job -> epoch to deploy: what the switches hold, else ``fallback``, else 0."""
-    try:
-        held = switch_epochs(actual)
-    except ValueError as err:
-        raise PlanError(f"{err}; run `dhc-ctl jobs reset --job J` to give the job one epoch") from None
-    return {jp.job_id: held.get(jp.job_id, (fallback or {}).get(jp.job_id, 0)) for jp in placement.jobs}
-
-
-def _targets(
-    topo: Topology, placement: Placement | None, addrs: dict[str, SwitchAddress]
-) -> tuple[list[str], list[str]]:
-    unknown = sorted(set(addrs) - set(topo.switches))
-    if unknown:
-        raise PlanError(
-            f"switch address map names switches not in topology {topo.name}: {', '.join(unknown)}"
-        )
-    aggs = {a.switch for jp in (placement.jobs if placement else ()) for a in jp.aggregators}
-    missing = sorted(aggs - set(addrs))
-    if missing:
-        raise PlanError(f"no P4Runtime address for aggregating switch(es) {', '.join(missing)} "
-                        "(give grpc_port in the topology or --switch-addr-map)")
-    return [s for s in topo.switches if s in addrs], [s for s in topo.switches if s not in addrs]
-
-
 @contextmanager
 def _session(client: MultiSwitchClient | None, addrs: Mapping[str, SwitchAddress], names: list[str],
              timeout: float) -> Iterator[MultiSwitchClient]:
@@ -339,7 +177,7 @@ def deploy(
                         f"(placed: {sorted(plan.job_ids)})")
     # "all jobs" means the placement's jobs: state of jobs it does not know is left alone
     jobs = jobs if jobs is not None else plan.job_ids
-    names, skipped = _targets(topo, placement, addrs)
+    names, skipped = addressed_switches(topo, placement, addrs)
     report = DeployReport(skipped=skipped)
     configs = {}
     # a bad program file fails before any switch is contacted -- in a dry run too, which checks
@@ -358,7 +196,7 @@ def deploy(
         # the epochs the switches hold stay (a redeploy must not reset a job's session); a job no
         # switch holds (e.g. its only switch restarted) takes the caller's (the manifest's)
         actual = client.run(read_state, only=names)
-        report.epochs = _epochs(actual, placement, epochs)
+        report.epochs = epochs_to_deploy(actual, placement, epochs)
         report.plan = plan = plan.with_epochs(report.epochs)
         intended = plan.states
         # first pass computes everything without writing, so a conflict anywhere writes nothing
@@ -382,7 +220,7 @@ def remove_job(topo: Topology, addrs: dict[str, SwitchAddress], job_id: int, *,
                client: MultiSwitchClient | None = None, timeout: float = 10.0) -> DeployReport:
     """Delete exactly ``job_id``'s state (its job/level/child entries, its multicast group and the
     rewrite entries of that group's rids) from every addressed switch; nothing else changes."""
-    names, skipped = _targets(topo, None, addrs)
+    names, skipped = addressed_switches(topo, None, addrs)
     report = DeployReport(skipped=skipped)
     with _session(client, addrs, names, timeout) as client:
         results = client.run(lambda c: _apply(c, SwitchState(c.name), {job_id}, False, False)[0], only=names)
@@ -390,5 +228,4 @@ def remove_job(topo: Topology, addrs: dict[str, SwitchAddress], job_id: int, *,
     return report
 
 
-__all__ = ["BASE_TABLES", "Change", "DeployReport", "SwitchReport", "assign_owners", "conflicts",
-           "deploy", "diff", "read_state", "remove_job", "to_updates"]
+__all__ = ["Change", "DeployReport", "SwitchReport", "deploy", "read_state", "remove_job", "to_updates"]

@@ -17,7 +17,7 @@ relaxed model has a few choices per job instead of one per switch:
 3. **refine**: if a dropped link ends up above the relaxed bottleneck, keep it too and repeat —
    the relaxation tightens until lifting meets it or time runs out; the gap is reported either way.
 
-Routes and trees are numba kernels (``placement_routes``); model rows are assembled with numpy.
+Routes and trees are numba kernels (``routes``); model rows are assembled with numpy.
 """
 
 from __future__ import annotations
@@ -29,9 +29,9 @@ from math import gcd
 import numpy as np
 from ortools.sat.python import cp_model
 
-from controller.placement_routes import JobArrays, RouteTable, TreeLinks, job_root_table, tree_links
-from controller.placement_search import descend
-from controller.placement_solver import Solution, new_solver, proven_bound
+from controller.placement.routes import JobArrays, RouteTable, TreeLinks, job_root_table, tree_links
+from controller.placement.search import descend
+from controller.placement.solver import Solution, new_solver, proven_bound
 from controller.topology import Topology
 from dhcwire.p4names import MAX_FAN_IN
 

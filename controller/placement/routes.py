@@ -11,7 +11,7 @@ checks it against ``Topology.next_hop_link`` node for node.
 aggregation (every switch with room aggregates) and returns per (job, root) what the scalable
 model needs: whether the root is useful (it receives two or more streams), the tree's size in
 streams, whether every fan-in is within the limit, and a 128-bit hash of the streams it puts on
-the *kept* links (see ``placement_scale``).  ``tree_links`` returns the links and aggregators of
+the *kept* links (see ``scale``).  ``tree_links`` returns the links and aggregators of
 chosen (job, root) pairs.
 """
 

@@ -9,8 +9,8 @@ large budgeted instance; with it, it only has to improve one.
 
 from __future__ import annotations
 
-from controller.placement_roots import root_options
-from controller.placement_tree import build_tree
+from controller.placement.roots import root_options
+from controller.placement.tree import build_tree
 from controller.topology import Topology
 
 

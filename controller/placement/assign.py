@@ -8,7 +8,7 @@ has room for the regions of all jobs that could ever use it, and (c) that full a
 every fan-in within MAX_FAN_IN, the only decision left is the root of each job: loads become
 linear in the root indicators ``y[j, r]`` and the LP bound is tight, so CP-SAT proves optimality
 on k=8 fat-trees in seconds.  ``applicable`` checks (a)-(c); otherwise the general model
-(``placement_model``) is used.
+(``model``) is used.
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ from math import gcd
 from ortools.sat.python import cp_model
 
 from controller.errors import SolverError
-from controller.placement_roots import RootOption, root_options
-from controller.placement_solver import TIDY_FRACTION, Solution, fits, new_solver, proven_bound
+from controller.placement.roots import RootOption, root_options
+from controller.placement.solver import TIDY_FRACTION, Solution, fits, new_solver, proven_bound
 from controller.topology import Topology
 
 

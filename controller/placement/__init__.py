@@ -1,20 +1,22 @@
 """``place``: the placement entry point, top of the placement chain.
 
 The chain runs one way (each module imports only those before it):
-``placement_tree`` (result types, tree evaluation) <- ``placement_solver`` (solver helpers) <-
-``placement_roots`` (root options) <- ``placement_greedy`` (start) <- ``placement_routes``,
-``placement_model``, ``placement_assign``, ``placement_scale`` (models) <- this module.
-The result types are re-exported here, so ``from controller.placement import Placement`` keeps
-working for the deployment code.
+``tree`` (result types, tree evaluation) <- ``solver`` (solver helpers) <-
+``roots`` (root options) <- ``greedy`` (start) <- ``routes``, ``search`` (array routes, tabu
+search), ``model``, ``assign``, ``scale`` (the tree-flow, root-assignment and scalable models)
+<- this package's ``__init__``.  The result types are re-exported here, so
+``from controller.placement import Placement`` keeps working for the deployment code.
 """
 
 from __future__ import annotations
 
 import time
 
-from controller import placement_assign, placement_model, placement_scale
-from controller.placement_solver import Solution, keep_sigint_handler
-from controller.placement_tree import (
+from controller.placement import assign as placement_assign
+from controller.placement import model as placement_model
+from controller.placement import scale as placement_scale
+from controller.placement.solver import Solution, keep_sigint_handler
+from controller.placement.tree import (
     Aggregator,
     Bound,
     Child,

@@ -18,9 +18,9 @@ from dataclasses import dataclass, field
 from ortools.sat.python import cp_model
 
 from controller.errors import BindingConstraint, InfeasiblePlacement, SolverError
-from controller.placement_greedy import greedy_choice
-from controller.placement_solver import TIDY_FRACTION, Solution, new_solver, postorder, proven_bound
-from controller.placement_solver import capable as capable_switches
+from controller.placement.greedy import greedy_choice
+from controller.placement.solver import TIDY_FRACTION, Solution, new_solver, postorder, proven_bound
+from controller.placement.solver import capable as capable_switches
 from controller.topology import Job, Topology
 from dhcwire.p4names import MAX_FAN_IN
 

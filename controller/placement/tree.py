@@ -5,10 +5,10 @@ routes are unique shortest paths (``controller.topology``), so every worker's co
 travels the route toward the root and stops at the first aggregator on it, and each aggregator's
 partial stops at the next aggregator on its own route toward the root.  ``build_tree`` derives
 that tree; ``evaluate`` derives loads, register regions and the objective from the trees alone.
-Every solver (``placement_model``, ``placement_assign``, ``placement_scale``) and the brute-force
+Every solver (``model``, ``assign``, ``scale``) and the brute-force
 test oracle hand their choice of (root, aggregators) per job to ``evaluate``, so the numbers users
 see never come from a model's own bookkeeping.  Routes come from ``topo`` or from any object with
-the same ``next_hop_link`` (``placement_routes.RouteTable``, array-backed, for large networks).
+the same ``next_hop_link`` (``routes.RouteTable``, array-backed, for large networks).
 
 Objective, compared lexicographically (smaller is better):
 1. bottleneck: the largest per-direction link load, in bytes per iteration;

@@ -18,7 +18,7 @@ from rich.console import Console
 from rich.table import Table
 
 from controller.bmv2_build import Bmv2Build
-from controller.deploy_errors import ConflictError, PlanError, WriteError
+from controller.deploy.errors import ConflictError, PlanError, WriteError
 from controller.errors import ControllerError
 from controller.pipeline import PROGRAM, PipelineFiles, PipelineSource, SoftswitchBuild
 from controller.placement import Placement, place_incremental
@@ -171,7 +171,7 @@ def cmd_jobs_add(args: argparse.Namespace) -> int:
 
 @_guard
 def cmd_jobs_remove(args: argparse.Namespace) -> int:
-    from controller.deploy import remove_job
+    from controller.deploy.apply import remove_job
 
     topo = load(args.topo)
     report = remove_job(topo, _addresses(args, topo), args.job, timeout=args.timeout)
