@@ -119,6 +119,32 @@ def test_validate_quick_holds() -> None:
     assert {r["kind"] for r in result["rows"]} == {"analytic", "published"}
 
 
+def test_validate_exits_1_naming_the_row_outside_its_bound(tmp_path: Path) -> None:
+    """A recording whose DHC AllReduce took twice as long: that row fails, the command says which
+    on stderr and exits 1 (no traceback); the topology without a recording is reported skipped."""
+    from sim.validate import RECORDED
+
+    record = json.loads((RECORDED / "sim_emulator_single.json").read_text())
+    record["e2e"]["runs"] = [r for r in record["e2e"]["runs"] if r["mode"] == "dhc"]
+    run = record["e2e"]["runs"][0]
+    run["seconds_per_worker"] = {w: 2 * s for w, s in run["seconds_per_worker"].items()}
+    (tmp_path / "sim_emulator_single.json").write_text(json.dumps(record))
+    out = _cli("validate", "--quick", "--recorded", str(tmp_path))
+    assert out.returncode == 1, out.stdout + out.stderr
+    assert "Traceback" not in out.stderr
+    fails = [line for line in out.stderr.splitlines() if "FAIL" in line]
+    assert len(fails) == 1 and fails[0].startswith("dhc-sim validate: FAIL single @ 10mbit: dhc:")
+    assert "1 of 6 rows outside their bound" in out.stderr
+    assert "leafspine: no recorded emulator run" in out.stdout and "skipped" in out.stdout
+
+
+def test_validate_reports_a_bad_recording_in_one_line(tmp_path: Path) -> None:
+    (tmp_path / "sim_emulator_single.json").write_text("{\"e2e\": {}}")
+    out = _cli("validate", "--quick", "--recorded", str(tmp_path))
+    assert out.returncode == 2 and "Traceback" not in out.stderr
+    assert out.stderr.startswith("dhc-sim validate:") and "not a recorded emulator run" in out.stderr
+
+
 def test_emulator_rows_use_a_profile_measured_apart_from_them() -> None:
     """The recorded emulator runs are compared with the ``this-machine`` profile (agent-pps), on
     links-bound rates, against the last-starting worker of the median run; nothing is fitted."""
