@@ -220,6 +220,23 @@ class Delivery:
             out.deadline[waiting] = np.minimum(out.deadline[waiting], time.monotonic() + rto)
 
 
+    def restart_in_flight(self, out: Outstanding, lo: int, hi: int) -> None:
+        """New answers arrived: every item of ``[lo, hi)`` sent after the newest done one, sent
+        once and not answered yet, expires no earlier than its timeout from now (RFC 6298 5.3:
+        the retransmission timer restarts on an acknowledgement of new data).  For a transport
+        whose answers come back in order (the ring's ACKs), such an item is most likely still
+        queued behind the ones just answered: its own timer, started when a whole window went out
+        at once, would fire while it waits (a spurious retransmission, and a halved window).
+        Items older than the newest answer keep their timers: a gap there is a loss."""
+        held = np.flatnonzero(out.done[lo:hi])
+        if held.size == 0:
+            return
+        top = lo + int(held[-1]) + 1
+        ahead = top + np.flatnonzero(out.tries[top:hi] == 0)
+        if ahead.size:
+            out.deadline[ahead] = np.maximum(out.deadline[ahead], time.monotonic() + out.timeout[ahead])
+
+
 _E = TypeVar("_E", bound="DeliveryEndpoint")
 
 

@@ -110,6 +110,23 @@ void hde_restart_backed_off(hde_engine *e, hde_out *o, int64_t lo, int64_t hi, d
         }
 }
 
+/* RFC 6298 5.3 for items in flight: items of [lo, hi) sent after the newest done one, sent once,
+ * expire no earlier than their timeout from now (delivery.py restart_in_flight). */
+void hde_restart_in_flight(hde_engine *e, hde_out *o, int64_t lo, int64_t hi, double now) {
+    (void)e;
+    int64_t top = -1;
+    for (int64_t i = hi - 1; i >= lo; i--)
+        if (o->done[i]) {
+            top = i;
+            break;
+        }
+    if (top < 0)
+        return;
+    for (int64_t i = top + 1; i < hi; i++)
+        if (o->tries[i] == 0 && o->deadline[i] < now + o->timeout[i])
+            o->deadline[i] = now + o->timeout[i];
+}
+
 static int64_t sendable(const hde_engine *e, const hde_out *o, int64_t clock) {
     int64_t stop = (int64_t)ceil((double)o->n_done + e->cwnd);
     if (stop > o->n)
@@ -391,7 +408,10 @@ static void ring_ack(hde_ring *g, int64_t cum, uint64_t sack) {
                 o->scratch2[k++] = i;
             }
         }
-    hde_complete_marked(g->engine, o, o->scratch2, k, hde_monotonic());
+    double now = hde_monotonic();
+    hde_complete_marked(g->engine, o, o->scratch2, k, now);
+    if (k > 0)
+        hde_restart_in_flight(g->engine, o, o->lo, o->sent, now);
 }
 
 /* A DATA datagram for one of the two steps held here; 0 taken, 1 for Python. */

@@ -320,7 +320,10 @@ class RingTransport(DeliveryEndpoint):
             if i < n and not acked[i]:
                 newly.append(i)
             bits ^= low
-        self.delivery.complete(st.out, np.array(newly, dtype=np.int64))
+        if self.delivery.complete(st.out, np.array(newly, dtype=np.int64)):
+            # ACKs come back in order, behind the receiver's own DATA in its queue: what was sent
+            # after the newest acknowledged packet is still on its way (RFC 6298 5.3)
+            self.delivery.restart_in_flight(st.out, st.out.lo, st.out.sent)
 
     # ------------------------------------------------------------------ public API
     def rendezvous(self, dim: int, give_up: float | None = None) -> None:
