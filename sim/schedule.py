@@ -4,6 +4,12 @@
   2(N-1) steps of d/N values from each worker to the next, in the project's ring packets.
 * ``sketch_ring``: each HG-Sketch round (lanes from the codec) as such a ring AllReduce of its
   lanes, as LHC or S2 Reducer run over NCCL; codec time between rounds.
+* ``ps_thc``: THC (Li et al., NSDI 2024) through a parameter server: every worker streams each
+  round's compressed values (THC's wire format, ``sim/workload.thc_wire``) to one PS host in the
+  project's ring datagrams; the PS adds them (table lookups and integer sums) and streams the sums
+  back, pipelined like the in-network modes, so a round costs the PS link's N streams plus a round
+  trip.  A PS co-located on a worker sends that worker nothing over the network.  Codec time is
+  not charged (THC's rotation and quantization are not measured here).
 * ``dense_ina`` / ``dhc``: each round (dense codec / HG-Sketch) streamed up the job's placed
   tree (every child to its aggregator) and the result streamed back down, pipelined: a result
   leaves the root once the first packet got there, so a round costs its bytes over the
@@ -32,9 +38,9 @@ from sim.parts import (
 )
 from sim.program import Flow, NetLink, PlatformSpec, Step
 from sim.routes import Router
-from sim.workload import CodecRun
+from sim.workload import CodecRun, ThcWire
 
-MODES = ("ring", "sketch_ring", "dense_ina", "dhc")
+MODES = ("ring", "sketch_ring", "dense_ina", "dhc", "ps_thc")
 
 
 @dataclass(frozen=True)
@@ -190,3 +196,25 @@ def ina_program(tree: TreeTiming, run: CodecRun, switch: SwitchModel, host: Host
         total = total.plus(Traffic(size, 4 * rnd.lanes, packets, 1, (size,), codec))
     return steps, total
 
+
+
+def ps_program(workers: tuple[str, ...], ps: str, wire: ThcWire,
+               pb: PlatformBuilder) -> tuple[list[Step], Traffic]:
+    """THC's rounds through the parameter server ``ps``: up ``wire.up[r]`` payload bytes from
+    every worker, down ``wire.down[r]`` to every worker once the farthest one's first packet got
+    there.  A worker's bytes are its busier direction's (the down sums are wider than the up
+    indices), as ``bench/baselines/common`` counts them."""
+    remote = [w for w in workers if w != ps]
+    reach = max(pb.route(w, ps) for w in remote)
+    steps, total = [], Traffic(0, 0, 0, 0)
+    for r, (up, down) in enumerate(zip(wire.up, wire.down, strict=True)):
+        framed = [b + max(1, math.ceil(b / (4 * RING_VALUES_PER_PACKET))) * ring_frame_bytes(0)
+                  for b in (up, down)]
+        flows = [Flow(w, ps, framed[0], 0.0) for w in remote]
+        flows += [Flow(ps, w, framed[1], reach) for w in remote]
+        for w in remote:
+            pb.route(ps, w)
+        steps.append(Step(tuple(flows), 0.0, 1, 1, f"round{r}"))
+        packets = max(1, math.ceil(max(up, down) / (4 * RING_VALUES_PER_PACKET)))
+        total = total.plus(Traffic(max(framed), max(up, down), packets, 1, (max(framed),)))
+    return steps, total

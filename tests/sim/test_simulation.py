@@ -8,6 +8,7 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from sim.analytic import ina_seconds, ring_seconds
@@ -67,6 +68,30 @@ def test_this_machines_host_bounds_the_ring_at_100_gbit() -> None:
     floor = steps * ring["round_bytes_per_worker"][0] / host_rate
     assert floor > 10 * steps * ring["round_bytes_per_worker"][0] / RATE   # the link is not the limit
     assert ring["seconds"] == pytest.approx(floor + steps * ring["jobs"]["1"]["hop_latency_s"], rel=0.01)
+
+
+def test_parameter_server_thc_is_bound_by_the_ps_link() -> None:
+    """ps_thc, link-bound: every round costs the PS link's N streams of the busier direction (the
+    down sums are wider than the up indices) plus the way there and back."""
+    res = simulate(replace(LINK_BOUND, modes=("ps_thc",), workers=8))
+    ps = res["modes"]["ps_thc"]
+    job = ps["jobs"]["1"]
+    assert not job["ps_on_a_worker"] and job["thc_down_bits"] == 8     # ceil(log2(8 * 30 + 1))
+    expected = sum(8 * b / RATE + 2 * job["hop_latency_s"] for b in ps["round_bytes_per_worker"])
+    assert ps["seconds"] == pytest.approx(expected, rel=0.01)
+    assert ps["rounds"] == 2 and ps["codec_s_per_worker"] == 0
+
+
+def test_thc_wire_is_what_the_thc_baseline_sends() -> None:
+    from bench.baselines import thc
+    from sim.workload import thc_wire
+
+    for n, dim in ((2, 5000), (5, 4096)):
+        job = [np.random.default_rng(i).standard_normal(dim).astype(np.float32) for i in range(n)]
+        run = thc.run(job)
+        wire = thc_wire(dim, n, bucket=dim)
+        assert (sum(wire.up), sum(wire.down)) == (run.bytes_up, run.bytes_down)
+        assert wire.down_bits == run.notes["down_bits"] and wire.padded_dim == run.notes["padded_dim"]
 
 
 def test_jobs_sharing_hosts_contend() -> None:
