@@ -57,7 +57,7 @@ run: setup
 stop:
 	-$(PY) -m topologies.cleanup
 
-# Under 30 minutes on this 2-core machine (bench/README.md): dhc-bench all gives the benchmarks
+# Under 30 minutes on this 2-core machine (docs/scale.md, "make bench"): dhc-bench all gives the benchmarks
 # that take many minutes shorter runs (bench/cli.py ALL_SHORT; wall times in bench/out/all_timing.json).
 # LONG=1 runs every benchmark with its own defaults and adds the long arms: placement's
 # side-by-side with the exact models (~450 s), dhc-bench scale's 512-1,024-worker sweeps,

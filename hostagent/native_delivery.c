@@ -372,6 +372,7 @@ int hde_dhc_run(hde_dhc *d, double poll_cap, int64_t clock, int64_t *spent) {
 
 /* The little-endian ring header (bench/baselines/ring_transport.py HEADER). */
 #define RING_HDR 16
+#define RING_ACK_PRIORITY 6 /* TC_PRIO_INTERACTIVE: pfifo_fast's band 0 */
 static uint16_t le16(const uint8_t *p) { return (uint16_t)(p[0] | (p[1] << 8)); }
 static uint32_t le32(const uint8_t *p) {
     return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24);
@@ -469,9 +470,13 @@ static void ring_send_ack(hde_ring *g, hde_box *b) {
         pkt[16 + j] = (uint8_t)(sack >> (8 * j));
     struct sockaddr_in dst = {.sin_family = AF_INET, .sin_port = g->sock.port};
     dst.sin_addr.s_addr = g->prev_ip;
+    /* ACKs at the control priority (ring_transport.py ACK_PRIORITY), DATA at 0 */
+    int control = RING_ACK_PRIORITY, data = 0;
+    setsockopt(g->sock.fd, SOL_SOCKET, SO_PRIORITY, &control, sizeof control);
     if (sendto(g->sock.fd, pkt, sizeof pkt, 0, (struct sockaddr *)&dst, sizeof dst) < 0 &&
         g->sock.n_errs < HDE_ERRS)
         g->sock.errs[g->sock.n_errs++] = errno;
+    setsockopt(g->sock.fd, SOL_SOCKET, SO_PRIORITY, &data, sizeof data);
     g->sock.packets_sent++;
     g->sock.bytes_sent += sizeof pkt;
     g->acks_sent++;
