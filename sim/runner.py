@@ -73,7 +73,8 @@ def _mode_programs(mode: str, fabric: Fabric, topo: Topology, router: Router, pl
     """(platform spec, programs, per-job traffic and notes) of one mode."""
     sw = scn.switch
     frame = ring_frame_bytes(346) if mode in ("ring", "sketch_ring", "ps_thc") else sw.frame_bytes()
-    pb = PlatformBuilder(fabric, router, frame, sw.pipeline_s, host)
+    hosts_only = mode in ("ring", "sketch_ring", "ps_thc")      # host-to-host flows, many hops
+    pb = PlatformBuilder(fabric, router, frame, sw.pipeline_s, host, serialize_per_hop=not hosts_only)
     programs, traffic, notes = [], {}, {}
     sharing = _jobs_per_switch(placement) if placement else {}
     for job in topo.jobs:
@@ -82,13 +83,15 @@ def _mode_programs(mode: str, fabric: Fabric, topo: Topology, router: Router, pl
             steps, t = ring_program(job.workers, scn.dim, host, pb, scn.ring_steps)
             notes[job.id] = {"ring_steps": 2 * (n - 1),
                              "ring_steps_simulated": min(2 * (n - 1), scn.ring_steps),
-                             "hop_latency_s": max(pb.route(a, b) for a, b in _ring_pairs(job.workers))}
+                             "hop_latency_s": max(pb.step_latency(a, b, t.round_bytes[0])
+                                                  for a, b in _ring_pairs(job.workers))}
         elif mode == "ps_thc":
             ps = _ps_host(topo, job.id)
             wire = thc_wire(scn.dim, n, scn.bucket)
             steps, t = ps_program(job.workers, ps, wire, pb)
             notes[job.id] = {"ps": ps, "ps_on_a_worker": ps in job.workers,
-                             "hop_latency_s": max(pb.route(w, ps) for w in job.workers if w != ps),
+                             "hop_latency_s": max(pb.step_latency(w, ps, t.round_bytes[-1])
+                                                  for w in job.workers if w != ps),
                              "thc_bits": THC_BITS,
                              "thc_down_bits": wire.down_bits, "thc_padded_dim": wire.padded_dim,
                              "payload_bytes_up": sum(wire.up), "payload_bytes_down": sum(wire.down),
@@ -96,7 +99,8 @@ def _mode_programs(mode: str, fabric: Fabric, topo: Topology, router: Router, pl
         elif mode == "sketch_ring":
             steps, t = sketch_ring_program(job.workers, runs[("hg", n)], host, pb, scn.ring_steps)
             notes[job.id] = {"ring_steps_per_round": 2 * (n - 1),
-                             "hop_latency_s": max(pb.route(a, b) for a, b in _ring_pairs(job.workers)),
+                             "hop_latency_s": max(pb.step_latency(a, b, t.round_bytes[-1])
+                                                  for a, b in _ring_pairs(job.workers)),
                              "ring_steps_simulated": min(2 * (n - 1), scn.ring_steps),
                              "codec_s_per_worker": runs[("hg", n)].codec_s if host.codec_time else 0.0}
         else:
