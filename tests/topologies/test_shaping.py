@@ -91,6 +91,8 @@ for _ in range(3000):
 FLOOD = """
 import socket, time
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+# past the default send buffer (about 90 queued frames), so that the qdisc is what fills up
+s.setsockopt(socket.SOL_SOCKET, getattr(socket, "SO_SNDBUFFORCE", 32), 1 << 23)
 end = time.monotonic() + 2.0
 while time.monotonic() < end:          # far above 10 Mbit/s for 2 s: tbf's data queue stays full
     for _ in range(100):
