@@ -10,8 +10,9 @@ engine owns what makes the exchange reliable and polite, the same way for every 
   window of completions; halved when a timer expires), capped by the transport's hard limit, and
   optionally self-clocking (item ``i`` goes only once item ``i - clock`` is done: DHC's slots);
 * **per-item timers**: the RFC 6298 timeout (``hostagent.rtt``, samples only from items sent
-  once, Karn's rule), exponential backoff capped at ``max_timeout``, and the restart of backed-off
-  timers when newer items complete (RFC 6298 5.3);
+  once, Karn's rule), exponential backoff capped at ``max_timeout``, the restart of backed-off
+  timers when newer items complete (RFC 6298 5.3) and, for answers that come in order (the
+  ring's ACKs), of the timers of items sent after the newest answer (``restart_in_flight``);
 * the **retry budget**: an item still unanswered after ``max_retries`` retransmissions ends the
   exchange with the ``DeliveryTimeout`` the link builds, which names who did not answer.
 
