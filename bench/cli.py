@@ -57,6 +57,8 @@ ALL_SHORT: dict[str, list[str]] = {
     "agent-pps": ["--quick"],             # d = 100k, K = 32, W = 64
     "codec": ["--dims", "1000000"],       # 1 M elements (10 M: --long)
     "e2e-profile": ["--repeat", "3"],     # 3 timed AllReduces per mode, not 6
+    "e2e": ["--bw", "100mbit"],           # one network (make bench adds leafspine.yaml at 100 Mbit/s)
+    "bmv2": ["--lanes", "8", "16"],       # the story's K = 16 and below (K = 32 compiles for 30 s)
 }
 
 
