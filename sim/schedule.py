@@ -216,7 +216,6 @@ def ina_program(tree: TreeTiming, run: CodecRun, switch: SwitchModel, host: Host
     return steps, total
 
 
-
 def ps_program(workers: tuple[str, ...], ps: str, wire: ThcWire,
                pb: PlatformBuilder) -> tuple[list[Step], Traffic]:
     """THC's rounds through the parameter server ``ps``: up ``wire.up[r]`` payload bytes from
