@@ -221,6 +221,10 @@ def _first_job(topo: str) -> tuple[int, int, int]:
 def run(args: argparse.Namespace) -> dict:
     started = time.perf_counter()
     load = os.getloadavg()[0]
+    if not (args.skip_emulator or args.run_emulator):    # a bad recording is reported before any run
+        for name, _ in EMULATOR:
+            if _emulator_file(name, args.recorded).exists():
+                _read_record(_emulator_file(name, args.recorded))
     rows = analytic_rows(QUICK_ANALYTIC if args.quick else ANALYTIC)
     rows += published_rows()
     if not args.skip_emulator:
