@@ -57,16 +57,19 @@ run: setup
 stop:
 	-$(PY) -m topologies.cleanup
 
-# LONG=1 adds the long arms: placement's side-by-side with the exact models (~450 s) and
-# dhc-bench scale's 512-1,024-worker sweeps.
+# Under 30 minutes on this 2-core machine (docs/scale.md, "make bench"): dhc-bench all gives the benchmarks
+# that take many minutes shorter runs (bench/cli.py ALL_SHORT; wall times in bench/out/all_timing.json).
+# LONG=1 runs every benchmark with its own defaults and adds the long arms: placement's
+# side-by-side with the exact models (~450 s), dhc-bench scale's 512-1,024-worker sweeps,
+# dhc-bench models' BERT-base/VGG19/ResNet-50, the 200-step trainings.
 bench: setup
 	@mkdir -p bench/out
 	$(VENV)/bin/dhc-bench all --json --out bench/out $(if $(LONG),--long)
 	$(VENV)/bin/dhc-bench e2e --json --topo topologies/leafspine.yaml --bw 100mbit --repeat 1 \
 	  > bench/out/e2e_leafspine.json
-	$(VENV)/bin/dhc-sim validate --json > bench/out/sim_validate.json
 	$(PY) -m bench.plots --dir bench/out
 	$(PY) -m bench.scale_plots --dir bench/out
+	$(VENV)/bin/dhc-sim validate --json > bench/out/sim_validate.json
 
 train: setup
 	@mkdir -p bench/out

@@ -3,6 +3,11 @@
 Each benchmark is a module ``bench/<name>.py`` exposing ``add_arguments(parser)`` and
 ``run(args) -> dict``; this dispatcher prints the dict as JSON (``--json``) or as an
 indented summary, and can write it to ``--out DIR/<name>.json``.
+
+``dhc-bench all`` (what ``make bench`` runs) gives the benchmarks whose full run takes many
+minutes the shorter arguments of ``ALL_SHORT``, so that ``make bench`` stays under 30 minutes on
+this 2-core machine; ``--long`` (``make bench LONG=1``) runs every one with its own defaults and
+its long arms.  It writes each benchmark's wall time to ``<out>/all_timing.json``.
 """
 
 from __future__ import annotations
@@ -10,7 +15,9 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import os
 import sys
+import time
 from pathlib import Path
 
 from controller.errors import ControllerError
@@ -36,6 +43,22 @@ BENCHMARKS: dict[str, str] = {
     "models": "bench.models",
     "scale": "bench.scale",
     "bmv2": "bench.bmv2",
+}
+
+
+#: ``dhc-bench all`` without ``--long``: shorter runs of the benchmarks that take many minutes at
+#: their defaults (``make train`` and ``dhc-bench models`` are the full runs; the long arms of
+#: placement and scale are behind ``--long`` already)
+ALL_SHORT: dict[str, list[str]] = {
+    "train": ["--quick"],                 # Mininet DDP training: small model, 6 steps per mode
+    "ddp": ["--quick"],                   # gloo on loopback: a few steps, a narrow large model
+    "train-sim": ["--steps", "60"],       # accuracy without a network: 60 steps, not 200
+    "models": ["--quick"],                # NCF and the LSTM only (BERT-base and VGG19: --long)
+    "agent-pps": ["--quick"],             # d = 100k, K = 32, W = 64
+    "codec": ["--dims", "1000000"],       # 1 M elements (10 M: --long)
+    "e2e-profile": ["--repeat", "3"],     # 3 timed AllReduces per mode, not 6
+    "e2e": ["--bw", "100mbit"],           # one network (make bench adds leafspine.yaml at 100 Mbit/s)
+    "bmv2": ["--lanes", "8", "16"],       # the story's K = 16 and below (K = 32 compiles for 30 s)
 }
 
 
@@ -73,23 +96,40 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     names = list(_available()) if args.name == "all" else [args.name]
+    timing: dict[str, float] = {}
     for name in names:
         mod = importlib.import_module(_available()[name])
-        if args.name == "all":
-            sub = argparse.ArgumentParser()
-            mod.add_arguments(sub)
-            has_long = any("--long" in a.option_strings for a in sub._actions)
-            bench_args = sub.parse_args(["--long"] if args.long and has_long else [])
-            bench_args.out = args.out
-        else:
-            bench_args = args
+        bench_args = _all_args(name, mod, args.long, args.out) if args.name == "all" else args
+        started = time.perf_counter()
         try:
             result = mod.run(bench_args)
         except USER_ERRORS as err:
             print(f"dhc-bench {name}: {err}", file=sys.stderr)
             return 2
+        timing[name] = round(time.perf_counter() - started, 1)
         _emit(name, result, args.json, args.out)
+        if args.name == "all":
+            print(f"dhc-bench all: {name} took {timing[name]:.0f} s (load {os.getloadavg()[0]:.1f})",
+                  file=sys.stderr)
+    if args.name == "all" and args.out is not None:
+        (args.out / "all_timing.json").write_text(json.dumps(
+            {"long": bool(args.long), "wall_s": timing, "total_s": round(sum(timing.values()), 1),
+             "args": {n: ([] if args.long else ALL_SHORT.get(n, [])) for n in names},
+             "finished_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+             "load_avg": [round(x, 2) for x in os.getloadavg()]}, indent=2) + "\n")
     return 0
+
+
+def _all_args(name: str, mod, long: bool, out: Path | None) -> argparse.Namespace:
+    """A benchmark's arguments under ``dhc-bench all``: ``ALL_SHORT``'s, or with ``long`` its own
+    defaults plus ``--long`` where it has long arms."""
+    sub = argparse.ArgumentParser(prog=f"dhc-bench all: {name}")
+    mod.add_arguments(sub)
+    has_long = any("--long" in a.option_strings for a in sub._actions)
+    argv = (["--long"] if has_long else []) if long else ALL_SHORT.get(name, [])
+    bench_args = sub.parse_args(argv)
+    bench_args.out = out
+    return bench_args
 
 
 if __name__ == "__main__":

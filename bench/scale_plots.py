@@ -23,6 +23,15 @@ def _rows(data: dict, arm: str) -> list[dict]:
     return [r for r in data["rows"] if r["arm"] == arm]
 
 
+def _save(fig, path: Path) -> Path:
+    """Every figure ends the same way: laid out, written at one resolution, closed (pyplot keeps
+    open figures alive otherwise)."""
+    fig.tight_layout()
+    fig.savefig(path, dpi=DPI)
+    plt.close(fig)
+    return path
+
+
 def workers_figure(data: dict, path: Path) -> Path | None:
     rows = _rows(data, "workers")
     bws = sorted({r["bw_gbps"] for r in rows})
@@ -40,10 +49,7 @@ def workers_figure(data: dict, path: Path) -> Path | None:
         ax.grid(True, which="both", alpha=0.3)
     axes[0][0].set_ylabel("seconds per AllReduce")
     axes[0][0].legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=DPI)
-    plt.close(fig)
-    return path
+    return _save(fig, path)
 
 
 def speedup_figure(data: dict, path: Path) -> Path | None:
@@ -61,10 +67,7 @@ def speedup_figure(data: dict, path: Path) -> Path | None:
     ax.set(xscale="log", yscale="log", xlabel="workers", ylabel="DHC speed-up (network time)")
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=6, ncol=2)
-    fig.tight_layout()
-    fig.savefig(path, dpi=DPI)
-    plt.close(fig)
-    return path
+    return _save(fig, path)
 
 
 def density_figure(data: dict, path: Path) -> Path | None:
@@ -80,10 +83,7 @@ def density_figure(data: dict, path: Path) -> Path | None:
            title=f"{rows[0]['workers']} workers, {rows[0]['bw_gbps']:g} Gbit/s")
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=DPI)
-    plt.close(fig)
-    return path
+    return _save(fig, path)
 
 
 def window_figure(data: dict, path: Path) -> Path | None:
@@ -101,10 +101,7 @@ def window_figure(data: dict, path: Path) -> Path | None:
            title=f"{rows[0]['workers']} workers, {rows[0]['bw_gbps']:g} Gbit/s, K = {data.get('lanes', 32)}")
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=DPI)
-    plt.close(fig)
-    return path
+    return _save(fig, path)
 
 
 def models_figure(data: dict, path: Path) -> Path | None:
@@ -120,10 +117,7 @@ def models_figure(data: dict, path: Path) -> Path | None:
     ax.set(yscale="log", ylabel="seconds per iteration (compute + AllReduce)",
            title=f"{rows[0]['workers']} workers, {rows[0]['bw_gbps']:g} Gbit/s")
     ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=DPI)
-    plt.close(fig)
-    return path
+    return _save(fig, path)
 
 
 def write_all(directory: Path) -> list[Path]:

@@ -10,8 +10,9 @@ engine owns what makes the exchange reliable and polite, the same way for every 
   window of completions; halved when a timer expires), capped by the transport's hard limit, and
   optionally self-clocking (item ``i`` goes only once item ``i - clock`` is done: DHC's slots);
 * **per-item timers**: the RFC 6298 timeout (``hostagent.rtt``, samples only from items sent
-  once, Karn's rule), exponential backoff capped at ``max_timeout``, and the restart of backed-off
-  timers when newer items complete (RFC 6298 5.3);
+  once, Karn's rule), exponential backoff capped at ``max_timeout``, the restart of backed-off
+  timers when newer items complete (RFC 6298 5.3) and, for answers that come in order (the
+  ring's ACKs), of the timers of items sent after the newest answer (``restart_in_flight``);
 * the **retry budget**: an item still unanswered after ``max_retries`` retransmissions ends the
   exchange with the ``DeliveryTimeout`` the link builds, which names who did not answer.
 
@@ -218,6 +219,23 @@ class Delivery:
             rto = self.rto
             out.timeout[waiting] = np.minimum(out.timeout[waiting], rto)
             out.deadline[waiting] = np.minimum(out.deadline[waiting], time.monotonic() + rto)
+
+
+    def restart_in_flight(self, out: Outstanding, lo: int, hi: int) -> None:
+        """New answers arrived: every item of ``[lo, hi)`` sent after the newest done one, sent
+        once and not answered yet, expires no earlier than its timeout from now (RFC 6298 5.3:
+        the retransmission timer restarts on an acknowledgement of new data).  For a transport
+        whose answers come back in order (the ring's ACKs), such an item is most likely still
+        queued behind the ones just answered: its own timer, started when a whole window went out
+        at once, would fire while it waits (a spurious retransmission, and a halved window).
+        Items older than the newest answer keep their timers: a gap there is a loss."""
+        held = np.flatnonzero(out.done[lo:hi])
+        if held.size == 0:
+            return
+        top = lo + int(held[-1]) + 1
+        ahead = top + np.flatnonzero(out.tries[top:hi] == 0)
+        if ahead.size:
+            out.deadline[ahead] = np.maximum(out.deadline[ahead], time.monotonic() + out.timeout[ahead])
 
 
 _E = TypeVar("_E", bound="DeliveryEndpoint")

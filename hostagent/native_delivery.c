@@ -110,6 +110,23 @@ void hde_restart_backed_off(hde_engine *e, hde_out *o, int64_t lo, int64_t hi, d
         }
 }
 
+/* RFC 6298 5.3 for items in flight: items of [lo, hi) sent after the newest done one, sent once,
+ * expire no earlier than their timeout from now (delivery.py restart_in_flight). */
+void hde_restart_in_flight(hde_engine *e, hde_out *o, int64_t lo, int64_t hi, double now) {
+    (void)e;
+    int64_t top = -1;
+    for (int64_t i = hi - 1; i >= lo; i--)
+        if (o->done[i]) {
+            top = i;
+            break;
+        }
+    if (top < 0)
+        return;
+    for (int64_t i = top + 1; i < hi; i++)
+        if (o->tries[i] == 0 && o->deadline[i] < now + o->timeout[i])
+            o->deadline[i] = now + o->timeout[i];
+}
+
 static int64_t sendable(const hde_engine *e, const hde_out *o, int64_t clock) {
     int64_t stop = (int64_t)ceil((double)o->n_done + e->cwnd);
     if (stop > o->n)
@@ -355,6 +372,7 @@ int hde_dhc_run(hde_dhc *d, double poll_cap, int64_t clock, int64_t *spent) {
 
 /* The little-endian ring header (bench/baselines/ring_transport.py HEADER). */
 #define RING_HDR 16
+#define RING_ACK_PRIORITY 6 /* TC_PRIO_INTERACTIVE: pfifo_fast's band 0 */
 static uint16_t le16(const uint8_t *p) { return (uint16_t)(p[0] | (p[1] << 8)); }
 static uint32_t le32(const uint8_t *p) {
     return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24);
@@ -391,7 +409,10 @@ static void ring_ack(hde_ring *g, int64_t cum, uint64_t sack) {
                 o->scratch2[k++] = i;
             }
         }
-    hde_complete_marked(g->engine, o, o->scratch2, k, hde_monotonic());
+    double now = hde_monotonic();
+    hde_complete_marked(g->engine, o, o->scratch2, k, now);
+    if (k > 0)
+        hde_restart_in_flight(g->engine, o, o->lo, o->sent, now);
 }
 
 /* A DATA datagram for one of the two steps held here; 0 taken, 1 for Python. */
@@ -449,9 +470,13 @@ static void ring_send_ack(hde_ring *g, hde_box *b) {
         pkt[16 + j] = (uint8_t)(sack >> (8 * j));
     struct sockaddr_in dst = {.sin_family = AF_INET, .sin_port = g->sock.port};
     dst.sin_addr.s_addr = g->prev_ip;
+    /* ACKs at the control priority (ring_transport.py ACK_PRIORITY), DATA at 0 */
+    int control = RING_ACK_PRIORITY, data = 0;
+    setsockopt(g->sock.fd, SOL_SOCKET, SO_PRIORITY, &control, sizeof control);
     if (sendto(g->sock.fd, pkt, sizeof pkt, 0, (struct sockaddr *)&dst, sizeof dst) < 0 &&
         g->sock.n_errs < HDE_ERRS)
         g->sock.errs[g->sock.n_errs++] = errno;
+    setsockopt(g->sock.fd, SOL_SOCKET, SO_PRIORITY, &data, sizeof data);
     g->sock.packets_sent++;
     g->sock.bytes_sent += sizeof pkt;
     g->acks_sent++;

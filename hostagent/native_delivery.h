@@ -116,6 +116,7 @@ double hde_monotonic(void);
 double hde_rto(const hde_engine *e);
 void hde_complete(hde_engine *e, hde_out *o, const int64_t *items, int64_t k, double now);
 void hde_restart_backed_off(hde_engine *e, hde_out *o, int64_t lo, int64_t hi, double now);
+void hde_restart_in_flight(hde_engine *e, hde_out *o, int64_t lo, int64_t hi, double now);
 int hde_run(hde_engine *e, hde_out *o, const hde_io *io, double poll_cap, int64_t clock,
             int64_t *spent);
 int hde_dhc_run(hde_dhc *d, double poll_cap, int64_t clock, int64_t *spent);

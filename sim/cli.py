@@ -4,6 +4,9 @@
         --modes ring,sketch_ring,dense_ina,dhc --json
     dhc-sim run --topo topologies/single.yaml --bw 100mbit --json
     dhc-sim validate --json [--skip-emulator] [--quick]
+
+Exit codes: 0 ok (validate: every checked row within its bound), 1 a validation row outside its
+bound (named on stderr) or a simulation that failed, 2 bad input.
 """
 
 from __future__ import annotations
@@ -99,6 +102,9 @@ def _print(result: dict, as_json: bool) -> None:
     if result.get("speedup_of_dhc"):
         print("DHC speed-up over: " + ", ".join(f"{m} {v}x" for m, v in result["speedup_of_dhc"].items()))
     for row in result.get("rows", []):
+        if row.get("ok") is None:
+            print(f"{row['check']:60s} skipped: {row.get('skipped', '')}")
+            continue
         print(f"{row['check']:60s} simulated {row['simulated']:.6g}  expected {row['expected']:.6g}  "
               f"error {row['relative_error']:.3%}  {'ok' if row['ok'] else 'FAIL'}")
 
@@ -123,6 +129,15 @@ def main(argv: list[str] | None = None) -> int:
         print(f"dhc-sim {args.command}: {err}", file=sys.stderr)
         return 1
     _print(result, args.json)
+    if args.command == "validate":
+        from sim.validate import failures
+        failed = failures(result)
+        for line in failed:
+            print(f"dhc-sim validate: FAIL {line}", file=sys.stderr)
+        if failed:
+            print(f"dhc-sim validate: {len(failed)} of {result['checked']} rows outside their bound",
+                  file=sys.stderr)
+            return 1
     return 0
 
 

@@ -25,11 +25,12 @@ from sim.schedule import (
     Traffic,
     ina_program,
     ina_window,
+    ps_program,
     ring_program,
     sketch_ring_program,
     tree_timing,
 )
-from sim.workload import codec_workload
+from sim.workload import THC_BITS, codec_workload, thc_wire
 
 
 @dataclass(frozen=True)
@@ -71,8 +72,9 @@ def _mode_programs(mode: str, fabric: Fabric, topo: Topology, router: Router, pl
                    runs: dict, scn: Scenario, host: HostProfile):
     """(platform spec, programs, per-job traffic and notes) of one mode."""
     sw = scn.switch
-    frame = ring_frame_bytes(346) if mode in ("ring", "sketch_ring") else sw.frame_bytes()
-    pb = PlatformBuilder(fabric, router, frame, sw.pipeline_s, host)
+    frame = ring_frame_bytes(346) if mode in ("ring", "sketch_ring", "ps_thc") else sw.frame_bytes()
+    hosts_only = mode in ("ring", "sketch_ring", "ps_thc")      # host-to-host flows, many hops
+    pb = PlatformBuilder(fabric, router, frame, sw.pipeline_s, host, serialize_per_hop=not hosts_only)
     programs, traffic, notes = [], {}, {}
     sharing = _jobs_per_switch(placement) if placement else {}
     for job in topo.jobs:
@@ -81,11 +83,24 @@ def _mode_programs(mode: str, fabric: Fabric, topo: Topology, router: Router, pl
             steps, t = ring_program(job.workers, scn.dim, host, pb, scn.ring_steps)
             notes[job.id] = {"ring_steps": 2 * (n - 1),
                              "ring_steps_simulated": min(2 * (n - 1), scn.ring_steps),
-                             "hop_latency_s": max(pb.route(a, b) for a, b in _ring_pairs(job.workers))}
+                             "hop_latency_s": max(pb.step_latency(a, b, t.round_bytes[0])
+                                                  for a, b in _ring_pairs(job.workers))}
+        elif mode == "ps_thc":
+            ps = _ps_host(topo, job.id)
+            wire = thc_wire(scn.dim, n, scn.bucket)
+            steps, t = ps_program(job.workers, ps, wire, pb)
+            notes[job.id] = {"ps": ps, "ps_on_a_worker": ps in job.workers,
+                             "hop_latency_s": max(pb.step_latency(w, ps, t.round_bytes[-1])
+                                                  for w in job.workers if w != ps),
+                             "thc_bits": THC_BITS,
+                             "thc_down_bits": wire.down_bits, "thc_padded_dim": wire.padded_dim,
+                             "payload_bytes_up": sum(wire.up), "payload_bytes_down": sum(wire.down),
+                             "codec_s_per_worker": 0.0}
         elif mode == "sketch_ring":
             steps, t = sketch_ring_program(job.workers, runs[("hg", n)], host, pb, scn.ring_steps)
             notes[job.id] = {"ring_steps_per_round": 2 * (n - 1),
-                             "hop_latency_s": max(pb.route(a, b) for a, b in _ring_pairs(job.workers)),
+                             "hop_latency_s": max(pb.step_latency(a, b, t.round_bytes[-1])
+                                                  for a, b in _ring_pairs(job.workers)),
                              "ring_steps_simulated": min(2 * (n - 1), scn.ring_steps),
                              "codec_s_per_worker": runs[("hg", n)].codec_s if host.codec_time else 0.0}
         else:
@@ -104,6 +119,15 @@ def _mode_programs(mode: str, fabric: Fabric, topo: Topology, router: Router, pl
         programs.append(JobProgram(job.id, tuple(steps)))
         traffic[job.id] = t
     return pb.spec(), programs, traffic, notes
+
+
+def _ps_host(topo: Topology, job_id: int) -> str:
+    """Job ``job_id``'s parameter server: the job-th host that works for no job (one PS per job,
+    as a dedicated server), else the job's first worker (co-located)."""
+    busy = {w for j in topo.jobs for w in j.workers}
+    free = [h for h in topo.hosts if h not in busy]
+    index = [j.id for j in topo.jobs].index(job_id)
+    return free[index] if index < len(free) else next(j for j in topo.jobs if j.id == job_id).workers[0]
 
 
 def _ring_pairs(workers: tuple[str, ...]) -> list[tuple[str, str]]:

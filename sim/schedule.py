@@ -4,6 +4,12 @@
   2(N-1) steps of d/N values from each worker to the next, in the project's ring packets.
 * ``sketch_ring``: each HG-Sketch round (lanes from the codec) as such a ring AllReduce of its
   lanes, as LHC or S2 Reducer run over NCCL; codec time between rounds.
+* ``ps_thc``: THC (Li et al., NSDI 2024) through a parameter server: every worker streams each
+  round's compressed values (THC's wire format, ``sim/workload.thc_wire``) to one PS host in the
+  project's ring datagrams; the PS adds them (table lookups and integer sums) and streams the sums
+  back, pipelined like the in-network modes, so a round costs the PS link's N streams plus a round
+  trip.  A PS co-located on a worker sends that worker nothing over the network.  Codec time is
+  not charged (THC's rotation and quantization are not measured here).
 * ``dense_ina`` / ``dhc``: each round (dense codec / HG-Sketch) streamed up the job's placed
   tree (every child to its aggregator) and the result streamed back down, pipelined: a result
   leaves the root once the first packet got there, so a round costs its bytes over the
@@ -32,9 +38,9 @@ from sim.parts import (
 )
 from sim.program import Flow, NetLink, PlatformSpec, Step
 from sim.routes import Router
-from sim.workload import CodecRun
+from sim.workload import CodecRun, ThcWire
 
-MODES = ("ring", "sketch_ring", "dense_ina", "dhc")
+MODES = ("ring", "sketch_ring", "dense_ina", "dhc", "ps_thc")
 
 
 @dataclass(frozen=True)
@@ -55,19 +61,25 @@ class Traffic:
 
 
 class PlatformBuilder:
-    """Collects the routes flows use; link latency = propagation + one frame's serialization
-    (store-and-forward of a packet per hop), so latency figures are the packet's, not a bit's."""
+    """Collects the routes flows use.  With ``serialize_per_hop`` (the in-network modes) link
+    latency = propagation + one frame's serialization (store-and-forward of a packet per hop), so
+    latency figures are the packet's, not a bit's.  Without it (the host-to-host modes: rings and
+    the PS) links carry propagation only and each flow starts after ``store_forward``: a flow of k
+    packets over h store-and-forward hops takes k + h - 1 packet times, the first hop's being part
+    of its bytes over the bandwidth, and a packet shorter than a frame serializes faster."""
 
     def __init__(self, fabric: Fabric, router: Router, frame_bytes: int, pipeline_s: float,
-                 host: HostProfile) -> None:
+                 host: HostProfile, serialize_per_hop: bool = True) -> None:
         self.fabric, self.router, self.pipeline_s = fabric, router, pipeline_s
+        self.frame_bytes, self.serialize_per_hop = frame_bytes, serialize_per_hop
         topo = fabric.topo
         self.host_rate = {h: host.direction_rate(frame_bytes) for h in topo.hosts}
         self.caps: dict[tuple[str, str], float] = {}
         self.machine_rate = host.shared_cores * frame_bytes / host.stage_s if host.shared_cores else 0.0
+        serialize = frame_bytes * 8.0 if serialize_per_hop else 0.0
         self.links = tuple(
             NetLink(f"l{i}:{ln.a}-{ln.b}", ln.a, ln.b, fabric.rate_bps[i] / 8.0,
-                    fabric.latency_s[i] + frame_bytes * 8.0 / fabric.rate_bps[i])
+                    fabric.latency_s[i] + serialize / fabric.rate_bps[i])
             for i, ln in enumerate(topo.links))
         self.routes: dict[tuple[str, str], tuple[tuple[int, bool], ...]] = {}
         self.entered: dict[tuple[str, str], tuple[str, ...]] = {}
@@ -80,6 +92,20 @@ class PlatformBuilder:
             self.routes[key], self.entered[key] = tuple(hops), tuple(entered)
         return (sum(self.links[i].latency for i, _ in self.routes[key])
                 + self.pipeline_s * len(self.entered[key]))
+
+    def store_forward(self, src: str, dst: str, flow_bytes: float) -> float:
+        """Without per-hop serialization in the links: the first packet's (a frame, or the whole
+        flow if shorter) serialization at every hop after the first (s); else 0."""
+        if self.serialize_per_hop:
+            return 0.0
+        self.route(src, dst)
+        packet = min(float(self.frame_bytes), flow_bytes)
+        return sum(packet / self.links[i].rate for i, _ in self.routes[(src, dst)][1:])
+
+    def step_latency(self, src: str, dst: str, flow_bytes: float) -> float:
+        """Latency of a flow of ``flow_bytes`` from ``src`` to ``dst`` (s): its route's and its
+        store-and-forward delay."""
+        return self.route(src, dst) + self.store_forward(src, dst, flow_bytes)
 
     def cap(self, src: str, dst: str, rate: float) -> None:
         """Bound the flows of ``src`` -> ``dst`` to ``rate`` bytes/s (the lowest bound asked wins)."""
@@ -105,8 +131,7 @@ def ring_steps(workers: tuple[str, ...], values: int, codec_s: float, pb: Platfo
     flows = []
     for i, src in enumerate(workers):
         dst = workers[(i + 1) % n]
-        pb.route(src, dst)
-        flows.append(Flow(src, dst, size))
+        flows.append(Flow(src, dst, size, pb.store_forward(src, dst, size)))
     steps = 2 * (n - 1)
     step = Step(tuple(flows), codec_s / steps if codec_s else 0.0, steps, min(steps, simulate), label)
     return step, Traffic(steps * size, steps * 4 * chunk, steps * packets, 1, (size,), codec_s)
@@ -190,3 +215,22 @@ def ina_program(tree: TreeTiming, run: CodecRun, switch: SwitchModel, host: Host
         total = total.plus(Traffic(size, 4 * rnd.lanes, packets, 1, (size,), codec))
     return steps, total
 
+
+def ps_program(workers: tuple[str, ...], ps: str, wire: ThcWire,
+               pb: PlatformBuilder) -> tuple[list[Step], Traffic]:
+    """THC's rounds through the parameter server ``ps``: up ``wire.up[r]`` payload bytes from
+    every worker, down ``wire.down[r]`` to every worker once the farthest one's first packet got
+    there.  A worker's bytes are its busier direction's (the down sums are wider than the up
+    indices), as ``bench/baselines/common`` counts them."""
+    remote = [w for w in workers if w != ps]
+    steps, total = [], Traffic(0, 0, 0, 0)
+    for r, (up, down) in enumerate(zip(wire.up, wire.down, strict=True)):
+        framed = [b + max(1, math.ceil(b / (4 * RING_VALUES_PER_PACKET))) * ring_frame_bytes(0)
+                  for b in (up, down)]
+        reach = max(pb.step_latency(w, ps, framed[0]) for w in remote)
+        flows = [Flow(w, ps, framed[0], pb.store_forward(w, ps, framed[0])) for w in remote]
+        flows += [Flow(ps, w, framed[1], reach + pb.store_forward(ps, w, framed[1])) for w in remote]
+        steps.append(Step(tuple(flows), 0.0, 1, 1, f"round{r}"))
+        packets = max(1, math.ceil(max(up, down) / (4 * RING_VALUES_PER_PACKET)))
+        total = total.plus(Traffic(max(framed), max(up, down), packets, 1, (max(framed),)))
+    return steps, total

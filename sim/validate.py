@@ -59,6 +59,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help=f"link rate of the emulator runs ({EMULATOR_BW})")
     p.add_argument("--emulator-repeat", type=int, default=EMULATOR_REPEAT,
                    help=f"e2e runs per mode with --run-emulator; the median counts ({EMULATOR_REPEAT})")
+    p.add_argument("--recorded", type=Path, default=RECORDED,
+                   help="directory of the recorded emulator runs (default bench/recorded)")
 
 
 def _row(kind: str, check: str, simulated: float, expected: float, **extra) -> dict:
@@ -105,11 +107,12 @@ def published_rows() -> list[dict]:
                  ring_s=res["modes"]["ring"]["seconds"], dense_ina_s=res["modes"]["dense_ina"]["seconds"])]
 
 
-def _emulator_file(name: str) -> Path:
-    return RECORDED / f"sim_emulator_{name}.json"
+def _emulator_file(name: str, recorded: Path = RECORDED) -> Path:
+    return recorded / f"sim_emulator_{name}.json"
 
 
-def run_emulator(name: str, topo: str, bw: str, repeat: int = EMULATOR_REPEAT) -> dict:
+def run_emulator(name: str, topo: str, bw: str, repeat: int = EMULATOR_REPEAT,
+                 recorded: Path = RECORDED) -> dict:
     """``dhc-bench e2e`` (the caller holds the shared network lock); recorded for later runs."""
     if repeat < 1:
         raise ValueError(f"--emulator-repeat must be >= 1 (got {repeat})")
@@ -126,8 +129,8 @@ def run_emulator(name: str, topo: str, bw: str, repeat: int = EMULATOR_REPEAT) -
               "load_avg_1min_before_after": [round(load, 2), round(os.getloadavg()[0], 2)], "bw": bw,
               "host_engine": e2e["config"].get("host_engine", "python"), "repeat": repeat,
               "command": " ".join(cmd)}
-    RECORDED.mkdir(parents=True, exist_ok=True)
-    _emulator_file(name).write_text(json.dumps(result, indent=2) + "\n")
+    recorded.mkdir(parents=True, exist_ok=True)
+    _emulator_file(name, recorded).write_text(json.dumps(result, indent=2) + "\n")
     return result
 
 
@@ -152,10 +155,10 @@ def network_lock(path: str = NET_LOCK) -> Iterator[None]:
             fcntl.flock(f, fcntl.LOCK_UN)
 
 
-def emulator_rows(run: bool, bw: str, repeat: int = EMULATOR_REPEAT) -> list[dict]:
+def emulator_rows(run: bool, bw: str, repeat: int = EMULATOR_REPEAT, recorded: Path = RECORDED) -> list[dict]:
     if run:
         with network_lock():
-            records = {name: run_emulator(name, topo, bw, repeat) for name, topo in EMULATOR}
+            records = {name: run_emulator(name, topo, bw, repeat, recorded) for name, topo in EMULATOR}
     else:
         records = {}
     from sim.units import parse_rate_bps
@@ -163,11 +166,12 @@ def emulator_rows(run: bool, bw: str, repeat: int = EMULATOR_REPEAT) -> list[dic
     for name, topo in EMULATOR:
         if run:
             record = records[name]
-        elif _emulator_file(name).exists():
-            record = json.loads(_emulator_file(name).read_text())
+        elif _emulator_file(name, recorded).exists():
+            record = _read_record(_emulator_file(name, recorded))
         else:
             rows.append({"kind": "emulator", "check": f"{name}: no recorded emulator run", "ok": None,
-                         "skipped": f"{_emulator_file(name)} missing; run dhc-sim validate --run-emulator"})
+                         "skipped": f"{_emulator_file(name, recorded)} missing; "
+                                    "run dhc-sim validate --run-emulator"})
             continue
         measured = _measured_seconds(record["e2e"])
         runs = {r["mode"]: r for r in record["e2e"]["runs"]}
@@ -189,6 +193,25 @@ def emulator_rows(run: bool, bw: str, repeat: int = EMULATOR_REPEAT) -> list[dic
     return rows
 
 
+def _read_record(path: Path) -> dict:
+    """A recorded emulator run; a file that is not one is bad input (ValueError), not a crash."""
+    try:
+        record = json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError) as err:
+        raise ValueError(f"{path} is not a recorded emulator run: {err}") from None
+    if not (isinstance(record, dict) and isinstance(record.get("e2e"), dict)
+            and isinstance(record["e2e"].get("runs"), list) and "bw" in record and "started_utc" in record):
+        raise ValueError(f"{path} is not a recorded emulator run (needs e2e.runs, bw, started_utc)")
+    return record
+
+
+def failures(result: dict) -> list[str]:
+    """One line per checked row outside its bound (what ``dhc-sim validate`` exits 1 for)."""
+    return [f"{r['check']}: simulated {r['simulated']:.6g}, expected {r['expected']:.6g}, error "
+            f"{r['relative_error']:.1%} > {r['tolerance']:.0%}"
+            for r in result["rows"] if r.get("ok") is False]
+
+
 def _first_job(topo: str) -> tuple[int, int, int]:
     from sim.fabric import build_topology
     job = next(j for j in build_topology(topo).jobs if len(j.workers) >= 2)
@@ -198,10 +221,14 @@ def _first_job(topo: str) -> tuple[int, int, int]:
 def run(args: argparse.Namespace) -> dict:
     started = time.perf_counter()
     load = os.getloadavg()[0]
+    if not (args.skip_emulator or args.run_emulator):    # a bad recording is reported before any run
+        for name, _ in EMULATOR:
+            if _emulator_file(name, args.recorded).exists():
+                _read_record(_emulator_file(name, args.recorded))
     rows = analytic_rows(QUICK_ANALYTIC if args.quick else ANALYTIC)
     rows += published_rows()
     if not args.skip_emulator:
-        rows += emulator_rows(args.run_emulator, args.emulator_bw, args.emulator_repeat)
+        rows += emulator_rows(args.run_emulator, args.emulator_bw, args.emulator_repeat, args.recorded)
     checked = [r for r in rows if r.get("ok") is not None]
     return {"rows": rows, "all_ok": all(r["ok"] for r in checked), "checked": len(checked),
             "wall_s": round(time.perf_counter() - started, 2),

@@ -214,3 +214,37 @@ def codec_workload(dim: int, density: float, n_workers: int, codec: str, *, seed
             parts.append((count, _bucket_run(size, density, n_workers, codec, seed, clustered,
                                              reps or default_reps(n_workers, size))))
     return combine(parts)
+
+
+#: THC as the project's baseline runs it (``bench/baselines/thc.py``, Li et al., NSDI 2024): each
+#: rotated coordinate goes up as a 4-bit index into a uniform table over 0..30, and comes back as
+#: the integer sum of the N workers' table values
+THC_BITS, THC_GRANULARITY = 4, 30
+
+
+@dataclass(frozen=True)
+class ThcWire:
+    """THC's payload bytes per worker, per round: a range round (one float32 per bucket, up and
+    down: the max of |R x|) and the value round (b-bit indices up, ceil(log2(N g + 1))-bit sums
+    down), every bucket padded to a power of two for the Hadamard rotation."""
+
+    up: tuple[int, ...]
+    down: tuple[int, ...]
+    padded_dim: int
+    down_bits: int
+    buckets: int
+
+
+def thc_wire(dim: int, n_workers: int, bucket: int = 1_000_000, bits: int = THC_BITS,
+             granularity: int = THC_GRANULARITY) -> ThcWire:
+    """What ``bench/baselines/thc.run`` sends and receives for N workers, bucket by bucket
+    (``tests/sim`` checks the two agree).  THC is a fixed-rate quantizer: its bytes depend on
+    d, N, b and g only, not on the values, so no codec run is needed for them."""
+    if dim < 1 or bucket < 1 or n_workers < 1:
+        raise ValueError(f"dim, bucket and workers must be positive, got {dim}, {bucket}, {n_workers}")
+    full, rest = divmod(dim, bucket)
+    padded = [1 << max(0, math.ceil(math.log2(size))) for size in [bucket] * full + ([rest] if rest else [])]
+    down_bits = math.ceil(math.log2(n_workers * granularity + 1))
+    ranges = 4 * len(padded)
+    return ThcWire((ranges, sum(-(-p * bits // 8) for p in padded)),
+                   (ranges, sum(-(-p * down_bits // 8) for p in padded)), sum(padded), down_bits, len(padded))

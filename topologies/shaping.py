@@ -15,6 +15,18 @@ per exchange (the ring baseline's window, ``bench/baselines/ring_transport.py``)
 turns a links-bound run into a loss-recovery run.  256 frames (388 kB, four such windows, e.g.
 two ring flows meeting on a leaf-spine uplink with room to spare) is a small buffer for a real
 switch; from about 62 Mbit/s up the 50 ms term is the larger, so faster links are unchanged.
+
+Control packets go first.  Under tbf the data queue is ``pfifo_fast`` (the richer qdiscs, prio
+and ets, and tc filters are not in this kernel): three bands by the packet's priority, band 0 for
+``SO_PRIORITY`` 6 (``TC_PRIO_INTERACTIVE``, what ``IP_TOS`` low-delay maps to) ahead of band 1,
+where everything else goes.  The ring baseline sends its acknowledgements at that priority
+(``CONTROL_PRIORITY``), as a datacenter switch serves a strict-priority control class.  Without
+it a host's acknowledgements wait behind its own outgoing window: at 10 Mbit/s 64 frames are
+74 ms, so a sender's round trip swung from 1 ms to 150 ms within a step and its retransmission
+timers fired on packets that were only queued (every one of the ring's retransmissions in the
+earlier 10 Mbit/s recordings arrived as a duplicate; ``docs/scale.md``).  pfifo_fast counts
+packets, not bytes: the interface's ``txqueuelen`` is set to the queue's bytes in full frames, so
+each band holds what the single byte-limited queue held.
 """
 
 from __future__ import annotations
@@ -32,6 +44,8 @@ FRAME_BYTES = 1514
 QUEUE_LATENCY_MS = 50
 #: Smallest queue, in full frames: four 64-packet windows of the hosts' delivery engines.
 QUEUE_MIN_FRAMES = 256
+#: socket priority of control packets (``TC_PRIO_INTERACTIVE``): pfifo_fast's band 0
+CONTROL_PRIORITY = 6
 
 
 class RateError(ValueError):
@@ -78,9 +92,21 @@ class Shaping:
 
     def tc_args(self, dev: str) -> list[str]:
         """``tc`` arguments that (re)place the root qdisc of ``dev`` with this filter."""
-        return ["tc", "qdisc", "replace", "dev", dev, "root", "tbf",
+        return ["tc", "qdisc", "replace", "dev", dev, "root", "handle", "1:", "tbf",
                 "rate", format_rate(self.rate_bps), "burst", str(self.burst_bytes),
                 "limit", str(self.limit_bytes)]
+
+    @property
+    def queue_frames(self) -> int:
+        """The queue in full frames: pfifo_fast's limit per band (the interface's txqueuelen)."""
+        return -(-self.limit_bytes // FRAME_BYTES)
+
+    def tc_commands(self, dev: str) -> list[list[str]]:
+        """The whole shaping of ``dev``, in order: the queue length pfifo_fast takes when it is
+        made, tbf, and pfifo_fast as tbf's queue (control packets in band 0)."""
+        return [["ip", "link", "set", "dev", dev, "txqueuelen", str(self.queue_frames)],
+                self.tc_args(dev),
+                ["tc", "qdisc", "add", "dev", dev, "parent", "1:1", "handle", "10:", "pfifo_fast"]]
 
 
 #: Runs a command where an interface lives and returns (exit status, output).
@@ -88,11 +114,13 @@ Runner = Callable[[list[str]], tuple[int, str]]
 
 
 def shape(dev: str, shaping: Shaping, run: Runner) -> None:
-    """Limit what ``dev`` sends to ``shaping.rate_bps``; raises RuntimeError naming the device."""
-    status, out = run(shaping.tc_args(dev))
-    if status != 0:
-        raise RuntimeError(f"tc tbf on {dev} at {format_rate(shaping.rate_bps)} failed: "
-                           f"{out.strip() or f'exit {status}'}")
+    """Limit what ``dev`` sends to ``shaping.rate_bps``, control packets first; raises
+    RuntimeError naming the device and the ``tc`` command that failed."""
+    for args in shaping.tc_commands(dev):
+        status, out = run(args)
+        if status != 0:
+            raise RuntimeError(f"shaping {dev} at {format_rate(shaping.rate_bps)} failed "
+                               f"({' '.join(args[:3])}): {out.strip() or f'exit {status}'}")
 
 
 def gbps_to_bps(gbps: float) -> int:

@@ -6,7 +6,8 @@ next neighbour and receives one from its previous neighbour.  This module moves 
 * a step's array goes out as numbered DATA datagrams of at most ``MAX_DATAGRAM`` bytes (header
   plus up to ``VALUES_PER_PACKET`` int32 values);
 * the receiver answers every batch of arrivals with one ACK per step: the cumulative count of
-  packets received in order plus a 64-bit selective-ack bitmap of the packets after it;
+  packets received in order plus a 64-bit selective-ack bitmap of the packets after it, sent at
+  socket priority ``ACK_PRIORITY`` (a control class: it does not queue behind DATA);
 * window, timers and retries are the agent's delivery engine (``hostagent.delivery``), the same
   as DHC's chunk transport: at most ``cwnd`` packets unacknowledged (AIMD, starting in congestion
   avoidance), an RTT-adaptive timeout (RFC 6298, Karn's rule) with exponential backoff, and a
@@ -23,6 +24,7 @@ from __future__ import annotations
 
 import enum
 import select
+import socket
 import struct
 import time
 from dataclasses import dataclass, field
@@ -56,6 +58,9 @@ SACK_BITS = 64
 HELLO_INTERVAL = 0.05
 #: longest wait for datagrams in one pass (s): the silence check and the timers run this often
 POLL_CAP = 0.05
+#: socket priority of ACKs (TC_PRIO_INTERACTIVE): ahead of DATA in a priority-aware queue, such as
+#: the emulator's (``topologies/shaping.py``), so an ACK does not wait behind this host's window
+ACK_PRIORITY = 6
 #: the ring's retransmission timing (a host answers faster than a software switch)
 RING_RETRY = RetryPolicy(initial_timeout=0.2, min_timeout=0.02, max_timeout=1.0, max_retries=12)
 
@@ -239,14 +244,20 @@ class RingTransport(DeliveryEndpoint):
             raise RingError(self._mismatch)
 
     def _send_acks(self) -> None:
-        """One ACK for every step with arrivals not yet acknowledged."""
-        for step, box in self.inbox.items():
-            if box.dirty:
+        """One ACK for every step with arrivals not yet acknowledged, at the control priority."""
+        dirty = [(step, box) for step, box in self.inbox.items() if box.dirty]
+        if not dirty:
+            return
+        self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_PRIORITY, ACK_PRIORITY)
+        try:
+            for step, box in dirty:
                 cum, sack = box.ack_fields()
                 self._sendto(self._header(Msg.ACK, step, cum, box.count) + struct.pack("<Q", sack),
                              self._prev_addr)
                 self.stats.acks_sent += 1
                 box.dirty = False
+        finally:
+            self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_PRIORITY, 0)
 
     def _handle(self, data: bytes, addr: tuple[str, int]) -> None:
         if len(data) < HEADER.size:
@@ -320,7 +331,10 @@ class RingTransport(DeliveryEndpoint):
             if i < n and not acked[i]:
                 newly.append(i)
             bits ^= low
-        self.delivery.complete(st.out, np.array(newly, dtype=np.int64))
+        if self.delivery.complete(st.out, np.array(newly, dtype=np.int64)):
+            # ACKs come back in order, behind the receiver's own DATA in its queue: what was sent
+            # after the newest acknowledged packet is still on its way (RFC 6298 5.3)
+            self.delivery.restart_in_flight(st.out, st.out.lo, st.out.sent)
 
     # ------------------------------------------------------------------ public API
     def rendezvous(self, dim: int, give_up: float | None = None) -> None:

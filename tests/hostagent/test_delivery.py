@@ -112,3 +112,30 @@ def test_give_up_after_sums_the_backed_off_timeouts() -> None:
     assert FAST.give_up_after() == pytest.approx(0.01 + 0.02 + 0.04 + 0.04)
     assert RetryPolicy(initial_timeout=0.2, max_timeout=1.0, max_retries=12).give_up_after() \
         == pytest.approx(0.2 + 0.4 + 0.8 + 10 * 1.0)
+
+
+def test_an_answer_restarts_the_timers_of_items_sent_after_it_only(monkeypatch) -> None:
+    """RFC 6298 5.3 for in-order answers (the ring's ACKs): items newer than the newest answer,
+    sent once, expire no earlier than their timeout from now; a gap before it (a loss) and a
+    retransmitted item keep their timers, and no timer is brought forward."""
+    from hostagent import delivery as pydelivery
+
+    class FakeTime:
+        monotonic = staticmethod(lambda: 10.0)
+
+    monkeypatch.setattr(pydelivery, "time", FakeTime)
+    engine, out = Delivery(FAST, Window.opening(8)), Outstanding(8)
+    out.sent = 7
+    out.done[[0, 1, 3]] = True
+    out.tries[:] = [0, 0, 0, 0, 0, 1, 0, 0]
+    out.timeout[:] = 0.05
+    out.deadline[:] = [np.inf, np.inf, 10.01, np.inf, 10.01, 10.01, 10.2, np.inf]
+    engine.restart_in_flight(out, 0, out.sent)
+    assert out.deadline[2] == 10.01                    # a gap behind the newest answer: a loss
+    assert out.deadline[4] == 10.05                    # in flight behind it: restarted
+    assert out.deadline[5] == 10.01                    # retransmitted: its own backed-off timer
+    assert out.deadline[6] == 10.2                     # later than a restart would put it
+    assert out.deadline[7] == np.inf                   # not sent yet
+    before = out.deadline.copy()
+    engine.restart_in_flight(out, 4, out.sent)         # nothing answered in [4, 7): no change
+    assert np.array_equal(out.deadline, before)

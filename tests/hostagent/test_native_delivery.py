@@ -231,3 +231,31 @@ def test_engine_selection(monkeypatch) -> None:
     assert nd.native_engine_selected() is True
     monkeypatch.delenv(nd.ENV)
     assert nd.native_engine_selected() is True
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_in_flight_timers_restart_the_same_way(seed, monkeypatch) -> None:
+    """``hde_restart_in_flight`` (the ring's ACK path in C) against ``restart_in_flight``."""
+    now = 5.0
+
+    class FakeTime:
+        monotonic = staticmethod(lambda: now)
+
+    monkeypatch.setattr(pydelivery, "time", FakeTime)
+    outs = []
+    for _ in range(2):                # two identical states, one per engine
+        r = np.random.default_rng(seed)
+        out = Outstanding(40)
+        out.sent, out.lo = 36, 3
+        out.done[:] = r.random(40) < 0.3
+        out.done[36:] = False
+        out.tries[:] = (r.random(40) < 0.3) * r.integers(1, 4, 40)
+        out.timeout[:] = r.uniform(0.01, 0.2, 40)
+        out.deadline[:] = np.where(out.done, np.inf, now + r.uniform(-0.05, 0.2, 40))
+        outs.append(out)
+    engine = Delivery(POLICY, Window.opening(8))
+    engine.restart_in_flight(outs[0], outs[0].lo, outs[0].sent)
+    bound = nd.BoundOutstanding(outs[1])
+    nd.lib().hde_restart_in_flight(nd.load_engine(engine), bound.c, 3, 36, now)
+    for name in ("deadline", "timeout", "tries", "done"):
+        assert np.array_equal(getattr(outs[0], name), getattr(outs[1], name)), name

@@ -8,6 +8,7 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from sim.analytic import ina_seconds, ring_seconds
@@ -69,6 +70,30 @@ def test_this_machines_host_bounds_the_ring_at_100_gbit() -> None:
     assert ring["seconds"] == pytest.approx(floor + steps * ring["jobs"]["1"]["hop_latency_s"], rel=0.01)
 
 
+def test_parameter_server_thc_is_bound_by_the_ps_link() -> None:
+    """ps_thc, link-bound: every round costs the PS link's N streams of the busier direction (the
+    down sums are wider than the up indices) plus the way there and back."""
+    res = simulate(replace(LINK_BOUND, modes=("ps_thc",), workers=8))
+    ps = res["modes"]["ps_thc"]
+    job = ps["jobs"]["1"]
+    assert not job["ps_on_a_worker"] and job["thc_down_bits"] == 8     # ceil(log2(8 * 30 + 1))
+    expected = sum(8 * b / RATE + 2 * job["hop_latency_s"] for b in ps["round_bytes_per_worker"])
+    assert ps["seconds"] == pytest.approx(expected, rel=0.01)
+    assert ps["rounds"] == 2 and ps["codec_s_per_worker"] == 0
+
+
+def test_thc_wire_is_what_the_thc_baseline_sends() -> None:
+    from bench.baselines import thc
+    from sim.workload import thc_wire
+
+    for n, dim in ((2, 5000), (5, 4096)):
+        job = [np.random.default_rng(i).standard_normal(dim).astype(np.float32) for i in range(n)]
+        run = thc.run(job)
+        wire = thc_wire(dim, n, bucket=dim)
+        assert (sum(wire.up), sum(wire.down)) == (run.bytes_up, run.bytes_down)
+        assert wire.down_bits == run.notes["down_bits"] and wire.padded_dim == run.notes["padded_dim"]
+
+
 def test_jobs_sharing_hosts_contend() -> None:
     """leafspine.yaml: job 2's three hosts also serve job 1, so job 2 is slower beside it."""
     base = Scenario(topo="topologies/leafspine.yaml", bw_bps=1e9, workers=None, dim=200_000,
@@ -117,6 +142,32 @@ def test_validate_quick_holds() -> None:
     result = json.loads(out.stdout)
     assert result["all_ok"] and result["checked"] == 5
     assert {r["kind"] for r in result["rows"]} == {"analytic", "published"}
+
+
+def test_validate_exits_1_naming_the_row_outside_its_bound(tmp_path: Path) -> None:
+    """A recording whose DHC AllReduce took twice as long: that row fails, the command says which
+    on stderr and exits 1 (no traceback); the topology without a recording is reported skipped."""
+    from sim.validate import RECORDED
+
+    record = json.loads((RECORDED / "sim_emulator_single.json").read_text())
+    record["e2e"]["runs"] = [r for r in record["e2e"]["runs"] if r["mode"] == "dhc"]
+    run = record["e2e"]["runs"][0]
+    run["seconds_per_worker"] = {w: 2 * s for w, s in run["seconds_per_worker"].items()}
+    (tmp_path / "sim_emulator_single.json").write_text(json.dumps(record))
+    out = _cli("validate", "--quick", "--recorded", str(tmp_path))
+    assert out.returncode == 1, out.stdout + out.stderr
+    assert "Traceback" not in out.stderr
+    fails = [line for line in out.stderr.splitlines() if "FAIL" in line]
+    assert len(fails) == 1 and fails[0].startswith("dhc-sim validate: FAIL single @ 10mbit: dhc:")
+    assert "1 of 6 rows outside their bound" in out.stderr
+    assert "leafspine: no recorded emulator run" in out.stdout and "skipped" in out.stdout
+
+
+def test_validate_reports_a_bad_recording_in_one_line(tmp_path: Path) -> None:
+    (tmp_path / "sim_emulator_single.json").write_text("{\"e2e\": {}}")
+    out = _cli("validate", "--quick", "--recorded", str(tmp_path))
+    assert out.returncode == 2 and "Traceback" not in out.stderr
+    assert out.stderr.startswith("dhc-sim validate:") and "not a recorded emulator run" in out.stderr
 
 
 def test_emulator_rows_use_a_profile_measured_apart_from_them() -> None:

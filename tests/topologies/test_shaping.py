@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -44,6 +45,13 @@ def test_queue_holds_fifty_ms_and_never_less_than_four_windows() -> None:
     assert args[args.index("limit") + 1] == str(266 * 1514) and "latency" not in args
 
 
+def test_control_packets_get_a_band_of_their_own_of_the_same_size() -> None:
+    qlen, root, bands = Shaping(10**7).tc_commands("x-eth0")
+    assert qlen == ["ip", "link", "set", "dev", "x-eth0", "txqueuelen", "266"]    # 266 full frames
+    assert root == Shaping(10**7).tc_args("x-eth0")
+    assert bands[bands.index("parent") + 1] == "1:1" and bands[-1] == "pfifo_fast"
+
+
 def _needs_root() -> None:
     if os.geteuid() != 0 or shutil.which("tc") is None or shutil.which("ip") is None:
         pytest.skip("needs root and iproute2")
@@ -80,10 +88,27 @@ for _ in range(3000):
 """
 
 
+FLOOD = """
+import socket, time
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+# past the default send buffer (about 90 queued frames), so that the qdisc is what fills up
+s.setsockopt(socket.SOL_SOCKET, getattr(socket, "SO_SNDBUFFORCE", 32), 1 << 23)
+end = time.monotonic() + 4.0
+while time.monotonic() < end:          # far above 10 Mbit/s for 4 s: tbf's data queue stays full
+    for _ in range(100):
+        try:
+            s.sendto(b"x" * 1400, ("10.254.0.2", 9001))
+        except OSError:
+            pass
+    time.sleep(0.005)
+"""
+
+
 def test_tbf_limits_a_veth_between_namespaces() -> None:
     """Shape one end of a veth pair (both ends in namespaces of this test) to 10 Mbit/s and send
     3000 frames as fast as a socket can: the far end receives them at about 10 Mbit/s (tbf drops
-    what does not fit its bucket and queue), where an unshaped veth carries Gbit/s."""
+    what does not fit its bucket and queue), where an unshaped veth carries Gbit/s; while a flood
+    fills the data queue, low-delay pings still come back in milliseconds (the control band)."""
     _needs_root()
     tag = uuid.uuid4().hex[:6]
     ns_a, ns_b, a, b = f"dhcshpa{tag}", f"dhcshpb{tag}", f"shpa{tag}", f"shpb{tag}"
@@ -118,6 +143,17 @@ def test_tbf_limits_a_veth_between_namespaces() -> None:
         assert int(count) > 20, f"the sink received {count} frames {err}"
         rate = wire_bits / max(float(seconds), 1e-6)
         assert 5e6 < rate < 13e6, f"{count} frames in {float(seconds):.3f} s = {rate / 1e6:.1f} Mbit/s"
+        # a flood keeps the data queue full (266 frames, 0.3 s at 10 Mbit/s): low-delay pings
+        # (priority 6, as the ring's ACKs) take band 0 past it, a plain one after them waits
+        flood = subprocess.Popen(["ip", "netns", "exec", ns_a, sys.executable, "-c", FLOOD],
+                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        time.sleep(0.7)
+        _, fast = run_in_a(["ping", "-c2", "-i0.2", "-W2", "-Q", "0x10", "10.254.0.2"])   # low delay
+        _, slow = run_in_a(["ping", "-c1", "-W2", "10.254.0.2"])    # after them: the queue was full
+        assert flood.communicate(timeout=60)[1] is None and flood.returncode == 0
+        slow_ms, fast_ms = ([float(x) for x in re.findall(r"time=([0-9.]+) ms", t)] for t in (slow, fast))
+        assert slow_ms and slow_ms[0] > 100, slow             # behind the full data queue
+        assert len(fast_ms) == 2 and max(fast_ms) < 50, fast  # band 0: past it
     finally:
         subprocess.run(["ip", "netns", "del", ns_a], capture_output=True)
         subprocess.run(["ip", "netns", "del", ns_b], capture_output=True)
