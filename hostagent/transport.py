@@ -263,17 +263,11 @@ class ChunkTransport(DeliveryEndpoint):
 
     def _count_native(self, d) -> None:
         st = self.stats
-        st.packets_sent += d.sock.packets_sent
-        st.bytes_sent += d.sock.bytes_sent
-        st.packets_received += d.sock.packets_received
-        st.bytes_received += d.sock.bytes_received
+        nd.add_socket_counts(st, d.sock)
         st.retransmissions += d.retransmissions
         st.duplicate_results += d.duplicates
         st.foreign_ignored += d.foreign
         st.stale_epoch_ignored += d.stale
-        for name, count in nd.send_refusals(d.sock).items():
-            st.send_errors += count
-            st.reasons[name] = st.reasons.get(name, 0) + count
 
     def _blame(self, wait: float = 1.0) -> str:
         """Name who stopped answering: the first aggregator if it does not answer ARP (the peers'
