@@ -93,6 +93,8 @@ class TransportStats:
     malformed_ignored: int = 0
     padding_chunks: int = 0
     send_errors: int = 0
+    system_calls: int = 0        # native engine: ppoll + recvmmsg + sendmmsg calls
+    engine_cpu_seconds: float = 0.0  # native engine: CPU (user + kernel) inside the C loop
     reasons: dict[str, int] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, int | dict[str, int]]:
@@ -244,7 +246,9 @@ class ChunkTransport(DeliveryEndpoint):
         spent, lib = nd.FFI.new("int64_t *"), nd.lib()
         try:
             while True:
+                cpu0 = time.thread_time()
                 status = lib.hde_dhc_run(d, POLL_CAP, ep.window, spent)
+                self.stats.engine_cpu_seconds += time.thread_time() - cpu0
                 bound.sync()
                 if status == nd.OTHER:
                     for k in [d.other[j] for j in range(d.n_other)]:
