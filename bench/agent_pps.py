@@ -9,7 +9,9 @@ loopback only).  Every run's sum is checked bit for bit against the codec's simu
 
 Per row (codec, lanes per packet, window, host I/O path): packets/s sent and received, the
 agent's CPU microseconds per packet (sent + received), payload Mbit/s, and the link rate that
-many packets would fill (what the agent can keep busy).  ``--host-io python,native`` (the
+many packets would fill (what the agent can keep busy); for the native engine also the part of
+that CPU spent inside the C loop (system calls and the kernel's packet work included) and the
+system calls per packet.  ``--host-io python,native`` (the
 default) measures the per-datagram reference and the batched path (``hostagent.fastio``) side
 by side in one run.
 """
@@ -115,10 +117,14 @@ def measure(codec: str, lanes: int, window: int, dim: int, host_io: str = "",
     with Agent(ep, n_workers=1, codec=codec) as agent:
         agent.allreduce(x)
         received0 = agent.transport.stats.packets_received
+        calls0 = agent.transport.stats.system_calls
+        loop0 = agent.transport.stats.engine_cpu_seconds
         cpu0 = time.process_time()
         result, report = agent.allreduce(x)
         cpu = time.process_time() - cpu0
         received = agent.transport.stats.packets_received - received0
+        calls = agent.transport.stats.system_calls - calls0
+        loop = agent.transport.stats.engine_cpu_seconds - loop0
     expected = simulate_allreduce([x], codec=codec).sum
     s = report.seconds
     sent = report.packets_sent
@@ -128,6 +134,11 @@ def measure(codec: str, lanes: int, window: int, dim: int, host_io: str = "",
             "engine": "native" if agent.transport.native_engine else "python", "seconds": s,
             "cpu_seconds": cpu, "cpu_us_per_packet": 1e6 * cpu / max(1, sent + received),
             "packets_sent": sent, "packets_received": received,
+            # the C loop's ppoll + recvmmsg + sendmmsg per packet moved (native engine only)
+            "system_calls_per_packet": calls / max(1, sent + received),
+            # of cpu_us_per_packet, the C loop's part (its system calls and the kernel's packet
+            # work included); the rest is the codec and framing (native engine only)
+            "engine_loop_cpu_us_per_packet": 1e6 * loop / max(1, sent + received),
             "pps_sent": sent / s, "pps_received": received / s,
             "payload_mbit_per_s": 8 * report.bytes_sent / s / 1e6,
             "fills_link_mbit_per_s": wire_bits / s / 1e6,
@@ -178,10 +189,13 @@ def ratios(rows: list[dict], refs: list[dict]) -> list[dict]:
                 (r["codec"], r["lanes"], r["window"])]
         ref = next(q for q in refs if (q["lanes"], q["window"]) == (r["lanes"], r["window"]))
         row = {"codec": r["codec"], "lanes": r["lanes"], "window": r["window"],
-               "native_vs_c_reference": r["pps_sent"] / ref["pps_sent"]}
+               "native_vs_c_reference": r["pps_sent"] / ref["pps_sent"],
+               "native_cpu_vs_c_reference": r["cpu_us_per_packet"] / ref["cpu_us_per_packet"]}
         for q in same:
             if q["engine"] == "python":
                 row[f"native_vs_python_engine_{q['host_io']}_io"] = r["pps_sent"] / q["pps_sent"]
+                row[f"python_engine_{q['host_io']}_io_cpu_vs_native"] = (
+                    q["cpu_us_per_packet"] / r["cpu_us_per_packet"])
         out.append(row)
     return out
 

@@ -59,6 +59,7 @@ typedef struct {
     int errs[64];
     int64_t n_errs;
     int rx_errno;
+    int64_t polls, drains, sends;     /* ppoll, recvmmsg and sendmmsg/sendto calls (about) */
 } hde_sock;
 
 /* Where a DHC header field lives (hostagent.frames.FieldSpan). */

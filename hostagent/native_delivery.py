@@ -127,3 +127,20 @@ def send_refusals(sock: Any) -> dict[str, int]:
         first = next(iter(out))
         out[first] += extra
     return out
+
+
+def add_socket_counts(stats: Any, sock: Any) -> None:
+    """Add one C run's socket counters (an ``hde_sock``) to a transport's stats: packets and
+    bytes each way, its system calls (ppoll, recvmmsg, sendmmsg/sendto), and its refused sends
+    to ``send_errors``/``reasons`` where the stats keep them (DHC's ``TransportStats``; the
+    ring's counts no refusals)."""
+    stats.packets_sent += sock.packets_sent
+    stats.bytes_sent += sock.bytes_sent
+    stats.packets_received += sock.packets_received
+    stats.bytes_received += sock.bytes_received
+    stats.system_calls += sock.polls + sock.drains + sock.sends
+    if not hasattr(stats, "reasons"):
+        return
+    for name, count in send_refusals(sock).items():
+        stats.send_errors += count
+        stats.reasons[name] = stats.reasons.get(name, 0) + count

@@ -101,6 +101,8 @@ class TransportStats:
     malformed_ignored: int = 0
     padding_chunks: int = 0
     send_errors: int = 0
+    system_calls: int = 0        # native engine: ppoll + recvmmsg + sendmmsg calls
+    engine_cpu_seconds: float = 0.0  # native engine: CPU (user + kernel) inside the C loop
     reasons: dict[str, int] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, int | dict[str, int]]:
@@ -252,7 +254,9 @@ class ChunkTransport(DeliveryEndpoint):
         spent, lib = nd.FFI.new("int64_t *"), nd.lib()
         try:
             while True:
+                cpu0 = time.thread_time()
                 status = lib.hde_dhc_run(d, POLL_CAP, ep.window, spent)
+                self.stats.engine_cpu_seconds += time.thread_time() - cpu0
                 bound.sync()
                 if status == nd.OTHER:
                     for k in [d.other[j] for j in range(d.n_other)]:
@@ -271,17 +275,11 @@ class ChunkTransport(DeliveryEndpoint):
 
     def _count_native(self, d) -> None:
         st = self.stats
-        st.packets_sent += d.sock.packets_sent
-        st.bytes_sent += d.sock.bytes_sent
-        st.packets_received += d.sock.packets_received
-        st.bytes_received += d.sock.bytes_received
+        nd.add_socket_counts(st, d.sock)
         st.retransmissions += d.retransmissions
         st.duplicate_results += d.duplicates
         st.foreign_ignored += d.foreign
         st.stale_epoch_ignored += d.stale
-        for name, count in nd.send_refusals(d.sock).items():
-            st.send_errors += count
-            st.reasons[name] = st.reasons.get(name, 0) + count
 
     def _blame(self, wait: float = 1.0) -> str:
         """Name who stopped answering: the first aggregator if it does not answer ARP (the peers'

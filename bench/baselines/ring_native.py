@@ -159,10 +159,7 @@ def _on_status(t: Any, g: Any, status: int, step: int, out: Outstanding, silence
 
 def _count(t: Any, g: Any) -> None:
     st = t.stats
-    st.packets_sent += g.sock.packets_sent
-    st.bytes_sent += g.sock.bytes_sent
-    st.packets_received += g.sock.packets_received
-    st.bytes_received += g.sock.bytes_received
+    nd.add_socket_counts(st, g.sock)
     st.retransmissions += g.retransmissions
     st.data_packets_sent += g.data_packets_sent
     st.acks_sent += g.acks_sent

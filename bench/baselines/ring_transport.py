@@ -152,6 +152,7 @@ class RingStats:
     duplicates: int = 0
     foreign_ignored: int = 0
     buffer_grows: int = 0        # native engine: a step longer than its receive buffer
+    system_calls: int = 0        # native engine: ppoll + recvmmsg + sendmmsg calls
 
     def as_dict(self) -> dict[str, int]:
         return dict(self.__dict__)

@@ -259,3 +259,25 @@ def test_in_flight_timers_restart_the_same_way(seed, monkeypatch) -> None:
     nd.lib().hde_restart_in_flight(nd.load_engine(engine), bound.c, 3, 36, now)
     for name in ("deadline", "timeout", "tries", "done"):
         assert np.array_equal(getattr(outs[0], name), getattr(outs[1], name)), name
+
+
+def test_socket_counters_add_up_the_same_for_both_transports() -> None:
+    """``add_socket_counts``: packets and bytes each way into either transport's stats; refused
+    sends by exception name where the stats keep them (DHC's), ignored where not (the ring's)."""
+    import errno
+
+    from bench.baselines.ring_transport import RingStats
+    from hostagent.transport import TransportStats
+
+    sock = nd.FFI.new("hde_sock *")
+    sock.packets_sent, sock.bytes_sent, sock.packets_received, sock.bytes_received = 5, 500, 3, 90
+    sock.errs[0], sock.errs[1], sock.n_errs = errno.ENOBUFS, errno.ECONNREFUSED, 2
+    dhc, ring = TransportStats(packets_sent=1, reasons={"ConnectionRefusedError": 4}), RingStats()
+    nd.add_socket_counts(dhc, sock)
+    nd.add_socket_counts(ring, sock)
+    assert (dhc.packets_sent, dhc.bytes_sent, dhc.packets_received, dhc.bytes_received) == \
+        (6, 500, 3, 90)
+    assert (ring.packets_sent, ring.bytes_sent, ring.packets_received, ring.bytes_received) == \
+        (5, 500, 3, 90)
+    assert dhc.send_errors == 2
+    assert dhc.reasons == {"ConnectionRefusedError": 5, "OSError": 1}
