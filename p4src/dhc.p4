@@ -17,6 +17,9 @@
 #include <v1model.p4>
 
 #include "include/define.p4"
+#if defined(DHC_TAG_REGISTER_ACTION)
+#include <tofino/stateful_alu.p4>   /* RegisterAction: the tag check (index.p4) */
+#endif
 #include "include/size.p4"
 #include "include/headers.p4"
 #include "include/parser.p4"

@@ -26,6 +26,15 @@
 #endif
 #endif
 
+/* The tag check (slot_tag, index.p4) is a RegisterAction on Tofino: p4c-tofino
+ * does not assemble the plain v1model read-compare-write form of it
+ * (p4src/README.md, "Tofino").  -DDHC_TAG_V1MODEL keeps the v1model form even
+ * where __TARGET_TOFINO__ is defined (so the softswitch can run the Tofino
+ * defaults, as tests do). */
+#if defined(__TARGET_TOFINO__) && !defined(DHC_TAG_V1MODEL)
+#define DHC_TAG_REGISTER_ACTION
+#endif
+
 /* Register cells per lane register = (slot, shadow set) pairs of all jobs.
  * A job with a window of W slots owns 2*W consecutive cells starting at an
  * even base.  Must be even. */
@@ -148,6 +157,7 @@
 @noWarn("unused") const bit<8> DROP_STALE_EPOCH = 12;         /* DATA/RESULT whose epoch is not the job's current one */
 @noWarn("unused") const bit<8> DROP_BAD_CHECKSUM = 13;        /* IPv4 header checksum wrong (standard_metadata.checksum_error) */
 @noWarn("unused") const bit<8> DROP_SPOOFED = 14;             /* IPv4 in on a host port whose source is not that host's address */
+@noWarn("unused") const bit<8> DROP_STALE_CHUNK = 15;         /* DATA of the current epoch for a chunk older than its cell's (replay, delayed duplicate) */
 #define DHC_DROP_REASONS 16
 
 /* ---- completion outcomes: key of the per-job counters table -------------- */
@@ -160,6 +170,16 @@
 @noWarn("unused") const bit<8> OUTCOME_DUP_UP = 5;            /* duplicate of a complete slot at a non-root: partial up again */
 @noWarn("unused") const bit<8> OUTCOME_DUP_PENDING = 6;       /* duplicate of an incomplete slot: dropped */
 @noWarn("unused") const bit<8> OUTCOME_RESULT_DOWN = 7;       /* RESULT from the parent: multicast to the children */
+
+/* ---- freshness of an accepted DATA: output of the tag check (stage 1) ---- */
+
+/* The tag check's verdict (slot_tag, index.p4): one-hot, bit (same epoch) +
+ * 2*(chunk older), which is how Tofino's stateful ALU returns its two
+ * conditions (`predicate`: the truth-table index is cmplo + 2*cmphi). */
+@noWarn("unused") const bit<4> FRESH_OTHER = 1;              /* other epoch: the frame is the cell's first writer */
+@noWarn("unused") const bit<4> FRESH_SAME = 2;               /* same epoch, chunk equal or newer: the shadow-set rules */
+@noWarn("unused") const bit<4> FRESH_OTHER_OLDER = 4;        /* other epoch (chunk numerically older): first writer */
+@noWarn("unused") const bit<4> FRESH_STALE = 8;              /* same epoch, older chunk: dropped, DROP_STALE_CHUNK */
 
 /* ---- kind of a contribution: output of the counter stage, key of the lanes -- */
 

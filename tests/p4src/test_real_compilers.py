@@ -96,4 +96,4 @@ def test_tofino_stage_count_and_stateful_alus_are_as_documented(real_builds: dic
     b = real_builds["tofino"]
     assert b.stage_count == _documented_stages(), b.stages
     assert all(b.stateful_alus(s) <= 4 for s in range(b.stage_count))
-    assert len(b.registers) == _documented_k() + 4      # K lanes, slot_epoch, 2 bitmaps, slot_count
+    assert len(b.registers) == _documented_k() + 4      # K lanes, slot_tag, 2 bitmaps, slot_count

@@ -14,8 +14,10 @@
  * register action only returns the old value, so each decision taken from
  * state is made by a table keyed on that value in the next stage, never by
  * an `if` on two fields and never by an ALU step in between:
- *   - the epoch test is a key: the bitmap tables match (old_epoch, epoch)
- *     with one entry per epoch value e, (e, e) = "this epoch" (256 entries);
+ *   - the epoch and staleness test is a key: the bitmap tables match the tag
+ *     check's `fresh` (stage 1): FRESH_SAME = this epoch, FRESH_STALE = an
+ *     older chunk of this epoch (no register touched), anything else = a
+ *     cell of another epoch;
  *   - the duplicate test is a key: count_update matches the own set's old
  *     bitmap against the sender's child_mask with one entry per child bit
  *     (32 entries per set): the bit is set iff the sender already contributed.
@@ -23,6 +25,8 @@
  * Rules (p4src/README.md, "Epochs" and "Pipeline"):
  *   - the packet's own set, this epoch: seen = bm; bm = seen | mask
  *   - the packet's own set, older epoch: bm = mask (seen stays 0: first writer)
+ *   - stale (an older chunk of this epoch): nothing; count_update leaves kind
+ *     NONE, so no lane acts, and decide drops it as DROP_STALE_CHUNK
  *   - the other set:        bm = bm & ~mask            (the sender has moved on)
  *   - the own set's bitmap is empty exactly for the first contribution of a
  *     chunk (a set is reused, chunk c+2W, only after every worker's first
@@ -36,12 +40,9 @@
 #ifndef _DHC_SHADOW_P4_
 #define _DHC_SHADOW_P4_
 
-/* (own set, old_epoch, epoch) = (s, e, e): the cell holds this epoch's data */
-#define DHC_SAME_EPOCH_0(e) (0, e, e) : mark_set0();
-#define DHC_SAME_EPOCH_1(e) (1, e, e) : mark_set1();
-/* (set, seen0, seen1, child_mask): the sender's bit is set in its own set */
-#define DHC_DUP_IN_SET0(c) (0, 32w1 << c &&& 32w1 << c, _, 32w1 << c) : count_read();
-#define DHC_DUP_IN_SET1(c) (1, _, 32w1 << c &&& 32w1 << c, 32w1 << c) : count_read();
+/* (fresh, set, seen0, seen1, child_mask): the sender's bit is set in its own set */
+#define DHC_DUP_IN_SET0(c) (_, 0, 32w1 << c &&& 32w1 << c, _, 32w1 << c) : count_read();
+#define DHC_DUP_IN_SET1(c) (_, 1, _, 32w1 << c &&& 32w1 << c, 32w1 << c) : count_read();
 
 control DhcShadow(in dhc_h dhc, inout dhc_meta_t m) {
 
@@ -67,14 +68,14 @@ control DhcShadow(in dhc_h dhc, inout dhc_meta_t m) {
     table bitmap_set0_update {
         key = {
             m.shadow_set : ternary @name("shadow_set");
-            m.old_epoch  : ternary @name("old_epoch");
-            dhc.epoch    : ternary @name("epoch");
+            m.fresh      : ternary @name("fresh");
         }
-        actions = { mark_set0; reset_set0; clear_set0; @defaultonly NoAction; }
+        actions = { mark_set0; reset_set0; clear_set0; NoAction; }
         const entries = {
-            DHC_SEQ_256(DHC_SAME_EPOCH_0)
-            (0, _, _) : reset_set0();
-            (1, _, _) : clear_set0();
+            (_, FRESH_STALE) : NoAction();      /* stale: no register touched */
+            (0, FRESH_SAME) : mark_set0();
+            (0, _) : reset_set0();              /* other epoch: first writer */
+            (1, _) : clear_set0();
         }
         const default_action = NoAction();
     }
@@ -96,14 +97,14 @@ control DhcShadow(in dhc_h dhc, inout dhc_meta_t m) {
     table bitmap_set1_update {
         key = {
             m.shadow_set : ternary @name("shadow_set");
-            m.old_epoch  : ternary @name("old_epoch");
-            dhc.epoch    : ternary @name("epoch");
+            m.fresh      : ternary @name("fresh");
         }
-        actions = { mark_set1; reset_set1; clear_set1; @defaultonly NoAction; }
+        actions = { mark_set1; reset_set1; clear_set1; NoAction; }
         const entries = {
-            DHC_SEQ_256(DHC_SAME_EPOCH_1)
-            (1, _, _) : reset_set1();
-            (0, _, _) : clear_set1();
+            (_, FRESH_STALE) : NoAction();      /* stale: no register touched */
+            (1, FRESH_SAME) : mark_set1();
+            (1, _) : reset_set1();              /* other epoch: first writer */
+            (0, _) : clear_set1();
         }
         const default_action = NoAction();
     }
@@ -127,18 +128,20 @@ control DhcShadow(in dhc_h dhc, inout dhc_meta_t m) {
 
     table count_update {
         key = {
+            m.fresh      : ternary @name("fresh");
             m.shadow_set : ternary @name("shadow_set");
             m.seen0      : ternary @name("seen0");
             m.seen1      : ternary @name("seen1");
             m.child_mask : ternary @name("child_mask");
         }
-        actions = { count_first; count_add; count_read; @defaultonly NoAction; }
+        actions = { count_first; count_add; count_read; NoAction; }
         const entries = {
-            (0, 0, _, _) : count_first();       /* own set empty (or an older epoch's cell) */
-            (1, _, 0, _) : count_first();
+            (FRESH_STALE, _, _, _, _) : NoAction();     /* stale: kind stays NONE, decide drops it */
+            (_, 0, 0, _, _) : count_first();    /* own set empty (or an older epoch's cell) */
+            (_, 1, _, 0, _) : count_first();
             DHC_SEQ_32(DHC_DUP_IN_SET0)         /* sender's bit was set: duplicate */
             DHC_SEQ_32(DHC_DUP_IN_SET1)
-            (_, _, _, _) : count_add();         /* sender's bit was clear: new contribution */
+            (_, _, _, _, _) : count_add();         /* sender's bit was clear: new contribution */
         }
         const default_action = NoAction();
     }

@@ -50,7 +50,7 @@ def epochs() -> str:
     res = result_to(1, [111, 222, 333, 444], ident=12, level=LEVEL, chunk=5, slot=slot, epoch=1)
     out.append(expect(2, res))
     out.append("wait\n")
-    out.append("#!softswitch register_read slot_epoch 13 1\n")
+    out.append("#!softswitch register_read slot_tag 13 0x500000701\n")   # chunk 5 ++ (job 7, epoch 1)
     out.append("#!softswitch register_read slot_count 13 3\n")
     out.append("check_counter drop_counter(12) packets == 2\n")
     out.append("check_counter job_contributions(2) packets == 5\n")
