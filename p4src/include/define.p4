@@ -171,15 +171,16 @@
 @noWarn("unused") const bit<8> OUTCOME_DUP_PENDING = 6;       /* duplicate of an incomplete slot: dropped */
 @noWarn("unused") const bit<8> OUTCOME_RESULT_DOWN = 7;       /* RESULT from the parent: multicast to the children */
 
-/* ---- freshness of an accepted DATA: output of the tag check (stage 1) ---- */
-
-/* The tag check's verdict (slot_tag, index.p4): one-hot, bit (same epoch) +
- * 2*(chunk older), which is how Tofino's stateful ALU returns its two
- * conditions (`predicate`: the truth-table index is cmplo + 2*cmphi). */
-@noWarn("unused") const bit<4> FRESH_OTHER = 1;              /* other epoch: the frame is the cell's first writer */
-@noWarn("unused") const bit<4> FRESH_SAME = 2;               /* same epoch, chunk equal or newer: the shadow-set rules */
-@noWarn("unused") const bit<4> FRESH_OTHER_OLDER = 4;        /* other epoch (chunk numerically older): first writer */
-@noWarn("unused") const bit<4> FRESH_STALE = 8;              /* same epoch, older chunk: dropped, DROP_STALE_CHUNK */
+/* ---- session and chunk checks of an accepted DATA (stages 1 and 2) ---------
+ * One-hot, as Tofino's stateful ALU returns its comparators (`predicate`: bit
+ * cmplo + 2*cmphi of the truth table; the program computes the same values on
+ * BMv2 and the softswitch). */
+@noWarn("unused") const bit<4> SESSION_OTHER = 1;            /* the cell held another session's data */
+@noWarn("unused") const bit<4> SESSION_SAME = 2;             /* the cell held this session's data */
+@noWarn("unused") const bit<4> FRESH_NEWER = 1;              /* same session, later chunk: takes the cell over (first writer) */
+@noWarn("unused") const bit<4> FRESH_STALE = 2;              /* same session, earlier chunk: dropped, DROP_STALE_CHUNK */
+@noWarn("unused") const bit<4> FRESH_SAME = 4;               /* same session, same chunk: the shadow-set rules */
+@noWarn("unused") const bit<4> FRESH_FIRST = 8;              /* other session: the cell's first writer */
 
 /* ---- kind of a contribution: output of the counter stage, key of the lanes -- */
 

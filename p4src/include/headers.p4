@@ -81,15 +81,6 @@ struct headers_t {
  * (p4src/README.md, "Pipeline").  The parser's start state sets every field
  * that a later stage may read without having written it; each other field is
  * written by exactly one table (or one action) before it is read. */
-/* A (slot, set) cell's freshness tag on Tofino: lo = the session of the data
- * in the cell (0 ++ job ++ epoch), hi = its chunk (p4src/README.md, "Epochs and
- * chunk tags").  BMv2 and the softswitch keep the same pair as one bit<64>,
- * chunk ++ session. */
-struct dhc_tag_t {
-    bit<32> session;
-    bit<32> chunk;
-}
-
 struct dhc_meta_t {
     /* parser */
     bit<1>  complete;       /* set only in the parser's final state: 0 = the packet ended inside a header */
@@ -101,7 +92,7 @@ struct dhc_meta_t {
     bit<16> slot_idx;       /* dhc.slot[14:0] */
     bit<1>  shadow_set;     /* dhc.slot[15:15] */
     bit<31> slot_31;        /* dhc.slot[14:0] again, as wide as slot (Tofino's ALU adds equal widths) */
-    bit<32> session;        /* 0 ++ dhc.job_id ++ dhc.epoch: the session a DATA belongs to, as wide as the chunk
+    bit<32> session;        /* 0 ++ dhc.job_id ++ dhc.epoch (set_job): the session a DATA belongs to, as wide as the chunk
                                (the tag check compares 32-bit words; the job makes a region handed to
                                another job a new session even in the same epoch) */
     /* stage 0: lookups on packet fields only */
@@ -134,7 +125,9 @@ struct dhc_meta_t {
     bit<1>  aggregate;      /* a DATA packet that passed every check */
     bit<1>  result_in;      /* a RESULT from this switch's parent */
     bit<1>  arp_req;        /* an ARP request to answer */
-    bit<4>  fresh;          /* FRESH_*: the tag check of slot_tag (accepted DATA only) */
+    bit<4>  same_session;   /* SESSION_*: slot_session held this frame's session (accepted DATA only) */
+    /* stage 2: chunk check */
+    bit<4>  fresh;          /* FRESH_*: this chunk against the cell's (slot_chunk; accepted DATA only) */
     /* stages 2..4: shadow state */
     bit<32> seen0;          /* bitmap_set0 before this packet (own set 0, same epoch only; else 0) */
     bit<32> seen1;          /* bitmap_set1 before this packet (own set 1, same epoch only; else 0) */

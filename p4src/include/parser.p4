@@ -54,6 +54,7 @@ parser DhcParser(packet_in packet,
         meta.dhc.aggregate = 0;
         meta.dhc.result_in = 0;
         meta.dhc.arp_req = 0;
+        meta.dhc.same_session = 0;
         meta.dhc.fresh = 0;
         meta.dhc.seen0 = 0;
         meta.dhc.seen1 = 0;
@@ -118,7 +119,6 @@ parser DhcParser(packet_in packet,
         meta.dhc.slot_idx = (bit<16>)hdr.dhc.slot[14:0];
         meta.dhc.shadow_set = hdr.dhc.slot[15:15];
         meta.dhc.slot_31 = (bit<31>)hdr.dhc.slot[14:0];
-        meta.dhc.session = 8w0 ++ hdr.dhc.job_id ++ hdr.dhc.epoch;
         transition select(hdr.dhc.version, hdr.dhc.pkt_type, hdr.dhc.num_lanes) {
             (DHC_VERSION, DHC_TYPE_DATA, DHC_NUM_LANES): parse_lanes;
             (DHC_VERSION, DHC_TYPE_RESULT, DHC_NUM_LANES): parse_lanes;

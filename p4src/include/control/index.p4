@@ -15,13 +15,11 @@
  * an ARP request, an accepted DATA (aggregate) or an accepted RESULT
  * (result_in).  Entries are in priority order (the first that matches wins),
  * so the order of the checks is the order of the entries.  The action that
- * accepts a DATA is also the one place that touches slot_tag: the (epoch,
- * chunk) of the data in the packet's (slot, set) cell.  It compares the
- * frame's (epoch, chunk) with it and returns the verdict as `fresh`: same
- * epoch, chunk not older (as before); other epoch (the frame is the cell's
- * first writer); same epoch, older chunk (stale: a replay or a delayed
- * duplicate of a chunk whose cell was reused; the tag is left as it is and
- * the shadow tables drop the frame before any other register).
+ * accepts a DATA is also the one place that touches slot_session: the
+ * session (job, epoch) of the data in the packet's (slot, set) cell.  It
+ * stores the frame's and returns whether the cell already held it
+ * (`same_session`); the chunk check (shadow.p4, next stage) orders chunks
+ * within a session.
  */
 #ifndef _DHC_INDEX_P4_
 #define _DHC_INDEX_P4_
@@ -39,29 +37,23 @@ control DhcIndex(in headers_t hdr,
                  in bit<1> checksum_error,
                  inout dhc_meta_t m) {
 
+    /* The session (0 ++ job ++ epoch) of the data in each (slot, set) cell.
+     * accept_data stores the frame's and says whether it was already there
+     * (SESSION_SAME) or not (SESSION_OTHER: the frame is the cell's first
+     * writer).  The job in the word makes a region handed to another job a
+     * new session even in the same epoch. */
+    register<bit<32>>(DHC_POOL_SIZE) slot_session;
 #if defined(DHC_TAG_REGISTER_ACTION)
-    /* Tofino: the cell is a pair (lo = epoch, hi = chunk) in one dual-width
-     * stateful ALU, and the check is a RegisterAction (its two comparators
-     * are the two conditions; `predicate` returns them one-hot, bit
-     * cmplo + 2*cmphi, as FRESH_*).  p4c-tofino's translation of the v1model
-     * form below does not assemble ("invalid destination for lss.uus"), so
-     * the same rule is spelled in Intel's extern here. */
-    register<dhc_tag_t>(DHC_POOL_SIZE) slot_tag;
-    RegisterAction<dhc_tag_t, bit<32>, bit<4>>(slot_tag) tag_check = {
-        void apply(inout dhc_tag_t value, out bit<4> rv) {
-            rv = this.predicate(value.session == m.session,
-                                (int<32>)(hdr.dhc.chunk - value.chunk) < 0);
-            if (value.session == m.session && (int<32>)(hdr.dhc.chunk - value.chunk) < 0) {
-                /* stale: the cell keeps its tag */
-            } else {
-                value.session = m.session;
-                value.chunk = hdr.dhc.chunk;
-            }
+    /* Tofino: p4c-tofino does not assemble the v1model form below when the
+     * register's old value feeds a comparison (p4src/README.md, "Tofino"), so
+     * the same rule is a RegisterAction: the comparator's predicate, one-hot
+     * (bit 1 = equal), is the output. */
+    RegisterAction<bit<32>, bit<32>, bit<4>>(slot_session) session_check = {
+        void apply(inout bit<32> value, out bit<4> rv) {
+            rv = this.predicate(value == m.session);
+            value = m.session;
         }
     };
-#else
-    /* BMv2 and the softswitch: chunk ++ epoch (zero-extended) in one bit<64> cell */
-    register<bit<64>>(DHC_POOL_SIZE) slot_tag;
 #endif
 
     /* ---- local_addr: exact dst IP -> "this switch" ---- */
@@ -99,6 +91,7 @@ control DhcIndex(in headers_t hdr,
         m.stats_idx = (bit<32>)stats_idx;
         m.port_diff = ingress_port ^ uplink_port;
         m.parent_diff = hdr.ipv4.srcAddr ^ parent_addr;
+        m.session = 8w0 ++ hdr.dhc.job_id ++ hdr.dhc.epoch;
     }
 
     action job_miss() {
@@ -228,22 +221,18 @@ control DhcIndex(in headers_t hdr,
         m.arp_req = 1;
     }
 
-    /* The freshness check (p4src/README.md, "Epochs and chunk tags"): one
-     * read-modify-write of the cell's tag, FRESH_* out. */
 #if defined(DHC_TAG_REGISTER_ACTION)
     action accept_data() {
         m.aggregate = 1;
-        m.fresh = tag_check.execute((bit<32>)DHC_CELL(m));
+        m.same_session = session_check.execute((bit<32>)DHC_CELL(m));
     }
 #else
     action accept_data() {
         m.aggregate = 1;
-        bit<64> old;
-        slot_tag.read(old, DHC_CELL(m));
-        bool same_session = old[31:0] == m.session;
-        bool older = (int<32>)(hdr.dhc.chunk - old[63:32]) < 0;
-        m.fresh = same_session ? (older ? FRESH_STALE : FRESH_SAME) : (older ? FRESH_OTHER_OLDER : FRESH_OTHER);
-        slot_tag.write(DHC_CELL(m), (same_session && older) ? old : hdr.dhc.chunk ++ m.session);
+        bit<32> old;
+        slot_session.read(old, DHC_CELL(m));
+        slot_session.write(DHC_CELL(m), m.session);
+        m.same_session = old == m.session ? SESSION_SAME : SESSION_OTHER;
     }
 #endif
 
