@@ -31,6 +31,7 @@ from bench.baselines.ring import RingReducer, load_ring
 from bench.baselines.ring_transport import RingConfig, RingTransport
 from dhc.codec import make_worker
 from dhc.synthetic import synthetic_gradient
+from hostagent.chunk_state import position_for
 from hostagent.manifest import load_endpoint
 from hostagent.reducer import NetworkReducer
 from hostagent.transport import ChunkTransport
@@ -98,10 +99,12 @@ def run(args: argparse.Namespace) -> list[dict]:
     x = synthetic_gradient(args.dim, args.density, seed=args.seed, rank=args.rank)
     if args.mode == "dhc":
         endpoint, n = load_endpoint(args.manifest, args.host)
-        with ChunkTransport(endpoint) as transport:
+        position = position_for(endpoint)      # a manifest session keeps the epoch: resume its chunks
+        with ChunkTransport(endpoint, first_chunk=position.load()) as transport:
             reducer = TimedReducer(NetworkReducer(transport), transport.stats)
             out = [one_allreduce(x, n, reducer, args.switch_pid) for _ in range(args.repeat)]
             transport.finish()
+            position.save(transport.next_chunk)
         return out
     job_id, peers, rank = load_ring(args.manifest, args.host)
     with RingTransport(RingConfig(job_id=job_id, rank=rank, peers=peers)) as transport:

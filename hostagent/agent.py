@@ -16,6 +16,7 @@ import numpy as np
 
 from dhc.codec import make_worker
 from dhc.protocol import run_worker
+from hostagent.chunk_state import ChunkPosition, position_for
 from hostagent.reducer import NetworkReducer
 from hostagent.service_client import JobSession, JoinConfig
 from hostagent.transport import ChunkTransport, JobEndpoint, RetryPolicy
@@ -110,7 +111,11 @@ class Agent:
         self.n_workers = n_workers
         self.codec = codec
         self.codec_params = dict(codec_params or {})
-        self.transport = ChunkTransport(endpoint, retry)
+        #: sessions that keep the job's epoch (no job service) resume its chunk sequence: the
+        #: switch drops an older chunk of the same session as stale (hostagent/chunk_state.py)
+        self.position: ChunkPosition | None = None if session is not None else position_for(endpoint)
+        first = self.position.load() if self.position is not None else 0
+        self.transport = ChunkTransport(endpoint, retry, first_chunk=first)
         self.failed = False
         #: the job service's session this agent runs in (``Agent.join``), or None (manifest/flags)
         self.session = session
@@ -150,6 +155,8 @@ class Agent:
         try:
             if finish and not self.failed:
                 self.transport.finish()
+                if self.position is not None:
+                    self.position.save(self.transport.next_chunk)
         except BaseException as err:
             self.fail(f"closing padding failed: {err}")
             raise

@@ -32,6 +32,7 @@ from dhc.synthetic import synthetic_gradient
 from dhcwire import header as wire
 from dhcwire import limits
 from hostagent.agent import Agent
+from hostagent.chunk_state import ChunkStateError
 from hostagent.manifest import ManifestError, load_endpoint
 from hostagent.service_client import JoinConfig, ServiceError, config_from_env
 from hostagent.summary import finish
@@ -211,7 +212,7 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps({**summary, "ok": False, "error": msg, **_service_ack(agent)}))
         print(f"dhc-agent: decode failed: {msg}", file=sys.stderr)
         return 4
-    except CodecError as err:
+    except (CodecError, ChunkStateError) as err:
         print(f"dhc-agent: {err}", file=sys.stderr)
         return 2
     summary.update(reports[-1])

@@ -64,7 +64,8 @@ def reset_hint(job_id: int) -> str:
     """What the operator does after a failed session: the job's switch state may be mid-session,
     so it moves to a fresh epoch before every worker reruns (docs/recovery.md)."""
     return (f"To recover, run `dhc-ctl jobs reset --job {job_id} --topo ... --manifest ...`, "
-            "then restart every worker of the job")
+            "then restart every worker of the job (a session that kept the epoch must also continue "
+            "its chunk sequence: the switch drops older chunks of a session as stale_chunk)")
 
 
 @dataclass(frozen=True)

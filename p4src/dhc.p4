@@ -3,7 +3,7 @@
  *
  * Pipeline (p4src/README.md has the stage-by-stage description and the
  * control-plane contract):
- *   parser -> DhcIngress: lookups -> verdict + slot epoch -> bitmaps -> counter
+ *   parser -> DhcIngress: lookups -> verdict + slot session -> chunk check -> bitmaps -> counter
  *          -> completion -> forwarding + per-job counters -> drops; lanes
  *          (applied last: they depend only on the counter's kind)
  *   -> DhcEgress: per-replica RESULT rewrite -> IPv4 checksum -> deparser
@@ -11,12 +11,15 @@
  * Build: p4c --target bmv2 --arch v1model --p4runtime-files build/dhc.p4info.txtpb p4src/dhc.p4
  * Knobs: -DDHC_LANES=<1|2|4|8|16|32> -DDHC_POOL_SIZE=<even> -DDHC_MAX_JOBS=<n>
  *        (Tofino: p4c --target tofino --arch v1model p4src/dhc.p4, K = 16 by default;
- *         9 of 12 stages, p4src/README.md "Tofino")
+ *         10 of 12 stages, p4src/README.md "Tofino")
  */
 #include <core.p4>
 #include <v1model.p4>
 
 #include "include/define.p4"
+#if defined(DHC_TAG_REGISTER_ACTION)
+#include <tofino/stateful_alu.p4>   /* RegisterAction: the tag check (index.p4) */
+#endif
 #include "include/size.p4"
 #include "include/headers.p4"
 #include "include/parser.p4"
@@ -43,23 +46,23 @@ control DhcIngress(inout headers_t hdr,
     DhcDrops() drops;
 
     apply {
-        /* Tofino 1 stages (K = 16): 0-1 lookups and verdict (register slot_epoch) */
+        /* Tofino 1 stages (K = 16): 0-1 lookups and verdict (register slot_session) */
         dhc_index.apply(hdr, standard_metadata.ingress_port, standard_metadata.checksum_error, meta.dhc);
         if (meta.dhc.aggregate == 1) {
-            /* 2: bitmaps; 3: counter; 4: gap */
+            /* 2: chunk check (register slot_chunk); 3: bitmaps; 4: counter; 5: gap */
             shadow.apply(hdr.dhc, meta.dhc);
         }
         if (meta.dhc.aggregate == 1 || meta.dhc.result_in == 1) {
-            /* 5 */
+            /* 6 */
             completion.apply(hdr, meta.dhc, standard_metadata.ingress_port,
                              standard_metadata.egress_spec, standard_metadata.mcast_grp);
         }
-        /* 6: ARP answer or routing; per-job counters */
+        /* 7: ARP answer or routing; per-job counters */
         forwarding.apply(hdr, meta.dhc, standard_metadata.ingress_port, standard_metadata.egress_spec);
         stats.apply(meta.dhc.outcome, meta.dhc.stats_idx);
-        /* 7 */
+        /* 8 */
         drops.apply(meta.dhc.drop, meta.dhc.drop_reason, meta.dhc.consume, standard_metadata);
-        /* 4-7: lane updates, 5-8: their results.  Last in the program (Tofino
+        /* 5-8: lane updates, 6-9: their results.  Last in the program (Tofino
          * places no table that follows them before the last of them) and under
          * no `if` (with `if (aggregate == 1)` around them p4c-tofino placed
          * decide in stage 8, 11 stages): their tables act only for kind

@@ -26,6 +26,15 @@
 #endif
 #endif
 
+/* The tag check (slot_tag, index.p4) is a RegisterAction on Tofino: p4c-tofino
+ * does not assemble the plain v1model read-compare-write form of it
+ * (p4src/README.md, "Tofino").  -DDHC_TAG_V1MODEL keeps the v1model form even
+ * where __TARGET_TOFINO__ is defined (so the softswitch can run the Tofino
+ * defaults, as tests do). */
+#if defined(__TARGET_TOFINO__) && !defined(DHC_TAG_V1MODEL)
+#define DHC_TAG_REGISTER_ACTION
+#endif
+
 /* Register cells per lane register = (slot, shadow set) pairs of all jobs.
  * A job with a window of W slots owns 2*W consecutive cells starting at an
  * even base.  Must be even. */
@@ -148,6 +157,7 @@
 @noWarn("unused") const bit<8> DROP_STALE_EPOCH = 12;         /* DATA/RESULT whose epoch is not the job's current one */
 @noWarn("unused") const bit<8> DROP_BAD_CHECKSUM = 13;        /* IPv4 header checksum wrong (standard_metadata.checksum_error) */
 @noWarn("unused") const bit<8> DROP_SPOOFED = 14;             /* IPv4 in on a host port whose source is not that host's address */
+@noWarn("unused") const bit<8> DROP_STALE_CHUNK = 15;         /* DATA of the current epoch for a chunk older than its cell's (replay, delayed duplicate) */
 #define DHC_DROP_REASONS 16
 
 /* ---- completion outcomes: key of the per-job counters table -------------- */
@@ -160,6 +170,17 @@
 @noWarn("unused") const bit<8> OUTCOME_DUP_UP = 5;            /* duplicate of a complete slot at a non-root: partial up again */
 @noWarn("unused") const bit<8> OUTCOME_DUP_PENDING = 6;       /* duplicate of an incomplete slot: dropped */
 @noWarn("unused") const bit<8> OUTCOME_RESULT_DOWN = 7;       /* RESULT from the parent: multicast to the children */
+
+/* ---- session and chunk checks of an accepted DATA (stages 1 and 2) ---------
+ * One-hot, as Tofino's stateful ALU returns its comparators (`predicate`: bit
+ * cmplo + 2*cmphi of the truth table; the program computes the same values on
+ * BMv2 and the softswitch). */
+@noWarn("unused") const bit<4> SESSION_OTHER = 1;            /* the cell held another session's data */
+@noWarn("unused") const bit<4> SESSION_SAME = 2;             /* the cell held this session's data */
+@noWarn("unused") const bit<4> FRESH_NEWER = 1;              /* same session, later chunk: takes the cell over (first writer) */
+@noWarn("unused") const bit<4> FRESH_STALE = 2;              /* same session, earlier chunk: dropped, DROP_STALE_CHUNK */
+@noWarn("unused") const bit<4> FRESH_SAME = 4;               /* same session, same chunk: the shadow-set rules */
+@noWarn("unused") const bit<4> FRESH_FIRST = 8;              /* other session: the cell's first writer */
 
 /* ---- kind of a contribution: output of the counter stage, key of the lanes -- */
 

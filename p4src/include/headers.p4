@@ -92,6 +92,9 @@ struct dhc_meta_t {
     bit<16> slot_idx;       /* dhc.slot[14:0] */
     bit<1>  shadow_set;     /* dhc.slot[15:15] */
     bit<31> slot_31;        /* dhc.slot[14:0] again, as wide as slot (Tofino's ALU adds equal widths) */
+    bit<32> session;        /* 0 ++ dhc.job_id ++ dhc.epoch (set_job): the session a DATA belongs to, as wide as the chunk
+                               (the tag check compares 32-bit words; the job makes a region handed to
+                               another job a new session even in the same epoch) */
     /* stage 0: lookups on packet fields only */
     bit<1>  local;          /* local_addr hit */
     bit<1>  job_ok;         /* job_table hit */
@@ -122,7 +125,9 @@ struct dhc_meta_t {
     bit<1>  aggregate;      /* a DATA packet that passed every check */
     bit<1>  result_in;      /* a RESULT from this switch's parent */
     bit<1>  arp_req;        /* an ARP request to answer */
-    bit<8>  old_epoch;      /* slot_epoch before this packet */
+    bit<4>  same_session;   /* SESSION_*: slot_session held this frame's session (accepted DATA only) */
+    /* stage 2: chunk check */
+    bit<4>  fresh;          /* FRESH_*: this chunk against the cell's (slot_chunk; accepted DATA only) */
     /* stages 2..4: shadow state */
     bit<32> seen0;          /* bitmap_set0 before this packet (own set 0, same epoch only; else 0) */
     bit<32> seen1;          /* bitmap_set1 before this packet (own set 1, same epoch only; else 0) */

@@ -54,7 +54,8 @@ parser DhcParser(packet_in packet,
         meta.dhc.aggregate = 0;
         meta.dhc.result_in = 0;
         meta.dhc.arp_req = 0;
-        meta.dhc.old_epoch = 0;
+        meta.dhc.same_session = 0;
+        meta.dhc.fresh = 0;
         meta.dhc.seen0 = 0;
         meta.dhc.seen1 = 0;
         meta.dhc.kind = KIND_NONE;

@@ -8,14 +8,20 @@ from __future__ import annotations
 
 import subprocess
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
 
 import pytest
+from scapy.layers.inet import UDP
+from scapy.utils import rdpcap
 
 from controller.cli import main as ctl
 from controller.deploy.apply import deploy
 from dhcwire import header as wire
 from dhcwire.header import DHC_UDP_PORT, worker_port
 from hostagent.manifest import read_manifest
+from hostagent.packet import MalformedPacket, decode_datagram
 from tests.e2e.helpers import data_payload, drops, run_and_check, send_from
 from topologies.story import switch_addresses
 from topologies.workload import Workload, agent_command, collect, expected_sum
@@ -23,6 +29,8 @@ from topologies.workload import Workload, agent_command, collect, expected_sum
 pytestmark = [pytest.mark.root, pytest.mark.slow]
 GOOD = Workload(dim=60_000, density=0.01, seed=21)
 FAILING = Workload(dim=300_000, density=0.02, seed=22, timeout=0.05, retries=5)
+#: the AllReduce whose DATA is captured and replayed: two AllReduces in one session, several laps
+CAPTURED = Workload(dim=200_000, density=0.02, seed=23, repeat=2)
 
 
 def _epoch(net) -> int:
@@ -150,3 +158,87 @@ def test_killed_switch_named_then_restart_redeploy_reset_is_exact(recovery_net):
     assert report.epochs == epochs
     _reset(net)
     run_and_check(net, GOOD)
+
+
+@contextmanager
+def _capture(net, host: str) -> Iterator[Path]:
+    """tcpdump on ``host``'s interface: every datagram it sends to a DHC port, into a pcap."""
+    path = net.workdir / f"capture-{host}-{time.monotonic_ns()}.pcap"
+    h = net.handle.host(host)
+    proc = h.popen(["tcpdump", "-i", str(h.defaultIntf()), "-U", "-w", str(path),
+                    "udp", "and", "dst", "port", str(DHC_UDP_PORT)],
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    time.sleep(1.0)                        # tcpdump attached before the first frame
+    try:
+        yield path
+    finally:
+        time.sleep(0.5)
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+def _data_frames(path: Path, job: int) -> list[tuple[int, bytes]]:
+    """(chunk, UDP payload) of every DATA of ``job`` in the capture, in capture order."""
+    out = []
+    for pkt in rdpcap(str(path)):
+        if UDP not in pkt:
+            continue
+        payload = bytes(pkt[UDP].payload)
+        try:
+            dg = decode_datagram(payload)
+        except MalformedPacket:
+            continue
+        if dg.pkt_type == wire.PacketType.DATA and dg.job_id == job:
+            out.append((dg.chunk, payload))
+    return out
+
+
+def _stale_chunks_reach(net, n: int, timeout_s: float = 30.0) -> int:
+    """Poll s1's stale_chunk counter until it reaches ``n`` (the softswitch may still be working
+    through a burst); returns the last value read."""
+    end = time.monotonic() + timeout_s
+    while True:
+        got = drops(net, "s1").get("stale_chunk", 0)
+        if got >= n or time.monotonic() > end:
+            return got
+        time.sleep(0.5)
+
+
+def test_replayed_and_delayed_data_of_an_earlier_session_is_stale(recovery_net):
+    """Issue 30, item 1, as the issue found it: h1's DATA of a clean, exact session is captured;
+    after it, one frame from the middle and then chunks 0-63 are replayed from h1.  Every frame
+    older than its cell's chunk is dropped as stale_chunk; the next session of the job (same
+    epoch: the manifest path continues the chunk sequence) is exact with no reset, while frames
+    of the captured session keep arriving as delayed duplicates during both of its AllReduces."""
+    net = recovery_net
+    h1 = net.topo.job(1).workers[0]
+    sw_ip = read_manifest(net.manifest)["jobs"][0]["workers"][h1]["switch_ip"]
+    lap = 2 * net.topo.job(1).window
+    with _capture(net, h1) as pcap:
+        run_and_check(net, CAPTURED)
+    frames = _data_frames(pcap, 1)
+    chunks = sorted({c for c, _ in frames})
+    end = chunks[-1] + 1                                   # sessions end on a 2W boundary
+    assert end % lap == 0 and len(chunks) >= 2 * lap, (len(chunks), end, lap)
+    first = {c: p for c, p in reversed(frames)}            # each chunk's first transmission
+    middle = chunks[len(chunks) // 2]
+    replay = [middle, *chunks[:64]]
+    stale = sum(1 for c in replay if c < end - lap)        # the last lap's cells still hold theirs
+    assert stale >= 64
+    epoch = _epoch(net)
+    before = drops(net, "s1").get("stale_chunk", 0)
+    # 65 frames of 1 KiB are too long a command line for the host's shell: run it directly
+    sender = send_from(net, h1, sw_ip, DHC_UDP_PORT, [first[c] for c in replay], sport=worker_port(1),
+                       background=True)
+    assert sender.wait(timeout=60) == 0
+    assert _stale_chunks_reach(net, before + stale) - before == stale, drops(net, "s1")
+    time.sleep(1.0)
+    assert drops(net, "s1").get("stale_chunk", 0) - before == stale       # and no more
+    # h1's agent holds its worker port while it runs: the duplicates go out through a raw socket
+    delayed = send_from(net, h1, sw_ip, DHC_UDP_PORT, [p for _, p in frames[::9]],
+                        sport=worker_port(1), count=4, interval=0.3, background=True,
+                        src=net.topo.hosts[h1].ip)
+    run_and_check(net, Workload(dim=GOOD.dim, density=GOOD.density, seed=GOOD.seed, repeat=2))
+    delayed.wait(timeout=60)
+    assert _epoch(net) == epoch
+    assert _stale_chunks_reach(net, before + stale + 1) - before > stale

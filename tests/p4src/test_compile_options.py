@@ -24,9 +24,9 @@ def test_defaults() -> None:
 
     sw = Switch.load(PROGRAM)
     regs = {r.preamble.name: r.size for r in sw.p4info.registers}
-    assert len(regs) == 32 + 4
+    assert len(regs) == 32 + 5
     assert regs["DhcIngress.lanes.lane_31"] == 4096 and regs["DhcIngress.shadow.bitmap_set0"] == 2048
-    assert regs["DhcIngress.shadow.slot_count"] == regs["DhcIngress.dhc_index.slot_epoch"] == 4096
+    assert regs["DhcIngress.shadow.slot_count"] == regs["DhcIngress.dhc_index.slot_session"] == 4096
 
 
 @pytest.mark.parametrize(("defines", "reason"), [
@@ -46,7 +46,8 @@ def test_tofino_builds_default_to_sixteen_lanes() -> None:
     from softswitch import Switch
 
     assert len(Switch.load(PROGRAM).header_types["dhc_lanes_h"]) == 32
-    tofino = Switch.load(PROGRAM, defines={"__TARGET_TOFINO__": "1"})
+    tofino_defaults = {"__TARGET_TOFINO__": "1", "DHC_TAG_V1MODEL": "1"}   # v1model tag check: see define.p4
+    tofino = Switch.load(PROGRAM, defines=tofino_defaults)
     assert len(tofino.header_types["dhc_lanes_h"]) == 16
-    assert len(Switch.load(PROGRAM, defines={"__TARGET_TOFINO__": "1", "DHC_LANES": "8"})
+    assert len(Switch.load(PROGRAM, defines={**tofino_defaults, "DHC_LANES": "8"})
                .header_types["dhc_lanes_h"]) == 8

@@ -27,16 +27,17 @@ CHAIN_STAGE = {
     "dhc_index.level_table": 0, "dhc_index.child_table": 0, "dhc_index.arp_check": 0,
     "forwarding.switch_config": 0,
     "dhc_index.verdict": 1,
-    "shadow.bitmap_set0_update": 2, "shadow.bitmap_set1_update": 2,
-    "shadow.count_update": 3,
-    "tbl_shadow_compute_gap": 4,
-    "completion.decide": 5,
-    "forwarding.arp_table": 6, "forwarding.ipv4_lpm": 6, "tbl_forwarding_drop_as": 6,
-    "stats.contribution_stats": 6, "stats.completion_stats": 6, "stats.duplicate_stats": 6,
-    "stats.result_stats": 6,
-    "tbl_drops_count_drop": 7, "tbl_drops_absorb": 7,
+    "shadow.chunk_check": 2,
+    "shadow.bitmap_set0_update": 3, "shadow.bitmap_set1_update": 3,
+    "shadow.count_update": 4,
+    "tbl_shadow_compute_gap": 5,
+    "completion.decide": 6,
+    "forwarding.arp_table": 7, "forwarding.ipv4_lpm": 7, "tbl_forwarding_drop_as": 7,
+    "stats.contribution_stats": 7, "stats.completion_stats": 7, "stats.duplicate_stats": 7,
+    "stats.result_stats": 7,
+    "tbl_drops_count_drop": 8, "tbl_drops_absorb": 8,
 }
-FIRST_LANE_STAGE = 4          # the lanes key on kind, written by count_update (stage 3)
+FIRST_LANE_STAGE = 5          # the lanes key on kind, written by count_update (stage 4)
 
 
 def _name(short: str) -> str:
@@ -96,4 +97,5 @@ def test_tofino_stage_count_and_stateful_alus_are_as_documented(real_builds: dic
     b = real_builds["tofino"]
     assert b.stage_count == _documented_stages(), b.stages
     assert all(b.stateful_alus(s) <= 4 for s in range(b.stage_count))
-    assert len(b.registers) == _documented_k() + 4      # K lanes, slot_epoch, 2 bitmaps, slot_count
+    # K lanes, slot_session, slot_chunk, 2 bitmaps, slot_count
+    assert len(b.registers) == _documented_k() + 5

@@ -96,6 +96,14 @@ control DhcCompletion(inout headers_t hdr,
         m.outcome = OUTCOME_RESULT_DOWN;
     }
 
+    /* DATA of this epoch for a chunk older than its cell's (a replay, a
+     * delayed duplicate): the tag check marked it stale and the shadow tables
+     * left every register alone (kind NONE) */
+    action stale_chunk() {
+        m.drop = 1;
+        m.drop_reason = DROP_STALE_CHUNK;
+    }
+
     action unexpected() {
         m.drop = 1;
         m.drop_reason = DROP_UNAUTHORISED;
@@ -110,7 +118,7 @@ control DhcCompletion(inout headers_t hdr,
         }
         actions = {
             consume; result_multicast; complete_up; answer_unicast; dup_up; dup_pending; result_down;
-            unexpected;
+            stale_chunk; unexpected;
         }
         const entries = {
             (DHC_TYPE_RESULT, KIND_NONE,  _, 0) : result_down();
@@ -123,6 +131,7 @@ control DhcCompletion(inout headers_t hdr,
             (DHC_TYPE_DATA,   KIND_DUP,   0, 1) : answer_unicast();
             (DHC_TYPE_DATA,   KIND_DUP,   0, 0) : dup_up();
             (DHC_TYPE_DATA,   KIND_DUP,   _, _) : dup_pending();
+            (DHC_TYPE_DATA,   KIND_NONE,  _, _) : stale_chunk();
         }
         const default_action = unexpected();
     }

@@ -15,8 +15,11 @@
  * an ARP request, an accepted DATA (aggregate) or an accepted RESULT
  * (result_in).  Entries are in priority order (the first that matches wins),
  * so the order of the checks is the order of the entries.  The action that
- * accepts a DATA is also the one place that touches slot_epoch: it stores the
- * frame's epoch in the packet's (slot, set) cell and returns the one it held.
+ * accepts a DATA is also the one place that touches slot_session: the
+ * session (job, epoch) of the data in the packet's (slot, set) cell.  It
+ * stores the frame's and returns whether the cell already held it
+ * (`same_session`); the chunk check (shadow.p4, next stage) orders chunks
+ * within a session.
  */
 #ifndef _DHC_INDEX_P4_
 #define _DHC_INDEX_P4_
@@ -34,7 +37,24 @@ control DhcIndex(in headers_t hdr,
                  in bit<1> checksum_error,
                  inout dhc_meta_t m) {
 
-    register<bit<8>>(DHC_POOL_SIZE) slot_epoch;
+    /* The session (0 ++ job ++ epoch) of the data in each (slot, set) cell.
+     * accept_data stores the frame's and says whether it was already there
+     * (SESSION_SAME) or not (SESSION_OTHER: the frame is the cell's first
+     * writer).  The job in the word makes a region handed to another job a
+     * new session even in the same epoch. */
+    register<bit<32>>(DHC_POOL_SIZE) slot_session;
+#if defined(DHC_TAG_REGISTER_ACTION)
+    /* Tofino: p4c-tofino does not assemble the v1model form below when the
+     * register's old value feeds a comparison (p4src/README.md, "Tofino"), so
+     * the same rule is a RegisterAction: the comparator's predicate, one-hot
+     * (bit 1 = equal), is the output. */
+    RegisterAction<bit<32>, bit<32>, bit<4>>(slot_session) session_check = {
+        void apply(inout bit<32> value, out bit<4> rv) {
+            rv = this.predicate(value == m.session);
+            value = m.session;
+        }
+    };
+#endif
 
     /* ---- local_addr: exact dst IP -> "this switch" ---- */
     action set_local() {
@@ -71,6 +91,7 @@ control DhcIndex(in headers_t hdr,
         m.stats_idx = (bit<32>)stats_idx;
         m.port_diff = ingress_port ^ uplink_port;
         m.parent_diff = hdr.ipv4.srcAddr ^ parent_addr;
+        m.session = 8w0 ++ hdr.dhc.job_id ++ hdr.dhc.epoch;
     }
 
     action job_miss() {
@@ -200,11 +221,20 @@ control DhcIndex(in headers_t hdr,
         m.arp_req = 1;
     }
 
+#if defined(DHC_TAG_REGISTER_ACTION)
     action accept_data() {
         m.aggregate = 1;
-        slot_epoch.read(m.old_epoch, DHC_CELL(m));
-        slot_epoch.write(DHC_CELL(m), hdr.dhc.epoch);
+        m.same_session = session_check.execute((bit<32>)DHC_CELL(m));
     }
+#else
+    action accept_data() {
+        m.aggregate = 1;
+        bit<32> old;
+        slot_session.read(old, DHC_CELL(m));
+        slot_session.write(DHC_CELL(m), m.session);
+        m.same_session = old == m.session ? SESSION_SAME : SESSION_OTHER;
+    }
+#endif
 
     action accept_result() {
         m.result_in = 1;

@@ -16,7 +16,13 @@ from scapy.layers.inet import ICMP, IP
 from scapy.layers.l2 import ARP, Ether
 
 from dhcwire import header as wire
-from tests.p4src.stf import scenarios_drops, scenarios_security, scenarios_state, scenarios_tree
+from tests.p4src.stf import (
+    scenarios_drops,
+    scenarios_replay,
+    scenarios_security,
+    scenarios_state,
+    scenarios_tree,
+)
 from tests.p4src.stf.frames import (
     HEADER,
     SW_IP,
@@ -124,7 +130,8 @@ FILES = {"sum_three_workers.stf": sum_three_workers, "or_duplicates_drops.stf": 
          "arp_ipv4.stf": arp_ipv4, "non_root_tree.stf": scenarios_tree.non_root_tree,
          "epochs.stf": scenarios_state.epochs, "shadow_sets.stf": scenarios_state.shadow_sets,
          "drop_reasons.stf": scenarios_drops.drop_reasons,
-         "spoofed_fragmented_trailing.stf": scenarios_security.spoofed_fragmented_trailing}
+         "spoofed_fragmented_trailing.stf": scenarios_security.spoofed_fragmented_trailing,
+         "stale_chunks.stf": scenarios_replay.stale_chunks}
 
 
 def main() -> None:
