@@ -18,6 +18,10 @@ rest beside it.  Without xdist (``pytest -m root``), the groups change nothing.
 
 from __future__ import annotations
 
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
 import pytest
 
 ROOT_NAMESPACE_GROUP = "root-namespace"
@@ -28,6 +32,22 @@ def xdist_group_of(item: pytest.Item) -> str:
     if item.get_closest_marker("root") and not item.get_closest_marker("own_netns"):
         return ROOT_NAMESPACE_GROUP
     return item.nodeid.split("::", 1)[0]
+
+
+@pytest.fixture(autouse=True, scope="module")
+def chunk_state_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """Agents that keep their job's epoch resume the chunk sequence from a state file
+    (hostagent/chunk_state.py).  Each test module keeps its own, in a folder of this run (the
+    processes it starts, Mininet hosts included, inherit the variable), never the user's: a module
+    that runs several sessions on one network sees its own, and no module sees another's."""
+    old = os.environ.get("DHC_STATE_DIR")
+    path = tmp_path_factory.mktemp("dhc-state")
+    os.environ["DHC_STATE_DIR"] = str(path)
+    yield path
+    if old is None:
+        os.environ.pop("DHC_STATE_DIR", None)
+    else:
+        os.environ["DHC_STATE_DIR"] = old
 
 
 @pytest.hookimpl(tryfirst=True)
