@@ -89,15 +89,19 @@ void hde_complete(hde_engine *e, hde_out *o, const int64_t *items, int64_t k, do
     hde_complete_marked(e, o, items, k, now);
 }
 
+/* The index of the newest done item of [lo, hi), or -1: the RFC 6298 5.3 rules below act on the
+ * items before and after it. */
+static int64_t newest_done(const hde_out *o, int64_t lo, int64_t hi) {
+    for (int64_t i = hi - 1; i >= lo; i--)
+        if (o->done[i])
+            return i;
+    return -1;
+}
+
 /* RFC 6298 5.3: items of [lo, hi) older than the newest done one, not done and backed off, get
  * the current timeout again. */
 void hde_restart_backed_off(hde_engine *e, hde_out *o, int64_t lo, int64_t hi, double now) {
-    int64_t top = -1;
-    for (int64_t i = hi - 1; i >= lo; i--)
-        if (o->done[i]) {
-            top = i;
-            break;
-        }
+    int64_t top = newest_done(o, lo, hi);
     if (top < 0)
         return;
     double rto = rto_of(e);
@@ -114,12 +118,7 @@ void hde_restart_backed_off(hde_engine *e, hde_out *o, int64_t lo, int64_t hi, d
  * expire no earlier than their timeout from now (delivery.py restart_in_flight). */
 void hde_restart_in_flight(hde_engine *e, hde_out *o, int64_t lo, int64_t hi, double now) {
     (void)e;
-    int64_t top = -1;
-    for (int64_t i = hi - 1; i >= lo; i--)
-        if (o->done[i]) {
-            top = i;
-            break;
-        }
+    int64_t top = newest_done(o, lo, hi);
     if (top < 0)
         return;
     for (int64_t i = top + 1; i < hi; i++)
