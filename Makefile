@@ -14,7 +14,7 @@ BW         ?=
 P4C        ?= p4c
 BUILD      := build
 
-.PHONY: setup test run stop bench train lint p4 clean help docker-run
+.PHONY: setup test test-shared-netns test-rest run stop bench train lint p4 clean help docker-run
 
 help:
 	@echo "make run   - the whole story on the default topology ($(TOPO))"
@@ -44,11 +44,21 @@ $(STAMP): pyproject.toml scripts/setup_python.sh $(APT_STAMP)
 	@bash scripts/setup_python.sh $(PY)
 	@touch $@
 
-# Two workers (pytest-xdist, tests/conftest.py): the tests that build interfaces in this machine's
-# own namespace (Mininet, fixed veth names) run one after another on one worker, started first;
-# every other module runs whole on whichever worker is free, beside them.
+# Two halves at once (tests/conftest.py): the tests that build interfaces in this machine's own
+# network namespace (marked `root` and not `own_netns`: Mininet, fixed veth names) one after
+# another, and all the others on two xdist workers, whole modules per worker.  Each half has its
+# own pytest temporary folder; their output is interleaved by whole lines.
 test: setup
-	$(PY) -m pytest -q -n 2 --dist loadgroup
+	@$(MAKE) --no-print-directory -j2 --output-sync=line test-shared-netns test-rest
+
+test-shared-netns:
+	@d=$$(mktemp -d /tmp/dhc-test-XXXXXX); \
+	$(PY) -m pytest -q -m "root and not own_netns" --basetemp=$$d/t; rc=$$?; rm -rf $$d; exit $$rc
+
+test-rest:
+	@d=$$(mktemp -d /tmp/dhc-test-XXXXXX); \
+	$(PY) -m pytest -q -n 2 --dist loadfile -m "not root or own_netns" --basetemp=$$d/t; rc=$$?; \
+	rm -rf $$d; exit $$rc
 
 run: setup
 	$(PY) -m topologies.run_story --topo $(TOPO) --mode $(MODE) --target $(TARGET) $(if $(BW),--bw $(BW))
