@@ -152,7 +152,8 @@ def test_tbf_limits_a_veth_between_namespaces() -> None:
         _, slow = run_in_a(["ping", "-c1", "-W2", "10.254.0.2"])    # after them: the queue was full
         assert flood.communicate(timeout=60)[1] is None and flood.returncode == 0
         slow_ms, fast_ms = ([float(x) for x in re.findall(r"time=([0-9.]+) ms", t)] for t in (slow, fast))
-        assert slow_ms and slow_ms[0] > 100, slow             # behind the full data queue
+        # behind the full data queue, or refused by it (ENOBUFS: its band was full when sent)
+        assert (slow_ms and slow_ms[0] > 100) or "No buffer space available" in slow, slow
         assert len(fast_ms) == 2 and max(fast_ms) < 50, fast  # band 0: past it
     finally:
         subprocess.run(["ip", "netns", "del", ns_a], capture_output=True)
