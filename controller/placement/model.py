@@ -85,56 +85,45 @@ def precheck(topo: Topology, budget: int | None) -> None:
         raise InfeasiblePlacement(binding)
 
 
+class _Assumptions:
+    """With ``diagnose``, one assumption literal per guarded constraint, so an infeasible model
+    yields the constraints in its core (by literal index); without it, guards are empty."""
+
+    def __init__(self, m: cp_model.CpModel, diagnose: bool) -> None:
+        self.m = m
+        self.diagnose = diagnose
+        self.by_index: dict[int, BindingConstraint] = {}
+
+    def guard(self, kind: str, where: str, detail: str) -> list:
+        if not self.diagnose:
+            return []
+        lit = self.m.new_bool_var(f"assume_{kind}_{where}")
+        self.m.add_assumption(lit)
+        self.by_index[lit.Index()] = BindingConstraint(kind, where, detail)
+        return [lit]
+
+
 def build(topo: Topology, budget: int | None, *, diagnose: bool = False, root_cut: bool = True,
           per_root: bool | None = None) -> Model:
     """Build the CP-SAT model.  With ``diagnose`` every memory, fan-in and budget constraint is
-    guarded by an assumption literal so an infeasible model yields the constraints that conflict."""
+    guarded by an assumption literal so an infeasible model yields the constraints that conflict.
+
+    Variables and constraints are created in a fixed order (the helpers below are called in
+    sequence): CP-SAT's search, and so the placement found within a time limit, depends on it."""
     m = cp_model.CpModel()
     capable = capable_switches(topo)
     jobs = [j for j in topo.jobs if j.needs_aggregation]
     unit = math.gcd(*(j.bytes_per_iteration for j in jobs)) if jobs else 1
-    assumptions: dict[int, BindingConstraint] = {}
-
-    def guard(kind: str, where: str, detail: str) -> list:
-        if not diagnose:
-            return []
-        lit = m.new_bool_var(f"assume_{kind}_{where}")
-        m.add_assumption(lit)
-        assumptions[lit.Index()] = BindingConstraint(kind, where, detail)
-        return [lit]
-
-    if budget is None:
-        deploy: dict[str, cp_model.IntVar | int] = {s: 1 for s in capable}
-    else:
-        deploy = {s: m.new_bool_var(f"d_{s}") for s in capable}
-        m.add(sum(topo.switches[s].deploy_cost * d for s, d in deploy.items()) <= budget).only_enforce_if(
-            guard("budget", "network", f"switches made programmable may cost at most {budget}"))
-
+    guards = _Assumptions(m, diagnose)
+    deploy = _deploy_vars(m, topo, capable, budget, guards)
     fanin_guard: dict[str, list] = {}
     out: list[_JobVars] = []
     for job in jobs:
-        fits = [s for s in capable if topo.switches[s].register_slots >= job.region_slots]
-        attached: dict[str, int] = {}
-        for w in job.workers:
-            sw = topo.attachment(w).switch
-            attached[sw] = attached.get(sw, 0) + 1
-        arcs: dict[tuple[str, int], list[str]] = {}   # (tail, link) -> roots whose tree uses it
-        nodes: set[str] = set(attached) | set(fits)
-        for r in fits:
-            up, _ = topo.upward_tree(attached, r)
-            for node, link in up.items():
-                arcs.setdefault((node, link), []).append(r)
-            nodes |= set(up) | {r}
-        jv = _JobVars(job, {r: m.new_bool_var(f"y_{job.id}_{r}") for r in fits},
-                      {s: m.new_bool_var(f"a_{job.id}_{s}") for s in sorted(nodes) if s in fits})
-        m.add_exactly_one(jv.y.values())
-        if (PER_ROOT if per_root is None else per_root):
-            _per_root_streams(m, topo, jv, attached, fits)
-        else:
-            _shared_streams(m, topo, jv, attached, arcs, nodes)
+        jv = _job_vars(m, topo, job, capable, PER_ROOT if per_root is None else per_root)
         for s in jv.a:
             if s not in fanin_guard:
-                fanin_guard[s] = guard("fan-in", s, f"an aggregator accepts at most {MAX_FAN_IN} children")
+                fanin_guard[s] = guards.guard("fan-in", s,
+                                              f"an aggregator accepts at most {MAX_FAN_IN} children")
             m.add(jv.inflow[s] <= MAX_FAN_IN).only_enforce_if([jv.a[s], *fanin_guard[s]])
             if budget is not None:
                 m.add_implication(jv.a[s], deploy[s])
@@ -143,15 +132,64 @@ def build(topo: Topology, budget: int | None, *, diagnose: bool = False, root_cu
             if root_cut:  # a root with one child is dominated by rooting at that child
                 m.add(jv.inflow[r] >= 2).only_enforce_if(y)
         out.append(jv)
+    _memory_limits(m, topo, capable, out, guards)
+    link_load, host_load = _loads(topo, out, unit)
+    return Model(m, out, link_load, host_load, unit, deploy, guards.by_index)
 
+
+def _deploy_vars(m: cp_model.CpModel, topo: Topology, capable: list[str], budget: int | None,
+                 guards: _Assumptions) -> dict[str, cp_model.IntVar | int]:
+    """Whether each capable switch is made programmable: always without a budget, else a choice
+    whose total cost the budget bounds."""
+    if budget is None:
+        return {s: 1 for s in capable}
+    deploy = {s: m.new_bool_var(f"d_{s}") for s in capable}
+    m.add(sum(topo.switches[s].deploy_cost * d for s, d in deploy.items()) <= budget).only_enforce_if(
+        guards.guard("budget", "network", f"switches made programmable may cost at most {budget}"))
+    return deploy
+
+
+def _job_vars(m: cp_model.CpModel, topo: Topology, job: Job, capable: list[str], per_root: bool) -> _JobVars:
+    """One job's root choice (exactly one root whose region fits), aggregator choice and stream
+    counts along the tree of each candidate root."""
+    fits = [s for s in capable if topo.switches[s].register_slots >= job.region_slots]
+    attached: dict[str, int] = {}
+    for w in job.workers:
+        sw = topo.attachment(w).switch
+        attached[sw] = attached.get(sw, 0) + 1
+    arcs: dict[tuple[str, int], list[str]] = {}   # (tail, link) -> roots whose tree uses it
+    nodes: set[str] = set(attached) | set(fits)
+    for r in fits:
+        up, _ = topo.upward_tree(attached, r)
+        for node, link in up.items():
+            arcs.setdefault((node, link), []).append(r)
+        nodes |= set(up) | {r}
+    jv = _JobVars(job, {r: m.new_bool_var(f"y_{job.id}_{r}") for r in fits},
+                  {s: m.new_bool_var(f"a_{job.id}_{s}") for s in sorted(nodes) if s in fits})
+    m.add_exactly_one(jv.y.values())
+    if per_root:
+        _per_root_streams(m, topo, jv, attached, fits)
+    else:
+        _shared_streams(m, topo, jv, attached, arcs, nodes)
+    return jv
+
+
+def _memory_limits(m: cp_model.CpModel, topo: Topology, capable: list[str], out: list[_JobVars],
+                   guards: _Assumptions) -> None:
+    """The regions a switch holds fit its register slots (stated only where they could overflow)."""
     for s in capable:
         terms = [(jv.job.region_slots, jv.a[s]) for jv in out if s in jv.a]
         cap = topo.switches[s].register_slots
         if terms and sum(w for w, _ in terms) > cap:
             need = ", ".join(f"job {jv.job.id}: {jv.job.region_slots}" for jv in out if s in jv.a)
             m.add(sum(w * a for w, a in terms) <= cap).only_enforce_if(
-                guard("memory", s, f"{cap} register slots; regions of candidate jobs ({need})"))
+                guards.guard("memory", s, f"{cap} register slots; regions of candidate jobs ({need})"))
 
+
+def _loads(topo: Topology, out: list[_JobVars],
+           unit: int) -> tuple[dict[int, cp_model.LinearExpr], dict[int, int]]:
+    """Bytes per iteration (in ``unit``s) on each switch-switch link (a linear expression of the
+    stream counts) and on each host link (a constant: every worker sends its own stream)."""
     link_load: dict[int, cp_model.LinearExpr] = {}
     per_link: dict[int, list] = {}
     for jv in out:
@@ -164,7 +202,7 @@ def build(topo: Topology, budget: int | None, *, diagnose: bool = False, root_cu
         for w in jv.job.workers:
             i = topo.attachment(w).link
             host_load[i] = host_load.get(i, 0) + jv.job.bytes_per_iteration // unit
-    return Model(m, out, link_load, host_load, unit, deploy, assumptions)
+    return link_load, host_load
 
 
 def _shared_streams(m: cp_model.CpModel, topo: Topology, jv: _JobVars, attached: dict[str, int],
