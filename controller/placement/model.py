@@ -310,6 +310,47 @@ def solve(topo: Topology, budget: int | None, *, time_limit: float = 60.0, worke
     jobs = built.jobs
     if not jobs:
         return Solution({}, 0, 0, True, time.perf_counter() - start, [])
+    objectives = _objectives(m, topo, built)
+    tracked = [v for jv in jobs for v in (*jv.y.values(), *jv.a.values(), *jv.g.values())]
+    start_choice = greedy_choice(topo, budget)
+    if start_choice is not None:
+        _hint_choice(m, jobs, start_choice)
+    run = _optimise(m, topo, budget, objectives, tracked, start=start, time_limit=time_limit,
+                    workers=workers, has_start=start_choice is not None)
+    if run.fell_back:
+        return Solution(start_choice, 0, 0, False, time.perf_counter() - start, run.log,
+                        run.bound["bottleneck"] * built.unit, None, build_s)
+    choice = _read_choice(topo, jobs, run.values)
+    b_val = max(max((_value(e, run.values) for e in built.link_load.values()), default=0),
+                objectives.host_max)
+    t_val = sum(_value(e, run.values) for e in built.link_load.values()) + objectives.host_total
+    total_bound = None if run.bound["total"] is None else run.bound["total"] * built.unit
+    return Solution(
+        choice,
+        b_val * built.unit,
+        t_val * built.unit,
+        run.optimal,
+        time.perf_counter() - start,
+        run.log,
+        run.bound["bottleneck"] * built.unit,
+        total_bound,
+        build_s,
+    )
+
+
+@dataclass
+class _Objectives:
+    """The lexicographic objectives, in order, and the constant host-link loads they rest on."""
+
+    phases: list[tuple[str, cp_model.LinearExpr | int]]
+    host_max: int      # the busiest host link (a floor for the bottleneck)
+    host_total: int    # bytes on all host links (added to the switch-link total)
+
+
+def _objectives(m: cp_model.CpModel, topo: Topology, built: Model) -> _Objectives:
+    """Bottleneck (a variable bounding every link's load), total switch-link bytes (bounded below
+    by the tree sizes, which tightens the LP), then deploy cost before the number of regions."""
+    jobs = built.jobs
     upper = sum(jv.job.bytes_per_iteration // built.unit * len(jv.job.workers) for jv in jobs)
     host_max = max(built.host_load.values())
     bottleneck = m.new_int_var(host_max, max(upper, host_max), "bottleneck")
@@ -324,20 +365,39 @@ def solve(topo: Topology, budget: int | None, *, time_limit: float = 60.0, worke
         topo.switches[s].deploy_cost * d for s, d in built.deploy.items() if not isinstance(d, int)
     )
     phases = [("bottleneck", bottleneck), ("total", total), ("regions", deploy_cost * n_pairs + n_aggs)]
-    tracked = [v for jv in jobs for v in (*jv.y.values(), *jv.a.values(), *jv.g.values())]
-    start_choice = greedy_choice(topo, budget)
-    if start_choice is not None:
-        for jv in jobs:
-            root, aggs = start_choice[jv.job.id]
-            for r, y in jv.y.items():
-                m.add_hint(y, int(r == root))
-            for s_name, a in jv.a.items():
-                m.add_hint(a, int(s_name in aggs))
-    values: dict[int, int] = {}
-    optimal = True
-    phase_log = []
-    bound = {"bottleneck": host_max, "total": None}
-    for i, (name, objective) in enumerate(phases):
+    return _Objectives(phases, host_max, host_total)
+
+
+def _hint_choice(m: cp_model.CpModel, jobs: list[_JobVars],
+                 choice: dict[int, tuple[str | None, set[str]]]) -> None:
+    """Start the search from a known placement (the greedy one)."""
+    for jv in jobs:
+        root, aggs = choice[jv.job.id]
+        for r, y in jv.y.items():
+            m.add_hint(y, int(r == root))
+        for s_name, a in jv.a.items():
+            m.add_hint(a, int(s_name in aggs))
+
+
+@dataclass
+class _PhaseRun:
+    """What the phases of ``_optimise`` left: the last solution's values (variable index ->
+    value), whether every phase up to it was proven optimal, the per-phase log and the proven
+    bounds (scaled units); ``fell_back`` when no phase found a solution and the greedy start stands."""
+
+    values: dict[int, int]
+    optimal: bool
+    log: list[dict]
+    bound: dict[str, int | None]
+    fell_back: bool = False
+
+
+def _optimise(m: cp_model.CpModel, topo: Topology, budget: int | None, objectives: _Objectives,
+              tracked: list, *, start: float, time_limit: float, workers: int, has_start: bool) -> _PhaseRun:
+    """Minimise each objective in turn, fixing each phase's optimum as a bound for the next and
+    hinting its solution; stop at the first phase that is not proven (later ones would rest on it)."""
+    run = _PhaseRun({}, True, [], {"bottleneck": objectives.host_max, "total": None})
+    for i, (name, objective) in enumerate(objectives.phases):
         if isinstance(objective, int):
             continue  # nothing left to optimise (e.g. no switch-to-switch traffic at all)
         left = time_limit - (time.perf_counter() - start)
@@ -346,51 +406,43 @@ def solve(topo: Topology, budget: int | None, *, time_limit: float = 60.0, worke
         solver = new_solver(left, workers)
         m.minimize(objective)
         status = solver.solve(m)
-        phase_log.append({"phase": name, "status": solver.status_name(status),
-                          "wall_s": round(solver.wall_time, 4), "value": solver.objective_value})
+        run.log.append({"phase": name, "status": solver.status_name(status),
+                        "wall_s": round(solver.wall_time, 4), "value": solver.objective_value})
         if status == cp_model.INFEASIBLE and i == 0:
             raise explain(topo, budget)
         if name == "bottleneck":
-            bound["bottleneck"] = max(host_max, proven_bound(solver, status))
-        elif name == "total" and optimal:
-            bound["total"] = proven_bound(solver, status) + host_total
+            run.bound["bottleneck"] = max(objectives.host_max, proven_bound(solver, status))
+        elif name == "total" and run.optimal:
+            run.bound["total"] = proven_bound(solver, status) + objectives.host_total
         if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-            if not values and start_choice is not None:
-                phase_log.append({"phase": "greedy start", "status": "FEASIBLE (solver found none)",
-                                  "wall_s": 0.0, "value": None})
-                return Solution(start_choice, 0, 0, False, time.perf_counter() - start, phase_log,
-                                bound["bottleneck"] * built.unit, None, build_s)
-            if not values:
+            if not run.values and has_start:
+                run.log.append({"phase": "greedy start", "status": "FEASIBLE (solver found none)",
+                                "wall_s": 0.0, "value": None})
+                run.fell_back = True
+                return run
+            if not run.values:
                 raise SolverError(f"no placement found within {time_limit:.1f} s "
                                   f"(solver status {solver.status_name(status)}); raise --time-limit")
             break  # keep the previous phase's solution
         if name != "regions":
-            optimal &= status == cp_model.OPTIMAL
-        values = {v.Index(): solver.value(v) for v in tracked}
+            run.optimal &= status == cp_model.OPTIMAL
+        run.values = {v.Index(): solver.value(v) for v in tracked}
         m.clear_hints()
         for v in tracked:
-            m.add_hint(v, values[v.Index()])
+            m.add_hint(v, run.values[v.Index()])
         m.add(objective <= round(solver.objective_value))
-        if not optimal:
+        if not run.optimal:
             break  # later phases cannot be proven on top of an unproven one; keep this solution
+    return run
 
+
+def _read_choice(topo: Topology, jobs: list[_JobVars],
+                 values: dict[int, int]) -> dict[int, tuple[str | None, set[str]]]:
+    """(root, aggregators) per job from a solution; an unproven solution may hold regions off
+    the tree: they carry nothing, so they are dropped."""
     choice = {}
     for jv in jobs:
         root = next(r for r, y in jv.y.items() if values[y.Index()])
         on_tree = {n for w in jv.job.workers for n in topo.path(topo.attachment(w).switch, root)}
-        # an unproven solution may hold regions off the tree: they carry nothing, drop them
         choice[jv.job.id] = (root, {s for s, a in jv.a.items() if values[a.Index()] and s in on_tree})
-    b_val = max(max((_value(e, values) for e in built.link_load.values()), default=0), host_max)
-    t_val = sum(_value(e, values) for e in built.link_load.values()) + host_total
-    total_bound = None if bound["total"] is None else bound["total"] * built.unit
-    return Solution(
-        choice,
-        b_val * built.unit,
-        t_val * built.unit,
-        optimal,
-        time.perf_counter() - start,
-        phase_log,
-        bound["bottleneck"] * built.unit,
-        total_bound,
-        build_s,
-    )
+    return choice
