@@ -84,40 +84,56 @@ def check_placement(topo: Topology, placement: Placement, max_jobs: int = DEFAUL
                 problems.append(f"job {jp.job_id}: aggregator {a.switch} is not a switch of the topology")
                 continue
             per_switch.setdefault(a.switch, []).append((jp.job_id, a))
-            if a.region_base % 2:
-                problems.append(f"job {jp.job_id} on {a.switch}: region base {a.region_base} is odd")
-            if a.region_slots != 2 * jp.window:
-                problems.append(f"job {jp.job_id} on {a.switch}: region of {a.region_slots} cells, "
-                                f"window {jp.window} needs {2 * jp.window}")
-            if a.region_base < 0 or a.region_base + a.region_slots > sw.register_slots:
-                problems.append(
-                    f"job {jp.job_id} on {a.switch}: region {a.region_base}..."
-                    f"{a.region_base + a.region_slots - 1} outside the pool of {sw.register_slots}"
-                )
-            if not 1 <= len(a.children) <= MAX_FAN_IN:
-                problems.append(
-                    f"job {jp.job_id} on {a.switch}: {len(a.children)} children (1..{MAX_FAN_IN})"
-                )
-            if sorted(c.index for c in a.children) != list(range(len(a.children))):
-                problems.append(
-                    f"job {jp.job_id} on {a.switch}: child indexes are not 0..{len(a.children) - 1}"
-                )
-            for c in a.children:
-                if c.name not in topo.hosts and c.name not in topo.switches:
-                    problems.append(f"job {jp.job_id} on {a.switch}: unknown child {c.name}")
-            if (a.parent is None) != (a.switch == jp.root):
-                problems.append(f"job {jp.job_id} on {a.switch}: only the root {jp.root} has no parent")
+            problems += _aggregator_problems(topo, jp, a, sw.register_slots)
     for sw, aggs in sorted(per_switch.items()):
-        if len(aggs) > max_jobs:
-            problems.append(f"{sw}: {len(aggs)} jobs > {max_jobs} per-job counter cells (DHC_MAX_JOBS)")
-        if sum(len(a.children) for _, a in aggs) > MAX_RID:
-            problems.append(f"{sw}: more than {MAX_RID} children in total: out of replica ids")
-        spans = sorted((a.region_base, a.region_base + a.region_slots, j) for j, a in aggs)
-        for (_, e0, j0), (b1, _, j1) in pairwise(spans):
-            if b1 < e0:
-                problems.append(f"{sw}: register regions of jobs {j0} and {j1} overlap")
+        problems += _switch_problems(sw, aggs, max_jobs)
     if problems:
         raise PlanError("placement cannot be deployed:\n" + "\n".join(f"  - {p}" for p in problems))
+
+
+def _aggregator_problems(topo: Topology, jp: JobPlacement, a: Aggregator, pool: int) -> list[str]:
+    """What is wrong with one aggregator of a job: its region (even base, two cells per window
+    slot, inside the switch's pool of ``pool`` cells), its children and its parent."""
+    problems: list[str] = []
+    if a.region_base % 2:
+        problems.append(f"job {jp.job_id} on {a.switch}: region base {a.region_base} is odd")
+    if a.region_slots != 2 * jp.window:
+        problems.append(f"job {jp.job_id} on {a.switch}: region of {a.region_slots} cells, "
+                        f"window {jp.window} needs {2 * jp.window}")
+    if a.region_base < 0 or a.region_base + a.region_slots > pool:
+        problems.append(
+            f"job {jp.job_id} on {a.switch}: region {a.region_base}..."
+            f"{a.region_base + a.region_slots - 1} outside the pool of {pool}"
+        )
+    if not 1 <= len(a.children) <= MAX_FAN_IN:
+        problems.append(
+            f"job {jp.job_id} on {a.switch}: {len(a.children)} children (1..{MAX_FAN_IN})"
+        )
+    if sorted(c.index for c in a.children) != list(range(len(a.children))):
+        problems.append(
+            f"job {jp.job_id} on {a.switch}: child indexes are not 0..{len(a.children) - 1}"
+        )
+    for c in a.children:
+        if c.name not in topo.hosts and c.name not in topo.switches:
+            problems.append(f"job {jp.job_id} on {a.switch}: unknown child {c.name}")
+    if (a.parent is None) != (a.switch == jp.root):
+        problems.append(f"job {jp.job_id} on {a.switch}: only the root {jp.root} has no parent")
+    return problems
+
+
+def _switch_problems(sw: str, aggs: list[tuple[int, Aggregator]], max_jobs: int) -> list[str]:
+    """What is wrong with the jobs one switch aggregates together: too many jobs or children,
+    overlapping register regions."""
+    problems: list[str] = []
+    if len(aggs) > max_jobs:
+        problems.append(f"{sw}: {len(aggs)} jobs > {max_jobs} per-job counter cells (DHC_MAX_JOBS)")
+    if sum(len(a.children) for _, a in aggs) > MAX_RID:
+        problems.append(f"{sw}: more than {MAX_RID} children in total: out of replica ids")
+    spans = sorted((a.region_base, a.region_base + a.region_slots, j) for j, a in aggs)
+    for (_, e0, j0), (b1, _, j1) in pairwise(spans):
+        if b1 < e0:
+            problems.append(f"{sw}: register regions of jobs {j0} and {j1} overlap")
+    return problems
 
 
 def _job_plan(topo: Topology, jp: JobPlacement, agg: Aggregator, stats_idx: int,

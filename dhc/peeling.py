@@ -170,17 +170,7 @@ def _peel_packed(buckets: np.ndarray, negative: np.ndarray, sketch: np.ndarray,
     sign, one multiply and one add per touched bucket, no per-element sign products."""
     rows, k = buckets.shape
     row_len = sketch.shape[0] // rows
-    word = np.asarray(sketch, dtype=np.uint32).astype(np.int64)
-    word <<= 32
-    unit = np.arange(k, dtype=np.int64)
-    unit <<= shift
-    unit += 1
-    codes = np.empty((rows, k), dtype=np.int32)             # bucket << 1 | negative
-    for j in range(rows):
-        np.add.at(word, buckets[j], unit)
-        np.left_shift(buckets[j], 1, out=codes[j], casting="unsafe")
-        codes[j] |= negative[j]
-    del unit
+    word, codes = _packed_words(buckets, negative, sketch, shift)
     flat = codes.reshape(-1)
     order_all = np.arange(k, dtype=np.int64)
     mark = np.empty(k, dtype=np.int64)
@@ -195,15 +185,7 @@ def _peel_packed(buckets: np.ndarray, negative: np.ndarray, sketch: np.ndarray,
         iterations += 1
         w = np.take(word, pure)
         pos = np.right_shift(w.view(np.uint32)[_LOW::2], ushift, dtype=np.int64)
-        # keep one bucket per candidate: a bucket may be listed twice, and a candidate may be
-        # pure in several rows at once
-        order = order_all[: pos.size] if pos.size <= k else np.arange(pos.size)
-        mark[pos] = order
-        keep = np.take(mark, pos) == order
-        if not keep.all():
-            kept = np.flatnonzero(keep)
-            pos, w, pure = np.take(pos, kept), np.take(w, kept), np.take(pure, kept)
-        p = pos.size
+        pos, w, pure = _one_bucket_per_candidate(pos, w, pure, mark, order_all)
         own = pure // row_len                                # row of the pure bucket
         own *= k
         own += pos
@@ -212,27 +194,76 @@ def _peel_packed(buckets: np.ndarray, negative: np.ndarray, sketch: np.ndarray,
         got_pos.append(pos)
         got_a.append(w.view(np.int32)[1 - _LOW::2])
         got_neg.append(neg_own)
-        g = np.empty((rows, p), dtype=np.int32)
-        for j in range(rows):
-            np.take(codes[j], pos, out=g[j], mode="clip")   # pos is in range: no buffering
-        g ^= neg_own                                          # low bit: sign differs from own
-        touched = np.right_shift(g, 1, dtype=np.int64).reshape(-1)
-        g &= 1
-        two_a = w & _HIGH
-        two_a *= -2
-        delta = np.multiply(g, two_a, dtype=np.int64)
-        delta += w
-        np.subtract.at(word, touched, delta.reshape(-1))
-        now = np.take(word, touched)
-        now &= cmask
-        # list the new pure buckets candidate-major, so that a candidate pure in several rows
-        # is read from the same bucket as in the candidate-major formulation (this only
-        # matters for a corrupted sketch, which then fails the same way)
-        hit = np.flatnonzero((now == 1).reshape(rows, p).T)
-        cand_i, row_j = np.divmod(hit, rows)
-        row_j *= p
-        row_j += cand_i
-        pure = np.take(touched, row_j)
+        pure = _subtract_packed(word, codes, pos, w, neg_own, cmask)
+    values, recovered = _signed_values(k, got_pos, got_a, got_neg)
+    word >>= 32
+    return PeelResult(values, recovered, word.astype(np.int32).astype(np.int64), iterations)
+
+
+def _packed_words(buckets: np.ndarray, negative: np.ndarray, sketch: np.ndarray,
+                  shift: int) -> tuple[np.ndarray, np.ndarray]:
+    """The packed word of every bucket (value, count and position sum of its candidates) and
+    the rows x k codes ``bucket << 1 | negative``."""
+    rows, k = buckets.shape
+    word = np.asarray(sketch, dtype=np.uint32).astype(np.int64)
+    word <<= 32
+    unit = np.arange(k, dtype=np.int64)
+    unit <<= shift
+    unit += 1
+    codes = np.empty((rows, k), dtype=np.int32)             # bucket << 1 | negative
+    for j in range(rows):
+        np.add.at(word, buckets[j], unit)
+        np.left_shift(buckets[j], 1, out=codes[j], casting="unsafe")
+        codes[j] |= negative[j]
+    return word, codes
+
+
+def _one_bucket_per_candidate(pos: np.ndarray, w: np.ndarray, pure: np.ndarray, mark: np.ndarray,
+                              order_all: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Keep one pure bucket per candidate: a bucket may be listed twice, and a candidate may be
+    pure in several rows at once."""
+    order = order_all[: pos.size] if pos.size <= order_all.size else np.arange(pos.size)
+    mark[pos] = order
+    keep = np.take(mark, pos) == order
+    if not keep.all():
+        kept = np.flatnonzero(keep)
+        pos, w, pure = np.take(pos, kept), np.take(w, kept), np.take(pure, kept)
+    return pos, w, pure
+
+
+def _subtract_packed(word: np.ndarray, codes: np.ndarray, pos: np.ndarray, w: np.ndarray,
+                     neg_own: np.ndarray, cmask: int) -> np.ndarray:
+    """Subtract the candidates recovered at ``pos`` (pure words ``w``, own signs ``neg_own``)
+    from every bucket they sit in; return the buckets this leaves pure."""
+    rows = codes.shape[0]
+    p = pos.size
+    g = np.empty((rows, p), dtype=np.int32)
+    for j in range(rows):
+        np.take(codes[j], pos, out=g[j], mode="clip")   # pos is in range: no buffering
+    g ^= neg_own                                          # low bit: sign differs from own
+    touched = np.right_shift(g, 1, dtype=np.int64).reshape(-1)
+    g &= 1
+    two_a = w & _HIGH
+    two_a *= -2
+    delta = np.multiply(g, two_a, dtype=np.int64)
+    delta += w
+    np.subtract.at(word, touched, delta.reshape(-1))
+    now = np.take(word, touched)
+    now &= cmask
+    # list the new pure buckets candidate-major, so that a candidate pure in several rows
+    # is read from the same bucket as in the candidate-major formulation (this only
+    # matters for a corrupted sketch, which then fails the same way)
+    hit = np.flatnonzero((now == 1).reshape(rows, p).T)
+    cand_i, row_j = np.divmod(hit, rows)
+    row_j *= p
+    row_j += cand_i
+    return np.take(touched, row_j)
+
+
+def _signed_values(k: int, got_pos: list[np.ndarray], got_a: list[np.ndarray],
+                   got_neg: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """The recovered values (pure-bucket value times the own sign) scattered to their
+    candidates, and which candidates were recovered."""
     values = np.zeros(k, dtype=np.int64)
     recovered = np.zeros(k, dtype=bool)
     if got_pos:
@@ -243,8 +274,7 @@ def _peel_packed(buckets: np.ndarray, negative: np.ndarray, sketch: np.ndarray,
         v += neg                                              # exact, +2**31 included
         values[done] = v
         recovered[done] = True
-    word >>= 32
-    return PeelResult(values, recovered, word.astype(np.int32).astype(np.int64), iterations)
+    return values, recovered
 
 
 def _peel_general(buckets: np.ndarray, negative: np.ndarray, sketch: np.ndarray) -> PeelResult:

@@ -116,25 +116,46 @@ def _flat_fields(t, path: tuple[str, ...] = ()) -> list[tuple[str, Any]]:
 
 
 def build_p4info(prog) -> Any:
-    pb = p4info_pb2()
-    info = pb.P4Info()
+    """The P4Info of a checked program, one entity kind after another in p4c's order.
+
+    Ids are taken in this order, which decides which name probes upwards on a hash collision,
+    so the helpers below must keep being called in this sequence."""
+    info = p4info_pb2().P4Info()
     info.pkg_info.arch = "v1model"
     ids = _Ids()
     tables = [t for t in prog.tables.values() if "hidden" not in t.annotations]
-    used_actions: dict[str, Any] = {}
+    _actions(info, ids, _used_actions(prog, tables))
+    dc_ids = {inst.name: ids.get("direct_counter", inst.name, inst.annotations)
+              for inst in prog.extern_insts.values() if inst.extern == "direct_counter"}
+    _tables(info, ids, tables, dc_ids)
+    for inst in sorted(prog.extern_insts.values(), key=lambda i: i.name):
+        _extern_instance(info, prog, ids, inst, dc_ids)
+    _action_profiles(info, prog, ids, {t.name for t in tables})
+    _controller_headers(info, prog, ids)
+    _value_sets(info, prog, ids)
+    _digests(info, prog, ids)
+    return info
+
+
+def _used_actions(prog, tables: list) -> dict[str, Any]:
+    """As p4c: actions a table can run, and actions called directly from an apply block (p4c's
+    mid end wraps each such call in a hidden table that runs it); unused ones are dropped."""
+    used: dict[str, Any] = {}
     for t in tables:
         for a in t.actions:
             if "hidden" not in a.annotations:
-                used_actions[a.name] = a
-    # as p4c: actions a table can run, and actions called directly from an apply block (p4c's
-    # mid end wraps each such call in a hidden table that runs it); unused ones are dropped
+                used[a.name] = a
     for name in getattr(prog, "direct_actions", ()):
         a = prog.actions.get(name)
         if a is not None and "hidden" not in a.annotations:
-            used_actions.setdefault(name, a)
-    anames = list(used_actions)
-    for name in sorted(used_actions):
-        a = used_actions[name]
+            used.setdefault(name, a)
+    return used
+
+
+def _actions(info, ids: _Ids, used: dict[str, Any]) -> None:
+    anames = list(used)
+    for name in sorted(used):
+        a = used[name]
         pa = info.actions.add()
         _preamble(pa.preamble, ids.get("action", name, a.annotations), name, _alias(name, anames),
                   a.annotations)
@@ -144,11 +165,10 @@ def build_p4info(prog) -> Any:
             pp.name = cp_name(p)
             pp.bitwidth = _width(p.type)
             pp.annotations.extend(_ann_strings(p.annotations))
+
+
+def _tables(info, ids: _Ids, tables: list, dc_ids: dict[str, int]) -> None:
     tnames = [t.name for t in tables]
-    dc_ids: dict[str, int] = {}
-    for inst in prog.extern_insts.values():
-        if inst.extern == "direct_counter":
-            dc_ids[inst.name] = ids.get("direct_counter", inst.name, inst.annotations)
     for t in sorted(tables, key=lambda t: t.name):
         pt = info.tables.add()
         _preamble(pt.preamble, ids.get("table", t.name, t.annotations), t.name, _alias(t.name, tnames),
@@ -165,55 +185,68 @@ def build_p4info(prog) -> Any:
             ar.id = ids.get("action", a.name, a.annotations)
             ar.scope = 1 if "tableonly" in ann else 2 if "defaultonly" in ann else 0
             ar.annotations.extend(_ann_strings(ann))
-        if t.default_const and t.default is not None:
-            pt.const_default_action_id = ids.get("action", t.default[0].name, t.default[0].annotations)
-        if t.profile is not None:
-            pt.implementation_id = ids.get("action_profile", t.profile.name, t.profile.annotations)
-        if t.direct_counter:
-            pt.direct_resource_ids.append(dc_ids[t.direct_counter])
-        if t.direct_meter:
-            pt.direct_resource_ids.append(ids.get("direct_meter", t.direct_meter))
-        pt.size = t.size
-        if t.entries_const:
-            pt.is_const_table = True
-        elif t.const_entries:
-            pt.has_initial_entries = True
-    for inst in sorted(prog.extern_insts.values(), key=lambda i: i.name):
-        o = inst.obj
-        if inst.extern == "register":
-            r = info.registers.add()
-            _preamble(r.preamble, ids.get("register", inst.name, inst.annotations), inst.name,
-                      inst.name.split(".")[-1], inst.annotations)
-            elem = inst.type_args[0] if inst.type_args else None
-            if isinstance(elem, EnumT):  # a serializable enum element: named, as p4c does
-                _member_spec(r.type_spec, elem, info, prog)
-            elif o.signed:
-                r.type_spec.bitstring.int.bitwidth = o.width
-            else:
-                r.type_spec.bitstring.bit.bitwidth = o.width
-            r.size = o.size
-        elif inst.extern == "counter":
-            c = info.counters.add()
-            _preamble(c.preamble, ids.get("counter", inst.name, inst.annotations), inst.name,
-                      inst.name.split(".")[-1], inst.annotations)
-            c.spec.unit = {0: 2, 1: 1, 2: 3}[o.kind]
-            c.size = o.size
-        elif inst.extern == "direct_counter":
-            c = info.direct_counters.add()
-            _preamble(c.preamble, dc_ids[inst.name], inst.name, inst.name.split(".")[-1], inst.annotations)
-            c.spec.unit = {0: 2, 1: 1, 2: 3}[o.kind]
-            if o.table:
-                c.direct_table_id = ids.get("table", o.table)
-        elif inst.extern in ("meter", "direct_meter"):
-            m = info.meters.add() if inst.extern == "meter" else info.direct_meters.add()
-            _preamble(m.preamble, ids.get(inst.extern, inst.name, inst.annotations), inst.name,
-                      inst.name.split(".")[-1], inst.annotations)
-            m.spec.unit = 2 if o.kind == 0 else 1
-            if inst.extern == "meter":
-                m.size = o.size
-            elif o.table:
-                m.direct_table_id = ids.get("table", o.table)
-    _action_profiles(info, prog, ids, {t.name for t in tables})
+        _table_resources(pt, ids, t, dc_ids)
+
+
+def _table_resources(pt, ids: _Ids, t, dc_ids: dict[str, int]) -> None:
+    """A table's const default action, action profile, direct resources, size and const-ness."""
+    if t.default_const and t.default is not None:
+        pt.const_default_action_id = ids.get("action", t.default[0].name, t.default[0].annotations)
+    if t.profile is not None:
+        pt.implementation_id = ids.get("action_profile", t.profile.name, t.profile.annotations)
+    if t.direct_counter:
+        pt.direct_resource_ids.append(dc_ids[t.direct_counter])
+    if t.direct_meter:
+        pt.direct_resource_ids.append(ids.get("direct_meter", t.direct_meter))
+    pt.size = t.size
+    if t.entries_const:
+        pt.is_const_table = True
+    elif t.const_entries:
+        pt.has_initial_entries = True
+
+
+def _extern_instance(info, prog, ids: _Ids, inst, dc_ids: dict[str, int]) -> None:
+    """A register, counter, direct counter, meter or direct meter instance (other externs have no
+    P4Info entry)."""
+    o = inst.obj
+    short = inst.name.split(".")[-1]
+    if inst.extern == "register":
+        r = info.registers.add()
+        _preamble(r.preamble, ids.get("register", inst.name, inst.annotations), inst.name, short,
+                  inst.annotations)
+        elem = inst.type_args[0] if inst.type_args else None
+        if isinstance(elem, EnumT):  # a serializable enum element: named, as p4c does
+            _member_spec(r.type_spec, elem, info, prog)
+        elif o.signed:
+            r.type_spec.bitstring.int.bitwidth = o.width
+        else:
+            r.type_spec.bitstring.bit.bitwidth = o.width
+        r.size = o.size
+    elif inst.extern == "counter":
+        c = info.counters.add()
+        _preamble(c.preamble, ids.get("counter", inst.name, inst.annotations), inst.name, short,
+                  inst.annotations)
+        c.spec.unit = {0: 2, 1: 1, 2: 3}[o.kind]
+        c.size = o.size
+    elif inst.extern == "direct_counter":
+        c = info.direct_counters.add()
+        _preamble(c.preamble, dc_ids[inst.name], inst.name, short, inst.annotations)
+        c.spec.unit = {0: 2, 1: 1, 2: 3}[o.kind]
+        if o.table:
+            c.direct_table_id = ids.get("table", o.table)
+    elif inst.extern in ("meter", "direct_meter"):
+        m = info.meters.add() if inst.extern == "meter" else info.direct_meters.add()
+        _preamble(m.preamble, ids.get(inst.extern, inst.name, inst.annotations), inst.name, short,
+                  inst.annotations)
+        m.spec.unit = 2 if o.kind == 0 else 1
+        if inst.extern == "meter":
+            m.size = o.size
+        elif o.table:
+            m.direct_table_id = ids.get("table", o.table)
+
+
+def _controller_headers(info, prog, ids: _Ids) -> None:
+    """``controller_packet_metadata``: the headers annotated ``@controller_header("name")``."""
     for h in prog.decls.header_order:
         if isinstance(h, HeaderT) and "controller_header" in h.annotations:
             cname = h.annotations["controller_header"][0]
@@ -224,6 +257,9 @@ def build_p4info(prog) -> Any:
                 md.id = k
                 md.name = fname
                 md.bitwidth = _width(ft)
+
+
+def _value_sets(info, prog, ids: _Ids) -> None:
     for vname, vs in sorted(prog.value_sets.items()):
         pv = info.value_sets.add()
         _preamble(pv.preamble, ids.get("value_set", vname), vname, vname.split(".")[-1], {})
@@ -234,12 +270,14 @@ def build_p4info(prog) -> Any:
             mf.bitwidth = width
             mf.match_type = MATCH.get(kind, 2)
         pv.size = vs.size
+
+
+def _digests(info, prog, ids: _Ids) -> None:
     for dname, st in sorted(prog.digests.items()):
         dg = info.digests.add()
         _preamble(dg.preamble, ids.get("digest", dname), dname, dname, {})
         dg.type_spec.struct.name = dname
         _struct_info(info, st, prog)
-    return info
 
 
 def _action_profiles(info, prog, ids: _Ids, listed: set[str]) -> None:

@@ -198,23 +198,28 @@ def deploy(
         actual = client.run(read_state, only=names)
         report.epochs = epochs_to_deploy(actual, placement, epochs)
         report.plan = plan = plan.with_epochs(report.epochs)
-        intended = plan.states
-        # first pass computes everything without writing, so a conflict anywhere writes nothing
-        checks = client.run(lambda c: _apply(c, intended[c.name], jobs, base, prune, dry_run=True,
-                                             actual=actual[c.name]), only=names)
-        found = [msg for _, msgs in checks.values() for msg in msgs]
-        if found:
-            raise ConflictError(found)
-        if not dry_run:
-            results = client.run(lambda c: _apply(c, intended[c.name], jobs, base, prune,
-                                                  actual=actual[c.name])[0], only=names)
-        else:
-            results = {n: rep for n, (rep, _) in checks.items()}
+        results = _apply_everywhere(client, names, plan.states, actual, jobs, base, prune, dry_run)
         for n in names:
             results[n].pipeline_pushed = bool(pushed.get(n))
             report.switches[n] = results[n]
     return report
 
+
+
+def _apply_everywhere(client: MultiSwitchClient, names: list[str], intended: Mapping[str, SwitchState],
+                      actual: Mapping[str, SwitchState], jobs: set[int], base: bool, prune: bool,
+                      dry_run: bool) -> dict[str, SwitchReport]:
+    """Diff and apply on every switch in two passes: the first computes everything without
+    writing, so a conflict anywhere (ConflictError) writes nothing anywhere."""
+    checks = client.run(lambda c: _apply(c, intended[c.name], jobs, base, prune, dry_run=True,
+                                         actual=actual[c.name]), only=names)
+    found = [msg for _, msgs in checks.values() for msg in msgs]
+    if found:
+        raise ConflictError(found)
+    if dry_run:
+        return {n: rep for n, (rep, _) in checks.items()}
+    return client.run(lambda c: _apply(c, intended[c.name], jobs, base, prune,
+                                       actual=actual[c.name])[0], only=names)
 
 def remove_job(topo: Topology, addrs: dict[str, SwitchAddress], job_id: int, *,
                client: MultiSwitchClient | None = None, timeout: float = 10.0) -> DeployReport:

@@ -14,6 +14,7 @@ on k=8 fat-trees in seconds.  ``applicable`` checks (a)-(c); otherwise the gener
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from math import gcd
 
 from ortools.sat.python import cp_model
@@ -50,6 +51,33 @@ def solve(topo: Topology, options: dict[int, list[RootOption]], *, time_limit: f
     start = time.perf_counter()
     if not options:  # only single-worker jobs: nothing to place
         return Solution({}, 0, 0, True, 0.0, [])
+    rm = _root_model(topo, options)
+    build_s = time.perf_counter() - start
+    values, optimal, log, bound = _optimise(rm, start, time_limit, workers)
+    choice: dict[int, tuple[str | None, set[str]]] = {}
+    for jid, opts in options.items():
+        o = next(o for o in opts if values[(jid, o.root)])
+        choice[jid] = (o.root, set(o.aggregators))
+    picked = {(jid, r) for (jid, r), v in values.items() if v}
+    b_val = max(sum(w for w, (jid, r) in ts if (jid, r) in picked) for ts in rm.load_terms.values()) * rm.unit
+    t_val = sum(sum(w for w, (jid, r) in ts if (jid, r) in picked) for ts in rm.load_terms.values()) * rm.unit
+    return Solution(choice, b_val, t_val, optimal, time.perf_counter() - start, log, bound["bottleneck"] or 0,
+                    bound["total"], build_s)
+
+
+@dataclass
+class _RootModel:
+    """The root-choice model: ``y[(job, root)]``, the objectives in order, and each link's load
+    terms (scaled weight, (job, root)) in units of ``unit`` bytes."""
+
+    m: cp_model.CpModel
+    y: dict[tuple[int, str], cp_model.IntVar]
+    phases: list[tuple[str, cp_model.LinearExpr]]
+    load_terms: dict[int, list[tuple[int, tuple[int, str]]]]
+    unit: int
+
+
+def _root_model(topo: Topology, options: dict[int, list[RootOption]]) -> _RootModel:
     m = cp_model.CpModel()
     jobs = {j.id: j for j in topo.jobs}
     y = {(jid, o.root): m.new_bool_var(f"y_{jid}_{o.root}") for jid, opts in options.items() for o in opts}
@@ -72,11 +100,19 @@ def solve(topo: Topology, options: dict[int, list[RootOption]], *, time_limit: f
         m.add(bottleneck >= expr)
     n_aggs = sum(len(o.aggregators) * y[(jid, o.root)] for jid, opts in options.items() for o in opts)
     phases = [("bottleneck", bottleneck), ("total", sum(loads.values())), ("regions", n_aggs)]
+    return _RootModel(m, y, phases, load_terms, unit)
+
+
+def _optimise(rm: _RootModel, start: float, time_limit: float, workers: int
+              ) -> tuple[dict[tuple[int, str], int], bool, list[dict], dict[str, int | None]]:
+    """Minimise each objective in turn, fixing each optimum for the next; stop at the first
+    unproven phase.  Returns the last solution's root indicators, whether it is proven optimal,
+    the per-phase log and the proven bounds (bytes)."""
+    m, y, unit = rm.m, rm.y, rm.unit
     optimal, log = True, []
     values: dict[tuple[int, str], int] = {}
-    build_s = time.perf_counter() - start
     bound: dict[str, int | None] = {"bottleneck": 0, "total": None}
-    for name, objective in phases:
+    for name, objective in rm.phases:
         left = time_limit - (time.perf_counter() - start)
         if name == "regions":  # a tidy-up: it never changes loads, so it gets a short slice
             left = min(left, max(TIDY_FRACTION * time_limit, 1.0))
@@ -103,12 +139,4 @@ def solve(topo: Topology, options: dict[int, list[RootOption]], *, time_limit: f
         m.add(objective <= round(solver.objective_value))
         if not optimal:
             break
-    choice: dict[int, tuple[str | None, set[str]]] = {}
-    for jid, opts in options.items():
-        o = next(o for o in opts if values[(jid, o.root)])
-        choice[jid] = (o.root, set(o.aggregators))
-    picked = {(jid, r) for (jid, r), v in values.items() if v}
-    b_val = max(sum(w for w, (jid, r) in ts if (jid, r) in picked) for ts in load_terms.values()) * unit
-    t_val = sum(sum(w for w, (jid, r) in ts if (jid, r) in picked) for ts in load_terms.values()) * unit
-    return Solution(choice, b_val, t_val, optimal, time.perf_counter() - start, log, bound["bottleneck"] or 0,
-                    bound["total"], build_s)
+    return values, optimal, log, bound

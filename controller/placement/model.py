@@ -85,56 +85,45 @@ def precheck(topo: Topology, budget: int | None) -> None:
         raise InfeasiblePlacement(binding)
 
 
+class _Assumptions:
+    """With ``diagnose``, one assumption literal per guarded constraint, so an infeasible model
+    yields the constraints in its core (by literal index); without it, guards are empty."""
+
+    def __init__(self, m: cp_model.CpModel, diagnose: bool) -> None:
+        self.m = m
+        self.diagnose = diagnose
+        self.by_index: dict[int, BindingConstraint] = {}
+
+    def guard(self, kind: str, where: str, detail: str) -> list:
+        if not self.diagnose:
+            return []
+        lit = self.m.new_bool_var(f"assume_{kind}_{where}")
+        self.m.add_assumption(lit)
+        self.by_index[lit.Index()] = BindingConstraint(kind, where, detail)
+        return [lit]
+
+
 def build(topo: Topology, budget: int | None, *, diagnose: bool = False, root_cut: bool = True,
           per_root: bool | None = None) -> Model:
     """Build the CP-SAT model.  With ``diagnose`` every memory, fan-in and budget constraint is
-    guarded by an assumption literal so an infeasible model yields the constraints that conflict."""
+    guarded by an assumption literal so an infeasible model yields the constraints that conflict.
+
+    Variables and constraints are created in a fixed order (the helpers below are called in
+    sequence): CP-SAT's search, and so the placement found within a time limit, depends on it."""
     m = cp_model.CpModel()
     capable = capable_switches(topo)
     jobs = [j for j in topo.jobs if j.needs_aggregation]
     unit = math.gcd(*(j.bytes_per_iteration for j in jobs)) if jobs else 1
-    assumptions: dict[int, BindingConstraint] = {}
-
-    def guard(kind: str, where: str, detail: str) -> list:
-        if not diagnose:
-            return []
-        lit = m.new_bool_var(f"assume_{kind}_{where}")
-        m.add_assumption(lit)
-        assumptions[lit.Index()] = BindingConstraint(kind, where, detail)
-        return [lit]
-
-    if budget is None:
-        deploy: dict[str, cp_model.IntVar | int] = {s: 1 for s in capable}
-    else:
-        deploy = {s: m.new_bool_var(f"d_{s}") for s in capable}
-        m.add(sum(topo.switches[s].deploy_cost * d for s, d in deploy.items()) <= budget).only_enforce_if(
-            guard("budget", "network", f"switches made programmable may cost at most {budget}"))
-
+    guards = _Assumptions(m, diagnose)
+    deploy = _deploy_vars(m, topo, capable, budget, guards)
     fanin_guard: dict[str, list] = {}
     out: list[_JobVars] = []
     for job in jobs:
-        fits = [s for s in capable if topo.switches[s].register_slots >= job.region_slots]
-        attached: dict[str, int] = {}
-        for w in job.workers:
-            sw = topo.attachment(w).switch
-            attached[sw] = attached.get(sw, 0) + 1
-        arcs: dict[tuple[str, int], list[str]] = {}   # (tail, link) -> roots whose tree uses it
-        nodes: set[str] = set(attached) | set(fits)
-        for r in fits:
-            up, _ = topo.upward_tree(attached, r)
-            for node, link in up.items():
-                arcs.setdefault((node, link), []).append(r)
-            nodes |= set(up) | {r}
-        jv = _JobVars(job, {r: m.new_bool_var(f"y_{job.id}_{r}") for r in fits},
-                      {s: m.new_bool_var(f"a_{job.id}_{s}") for s in sorted(nodes) if s in fits})
-        m.add_exactly_one(jv.y.values())
-        if (PER_ROOT if per_root is None else per_root):
-            _per_root_streams(m, topo, jv, attached, fits)
-        else:
-            _shared_streams(m, topo, jv, attached, arcs, nodes)
+        jv = _job_vars(m, topo, job, capable, PER_ROOT if per_root is None else per_root)
         for s in jv.a:
             if s not in fanin_guard:
-                fanin_guard[s] = guard("fan-in", s, f"an aggregator accepts at most {MAX_FAN_IN} children")
+                fanin_guard[s] = guards.guard("fan-in", s,
+                                              f"an aggregator accepts at most {MAX_FAN_IN} children")
             m.add(jv.inflow[s] <= MAX_FAN_IN).only_enforce_if([jv.a[s], *fanin_guard[s]])
             if budget is not None:
                 m.add_implication(jv.a[s], deploy[s])
@@ -143,15 +132,64 @@ def build(topo: Topology, budget: int | None, *, diagnose: bool = False, root_cu
             if root_cut:  # a root with one child is dominated by rooting at that child
                 m.add(jv.inflow[r] >= 2).only_enforce_if(y)
         out.append(jv)
+    _memory_limits(m, topo, capable, out, guards)
+    link_load, host_load = _loads(topo, out, unit)
+    return Model(m, out, link_load, host_load, unit, deploy, guards.by_index)
 
+
+def _deploy_vars(m: cp_model.CpModel, topo: Topology, capable: list[str], budget: int | None,
+                 guards: _Assumptions) -> dict[str, cp_model.IntVar | int]:
+    """Whether each capable switch is made programmable: always without a budget, else a choice
+    whose total cost the budget bounds."""
+    if budget is None:
+        return {s: 1 for s in capable}
+    deploy = {s: m.new_bool_var(f"d_{s}") for s in capable}
+    m.add(sum(topo.switches[s].deploy_cost * d for s, d in deploy.items()) <= budget).only_enforce_if(
+        guards.guard("budget", "network", f"switches made programmable may cost at most {budget}"))
+    return deploy
+
+
+def _job_vars(m: cp_model.CpModel, topo: Topology, job: Job, capable: list[str], per_root: bool) -> _JobVars:
+    """One job's root choice (exactly one root whose region fits), aggregator choice and stream
+    counts along the tree of each candidate root."""
+    fits = [s for s in capable if topo.switches[s].register_slots >= job.region_slots]
+    attached: dict[str, int] = {}
+    for w in job.workers:
+        sw = topo.attachment(w).switch
+        attached[sw] = attached.get(sw, 0) + 1
+    arcs: dict[tuple[str, int], list[str]] = {}   # (tail, link) -> roots whose tree uses it
+    nodes: set[str] = set(attached) | set(fits)
+    for r in fits:
+        up, _ = topo.upward_tree(attached, r)
+        for node, link in up.items():
+            arcs.setdefault((node, link), []).append(r)
+        nodes |= set(up) | {r}
+    jv = _JobVars(job, {r: m.new_bool_var(f"y_{job.id}_{r}") for r in fits},
+                  {s: m.new_bool_var(f"a_{job.id}_{s}") for s in sorted(nodes) if s in fits})
+    m.add_exactly_one(jv.y.values())
+    if per_root:
+        _per_root_streams(m, topo, jv, attached, fits)
+    else:
+        _shared_streams(m, topo, jv, attached, arcs, nodes)
+    return jv
+
+
+def _memory_limits(m: cp_model.CpModel, topo: Topology, capable: list[str], out: list[_JobVars],
+                   guards: _Assumptions) -> None:
+    """The regions a switch holds fit its register slots (stated only where they could overflow)."""
     for s in capable:
         terms = [(jv.job.region_slots, jv.a[s]) for jv in out if s in jv.a]
         cap = topo.switches[s].register_slots
         if terms and sum(w for w, _ in terms) > cap:
             need = ", ".join(f"job {jv.job.id}: {jv.job.region_slots}" for jv in out if s in jv.a)
             m.add(sum(w * a for w, a in terms) <= cap).only_enforce_if(
-                guard("memory", s, f"{cap} register slots; regions of candidate jobs ({need})"))
+                guards.guard("memory", s, f"{cap} register slots; regions of candidate jobs ({need})"))
 
+
+def _loads(topo: Topology, out: list[_JobVars],
+           unit: int) -> tuple[dict[int, cp_model.LinearExpr], dict[int, int]]:
+    """Bytes per iteration (in ``unit``s) on each switch-switch link (a linear expression of the
+    stream counts) and on each host link (a constant: every worker sends its own stream)."""
     link_load: dict[int, cp_model.LinearExpr] = {}
     per_link: dict[int, list] = {}
     for jv in out:
@@ -164,7 +202,7 @@ def build(topo: Topology, budget: int | None, *, diagnose: bool = False, root_cu
         for w in jv.job.workers:
             i = topo.attachment(w).link
             host_load[i] = host_load.get(i, 0) + jv.job.bytes_per_iteration // unit
-    return Model(m, out, link_load, host_load, unit, deploy, assumptions)
+    return link_load, host_load
 
 
 def _shared_streams(m: cp_model.CpModel, topo: Topology, jv: _JobVars, attached: dict[str, int],
@@ -272,6 +310,47 @@ def solve(topo: Topology, budget: int | None, *, time_limit: float = 60.0, worke
     jobs = built.jobs
     if not jobs:
         return Solution({}, 0, 0, True, time.perf_counter() - start, [])
+    objectives = _objectives(m, topo, built)
+    tracked = [v for jv in jobs for v in (*jv.y.values(), *jv.a.values(), *jv.g.values())]
+    start_choice = greedy_choice(topo, budget)
+    if start_choice is not None:
+        _hint_choice(m, jobs, start_choice)
+    run = _optimise(m, topo, budget, objectives, tracked, start=start, time_limit=time_limit,
+                    workers=workers, has_start=start_choice is not None)
+    if run.fell_back:
+        return Solution(start_choice, 0, 0, False, time.perf_counter() - start, run.log,
+                        run.bound["bottleneck"] * built.unit, None, build_s)
+    choice = _read_choice(topo, jobs, run.values)
+    b_val = max(max((_value(e, run.values) for e in built.link_load.values()), default=0),
+                objectives.host_max)
+    t_val = sum(_value(e, run.values) for e in built.link_load.values()) + objectives.host_total
+    total_bound = None if run.bound["total"] is None else run.bound["total"] * built.unit
+    return Solution(
+        choice,
+        b_val * built.unit,
+        t_val * built.unit,
+        run.optimal,
+        time.perf_counter() - start,
+        run.log,
+        run.bound["bottleneck"] * built.unit,
+        total_bound,
+        build_s,
+    )
+
+
+@dataclass
+class _Objectives:
+    """The lexicographic objectives, in order, and the constant host-link loads they rest on."""
+
+    phases: list[tuple[str, cp_model.LinearExpr | int]]
+    host_max: int      # the busiest host link (a floor for the bottleneck)
+    host_total: int    # bytes on all host links (added to the switch-link total)
+
+
+def _objectives(m: cp_model.CpModel, topo: Topology, built: Model) -> _Objectives:
+    """Bottleneck (a variable bounding every link's load), total switch-link bytes (bounded below
+    by the tree sizes, which tightens the LP), then deploy cost before the number of regions."""
+    jobs = built.jobs
     upper = sum(jv.job.bytes_per_iteration // built.unit * len(jv.job.workers) for jv in jobs)
     host_max = max(built.host_load.values())
     bottleneck = m.new_int_var(host_max, max(upper, host_max), "bottleneck")
@@ -286,20 +365,39 @@ def solve(topo: Topology, budget: int | None, *, time_limit: float = 60.0, worke
         topo.switches[s].deploy_cost * d for s, d in built.deploy.items() if not isinstance(d, int)
     )
     phases = [("bottleneck", bottleneck), ("total", total), ("regions", deploy_cost * n_pairs + n_aggs)]
-    tracked = [v for jv in jobs for v in (*jv.y.values(), *jv.a.values(), *jv.g.values())]
-    start_choice = greedy_choice(topo, budget)
-    if start_choice is not None:
-        for jv in jobs:
-            root, aggs = start_choice[jv.job.id]
-            for r, y in jv.y.items():
-                m.add_hint(y, int(r == root))
-            for s_name, a in jv.a.items():
-                m.add_hint(a, int(s_name in aggs))
-    values: dict[int, int] = {}
-    optimal = True
-    phase_log = []
-    bound = {"bottleneck": host_max, "total": None}
-    for i, (name, objective) in enumerate(phases):
+    return _Objectives(phases, host_max, host_total)
+
+
+def _hint_choice(m: cp_model.CpModel, jobs: list[_JobVars],
+                 choice: dict[int, tuple[str | None, set[str]]]) -> None:
+    """Start the search from a known placement (the greedy one)."""
+    for jv in jobs:
+        root, aggs = choice[jv.job.id]
+        for r, y in jv.y.items():
+            m.add_hint(y, int(r == root))
+        for s_name, a in jv.a.items():
+            m.add_hint(a, int(s_name in aggs))
+
+
+@dataclass
+class _PhaseRun:
+    """What the phases of ``_optimise`` left: the last solution's values (variable index ->
+    value), whether every phase up to it was proven optimal, the per-phase log and the proven
+    bounds (scaled units); ``fell_back`` when no phase found a solution and the greedy start stands."""
+
+    values: dict[int, int]
+    optimal: bool
+    log: list[dict]
+    bound: dict[str, int | None]
+    fell_back: bool = False
+
+
+def _optimise(m: cp_model.CpModel, topo: Topology, budget: int | None, objectives: _Objectives,
+              tracked: list, *, start: float, time_limit: float, workers: int, has_start: bool) -> _PhaseRun:
+    """Minimise each objective in turn, fixing each phase's optimum as a bound for the next and
+    hinting its solution; stop at the first phase that is not proven (later ones would rest on it)."""
+    run = _PhaseRun({}, True, [], {"bottleneck": objectives.host_max, "total": None})
+    for i, (name, objective) in enumerate(objectives.phases):
         if isinstance(objective, int):
             continue  # nothing left to optimise (e.g. no switch-to-switch traffic at all)
         left = time_limit - (time.perf_counter() - start)
@@ -308,51 +406,43 @@ def solve(topo: Topology, budget: int | None, *, time_limit: float = 60.0, worke
         solver = new_solver(left, workers)
         m.minimize(objective)
         status = solver.solve(m)
-        phase_log.append({"phase": name, "status": solver.status_name(status),
-                          "wall_s": round(solver.wall_time, 4), "value": solver.objective_value})
+        run.log.append({"phase": name, "status": solver.status_name(status),
+                        "wall_s": round(solver.wall_time, 4), "value": solver.objective_value})
         if status == cp_model.INFEASIBLE and i == 0:
             raise explain(topo, budget)
         if name == "bottleneck":
-            bound["bottleneck"] = max(host_max, proven_bound(solver, status))
-        elif name == "total" and optimal:
-            bound["total"] = proven_bound(solver, status) + host_total
+            run.bound["bottleneck"] = max(objectives.host_max, proven_bound(solver, status))
+        elif name == "total" and run.optimal:
+            run.bound["total"] = proven_bound(solver, status) + objectives.host_total
         if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-            if not values and start_choice is not None:
-                phase_log.append({"phase": "greedy start", "status": "FEASIBLE (solver found none)",
-                                  "wall_s": 0.0, "value": None})
-                return Solution(start_choice, 0, 0, False, time.perf_counter() - start, phase_log,
-                                bound["bottleneck"] * built.unit, None, build_s)
-            if not values:
+            if not run.values and has_start:
+                run.log.append({"phase": "greedy start", "status": "FEASIBLE (solver found none)",
+                                "wall_s": 0.0, "value": None})
+                run.fell_back = True
+                return run
+            if not run.values:
                 raise SolverError(f"no placement found within {time_limit:.1f} s "
                                   f"(solver status {solver.status_name(status)}); raise --time-limit")
             break  # keep the previous phase's solution
         if name != "regions":
-            optimal &= status == cp_model.OPTIMAL
-        values = {v.Index(): solver.value(v) for v in tracked}
+            run.optimal &= status == cp_model.OPTIMAL
+        run.values = {v.Index(): solver.value(v) for v in tracked}
         m.clear_hints()
         for v in tracked:
-            m.add_hint(v, values[v.Index()])
+            m.add_hint(v, run.values[v.Index()])
         m.add(objective <= round(solver.objective_value))
-        if not optimal:
+        if not run.optimal:
             break  # later phases cannot be proven on top of an unproven one; keep this solution
+    return run
 
+
+def _read_choice(topo: Topology, jobs: list[_JobVars],
+                 values: dict[int, int]) -> dict[int, tuple[str | None, set[str]]]:
+    """(root, aggregators) per job from a solution; an unproven solution may hold regions off
+    the tree: they carry nothing, so they are dropped."""
     choice = {}
     for jv in jobs:
         root = next(r for r, y in jv.y.items() if values[y.Index()])
         on_tree = {n for w in jv.job.workers for n in topo.path(topo.attachment(w).switch, root)}
-        # an unproven solution may hold regions off the tree: they carry nothing, drop them
         choice[jv.job.id] = (root, {s for s, a in jv.a.items() if values[a.Index()] and s in on_tree})
-    b_val = max(max((_value(e, values) for e in built.link_load.values()), default=0), host_max)
-    t_val = sum(_value(e, values) for e in built.link_load.values()) + host_total
-    total_bound = None if bound["total"] is None else bound["total"] * built.unit
-    return Solution(
-        choice,
-        b_val * built.unit,
-        t_val * built.unit,
-        optimal,
-        time.perf_counter() - start,
-        phase_log,
-        bound["bottleneck"] * built.unit,
-        total_bound,
-        build_s,
-    )
+    return choice

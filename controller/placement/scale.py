@@ -32,7 +32,7 @@ from ortools.sat.python import cp_model
 from controller.placement.routes import JobArrays, RouteTable, TreeLinks, job_root_table, tree_links
 from controller.placement.search import descend
 from controller.placement.solver import Solution, new_solver, proven_bound
-from controller.topology import Topology
+from controller.topology import Job, Topology
 from dhcwire.p4names import MAX_FAN_IN
 
 #: Share of the remaining time the relaxed bottleneck solve may use (per refinement round).
@@ -404,6 +404,13 @@ def lift(ctx: Context, cls: Classes, kept: np.ndarray, rel: Relaxed, deadline: f
         if not over:
             break
         memory |= over
+    return _lifted(ctx, rel, rows, tl, pairs, owner, size, pick, len(kept), statuses)
+
+
+def _lifted(ctx: Context, rel: Relaxed, rows: _Rows, tl: TreeLinks, pairs: np.ndarray, owner: np.ndarray,
+            size: np.ndarray, pick: np.ndarray, n_links: int, statuses: list) -> Lifted | None:
+    """The picked pairs as a Lifted answer with their dropped-link loads; where register memory
+    still overflows, a repaired answer with partial aggregation (None if even that fails)."""
     if _overfull(ctx, tl, owner, pick):
         fixed = _repair(ctx, pairs, owner, size, pick, tl)
         if fixed is None:
@@ -412,7 +419,7 @@ def lift(ctx: Context, cls: Classes, kept: np.ndarray, rel: Relaxed, deadline: f
         return Lifted(pairs[pick], [np.array(a, np.int64) for a in aggs], np.iinfo(np.int64).max, 0, set(),
                       statuses, repaired=True)
     chosen = np.isin(rows.var, pick)
-    load = np.zeros(len(kept), np.int64)
+    load = np.zeros(n_links, np.int64)
     np.add.at(load, rows.link[chosen], rows.coeff[chosen])
     peak = max(rel.value, int(load.max(initial=0)))
     return Lifted(
@@ -517,16 +524,8 @@ def solve(topo: Topology, *, time_limit: float = 60.0, workers: int = 2,
     jobs = [j for j in topo.jobs if j.needs_aggregation]
     if not jobs:
         return Solution({}, 0, 0, True, 0.0, [])
-    routes = RouteTable.build(topo)
-    ja = JobArrays.build(topo, routes, jobs)
-    unit = gcd(*(j.bytes_per_iteration for j in jobs))
-    host: dict[int, int] = {}
-    for j in jobs:
-        for w in j.workers:
-            i = topo.attachment(w).link
-            host[i] = host.get(i, 0) + j.bytes_per_iteration // unit
-    ctx = Context(topo, routes, ja, np.array([j.bytes_per_iteration // unit for j in jobs], np.int64), unit,
-                  max(host.values()), sum(host.values()))
+    ctx = _context(topo, jobs)
+    routes, unit = ctx.routes, ctx.unit
     hint = None if previous is None else np.array(
         [routes.index.get(previous.get(j.id) or "", -1) for j in jobs], np.int64)
     if mode != "hint":
@@ -564,8 +563,30 @@ def solve(topo: Topology, *, time_limit: float = 60.0, workers: int = 2,
     if best is None:  # no lifted answer (register memory or fan-in): the relaxation's bound stays
         return Solution({}, 0, 0, False, time.perf_counter() - start, ctx.log, lower * unit, None, build_s,
                         extra={"unlifted": True})
-    lifted, rel = best
-    names = routes.names
+    return _solution(ctx, jobs, *best, lower, start, build_s)
+
+
+def _context(topo: Topology, jobs: list[Job]) -> Context:
+    """Routes, job arrays, the byte unit (gcd of the jobs' bytes per iteration) and the constant
+    host-link loads (every worker sends its own stream), in scaled units."""
+    routes = RouteTable.build(topo)
+    ja = JobArrays.build(topo, routes, jobs)
+    unit = gcd(*(j.bytes_per_iteration for j in jobs))
+    host: dict[int, int] = {}
+    for j in jobs:
+        for w in j.workers:
+            i = topo.attachment(w).link
+            host[i] = host.get(i, 0) + j.bytes_per_iteration // unit
+    return Context(topo, routes, ja, np.array([j.bytes_per_iteration // unit for j in jobs], np.int64), unit,
+                   max(host.values()), sum(host.values()))
+
+
+def _solution(ctx: Context, jobs: list[Job], lifted: Lifted, rel: Relaxed, lower: int, start: float,
+              build_s: float) -> Solution:
+    """The best lifted answer as a Solution: optimal only if the bottleneck meets a proven
+    relaxation bound and the total phase was proven on top of it."""
+    unit = ctx.unit
+    names = ctx.routes.names
     choice = {j.id: (names[int(lifted.pairs[i, 1])], {names[int(s)] for s in lifted.aggs[i]})
               for i, j in enumerate(jobs)}
     b_proven = not lifted.repaired and rel.optimal and lifted.bottleneck == rel.value and lower == rel.value
@@ -578,4 +599,4 @@ def solve(topo: Topology, *, time_limit: float = 60.0, workers: int = 2,
     b_model = 0 if lifted.repaired else lifted.bottleneck * unit  # repaired: only evaluation knows
     return Solution(choice, b_model, (lifted.total + ctx.host_total) * unit, optimal,
                     time.perf_counter() - start, ctx.log, lower * unit, total_bound, build_s,
-                    extra={"routes": routes})
+                    extra={"routes": ctx.routes})

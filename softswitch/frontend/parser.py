@@ -243,18 +243,49 @@ def strip_line_markers(text: str, filename: str) -> tuple[str, LineMap]:
 
 
 def _retype(tokens: list[Token]) -> list[Token]:
-    """Mark type names (TYPE_IDENTIFIER) and call type-argument '<' (TLT), as p4c's lexer does."""
-    types: set[str] = set()
-    scopes: list[tuple[set[str], int, bool]] = []  # (names, brace depth, ends at ';')
-    depth = 0
-    out: list[Token] = []
-    n = len(tokens)
-    in_extern_depth: list[int] = []
+    """Mark type names (TYPE_IDENTIFIER) and call type-argument '<' (TLT), as p4c's lexer does.
 
-    def is_type(v: str) -> bool:
-        return v in types or any(v in s[0] for s in scopes)
+    Three passes: type names (P4 declares before use), then the '<' of explicit type arguments,
+    then '>' '>' outside type brackets as the shift operator."""
+    out = _TypeNameMarker(tokens).mark()
+    _mark_type_argument_lts(out)
+    return _join_shift_operators(out)
 
-    def grab_params(j: int) -> tuple[set[str], int]:
+
+def _as_type(t: Token) -> Token:
+    return Token.new_borrow_pos("TYPE_IDENTIFIER", str(t), t)
+
+
+class _TypeNameMarker:
+    """The first pass of ``_retype``: one walk over the tokens that learns the declared type names
+    and the scopes of type parameters (generic structs, externs, methods and functions) and marks
+    each identifier naming a type as TYPE_IDENTIFIER."""
+
+    def __init__(self, tokens: list[Token]) -> None:
+        self.tokens = tokens
+        self.n = len(tokens)
+        self.types: set[str] = set()
+        self.scopes: list[tuple[set[str], int, bool]] = []  # (names, brace depth, ends at ';')
+        self.depth = 0
+        self.extern_depths: list[int] = []  # brace depth of each extern body being read
+
+    def mark(self) -> list[Token]:
+        out: list[Token] = []
+        for i, t in enumerate(self.tokens):
+            self._open_prototype_scope(i)
+            self._open_function_scope(i, out)
+            t = self._classify(i, t)
+            self._track_scopes(t)
+            out.append(t)
+        return out
+
+    def is_type(self, v: str) -> bool:
+        return v in self.types or any(v in s[0] for s in self.scopes)
+
+    def type_params(self, j: int) -> tuple[set[str], int]:
+        """The names of a type-parameter list ``<T, U>`` opening at token j (empty if there is none
+        or it is not one), and the index of its closing '>'."""
+        tokens, n = self.tokens, self.n
         names: set[str] = set()
         if j < n and tokens[j] == "<":
             k = j + 1
@@ -267,88 +298,113 @@ def _retype(tokens: list[Token]) -> list[Token]:
             return names, k
         return names, j
 
-    def scan_generic(j: int) -> set[str]:
+    def prototype_params(self, j: int) -> set[str]:
         """Generic parameters of the method/function prototype starting at token j."""
+        tokens, n = self.tokens, self.n
         while j < n and str(tokens[j]) not in ("(", ";", "{", "}"):
             if str(tokens[j]) == "<" and tokens[j - 1].type == "IDENTIFIER":
-                names, _ = grab_params(j)
+                names, _ = self.type_params(j)
                 return names
             j += 1
         return set()
 
-    i = 0
-    while i < n:
-        t = tokens[i]
-        v = str(t)
+    def _open_prototype_scope(self, i: int) -> None:
+        """A method prototype in an extern body, or an extern function: its type parameters are
+        types up to the ';' ending it."""
+        tokens, v = self.tokens, str(self.tokens[i])
         prev_s = str(tokens[i - 1]) if i else ""
-        if (in_extern_depth and depth == in_extern_depth[-1] + 1 and prev_s in ("{", ";")) or \
-                (v == "extern" and i + 2 < n and str(tokens[i + 2]) not in ("{", "<")):
-            names = scan_generic(i + 1 if v == "extern" else i)
+        in_body = self.extern_depths and self.depth == self.extern_depths[-1] + 1 and prev_s in ("{", ";")
+        if in_body or (v == "extern" and i + 2 < self.n and str(tokens[i + 2]) not in ("{", "<")):
+            names = self.prototype_params(i + 1 if v == "extern" else i)
             if names:
-                scopes.append((names, depth, True))
-        if depth == 0 and t.type == "IDENTIFIER" and i and i + 1 < n and tokens[i + 1] == "<" and (
-                tokens[i - 1].type == "IDENTIFIER" or prev_s in _RET_END):
-            # a generic function ``R f<T, U>(...) {...}``: T, U are types up to its closing brace
-            # (p4c's grammar: the return type may already be one of them)
-            names, end = grab_params(i + 1)
-            if names and end + 1 < n and str(tokens[end + 1]) == "(" and _has_body(tokens, end + 1):
-                scopes.append((names, depth, False))
-                if out and str(out[-1]) in names:
-                    out[-1] = Token.new_borrow_pos("TYPE_IDENTIFIER", str(out[-1]), out[-1])
-        if t.type == "IDENTIFIER" and is_type(v):
-            t = Token.new_borrow_pos("TYPE_IDENTIFIER", v, t)
-        elif t.type == "IDENTIFIER":
-            prev = str(tokens[i - 1]) if i else ""
-            nxt = tokens[i + 1] if i + 1 < n else None
-            if prev in _DECL_KW:
-                types.add(v)
-                t = Token.new_borrow_pos("TYPE_IDENTIFIER", v, t)
-                names, _ = grab_params(i + 1)
-                if names:  # a struct's or header's type parameters end with its closing brace
-                    scopes.append((names, depth, prev not in ("header", "struct", "header_union")))
-            elif prev == "extern" and nxt is not None and str(nxt) in ("{", "<"):
-                types.add(v)
-                t = Token.new_borrow_pos("TYPE_IDENTIFIER", v, t)
-                names, _ = grab_params(i + 1)
-                scopes.append((names, depth, False))
-                in_extern_depth.append(depth)
-            elif nxt is not None and str(nxt) in ("{",) and _enum_name(tokens, i):
-                types.add(v)
-                t = Token.new_borrow_pos("TYPE_IDENTIFIER", v, t)
-            elif nxt is not None and str(nxt) == ";" and _typedef_name(tokens, i):
-                types.add(v)
-                t = Token.new_borrow_pos("TYPE_IDENTIFIER", v, t)
+                self.scopes.append((names, self.depth, True))
+
+    def _open_function_scope(self, i: int, out: list[Token]) -> None:
+        """A generic function ``R f<T, U>(...) {...}``: T, U are types up to its closing brace
+        (p4c's grammar: the return type, already in ``out``, may be one of them)."""
+        tokens, n = self.tokens, self.n
+        if not (self.depth == 0 and tokens[i].type == "IDENTIFIER" and i and i + 1 < n
+                and tokens[i + 1] == "<"
+                and (tokens[i - 1].type == "IDENTIFIER" or str(tokens[i - 1]) in _RET_END)):
+            return
+        names, end = self.type_params(i + 1)
+        if names and end + 1 < n and str(tokens[end + 1]) == "(" and _has_body(tokens, end + 1):
+            self.scopes.append((names, self.depth, False))
+            if out and str(out[-1]) in names:
+                out[-1] = _as_type(out[-1])
+
+    def _classify(self, i: int, t: Token) -> Token:
+        """The token, as TYPE_IDENTIFIER if it names a type in scope or declares one (a header,
+        struct, parser, control, package, extern, enum or typedef name)."""
+        if t.type != "IDENTIFIER":
+            return t
+        v = str(t)
+        if self.is_type(v):
+            return _as_type(t)
+        tokens = self.tokens
+        prev = str(tokens[i - 1]) if i else ""
+        nxt = str(tokens[i + 1]) if i + 1 < self.n else None
+        if prev in _DECL_KW:
+            self.types.add(v)
+            names, _ = self.type_params(i + 1)
+            if names:  # a struct's or header's type parameters end with its closing brace
+                self.scopes.append((names, self.depth, prev not in ("header", "struct", "header_union")))
+            return _as_type(t)
+        if prev == "extern" and nxt in ("{", "<"):
+            self.types.add(v)
+            names, _ = self.type_params(i + 1)
+            self.scopes.append((names, self.depth, False))
+            self.extern_depths.append(self.depth)
+            return _as_type(t)
+        if (nxt == "{" and _enum_name(tokens, i)) or (nxt == ";" and _typedef_name(tokens, i)):
+            self.types.add(v)
+            return _as_type(t)
+        return t
+
+    def _track_scopes(self, t: Token) -> None:
+        """Brace depth; a '}' closes the scopes opened at its depth that end at a brace, a ';'
+        those that end at a ';'."""
+        v = str(t)
         if v == "{" and t.type != "STRING_LIT":
-            depth += 1
+            self.depth += 1
         elif v == "}" and t.type != "STRING_LIT":
-            depth -= 1
-            scopes = [s for s in scopes if not (not s[2] and s[1] >= depth)]
-            while in_extern_depth and in_extern_depth[-1] >= depth:
-                in_extern_depth.pop()
+            self.depth -= 1
+            self.scopes = [s for s in self.scopes if not (not s[2] and s[1] >= self.depth)]
+            while self.extern_depths and self.extern_depths[-1] >= self.depth:
+                self.extern_depths.pop()
         elif v == ";":
-            scopes = [s for s in scopes if not (s[2] and s[1] >= depth)]
-        out.append(t)
-        i += 1
-    # second pass: '<' opening explicit type arguments of a call (or constructor)
+            self.scopes = [s for s in self.scopes if not (s[2] and s[1] >= self.depth)]
+
+
+def _mark_type_argument_lts(out: list[Token]) -> None:
+    """The '<' opening explicit type arguments of a call (or constructor), ``f<bit<8>>(x)``,
+    becomes TLT: a '<' after a name whose bracket holds only types and is followed by '('."""
     for i, t in enumerate(out):
         if t == "<" and t.type != "STRING_LIT" and i and out[i - 1].type in ("IDENTIFIER", "TYPE_IDENTIFIER"):
-            d, k = 0, i
-            ok = True
-            while k < len(out):
-                s = str(out[k])
-                if s == "<":
-                    d += 1
-                elif s == ">":
-                    d -= 1
-                    if d == 0:
-                        break
-                elif not (s in _TYPE_TOKENS or out[k].type in ("TYPE_IDENTIFIER", "INTEGER")):
-                    ok = False
-                    break
-                k += 1
-            if ok and d == 0 and k + 1 < len(out) and out[k + 1] == "(":
+            k = _type_args_end(out, i)
+            if k is not None and k + 1 < len(out) and out[k + 1] == "(":
                 out[i] = Token.new_borrow_pos("TLT", "<", t)
-    # third pass: '>' '>' outside type-argument brackets is the shift operator
+
+
+def _type_args_end(out: list[Token], i: int) -> int | None:
+    """The index of the '>' closing the bracket opened at ``out[i]``, or None if it holds anything
+    but type tokens or does not close."""
+    d = 0
+    for k in range(i, len(out)):
+        s = str(out[k])
+        if s == "<":
+            d += 1
+        elif s == ">":
+            d -= 1
+            if d == 0:
+                return k
+        elif not (s in _TYPE_TOKENS or out[k].type in ("TYPE_IDENTIFIER", "INTEGER")):
+            return None
+    return None
+
+
+def _join_shift_operators(out: list[Token]) -> list[Token]:
+    """Adjacent '>' '>' outside type-argument brackets are the shift operator (SHR)."""
     res: list[Token] = []
     depth = 0
     j = 0
