@@ -1,6 +1,6 @@
 """One data-parallel training rank on a Mininet host (started by ``dhc-bench train``).
 
-    python -m bench.train_worker --manifest M --host h1 --rank 0 --world 4 \
+    python -m bench.train.train_worker --manifest M --host h1 --rank 0 --world 4 \
         --master 10.0.0.1:29500 --mode dhc_topk --steps 200 --out h1.json
 
 Joins a gloo process group over the emulated network (its TCP crosses the P4 switches as plain
@@ -35,8 +35,8 @@ import torch.distributed as dist
 from torch import nn
 from torch.nn.parallel import DistributedDataParallel as DDP
 
-from bench.train import TRAIN_MODES
-from bench.train_data import MODELS, accuracy, batch_for, digits_split, make_model, parameter_count
+from bench.train.train import TRAIN_MODES
+from bench.train.train_data import MODELS, accuracy, batch_for, digits_split, make_model, parameter_count
 from hostagent.manifest import load_endpoint
 from hostagent.torch_hook import DHCHookState, dhc_hook
 from hostagent.torch_sparsify import SparsifyConfig, WarmupSchedule
@@ -117,7 +117,8 @@ def train(args: argparse.Namespace) -> dict:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m bench.train_worker", description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(prog="python -m bench.train.train_worker",
+                                description=__doc__.splitlines()[0])
     p.add_argument("--manifest", type=Path, required=True)
     p.add_argument("--host", required=True)
     p.add_argument("--rank", type=int, required=True)

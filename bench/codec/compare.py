@@ -21,13 +21,13 @@ from pathlib import Path
 
 import numpy as np
 
+from bench.baselines import CODECS, CodecRun, hgsketch, lhc
+from bench.baselines.common import exact_sum
 from dhc import HGParams
 from dhc.hashing import SketchHash
 from dhc.peeling import peel
 from dhc.synthetic import synthetic_job
 
-from .baselines import CODECS, CodecRun, hgsketch, lhc
-from .baselines.common import exact_sum
 from .gradients import mlp_gradients, sparsify_topk
 
 #: peeling threshold of a random 3-uniform hypergraph (orientability / 2-core appearance):
@@ -60,7 +60,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--lhc-dim", type=int, default=200_000)
     parser.add_argument("--lhc-ratios", default="0.9,1.0,1.1,1.15,1.2,1.25,1.3,1.5,2.0")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--plots", action="store_true", help="also write PNGs (bench/plots.py)")
+    parser.add_argument("--plots", action="store_true", help="also write PNGs (bench/codec/plots.py)")
 
 
 def _ints(s: str) -> list[int]:

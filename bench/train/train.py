@@ -6,8 +6,8 @@
 
 One Mininet network (``topologies.story.deployed_net``: P4 switches running ``p4src/dhc.p4``,
 links shaped with tbf to ``--bw``), N workers (the topology's first aggregated job), and for each
-mode a fresh set of ``bench.train_worker`` processes, one per host, training the same model from
-the same initial weights on the same shards of scikit-learn's digits (``bench.train_data``):
+mode a fresh set of ``bench.train.train_worker`` processes, one per host, training the same model from
+the same initial weights on the same shards of scikit-learn's digits (``bench.train.train_data``):
 
 * ``ddp``: plain DDP over gloo (the dense ring between the hosts);
 * ``dhc_topk``: the DHC hook, top-k with error feedback, HG-Sketch summed in the switches;
@@ -30,18 +30,18 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench.train_plots import plot_all
+from bench.train.train_plots import plot_all
 from controller.placement import place
 from controller.topology_file import load
 from topologies.shaping import RateError, parse_rate
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 #: iterations left out of the per-iteration time (DDP's first buckets, JIT, connection set-up)
 WARMUP = 3
 MASTER_PORT = 29_500
 #: dense steps before top-k (the top-k modes): see docs/e2e.md, "Accuracy"
 DENSE_WARMUP = 5
-#: the ways of training compared (``bench.train_worker`` implements each)
+#: the ways of training compared (``bench.train.train_worker`` implements each)
 TRAIN_MODES = ("ddp", "dhc_topk", "dhc_dense", "sketch_ring")
 
 
@@ -88,7 +88,7 @@ def _launch(handle, manifest: Path, workers: list[str], mode: str, port: int, ar
     procs = {}
     for rank, name in enumerate(workers):
         host = handle.host(name)
-        cmd = [sys.executable, "-m", "bench.train_worker", "--manifest", str(manifest),
+        cmd = [sys.executable, "-m", "bench.train.train_worker", "--manifest", str(manifest),
                "--host", name, "--rank", str(rank), "--world", str(len(workers)),
                "--master", master, "--ifname", host.intf().name, "--mode", mode,
                "--model", args.model, "--steps", str(args.steps), "--batch", str(args.batch),

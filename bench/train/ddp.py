@@ -2,7 +2,7 @@
 
 Two models on scikit-learn's bundled digits: a small CNN (about 38k parameters) and a wide MLP
 (about 5M parameters).  One run: every rank trains every (model, mode) pair in the same order
-(``bench/ddp_worker.py``); reported per pair are the seconds per step (mean over the steps
+(``bench/train/ddp_worker.py``); reported per pair are the seconds per step (mean over the steps
 after ``--warmup``, on rank 0, which waits for every rank in each collective), the test
 accuracy, the final loss, and whether every rank ended with bit-identical parameters.  Ratios
 to plain DDP are computed within the run.  Writes ``ddp.png`` next to the JSON (``--plot``).
@@ -23,7 +23,7 @@ import numpy as np
 
 MODES = ("plain", "dhc", "dhc_topk")
 MODELS = ("cnn", "large")
-DEFAULT_PLOT = Path(__file__).resolve().parent / "out" / "ddp.png"
+DEFAULT_PLOT = Path(__file__).resolve().parents[1] / "out" / "ddp.png"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -118,7 +118,7 @@ def run(args: argparse.Namespace) -> dict:
         import torch.multiprocessing as mp
         from sklearn.datasets import load_digits
 
-        from bench import ddp_worker
+        from bench.train import ddp_worker
     except ImportError as exc:
         raise RuntimeError(f"dhc-bench ddp needs torch and scikit-learn ({exc}): "
                            "pip install 'dhc[torch,dev]'") from exc

@@ -1,4 +1,4 @@
-"""``dhc-bench models``: real models' gradients through the codec (``bench/models_zoo.py``).
+"""``dhc-bench models``: real models' gradients through the codec (``bench/models/models_zoo.py``).
 
 Per model, in a fresh process each (memory is returned between models): parameters, one
 training step's gradient on ``--ranks`` ranks (each its own generated batch), the density of the
@@ -22,7 +22,7 @@ import tracemalloc
 
 import numpy as np
 
-from bench.model_names import MODELS
+from bench.models.model_names import MODELS
 from sim.parts import ETHERNET_BYTES, RING_VALUES_PER_PACKET, SwitchModel, ring_frame_bytes
 from sim.workload import run_codec, warm_up
 
@@ -63,7 +63,7 @@ def _bytes_per_worker(params: int, hg_lanes: list[int], n: int, lanes: int) -> d
 
 def measure(name: str, ranks: int, density: float, lanes: int) -> dict:
     """One model, end to end (runs in its own process)."""
-    from bench.models_zoo import build, gradient  # torch and transformers load here only
+    from bench.models.models_zoo import build, gradient  # torch and transformers load here only
     t0 = time.perf_counter()
     model = build(name)
     grads, steps = [], []
@@ -110,7 +110,7 @@ def run(args: argparse.Namespace) -> dict:
     load = os.getloadavg()[0]
     rows = []
     for name in names:
-        cmd = [sys.executable, "-m", "bench.models", name, str(args.ranks), str(args.density),
+        cmd = [sys.executable, "-m", "bench.models.models", name, str(args.ranks), str(args.density),
                str(args.lanes)]
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=1800)
         if proc.returncode != 0:

@@ -1,6 +1,6 @@
 """Figures of ``dhc-bench scale`` (``bench/out/scale.json``) as ``bench/out/scale_*.png``.
 
-``python -m bench.scale_plots [--dir bench/out]``; captions in ``docs/scale.md``.
+``python -m bench.scale.scale_plots [--dir bench/out]``; captions in ``docs/scale.md``.
 """
 
 from __future__ import annotations

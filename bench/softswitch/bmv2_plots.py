@@ -1,7 +1,7 @@
 """Figure of ``dhc-bench bmv2 --stories``: ``make run``'s deploy and AllReduce seconds on BMv2 and
 on the softswitch, for the README's two topologies, side by side (the K each ran at on the bar).
 
-    python -m bench.bmv2_plots bench/out/bmv2.json bench/out/bmv2_stories.png
+    python -m bench.softswitch.bmv2_plots bench/out/bmv2.json bench/out/bmv2_stories.png
 """
 
 from __future__ import annotations

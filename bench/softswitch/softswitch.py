@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 BASIC = ROOT / "tests" / "softswitch" / "programs" / "basic_ipv4.p4"
 RMW32 = ROOT / "bench" / "programs" / "register_rmw32.p4"
 LANES = 32

@@ -3,7 +3,7 @@
     .venv/bin/dhc-bench train-sim --json [--steps 200] [--schemes ddp,topk,topk_warmup,dgc]
 
 The accuracy side of ``dhc-bench train``, quickly: the same model, data, shards, learning rate
-and batches (``bench.train_data``), and the N workers' gradients computed one after the other in
+and batches (``bench.train.train_data``), and the N workers' gradients computed one after the other in
 this process.  The sum of the workers' messages is what any exact aggregation returns (the
 switch, gloo or the ring all deliver the exact sum), so only the float->int32 quantization of
 the real runs is left out (its error is below ``N / 2**scale`` per element and carried by error
@@ -31,7 +31,7 @@ import time
 import torch
 from torch import nn
 
-from bench.train_data import MODELS, accuracy, batch_for, digits_split, make_model
+from bench.train.train_data import MODELS, accuracy, batch_for, digits_split, make_model
 
 SCHEMES = ("ddp", "topk", "topk_warmup", "dgc", "dgc_warmup")
 MOMENTUM = 0.9

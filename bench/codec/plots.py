@@ -1,6 +1,6 @@
 """Figures of the benchmarks (matplotlib, headless Agg backend) written to ``bench/out/*.png``.
 
-``python -m bench.plots [--dir bench/out]`` reads ``compare.json`` (running ``dhc-bench compare``
+``python -m bench.codec.plots [--dir bench/out]`` reads ``compare.json`` (running ``dhc-bench compare``
 with its defaults first if it is missing) and ``e2e.json`` when the end-to-end benchmark has
 written it; ``dhc-bench compare --plots`` writes the same figures straight from its result.
 Captions live in docs/results.md.
@@ -19,7 +19,8 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402  (the backend must be chosen first)
 
-from bench import e2e_plots, train_plots  # noqa: E402
+from bench.e2e import e2e_plots  # noqa: E402
+from bench.train import train_plots  # noqa: E402
 
 #: values of exactly zero are drawn at this floor on log axes (and labelled as exact)
 ERR_FLOOR = 1e-18
@@ -272,7 +273,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if not (args.dir / "compare.json").exists():
         print(f"{args.dir / 'compare.json'} not found: running `dhc-bench compare` (defaults)")
-        from .cli import main as bench_main
+        from bench.cli import main as bench_main
         bench_main(["compare", "--out", str(args.dir)])
     for p in write_all(args.dir, log=print):
         print(f"wrote {p}")

@@ -2,7 +2,7 @@
 its per-step times, losses, test accuracy and a digest of its final parameters.
 
 Data: scikit-learn's bundled handwritten digits (1797 8x8 images, no download), loaded once
-by the parent (``bench/ddp.py``) and handed to the ranks, so that no rank pays for importing
+by the parent (``bench/train/ddp.py``) and handed to the ranks, so that no rank pays for importing
 scikit-learn; rank r trains on every WORLD-th training image.  Models: a small CNN (about 38k
 parameters) and a wide MLP (about 5M parameters at width 2048).  Modes: plain DDP, the DHC
 hook without sparsification, the DHC hook with top-k, trained side by side (one step of each

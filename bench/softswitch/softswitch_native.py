@@ -29,7 +29,7 @@ from pathlib import Path
 
 from cffi import FFI
 
-from bench.softswitch_ports import (
+from bench.softswitch.softswitch_ports import (
     DHC_PROGRAM,
     DST_MAC,
     PROGRAM,
@@ -48,7 +48,8 @@ from softswitch.native.switch import NativeSwitch
 from softswitch.target.switch import Switch
 
 HERE = Path(__file__).parent / "native"
-CHUNK_OFFSET = 50  # frame offset of the RESULT's chunk number (as bench/softswitch_ports.py checks it)
+#: frame offset of the RESULT's chunk number (as bench/softswitch/softswitch_ports.py checks it)
+CHUNK_OFFSET = 50
 _CDEF = """
 double blast(int tx, int rx, const uint8_t *frames, size_t stride, size_t len, int n, int window,
              const uint8_t *mac, double idle_s, int64_t *out);
@@ -263,7 +264,7 @@ def _pipeline_rates(make, frames: list[tuple[int, bytes]], py_share: float) -> d
 
 
 def _dhc_in_process(topo, placement, job, args) -> dict:
-    from bench.inprocess import apply_in_process
+    from bench.softswitch.inprocess import apply_in_process
     from controller.pipeline import program_defines
     from controller.plan import intended_state
 
@@ -314,7 +315,7 @@ def run(args: argparse.Namespace) -> dict:
 def main(argv: list[str] | None = None) -> int:
     import json
 
-    p = argparse.ArgumentParser(prog="bench.softswitch_native", description=__doc__.split("\n")[0])
+    p = argparse.ArgumentParser(prog="bench.softswitch.softswitch_native", description=__doc__.split("\n")[0])
     add_arguments(p)
     print(json.dumps(run(p.parse_args(argv)), indent=2))
     return 0

@@ -38,7 +38,7 @@ from controller.pipeline import program_defines
 from controller.targets import profile
 from dhcwire.p4names import DEFAULT_MAX_JOBS
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 TOPOLOGIES = ("single.yaml", "leafspine.yaml")
 
 
@@ -90,8 +90,15 @@ def _keep(built: Path, defines: dict[str, str]) -> None:
 
 def _frames_per_s(k: int, chunks: int, runs: int) -> dict:
     """BMv2 on two veth ports, the dhc.p4 two-worker job, every RESULT checked (median of runs)."""
-    from bench.softswitch_native import _Load, _measure_process, _row
-    from bench.softswitch_ports import SWITCH_NAME, _dhc_job, _dhc_topology, _free_port, _Lab, _wait_ready
+    from bench.softswitch.softswitch_native import _Load, _measure_process, _row
+    from bench.softswitch.softswitch_ports import (
+        SWITCH_NAME,
+        _dhc_job,
+        _dhc_topology,
+        _free_port,
+        _Lab,
+        _wait_ready,
+    )
     from controller.deploy.apply import deploy
     from controller.p4rt_client import SwitchAddress
     from controller.placement import place

@@ -3,7 +3,7 @@
     sudo .venv/bin/dhc-bench e2e-profile --json [--bw 100mbit] [--repeat 6] [--host-io python,native]
 
 One deployed network (as ``dhc-bench e2e``: single.yaml, links shaped with tbf), then for each
-mode one ``bench.e2e_profile_worker`` process per host running ``--warmup + --repeat`` AllReduces
+mode one ``bench.e2e.e2e_profile_worker`` process per host running ``--warmup + --repeat`` AllReduces
 of the same tensors.  Per timed AllReduce (all workers' clocks are the same machine's):
 
 * ``seconds``: first worker starting to last worker holding the sum;
@@ -40,13 +40,13 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench.e2e_plots import plot_profile
+from bench.e2e.e2e_plots import plot_profile
 from controller.placement import place
 from controller.topology_file import load
 from topologies.shaping import RateError, parse_rate
 from topologies.workload import collect
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 MODES = ("dhc", "sketch_ring")
 HOST_IO = ("native", "python")
 #: Ethernet + IPv4 + UDP headers of one datagram
@@ -155,7 +155,7 @@ def _profile_mode(handle, manifest: Path, workers: list[str], mode: str, args,
     env.update({"DHC_HOST_ENGINE": engine} if engine else {})
     procs = {}
     for rank, name in enumerate(workers):
-        cmd = [sys.executable, "-m", "bench.e2e_profile_worker", "--manifest", str(manifest),
+        cmd = [sys.executable, "-m", "bench.e2e.e2e_profile_worker", "--manifest", str(manifest),
                "--host", name, "--rank", str(rank), "--mode", mode, "--dim", str(args.dim),
                "--density", str(args.density), "--seed", str(args.seed),
                "--repeat", str(args.warmup + args.repeat)]

@@ -1,6 +1,6 @@
 """One worker of ``dhc-bench e2e-profile``: AllReduces with a clock on every stage.
 
-    python -m bench.e2e_profile_worker --manifest M --host h1 --rank 0 --mode dhc \
+    python -m bench.e2e.e2e_profile_worker --manifest M --host h1 --rank 0 --mode dhc \
         --dim 1000000 --density 0.01 --seed 1 --repeat 6 --switch-pid 1234
 
 Runs the same codec rounds as ``dhc-agent`` (``--mode dhc``: HG-Sketch summed by the switches)
@@ -124,7 +124,7 @@ def run(args: argparse.Namespace) -> list[dict]:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m bench.e2e_profile_worker",
+    p = argparse.ArgumentParser(prog="python -m bench.e2e.e2e_profile_worker",
                                 description=__doc__.splitlines()[0])
     p.add_argument("--manifest", type=Path, required=True)
     p.add_argument("--host", required=True)

@@ -6,7 +6,7 @@ plus noise), so no dataset download is needed; what matters is that the gradient
 backpropagation through ReLU layers and softmax cross-entropy: heavy-tailed magnitudes, layer
 structure, supports correlated across workers after top-k.  torch is not required.
 
-``python -m bench.gradients --out bench/out/gradients.npz`` dumps the workers' gradients.
+``python -m bench.codec.gradients --out bench/out/gradients.npz`` dumps the workers' gradients.
 """
 
 from __future__ import annotations

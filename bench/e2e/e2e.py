@@ -49,7 +49,7 @@ from hostagent.native_delivery import native_engine_selected
 from topologies.shaping import RateError, parse_rate
 from topologies.workload import Workload, collect
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 MODES = ("dhc", "sketch_ring", "dense_ina", "ring")
 QUICK_DIM = 50_000
 

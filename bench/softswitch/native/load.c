@@ -1,4 +1,4 @@
-/* Load generator and sink for bench/softswitch_native.py: C so that it is not the bottleneck.
+/* Load generator and sink for bench/softswitch/softswitch_native.py: C so that it is not the bottleneck.
  * blast(): one port sends, the other receives, at most `window` frames in flight; every received
  * frame is checked (destination MAC rewritten, TTL decremented).  dhc(): two workers stream
  * chunks, W chunks in flight per worker, every RESULT checked (MACs, addresses/ports, IPv4 header

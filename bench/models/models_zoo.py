@@ -17,7 +17,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from bench.model_names import MODELS
+from bench.models.model_names import MODELS
 
 
 class Bottleneck(nn.Module):

@@ -36,7 +36,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 PROGRAM = ROOT / "tests" / "softswitch" / "programs" / "basic_ipv4.p4"
 DHC_PROGRAM = ROOT / "p4src" / "dhc.p4"
 DST_MAC = 0x020000000002
@@ -600,7 +600,7 @@ def _in_process_aggregate(sw, job: _Dhc, chunks: _Chunks) -> _Tally:
 
 
 def _run_dhc(lab: _Lab, args: argparse.Namespace) -> dict:
-    from bench.inprocess import apply_in_process
+    from bench.softswitch.inprocess import apply_in_process
     from controller.deploy.apply import deploy
     from controller.p4rt_client import SwitchAddress
     from controller.pipeline import program_defines

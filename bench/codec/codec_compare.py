@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 #: seconds one reply may take (the first includes compiling a previous version's kernels)
 REPLY_TIMEOUT = 600.0
 
