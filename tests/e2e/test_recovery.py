@@ -19,9 +19,9 @@ from scapy.utils import rdpcap
 from controller.cli import main as ctl
 from controller.deploy.apply import deploy
 from dhcwire import header as wire
+from dhcwire.frames import MalformedPacket, decode_datagram
 from dhcwire.header import DHC_UDP_PORT, worker_port
 from hostagent.manifest import read_manifest
-from hostagent.packet import MalformedPacket, decode_datagram
 from tests.e2e.helpers import data_payload, drops, run_and_check, send_from
 from topologies.story import switch_addresses
 from topologies.workload import Workload, agent_command, collect, expected_sum
