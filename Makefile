@@ -77,8 +77,8 @@ bench: setup
 	$(VENV)/bin/dhc-bench all --json --out bench/out $(if $(LONG),--long)
 	$(VENV)/bin/dhc-bench e2e --json --topo topologies/leafspine.yaml --bw 100mbit --repeat 1 \
 	  > bench/out/e2e_leafspine.json
-	$(PY) -m bench.plots --dir bench/out
-	$(PY) -m bench.scale_plots --dir bench/out
+	$(PY) -m bench.codec.plots --dir bench/out
+	$(PY) -m bench.scale.scale_plots --dir bench/out
 	$(VENV)/bin/dhc-sim validate --json > bench/out/sim_validate.json
 
 train: setup

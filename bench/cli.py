@@ -1,8 +1,8 @@
 """``dhc-bench``: one entry point for every benchmark in ``bench/``.
 
-Each benchmark is a module ``bench/<name>.py`` exposing ``add_arguments(parser)`` and
-``run(args) -> dict``; this dispatcher prints the dict as JSON (``--json``) or as an
-indented summary, and can write it to ``--out DIR/<name>.json``.
+Each benchmark is a module ``bench/<topic>/<name>.py`` (or ``bench/<name>.py``) exposing
+``add_arguments(parser)`` and ``run(args) -> dict``; this dispatcher prints the dict as JSON
+(``--json``) or as an indented summary, and can write it to ``--out DIR/<name>.json``.
 
 ``dhc-bench all`` (what ``make bench`` runs) gives the benchmarks whose full run takes many
 minutes the shorter arguments of ``ALL_SHORT``, so that ``make bench`` stays under 30 minutes on
@@ -28,21 +28,21 @@ USER_ERRORS = (ControllerError, P4CompileError)
 
 #: benchmark name -> module (kept explicit so `dhc-bench --help` lists what exists).
 BENCHMARKS: dict[str, str] = {
-    "codec": "bench.codec",
-    "softswitch": "bench.softswitch",
-    "softswitch-ports": "bench.softswitch_ports",
-    "softswitch-native": "bench.softswitch_native",
+    "codec": "bench.codec.codec",
+    "softswitch": "bench.softswitch.softswitch",
+    "softswitch-ports": "bench.softswitch.softswitch_ports",
+    "softswitch-native": "bench.softswitch.softswitch_native",
     "placement": "bench.placement",
-    "e2e": "bench.e2e",
-    "e2e-profile": "bench.e2e_profile",
-    "compare": "bench.compare",
-    "ddp": "bench.ddp",
-    "train": "bench.train",
-    "train-sim": "bench.train_sim",
+    "e2e": "bench.e2e.e2e",
+    "e2e-profile": "bench.e2e.e2e_profile",
+    "compare": "bench.codec.compare",
+    "ddp": "bench.train.ddp",
+    "train": "bench.train.train",
+    "train-sim": "bench.train.train_sim",
     "agent-pps": "bench.agent_pps",
-    "models": "bench.models",
-    "scale": "bench.scale",
-    "bmv2": "bench.bmv2",
+    "models": "bench.models.models",
+    "scale": "bench.scale.scale",
+    "bmv2": "bench.softswitch.bmv2",
 }
 
 
@@ -66,7 +66,7 @@ def _available() -> dict[str, str]:
     """Benchmarks whose module exists in this checkout."""
     here = Path(__file__).resolve().parent
     return {name: mod for name, mod in BENCHMARKS.items()
-            if (here / (mod.split(".")[1] + ".py")).exists()}
+            if (here / (mod.removeprefix("bench.").replace(".", "/") + ".py")).exists()}
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections import deque
 from pathlib import Path
 
-from bench.inprocess import apply_in_process, load_in_process
+from bench.softswitch.inprocess import apply_in_process, load_in_process
 from controller.entries import DEFAULT_MAX_JOBS
 from controller.pipeline import PROGRAM
 from controller.placement import Placement

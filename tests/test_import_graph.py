@@ -161,7 +161,7 @@ def test_the_walk_sees_the_project() -> None:
     assert "dhcwire.header" in GRAPH["hostagent.scapy_layer"]  # from dhcwire import header
     assert "controller.intent" in GRAPH["controller.deploy.state_diff"]  # top-level import
     assert "softswitch.compiler" in GRAPH["controller.pipeline"]  # from softswitch.compiler import
-    assert "softswitch" in GRAPH["bench.inprocess"]            # package __init__
+    assert "softswitch" in GRAPH["bench.softswitch.inprocess"]            # package __init__
     assert _cycles({"a", "b", "c"}, {"a": {"b"}, "b": {"c"}, "c": {"a"}}) == [frozenset("abc")]
 
 

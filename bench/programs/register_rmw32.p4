@@ -1,5 +1,5 @@
 /* Benchmark program: 32 register read-modify-writes per packet (one per lane),
- * the shape of a DHC aggregation step.  Used by bench/softswitch.py. */
+ * the shape of a DHC aggregation step.  Used by bench/softswitch/softswitch.py. */
 #include <core.p4>
 #include <v1model.p4>
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from bench.bmv2_plots import main, plot_stories
+from bench.softswitch.bmv2_plots import main, plot_stories
 
 
 def _row(topo: str, target: str, deploy: float, allreduce: float, lanes: int) -> dict:

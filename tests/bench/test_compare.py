@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from bench import compare, plots
 from bench.baselines import CODECS
+from bench.codec import compare, plots
 
 SMALL = ["--workers", "3", "--dim", "20000", "--densities", "0.01,0.1", "--mlp-hidden", "32,16",
          "--mlp-steps", "5", "--repeats", "1", "--scaling-workers", "2,4", "--scaling-dim", "20000",

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from bench.e2e_profile import HEADER_BYTES, _bytes, summarize
-from bench.e2e_profile_worker import TimedReducer, schedstat
+from bench.e2e.e2e_profile import HEADER_BYTES, _bytes, summarize
+from bench.e2e.e2e_profile_worker import TimedReducer, schedstat
 
 
 def _host(start, rounds, end, cpu, wait, sw_cpu=0.03, sw_wait=0.1):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from bench.gradients import mlp_gradients, sparsify_topk
+from bench.codec.gradients import mlp_gradients, sparsify_topk
 
 
 def test_mlp_trains_and_is_reproducible() -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from bench.models import _bytes_per_worker, top_k
+from bench.models.models import _bytes_per_worker, top_k
 
 
 def test_top_k_keeps_the_largest_and_leaves_sparse_gradients_alone() -> None:
@@ -27,7 +27,7 @@ def test_bytes_per_worker_follow_the_packet_layouts() -> None:
 @pytest.mark.slow
 def test_ncf_gradients_are_sparse_and_the_codec_is_exact() -> None:
     pytest.importorskip("torch")
-    from bench.models import measure
+    from bench.models.models import measure
     row = measure("ncf", 2, 0.01, 32)
     assert row["parameters"] == 21_224_641 and row["buckets"] == 4
     assert row["raw_density"] < 0.01 and row["exact"]

@@ -9,7 +9,7 @@ import pytest
 
 pytest.importorskip("simgrid", reason="Debian's python3-simgrid is not exposed to this venv (make setup)")
 
-from bench import scale, scale_plots  # noqa: E402
+from bench.scale import scale, scale_plots  # noqa: E402
 
 
 def test_quick_sweep_runs_every_arm_and_draws(tmp_path) -> None:

@@ -9,7 +9,7 @@ import pytest
 pytest.importorskip("torch")
 datasets = pytest.importorskip("sklearn.datasets")
 
-from bench.train_data import digits_arrays  # noqa: E402
+from bench.train.train_data import digits_arrays  # noqa: E402
 
 
 def test_digits_arrays_equal_load_digits():

@@ -8,7 +8,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from bench.train_sim import Worker, add_arguments, run  # noqa: E402
+from bench.train.train_sim import Worker, add_arguments, run  # noqa: E402
 
 
 def _args(*argv: str) -> argparse.Namespace:

@@ -9,8 +9,8 @@ import math
 import numpy as np
 import pytest
 
-from bench import codec as bench_codec
-from bench import codec_compare
+from bench.codec import codec as bench_codec
+from bench.codec import codec_compare
 from dhc import simulate_allreduce
 
 

@@ -6,7 +6,7 @@ import pytest
 
 pytest.importorskip("torch")
 
-from bench.train_worker import apply_schedule  # noqa: E402
+from bench.train.train_worker import apply_schedule  # noqa: E402
 from hostagent.torch_hook import DHCHookState  # noqa: E402
 from hostagent.torch_sparsify import SparsifyConfig, WarmupSchedule  # noqa: E402
 

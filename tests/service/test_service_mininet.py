@@ -333,7 +333,7 @@ def test_torchrun_trains_the_cnn_and_survives_a_killed_worker(svc_net):
     no operator action, and after the last step both models equal those of the clean run."""
     import torch
 
-    from bench.train_data import make_model
+    from bench.train.train_data import make_model
 
     out = svc_net.workdir / "cnn"
     torchrun(svc_net, "cnn", out, kill=(2, 1))

@@ -2,7 +2,7 @@
 
 Started by ``tests/service/test_service_mininet.py`` as ``torchrun --nnodes 4 ... torch_worker.py``
 on every host, with ``DHC_CONTROLLER``/``DHC_TOKEN`` in the environment and nothing else of DHC.
-One launch trains two copies of the project's small CNN (``bench/train_data.py``) side by side,
+One launch trains two copies of the project's small CNN (``bench/train/train_data.py``) side by side,
 each through its own process group and its own in-network job:
 
 * ``backend``: ``init_process_group("dhc")`` and DDP with no comm hook (DDP's buckets are
@@ -34,7 +34,7 @@ from torch import nn
 from torch.nn.parallel import DistributedDataParallel as DDP
 
 import hostagent.torch_backend  # noqa: F401 - registers the "dhc" backend
-from bench.train_data import batch_for, digits_split, make_model
+from bench.train.train_data import batch_for, digits_split, make_model
 from hostagent.torch_hook import DHCHookState, dhc_hook
 from hostagent.torch_sparsify import ErrorFeedback, SparsifyConfig
 

@@ -83,10 +83,10 @@ def test_hash_stf_expectations_are_the_real_hashes():
 
 
 def test_benchmark_programs_run_and_are_checked():
-    """bench/softswitch.py verifies every output; a short run proves both programs work."""
+    """bench/softswitch/softswitch.py verifies every output; a short run proves both programs work."""
     import argparse
 
-    from bench import softswitch as bench
+    from bench.softswitch import softswitch as bench
 
     parser = argparse.ArgumentParser()
     bench.add_arguments(parser)

@@ -1,4 +1,4 @@
-"""``bench.softswitch_native``: every row measured on real veths with the C load generator, every
+"""``bench.softswitch.softswitch_native``: every row measured on real veths with the C load generator, every
 forwarded frame and every RESULT checked, native and python backends side by side."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import os
 
 import pytest
 
-from bench import softswitch_native
+from bench.softswitch import softswitch_native
 from softswitch.native.build import compiler
 
 pytestmark = [pytest.mark.root, pytest.mark.slow]

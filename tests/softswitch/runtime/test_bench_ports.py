@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from bench import softswitch_ports
 from bench.cli import main
+from bench.softswitch import softswitch_ports
 
 pytestmark = [pytest.mark.root, pytest.mark.slow]
 

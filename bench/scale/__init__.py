@@ -1,0 +1,1 @@
+"""How DHC scales with workers, density, window and model (``scale``, ``scale_plots``)."""
