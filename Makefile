@@ -47,9 +47,9 @@ $(STAMP): pyproject.toml scripts/setup_python.sh $(APT_STAMP)
 # Two halves at once (tests/conftest.py): the tests that build interfaces in this machine's own
 # network namespace (marked `root` and not `own_netns`: Mininet, fixed veth names) one after
 # another, and all the others on two xdist workers, whole modules per worker.  Each half has its
-# own pytest temporary folder; their output is interleaved by whole lines.
+# own pytest temporary folder; their outputs interleave.
 test: setup
-	@$(MAKE) --no-print-directory -j2 --output-sync=line test-shared-netns test-rest
+	@$(MAKE) --no-print-directory -j2 test-shared-netns test-rest
 
 test-shared-netns:
 	@d=$$(mktemp -d /tmp/dhc-test-XXXXXX); \

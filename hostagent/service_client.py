@@ -171,7 +171,10 @@ class JobSession:
         import grpc
 
         try:
-            return getattr(self._stub, method)(request, timeout=10.0).message
+            # wait_for_ready: a service that is restarting (or a channel between reconnects) gets
+            # the leave or the failure report within the deadline instead of losing it at once,
+            # which would hold the session until its heartbeats time out
+            return getattr(self._stub, method)(request, timeout=10.0, wait_for_ready=True).message
         except grpc.RpcError as err:
             return f"{method} not delivered: {err.code().name}: {err.details()}"
 
