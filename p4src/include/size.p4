@@ -33,4 +33,13 @@
 #define RESULT_REWRITE_TABLE_SIZE 4096
 #endif
 
+/* Sizes of const-entry tables.  p4c's Tofino back end allocates every table by its size and
+ * warns (then assumes 512) when a const-entry table has none; p4c's mid end warns when one has
+ * any (the entries fix it).  So they are given to Tofino only. */
+#ifdef __TARGET_TOFINO__
+#define CONST_ENTRIES_SIZE(n) size = n;
+#else
+#define CONST_ENTRIES_SIZE(n)
+#endif
+
 #endif /* _DHC_SIZE_P4_ */

@@ -120,6 +120,7 @@ control DhcCompletion(inout headers_t hdr,
             consume; result_multicast; complete_up; answer_unicast; dup_up; dup_pending; result_down;
             stale_chunk; unexpected;
         }
+        CONST_ENTRIES_SIZE(11)
         const entries = {
             (DHC_TYPE_RESULT, KIND_NONE,  _, 0) : result_down();
             (DHC_TYPE_DATA,   KIND_FIRST, 1, 1) : result_multicast();

@@ -201,6 +201,7 @@ control DhcIndex(in headers_t hdr,
             hdr.arp.plen  : exact @name("plen");
         }
         actions = { arp_format_ok; @defaultonly NoAction; }
+        CONST_ENTRIES_SIZE(1)
         const entries = {
             (ARP_HTYPE_ETHERNET, ETHERTYPE_IPV4, 6, 4) : arp_format_ok();
         }
@@ -266,6 +267,7 @@ control DhcIndex(in headers_t hdr,
             m.src_ok         : ternary @name("src_ok");
         }
         actions = { drop_as; transit; arp_request; accept_data; accept_result; }
+        CONST_ENTRIES_SIZE(20)
         const entries = {
             /* cmpl  hdr  csum ipv4 arp  aok  oper           local dhc  bad  job  epoch slot_check              type             child lvl  op                 root pdiff parent_diff hport src_ok */
             (0,    _,   _,   _,   _,   _,   _,             _,    _,   _,   _,   _,    _,                      _,               _,    _,   _,                 _,   _,    _,   _,   _) : drop_as(DROP_MALFORMED);

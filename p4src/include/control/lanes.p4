@@ -43,6 +43,7 @@
             m.op   : exact @name("op"); \
         } \
         actions = { lane_##i##_write; lane_##i##_sum; lane_##i##_or; lane_##i##_read; @defaultonly NoAction; } \
+        CONST_ENTRIES_SIZE(6) \
         const entries = { \
             (KIND_FIRST, DHC_OP_SUM) : lane_##i##_write(); \
             (KIND_FIRST, DHC_OP_OR)  : lane_##i##_write(); \
@@ -68,6 +69,7 @@
             m.op   : exact @name("op"); \
         } \
         actions = { lane_##i##_add; lane_##i##_or_in; lane_##i##_copy; @defaultonly NoAction; } \
+        CONST_ENTRIES_SIZE(4) \
         const entries = { \
             (KIND_ADD, DHC_OP_SUM) : lane_##i##_add(); \
             (KIND_ADD, DHC_OP_OR)  : lane_##i##_or_in(); \

@@ -102,6 +102,7 @@ control DhcShadow(in dhc_h dhc, inout dhc_meta_t m) {
     table chunk_check {
         key = { m.same_session : exact @name("same_session"); }
         actions = { chunk_same_session; chunk_other_session; @defaultonly NoAction; }
+        CONST_ENTRIES_SIZE(2)
         const entries = {
             SESSION_SAME  : chunk_same_session();
             SESSION_OTHER : chunk_other_session();
@@ -130,6 +131,7 @@ control DhcShadow(in dhc_h dhc, inout dhc_meta_t m) {
             m.fresh      : ternary @name("fresh");
         }
         actions = { mark_set0; reset_set0; clear_set0; NoAction; }
+        CONST_ENTRIES_SIZE(4)
         const entries = {
             (_, FRESH_STALE) : NoAction();      /* stale: no register touched */
             (0, FRESH_SAME) : mark_set0();
@@ -159,6 +161,7 @@ control DhcShadow(in dhc_h dhc, inout dhc_meta_t m) {
             m.fresh      : ternary @name("fresh");
         }
         actions = { mark_set1; reset_set1; clear_set1; NoAction; }
+        CONST_ENTRIES_SIZE(4)
         const entries = {
             (_, FRESH_STALE) : NoAction();      /* stale: no register touched */
             (1, FRESH_SAME) : mark_set1();
@@ -194,6 +197,7 @@ control DhcShadow(in dhc_h dhc, inout dhc_meta_t m) {
             m.child_mask : ternary @name("child_mask");
         }
         actions = { count_first; count_add; count_read; NoAction; }
+        CONST_ENTRIES_SIZE(68)        /* 3 + 2 x 32 (DHC_SEQ_32) + 1 */
         const entries = {
             (FRESH_STALE, _, _, _, _) : NoAction();     /* stale: kind stays NONE, decide drops it */
             (_, 0, 0, _, _) : count_first();    /* own set empty (or a first writer) */

@@ -27,6 +27,7 @@ control DhcStats(in bit<8> outcome, in bit<32> stats_idx) {
     table contribution_stats {
         key = { outcome : exact @name("outcome"); }
         actions = { count_contribution; @defaultonly NoAction; }
+        CONST_ENTRIES_SIZE(3)
         const entries = {
             OUTCOME_CONSUMED      : count_contribution();
             OUTCOME_COMPLETE_ROOT : count_contribution();
@@ -42,6 +43,7 @@ control DhcStats(in bit<8> outcome, in bit<32> stats_idx) {
     table completion_stats {
         key = { outcome : exact @name("outcome"); }
         actions = { count_completion; @defaultonly NoAction; }
+        CONST_ENTRIES_SIZE(2)
         const entries = {
             OUTCOME_COMPLETE_ROOT : count_completion();
             OUTCOME_COMPLETE_UP   : count_completion();
@@ -56,6 +58,7 @@ control DhcStats(in bit<8> outcome, in bit<32> stats_idx) {
     table duplicate_stats {
         key = { outcome : exact @name("outcome"); }
         actions = { count_duplicate; @defaultonly NoAction; }
+        CONST_ENTRIES_SIZE(3)
         const entries = {
             OUTCOME_DUP_ANSWER  : count_duplicate();
             OUTCOME_DUP_UP      : count_duplicate();
@@ -71,6 +74,7 @@ control DhcStats(in bit<8> outcome, in bit<32> stats_idx) {
     table result_stats {
         key = { outcome : exact @name("outcome"); }
         actions = { count_result; @defaultonly NoAction; }
+        CONST_ENTRIES_SIZE(3)
         const entries = {
             OUTCOME_COMPLETE_ROOT : count_result();
             OUTCOME_DUP_ANSWER    : count_result();
