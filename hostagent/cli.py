@@ -113,6 +113,11 @@ def build_parser() -> argparse.ArgumentParser:
     data.add_argument("--seed", type=int, default=0)
     data.add_argument("--rank", type=int, default=0, help="selects this worker's synthetic tensor")
     p.add_argument("--codec", choices=["hg", "dense"], default="hg")
+    p.add_argument("--fuse-rounds", action="store_true",
+                   help="HG-Sketch: send the element index and the sketch in one round (two round "
+                        "trips instead of three; the sketch is sized from the summed nonzero "
+                        "counts, so overlapping supports cost more lanes). Every worker of the "
+                        "job must agree")
     p.add_argument("--repeat", type=_count(1), default=1, help="AllReduce the tensor this many times")
     p.add_argument("--expect", type=Path, help=".npy with the expected float32 sum")
     p.add_argument("--output", type=Path, help="write the sum here (.npy)")
@@ -176,11 +181,16 @@ def _service_ack(agent: Agent) -> dict:
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     retry = RetryPolicy(initial_timeout=args.timeout, max_retries=args.retries)
+    if args.fuse_rounds and args.codec != "hg":
+        print("dhc-agent: --fuse-rounds applies to --codec hg only (the dense codec has one round)",
+              file=sys.stderr)
+        return 2
+    params = {"fuse_rounds": True} if args.fuse_rounds else {}
     try:
         service = _service_config(args)
         if service is not None:
             x = _tensor(args)
-            joined = Agent.join(service, codec=args.codec, retry=retry)
+            joined = Agent.join(service, codec=args.codec, retry=retry, codec_params=params)
             endpoint, n_workers = joined.endpoint, joined.n_workers
         else:
             endpoint, n_workers = _endpoint(args)
@@ -189,10 +199,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"dhc-agent: {err}", file=sys.stderr)
         return 2
     summary: dict = {"job": endpoint.job_id, "epoch": endpoint.epoch, "child": endpoint.child_id,
-                     "switch": endpoint.switch_ip, "workers": n_workers, "codec": args.codec}
+                     "switch": endpoint.switch_ip, "workers": n_workers, "codec": args.codec,
+                     "fused_rounds": bool(args.fuse_rounds)}
     bar = None
     try:
-        with (joined if service is not None else Agent(endpoint, n_workers, codec=args.codec, retry=retry)) \
+        with (joined if service is not None else Agent(endpoint, n_workers, codec=args.codec, retry=retry,
+                                                           codec_params=params)) \
                 as agent:
             reports = []
             for _ in range(args.repeat):

@@ -33,6 +33,7 @@ class Workload:
     repeat: int = 1
     timeout: float = 0.2       # first retransmission timeout (s)
     retries: int = 12
+    fuse_rounds: bool = False  # HG-Sketch: element index and sketch in one round (dhc-agent --fuse-rounds)
 
 
 @dataclass
@@ -64,7 +65,8 @@ def agent_command(manifest: Path, host: str, rank: int, workload: Workload,
             "--seed", str(workload.seed), "--rank", str(rank), "--codec", workload.codec,
             "--repeat", str(workload.repeat), "--timeout", str(workload.timeout),
             "--retries", str(workload.retries), "--expect", str(expect), "--json"] + (
-        ["--clustered"] if workload.clustered else [])
+        ["--clustered"] if workload.clustered else []) + (
+        ["--fuse-rounds"] if workload.fuse_rounds and workload.codec == "hg" else [])
 
 
 def collect(procs: dict, job_id: int, deadline_s: float) -> list[WorkerOutcome]:

@@ -22,6 +22,7 @@ import sys
 import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, replace
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -59,6 +60,7 @@ class RingReport:
     dense_float32_bytes: int
     scale_exponent: int
     buffer_grows: int = 0       # native engine: steps longer than the receive buffer it held
+    rounds: int = 1             # ring AllReduces run (sketch_ring: one per codec round)
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -124,7 +126,7 @@ class RingReducer:
 
 
 def _report(transport: RingTransport, before: dict[str, int], d: int, seconds: float,
-            scale_exp: int) -> RingReport:
+            scale_exp: int, rounds: int = 1) -> RingReport:
     after = transport.stats.as_dict()
     delta = {k: after[k] - before[k] for k in after}
     return RingReport(elements=d, workers=len(transport.cfg.peers), rank=transport.cfg.rank,
@@ -133,7 +135,7 @@ def _report(transport: RingTransport, before: dict[str, int], d: int, seconds: f
                       data_packets_sent=delta["data_packets_sent"], acks_sent=delta["acks_sent"],
                       retransmissions=delta["retransmissions"], duplicates=delta["duplicates"],
                       dense_float32_bytes=4 * d, scale_exponent=scale_exp,
-                      buffer_grows=delta["buffer_grows"])
+                      buffer_grows=delta["buffer_grows"], rounds=rounds)
 
 
 def ring_allreduce(x: np.ndarray, transport: RingTransport) -> tuple[np.ndarray, RingReport]:
@@ -165,20 +167,22 @@ def ring_allreduce(x: np.ndarray, transport: RingTransport) -> tuple[np.ndarray,
     return result, _report(transport, before, d, time.perf_counter() - t0, scale_exp)
 
 
-def sketch_ring_allreduce(x: np.ndarray, transport: RingTransport) -> tuple[np.ndarray, RingReport]:
+def sketch_ring_allreduce(x: np.ndarray, transport: RingTransport,
+                          fuse_rounds: bool = False) -> tuple[np.ndarray, RingReport]:
     """Sum ``x`` with HG-Sketch rounds aggregated over the ring (no switch aggregates): the
-    same codec and the same exact sum as DHC, with the host ring as the reducer."""
+    same codec and the same exact sum as DHC, with the host ring as the reducer
+    (``fuse_rounds``: the codec's two-round form, as ``dhc-agent --fuse-rounds``)."""
     n = len(transport.cfg.peers)
     before = transport.stats.as_dict()
     t0 = time.perf_counter()
-    worker = make_worker(x, n, codec="hg")
+    worker = make_worker(x, n, codec="hg", fuse_rounds=fuse_rounds)
     transport.rendezvous(int(worker.d))
     reducer = RingReducer(transport, first_step=transport.next_step)
     run_worker(worker, reducer)
     transport.next_step = reducer.step
     result = worker.result()
     return result, _report(transport, before, int(worker.d), time.perf_counter() - t0,
-                           worker.scale_exponent)
+                           worker.scale_exponent, reducer.rounds)
 
 
 # ---------------------------------------------------------------------- manifest and CLI
@@ -213,6 +217,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--codec", choices=["dense", "hg"], default="dense",
                    help="dense: int32 values (the classic ring); hg: HG-Sketch rounds over the "
                         "ring (sketch_ring)")
+    p.add_argument("--fuse-rounds", action="store_true",
+                   help="hg: the element index and the sketch in one round (dhc-agent --fuse-rounds)")
     p.add_argument("--repeat", type=int, default=1,
                    help="AllReduce the tensor this many times; the summary is the last one's")
     p.add_argument("--json", action="store_true", help="print the summary as one JSON line")
@@ -239,10 +245,14 @@ def main(argv: list[str] | None = None) -> int:
     except (ManifestError, RingError, CodecError) as err:
         print(f"ring: {err}", file=sys.stderr)
         return 2
+    if args.fuse_rounds and args.codec != "hg":
+        print("ring: --fuse-rounds applies to --codec hg only", file=sys.stderr)
+        return 2
     mode = "ring" if args.codec == "dense" else "sketch_ring"
     summary: dict = {"mode": mode, "codec": args.codec, "job": job_id, "host": args.host,
                      "workers": len(peers)}
-    reduce = ring_allreduce if args.codec == "dense" else sketch_ring_allreduce
+    reduce = (ring_allreduce if args.codec == "dense"
+              else partial(sketch_ring_allreduce, fuse_rounds=args.fuse_rounds))
     try:
         with RingTransport(cfg) as transport:
             for _ in range(max(1, args.repeat)):

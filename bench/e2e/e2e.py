@@ -25,6 +25,11 @@ process first runs ``--warmup`` untimed AllReduces of the same tensor, so proces
 and JIT compilation are not charged to any mode (as in training, where every step is warm);
 ``wire_bytes``/``packets_sent`` = max over workers of the UDP payload bytes/datagrams it sent.
 ``ratios`` compare each mode with ``dhc``, side by side at the same bandwidth.
+
+``--rounds`` picks the HG-Sketch form for both ``dhc`` and ``sketch_ring`` (the same codec on
+both sides): ``fused`` (the default; ``dhc-agent --fuse-rounds``: the element index and the
+sketch share one round, two round trips) or ``separate`` (the codec's default three rounds, the
+sketch sized from the exact union).  docs/e2e.md has both measured side by side.
 """
 
 from __future__ import annotations
@@ -51,6 +56,8 @@ from topologies.workload import Workload, collect
 
 ROOT = Path(__file__).resolve().parents[2]
 MODES = ("dhc", "sketch_ring", "dense_ina", "ring")
+#: HG-Sketch round plans (``--rounds``): fused = the codec's two-round form
+ROUNDS = ("fused", "separate")
 QUICK_DIM = 50_000
 
 
@@ -84,6 +91,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--repeat", type=int, default=3,
                         help="runs per mode and bandwidth; seconds are their median (default 3, "
                              "--quick: 1)")
+    parser.add_argument("--rounds", choices=ROUNDS, default="fused",
+                        help="HG-Sketch rounds of dhc and sketch_ring alike: fused (element index "
+                             "and sketch in one round; default) or separate (three rounds)")
 
 
 def _modes(text: str) -> list[str]:
@@ -147,6 +157,7 @@ def _ring_command(manifest: Path, host: str, rank: int, job_id: int, dim: int, a
            "--seed", str(args.seed), "--rank", str(rank), "--expect", str(expect), "--json",
            "--codec", codec, "--repeat", str(1 + args.warmup)]
     cmd += ["--clustered"] if args.clustered else []
+    cmd += ["--fuse-rounds"] if codec == "hg" and args.rounds == "fused" else []
     return cmd + (["--output", str(output)] if output else [])
 
 
@@ -163,6 +174,8 @@ def _summarize(mode: str, dim: int, outcomes, launch_seconds: float) -> dict:
         "workers": len(outcomes),
         "packets_sent": max((int(v.get("packets_sent", 0)) for v in s.values()), default=0),
         "retransmissions": sum(int(v.get("retransmissions", 0)) for v in s.values()),
+        # network rounds of one AllReduce (the codec's round trips; 1 for the dense ring)
+        "rounds": max((int(v.get("rounds", 0)) for v in s.values()), default=0),
         # copies that arrived twice (only the host rings count them; None for the DHC agents):
         # retransmissions that were not for a lost packet but for a late acknowledgement
         "duplicates": (sum(int(v.get("duplicates", 0)) for v in s.values())
@@ -239,7 +252,7 @@ def _run_mode(mode: str, handle, manifest: Path, job, topo, dim: int, dense_dim:
         d = dim if mode == "dhc" else dense_dim
         wl = Workload(dim=d, density=args.density, clustered=args.clustered,
                       seed=args.seed, codec="hg" if mode == "dhc" else "dense",
-                      repeat=1 + args.warmup)
+                      repeat=1 + args.warmup, fuse_rounds=args.rounds == "fused")
         outcomes, out0 = run_jobs(handle, manifest, topo, wl, workdir, [job.id], args.deadline), None
     row = _summarize(mode, dim if mode != "dense_ina" else dense_dim, outcomes,
                      time.perf_counter() - t0)
@@ -297,7 +310,7 @@ def run(args: argparse.Namespace) -> dict:
         "topology": topo.name, "topo_file": str(args.topo), "target": choose_target(args.target),
         "job": job.id, "workers": len(job.workers), "dim": dim, "density": args.density,
         "dense_dim": dense_dim, "clustered": args.clustered, "seed": args.seed,
-        "quick": bool(args.quick), "repeat": repeat, "warmup": args.warmup,
+        "quick": bool(args.quick), "repeat": repeat, "warmup": args.warmup, "rounds": args.rounds,
         "bandwidths": list(ratios),
         "deploy_seconds": deploys, "total_seconds": time.perf_counter() - t_start,
         "host_io": "native" if native_selected() else "python",    # DHC_HOST_IO of the workers

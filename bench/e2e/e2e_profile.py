@@ -40,6 +40,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from bench.e2e.e2e import ROUNDS
 from bench.e2e.e2e_plots import plot_profile
 from controller.placement import place
 from controller.topology_file import load
@@ -74,6 +75,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="comma-separated DHC_HOST_ENGINE values to compare side by side "
                              "(native: the exchange loop in C, python: the reference engine); "
                              "rows are then named mode[:io]:engine")
+    parser.add_argument("--rounds", choices=ROUNDS, default="fused",
+                        help="HG-Sketch rounds of both modes (as dhc-bench e2e): fused (default) "
+                             "or separate")
     parser.add_argument("--switch-nice", type=int, default=0,
                         help="renice every thread of the software switches to this value first "
                              "(negative: the switch gets a CPU before the hosts, as dedicated "
@@ -160,6 +164,7 @@ def _profile_mode(handle, manifest: Path, workers: list[str], mode: str, args,
                "--density", str(args.density), "--seed", str(args.seed),
                "--repeat", str(args.warmup + args.repeat)]
         cmd += ["--switch-pid", str(switch_pid)] if switch_pid else []
+        cmd += ["--fuse-rounds"] if args.rounds == "fused" else []
         procs[name] = handle.host(name).popen(cmd, stdout=-1, stderr=-1, cwd=str(ROOT), env=env)
     outcomes = collect(procs, 0, args.deadline)
     bad = {o.host: o.stderr[-400:] or f"exit {o.returncode}" for o in outcomes
@@ -231,7 +236,7 @@ def run(args: argparse.Namespace) -> dict:
         "topology": topo.name, "bandwidth": args.bw, "workers": len(job.workers),
         "dim": args.dim, "density": args.density, "repeat": args.repeat, "warmup": args.warmup,
         "cores": cores, "load_average_before": load_before, "load_average": list(os.getloadavg()),
-        "switch_nice": args.switch_nice,
+        "switch_nice": args.switch_nice, "rounds": args.rounds,
         "host_io": _host_io(args) or os.environ.get("DHC_HOST_IO", "default"),
         "host_engine": _host_engine(args) or os.environ.get("DHC_HOST_ENGINE", "default"),
         "total_seconds": time.perf_counter() - t0,

@@ -75,12 +75,12 @@ class TimedReducer:
 
 
 def one_allreduce(x: np.ndarray, n: int, reducer: TimedReducer, switch_pid: int | None,
-                  before_rounds=None) -> dict:
+                  before_rounds=None, fuse_rounds: bool = False) -> dict:
     """One timed AllReduce: wall interval, rounds, and schedstat deltas of us and the switch."""
     reducer.rounds = []
     own0, sw0, t0 = schedstat(), schedstat(switch_pid) if switch_pid else (0.0, 0.0), time.time()
     ru0 = resource.getrusage(resource.RUSAGE_SELF)
-    worker = make_worker(x, n, codec="hg")
+    worker = make_worker(x, n, codec="hg", fuse_rounds=fuse_rounds)
     if before_rounds is not None:
         before_rounds(int(worker.d))
     segs = worker.first_round()
@@ -102,7 +102,8 @@ def run(args: argparse.Namespace) -> list[dict]:
         position = position_for(endpoint)      # a manifest session keeps the epoch: resume its chunks
         with ChunkTransport(endpoint, first_chunk=position.load()) as transport:
             reducer = TimedReducer(NetworkReducer(transport), transport.stats)
-            out = [one_allreduce(x, n, reducer, args.switch_pid) for _ in range(args.repeat)]
+            out = [one_allreduce(x, n, reducer, args.switch_pid, fuse_rounds=args.fuse_rounds)
+                   for _ in range(args.repeat)]
             transport.finish()
             position.save(transport.next_chunk)
         return out
@@ -117,7 +118,8 @@ def run(args: argparse.Namespace) -> list[dict]:
 
         out = []
         for _ in range(args.repeat):
-            out.append(one_allreduce(x, len(peers), reducer, args.switch_pid, meet))
+            out.append(one_allreduce(x, len(peers), reducer, args.switch_pid, meet,
+                                     fuse_rounds=args.fuse_rounds))
             transport.next_step = ring.step
         transport.linger()
     return out
@@ -135,6 +137,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--repeat", type=int, default=6)
     p.add_argument("--switch-pid", type=int, help="the software switch's pid (schedstat)")
+    p.add_argument("--fuse-rounds", action="store_true", help="the codec's two-round form")
     return p
 
 

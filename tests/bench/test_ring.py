@@ -64,6 +64,7 @@ def inner(argv: list[str]) -> int:
     p.add_argument("--dims", default="", help="comma-separated --dim per rank (mismatch test)")
     p.add_argument("--retries", type=int, default=12)
     p.add_argument("--codec", default="dense", help="dense (ring) or hg (sketch_ring)")
+    p.add_argument("--fuse-rounds", action="store_true", help="hg: the codec's two-round form")
     a = p.parse_args(argv)
     subprocess.run(["ip", "link", "set", "lo", "up"], check=True)
     if a.loss:
@@ -88,7 +89,8 @@ def inner(argv: list[str]) -> int:
             [sys.executable, "-m", "bench.baselines.ring", "--manifest", str(manifest), "--host", h,
              "--dim", str(dims[rank]), "--density", str(a.density), "--seed", str(a.seed),
              "--rank", str(rank), "--expect", str(expect), "--output", str(work / f"{h}.npy"),
-             "--timeout", "0.05", "--retries", str(a.retries), "--codec", a.codec, "--json"],
+             "--timeout", "0.05", "--retries", str(a.retries), "--codec", a.codec, "--json"]
+            + (["--fuse-rounds"] if a.fuse_rounds else []),
             cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     out = {"workers": {}}
     for h, proc in procs.items():
@@ -134,14 +136,18 @@ def test_ring_sum_is_exact_on_loopback(workers):
 
 @needs_netns
 @pytest.mark.root
-@pytest.mark.parametrize("workers", [1, 3, 4])
-def test_sketch_ring_is_exact_and_sends_fewer_bytes(workers):
+@pytest.mark.parametrize("workers,fused", [(1, False), (3, False), (4, False), (4, True)])
+def test_sketch_ring_is_exact_and_sends_fewer_bytes(workers, fused):
     """HG-Sketch rounds over the host ring (sum and or lanes): the same exact sum as the dense
-    codec, at a fraction of the dense ring's bytes for a 1 % dense tensor."""
-    out = run_ring("--workers", str(workers), "--dim", "50000", "--codec", "hg")
+    codec, at a fraction of the dense ring's bytes for a 1 % dense tensor; ``--fuse-rounds``
+    runs the codec's two-round form."""
+    out = run_ring("--workers", str(workers), "--dim", "50000", "--codec", "hg",
+                   *(["--fuse-rounds"] if fused else []))
     assert len(out["workers"]) == workers
     for h, w in out["workers"].items():
         assert w["returncode"] == 0 and w["exact"] and w["mode"] == "sketch_ring", (h, w)
+        rounds = 2 if fused else 3               # plus round D where the peeling stalls
+        assert w["rounds"] in (rounds, rounds + 1), (h, w["rounds"])
         dense_ring = 2 * (workers - 1) * 50_000 * 4 / workers
         assert w["bytes_sent"] < 0.3 * dense_ring or workers == 1, (h, w["bytes_sent"])
 

@@ -48,6 +48,10 @@ def test_quick_bench_runs_all_modes_exactly_on_shaped_links():
     assert 4 * dim <= rows["dense_ina"]["wire_bytes"] <= 1.25 * 4 * dim
     # the sketch over the ring moves a fraction of the dense ring's bytes
     assert rows["sketch_ring"]["wire_bytes"] < 0.3 * rows["ring"]["wire_bytes"]
+    # both HG-Sketch modes run the codec's fused two-round form (the default --rounds); the dense
+    # codec through the switch has a scale round and a value round, the dense ring one pass
+    assert cfg["rounds"] == "fused"
+    assert [rows[m]["rounds"] for m in rows] == [2, 2, 2, 1], {m: r["rounds"] for m, r in rows.items()}
     ratios = out["ratios"]["100mbit"]
     assert ratios["packets_sketch_ring_over_dhc"] == pytest.approx(
         rows["sketch_ring"]["packets_sent"] / rows["dhc"]["packets_sent"])
