@@ -18,6 +18,8 @@ import threading
 import time
 from dataclasses import dataclass
 
+import grpc
+
 from dhcwire.jobservice import open_channel, pb, rpc
 from hostagent.transport import JobEndpoint
 
@@ -122,8 +124,6 @@ class JobSession:
     def join(cls, cfg: JoinConfig) -> JobSession:
         """Join (retrying while the service does not answer, up to ``cfg.wait_s``); ServiceError
         with the service's message if it refuses."""
-        import grpc
-
         channel = open_channel(cfg.controller, cfg.tls_ca)
         stub = rpc.JobServiceStub(channel)
         req = pb.JoinRequest(job=cfg.job, token=cfg.token, rank=cfg.rank, world_size=cfg.world_size,
@@ -155,8 +155,6 @@ class JobSession:
                              session=self.reply.session)
 
     def _heartbeats(self) -> None:
-        import grpc
-
         interval = self.reply.heartbeat_interval_s or 1.0
         while not self._stop.wait(interval):
             try:
@@ -168,8 +166,6 @@ class JobSession:
                 return
 
     def _call(self, method: str, request) -> str:
-        import grpc
-
         try:
             # wait_for_ready: a service that is restarting (or a channel between reconnects) gets
             # the leave or the failure report within the deadline instead of losing it at once,

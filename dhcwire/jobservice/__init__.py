@@ -14,6 +14,8 @@ import tempfile
 from pathlib import Path
 from types import ModuleType
 
+import grpc
+
 HERE = Path(__file__).resolve().parent
 PROTO = HERE / "jobservice.proto"
 GEN = HERE / "_gen"
@@ -42,7 +44,6 @@ def generate(out: Path = GEN) -> None:
 def open_channel(addr: str, ca_file: str | Path | None = None, server_name: str | None = None):
     """A gRPC channel to the job service at ``addr`` (``HOST:PORT`` or ``unix:/path``); with
     ``ca_file`` over TLS, checking the service's certificate against that CA."""
-    import grpc
 
     # reconnect within a second of a restarted service (gRPC's default backoff grows to minutes,
     # and heartbeats sent meanwhile fail at once)
