@@ -21,7 +21,7 @@ from ortools.sat.python import cp_model
 
 from controller.errors import SolverError
 from controller.placement.roots import RootOption, root_options
-from controller.placement.solver import TIDY_FRACTION, Solution, fits, new_solver, proven_bound
+from controller.placement.solver import Solution, fits, minimise_in_turn
 from controller.topology import Topology
 
 
@@ -105,38 +105,15 @@ def _root_model(topo: Topology, options: dict[int, list[RootOption]]) -> _RootMo
 
 def _optimise(rm: _RootModel, start: float, time_limit: float, workers: int
               ) -> tuple[dict[tuple[int, str], int], bool, list[dict], dict[str, int | None]]:
-    """Minimise each objective in turn, fixing each optimum for the next; stop at the first
-    unproven phase.  Returns the last solution's root indicators, whether it is proven optimal,
-    the per-phase log and the proven bounds (bytes)."""
-    m, y, unit = rm.m, rm.y, rm.unit
-    optimal, log = True, []
-    values: dict[tuple[int, str], int] = {}
-    bound: dict[str, int | None] = {"bottleneck": 0, "total": None}
-    for name, objective in rm.phases:
-        left = time_limit - (time.perf_counter() - start)
-        if name == "regions":  # a tidy-up: it never changes loads, so it gets a short slice
-            left = min(left, max(TIDY_FRACTION * time_limit, 1.0))
-        solver = new_solver(left, workers)
-        m.minimize(objective)
-        status = solver.solve(m)
-        log.append({"phase": name, "status": solver.status_name(status), "wall_s": round(solver.wall_time, 4),
-                    "value": solver.objective_value})
-        if name == "bottleneck":
-            bound["bottleneck"] = proven_bound(solver, status) * unit
-        elif name == "total" and optimal:
-            bound["total"] = proven_bound(solver, status) * unit
-        if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-            if not values:
-                raise SolverError(f"no placement found within {time_limit:.1f} s "
-                                  f"(solver status {solver.status_name(status)}); raise --time-limit")
-            break
-        if name != "regions":
-            optimal &= status == cp_model.OPTIMAL
-        values = {key: solver.value(v) for key, v in y.items()}
-        m.clear_hints()
-        for key, v in y.items():
-            m.add_hint(v, values[key])
-        m.add(objective <= round(solver.objective_value))
-        if not optimal:
-            break
-    return values, optimal, log, bound
+    """The shared lexicographic phases (``solver.minimise_in_turn``).  Returns the last
+    solution's root indicators, whether it is proven optimal, the per-phase log and the proven
+    bounds (bytes)."""
+    run = minimise_in_turn(rm.m, rm.phases, list(rm.y.values()), start=start,
+                           time_limit=time_limit, workers=workers)
+    if not run.values:
+        raise SolverError(f"no placement found within {time_limit:.1f} s "
+                          f"(solver status {run.log[-1]['status']}); raise --time-limit")
+    total = run.bounds.get("total")
+    bound = {"bottleneck": run.bounds.get("bottleneck", 0) * rm.unit,
+             "total": None if total is None else total * rm.unit}
+    return {key: run.values[v.Index()] for key, v in rm.y.items()}, run.optimal, run.log, bound

@@ -19,7 +19,7 @@ from ortools.sat.python import cp_model
 
 from controller.errors import BindingConstraint, InfeasiblePlacement, SolverError
 from controller.placement.greedy import greedy_choice
-from controller.placement.solver import TIDY_FRACTION, Solution, new_solver, postorder, proven_bound
+from controller.placement.solver import Solution, minimise_in_turn, new_solver, postorder
 from controller.placement.solver import capable as capable_switches
 from controller.topology import Job, Topology
 from dhcwire.p4names import MAX_FAN_IN
@@ -394,45 +394,25 @@ class _PhaseRun:
 
 def _optimise(m: cp_model.CpModel, topo: Topology, budget: int | None, objectives: _Objectives,
               tracked: list, *, start: float, time_limit: float, workers: int, has_start: bool) -> _PhaseRun:
-    """Minimise each objective in turn, fixing each phase's optimum as a bound for the next and
-    hinting its solution; stop at the first phase that is not proven (later ones would rest on it)."""
-    run = _PhaseRun({}, True, [], {"bottleneck": objectives.host_max, "total": None})
-    for i, (name, objective) in enumerate(objectives.phases):
-        if isinstance(objective, int):
-            continue  # nothing left to optimise (e.g. no switch-to-switch traffic at all)
-        left = time_limit - (time.perf_counter() - start)
-        if name == "regions":  # a tidy-up: it never changes loads, so it gets a short slice
-            left = min(left, max(TIDY_FRACTION * time_limit, 1.0))
-        solver = new_solver(left, workers)
-        m.minimize(objective)
-        status = solver.solve(m)
-        run.log.append({"phase": name, "status": solver.status_name(status),
-                        "wall_s": round(solver.wall_time, 4), "value": solver.objective_value})
-        if status == cp_model.INFEASIBLE and i == 0:
-            raise explain(topo, budget)
-        if name == "bottleneck":
-            run.bound["bottleneck"] = max(objectives.host_max, proven_bound(solver, status))
-        elif name == "total" and run.optimal:
-            run.bound["total"] = proven_bound(solver, status) + objectives.host_total
-        if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-            if not run.values and has_start:
-                run.log.append({"phase": "greedy start", "status": "FEASIBLE (solver found none)",
-                                "wall_s": 0.0, "value": None})
-                run.fell_back = True
-                return run
-            if not run.values:
-                raise SolverError(f"no placement found within {time_limit:.1f} s "
-                                  f"(solver status {solver.status_name(status)}); raise --time-limit")
-            break  # keep the previous phase's solution
-        if name != "regions":
-            run.optimal &= status == cp_model.OPTIMAL
-        run.values = {v.Index(): solver.value(v) for v in tracked}
-        m.clear_hints()
-        for v in tracked:
-            m.add_hint(v, run.values[v.Index()])
-        m.add(objective <= round(solver.objective_value))
-        if not run.optimal:
-            break  # later phases cannot be proven on top of an unproven one; keep this solution
+    """The shared lexicographic phases (``solver.minimise_in_turn``) with this model's bounds
+    (the host links' fixed share added back) and failures: an infeasible first phase is
+    explained; when no phase found a solution, the greedy start stands if there is one."""
+    phases = minimise_in_turn(m, objectives.phases, tracked, start=start, time_limit=time_limit,
+                              workers=workers)
+    total = phases.bounds.get("total")
+    run = _PhaseRun(phases.values, phases.optimal, phases.log,
+                    {"bottleneck": max(objectives.host_max, phases.bounds.get("bottleneck", 0)),
+                     "total": None if total is None else total + objectives.host_total})
+    if run.values or phases.phase < 0:
+        return run
+    if phases.status == cp_model.INFEASIBLE and phases.phase == 0:
+        raise explain(topo, budget)
+    if not has_start:
+        raise SolverError(f"no placement found within {time_limit:.1f} s "
+                          f"(solver status {phases.log[-1]['status']}); raise --time-limit")
+    run.log.append({"phase": "greedy start", "status": "FEASIBLE (solver found none)",
+                    "wall_s": 0.0, "value": None})
+    run.fell_back = True
     return run
 
 

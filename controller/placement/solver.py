@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import signal
 import threading
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
@@ -72,6 +73,57 @@ def proven_bound(solver: cp_model.CpSolver, status: int) -> int:
     if status == cp_model.FEASIBLE:
         return int(-(-solver.best_objective_bound // 1))  # integer objective: round the bound up
     return 0
+
+
+@dataclass
+class PhaseRun:
+    """What :func:`minimise_in_turn` left: the last solved phase's values (tracked variable index
+    -> value), whether every load phase so far was proven optimal, the per-phase log, each phase's
+    proven lower bound (solver units; recorded while the phases before it were proven), and the
+    status and index of the last phase run (index -1: every objective was a constant)."""
+
+    values: dict[int, int]
+    optimal: bool
+    log: list[dict]
+    bounds: dict[str, int]
+    status: int = cp_model.UNKNOWN
+    phase: int = -1
+
+
+def minimise_in_turn(m: cp_model.CpModel, phases: list[tuple[str, object]], tracked: list, *,
+                     start: float, time_limit: float, workers: int) -> PhaseRun:
+    """Lexicographic optimisation shared by the placement models: minimise each objective in
+    turn (skipping constants), fix each phase's optimum as a bound for the next and hint its
+    solution; stop at the first phase that finds nothing or is not proven (later ones would rest
+    on it).  The ``regions`` phase is a tidy-up: it never changes loads, so it gets a short slice
+    of the time and does not count towards ``optimal``."""
+    run = PhaseRun({}, True, [], {})
+    for i, (name, objective) in enumerate(phases):
+        if isinstance(objective, int):
+            continue  # nothing left to optimise (e.g. no switch-to-switch traffic at all)
+        left = time_limit - (time.perf_counter() - start)
+        if name == "regions":
+            left = min(left, max(TIDY_FRACTION * time_limit, 1.0))
+        solver = new_solver(left, workers)
+        m.minimize(objective)
+        status = solver.solve(m)
+        run.status, run.phase = status, i
+        run.log.append({"phase": name, "status": solver.status_name(status),
+                        "wall_s": round(solver.wall_time, 4), "value": solver.objective_value})
+        if run.optimal:
+            run.bounds[name] = proven_bound(solver, status)
+        if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+            break  # keep the previous phase's solution (the caller decides if there is none)
+        if name != "regions":
+            run.optimal &= status == cp_model.OPTIMAL
+        run.values = {v.Index(): solver.value(v) for v in tracked}
+        m.clear_hints()
+        for v in tracked:
+            m.add_hint(v, run.values[v.Index()])
+        m.add(objective <= round(solver.objective_value))
+        if not run.optimal:
+            break
+    return run
 
 
 @contextlib.contextmanager
