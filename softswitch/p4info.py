@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from .check.decls import cp_name
-from .check.types import ArrayT, BitT, BoolT, EnumT, ErrorT, HeaderT, StructT
+from .check.types import ArrayT, BitT, BoolT, EnumT, ErrorT, HeaderT, StructT, bit_width, is_scalar_bits
 
 # The P4Ids.Prefix values of p4info.proto (p4c uses these): controller headers 0x04, meters 0x14,
 # direct meters 0x15, registers 0x16, digests 0x17.
@@ -94,13 +94,8 @@ def _preamble(pre, i: int, name: str, alias: str, ann: dict) -> None:
 
 
 def _width(t) -> int:
-    if isinstance(t, BitT):
-        return t.width
-    if isinstance(t, BoolT):
-        return 1
-    if isinstance(t, EnumT) and t.underlying is not None:
-        return t.underlying.width
-    return 0
+    """P4Info's ``bitwidth``: a scalar's width, 0 for anything else."""
+    return bit_width(t) if is_scalar_bits(t) else 0
 
 
 def _flat_fields(t, path: tuple[str, ...] = ()) -> list[tuple[str, Any]]:

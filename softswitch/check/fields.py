@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import keyword
 
-from .types import BitT, BoolT, EnumT, HeaderT, P4Type, StackT, StructLikeT, VarbitT
+from .types import BitT, BoolT, EnumT, HeaderT, P4Type, StackT, StructLikeT, VarbitT, bit_width
 
 _RESERVED = {"copy", "_vals", "_inval", "_fields", "_v", "_vbl"}
 
@@ -50,17 +50,8 @@ def cpath(path: str) -> str:
 
 
 def field_width(t: P4Type) -> int:
-    if isinstance(t, BitT):
-        return t.width
-    if isinstance(t, BoolT):
-        return 1
-    if isinstance(t, EnumT) and t.underlying is not None:
-        return t.underlying.width
-    if isinstance(t, VarbitT):
-        return 0
-    if isinstance(t, StructLikeT):
-        return sum(field_width(ft) for _, ft in t.fields)
-    raise TypeError(t)
+    """Fixed width of a header or struct field: its bits, a varbit's fixed part (0)."""
+    return bit_width(t, varbit=0)
 
 
 def size_in_bits(t: StructLikeT, maximum: bool) -> int:

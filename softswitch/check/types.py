@@ -266,18 +266,26 @@ def is_numeric(t: P4Type) -> bool:
     return isinstance(t, (BitT, IntLitT))
 
 
-def bit_width(t: P4Type) -> int:
-    """Width in bits of a serialisable type (for hashing, field lists, digests)."""
+def is_scalar_bits(t: P4Type) -> bool:
+    """``bit<W>``/``int<W>``, ``bool`` or an enum with an underlying type: one run of bits."""
+    return isinstance(t, (BitT, BoolT)) or (isinstance(t, EnumT) and t.underlying is not None)
+
+
+def bit_width(t: P4Type, *, varbit: int | None = None) -> int:
+    """Width in bits of a serialisable type (for hashing, field lists, digests, header layout).
+    A ``varbit`` counts ``varbit`` bits; with None it has no fixed width (TypeError)."""
     if isinstance(t, BitT):
         return t.width
     if isinstance(t, BoolT):
         return 1
     if isinstance(t, EnumT) and t.underlying is not None:
         return t.underlying.width
+    if isinstance(t, VarbitT) and varbit is not None:
+        return varbit
     if isinstance(t, StructLikeT):
-        return sum(bit_width(ft) for _, ft in t.fields)
+        return sum(bit_width(ft, varbit=varbit) for _, ft in t.fields)
     if isinstance(t, StackT):
-        return bit_width(t.elem) * t.size
+        return bit_width(t.elem, varbit=varbit) * t.size
     raise TypeError(f"type {t} has no fixed bit width")
 
 
