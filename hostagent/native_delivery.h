@@ -60,6 +60,10 @@ typedef struct {
     int64_t n_errs;
     int rx_errno;
     int64_t polls, drains, sends;     /* ppoll, recvmmsg and sendmmsg/sendto calls (about) */
+    /* receive coalescing (native_delivery.c, linger_for): seconds per completed item (EWMA,
+     * 0 = not measured yet), the last completion seen, and nanosleep calls made */
+    double gap, mark_t;
+    int64_t mark_done, lingers;
 } hde_sock;
 
 /* Where a DHC header field lives (hostagent.frames.FieldSpan). */

@@ -138,7 +138,7 @@ def add_socket_counts(stats: Any, sock: Any) -> None:
     stats.bytes_sent += sock.bytes_sent
     stats.packets_received += sock.packets_received
     stats.bytes_received += sock.bytes_received
-    stats.system_calls += sock.polls + sock.drains + sock.sends
+    stats.system_calls += sock.polls + sock.drains + sock.sends + sock.lingers
     if not hasattr(stats, "reasons"):
         return
     for name, count in send_refusals(sock).items():
