@@ -14,6 +14,7 @@ starting at once never load half a file) and loaded with cffi in ABI mode.
 from __future__ import annotations
 
 import hashlib
+import ipaddress
 import os
 import shutil
 import socket
@@ -21,7 +22,7 @@ import subprocess
 import sys
 import tempfile
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -117,8 +118,22 @@ class Destination:
 
     @classmethod
     def of(cls, addr: tuple[str, int]) -> Destination:
-        ip = ip_key(socket.gethostbyname(addr[0]))     # a name resolves as sendto would
-        return cls(ip, socket.htons(addr[1]))
+        return cls(_resolve(addr[0]), socket.htons(addr[1]))
+
+
+def _resolve(host: str) -> int:
+    """``ip_key`` of ``host``: a dotted IPv4 address is read once per process (the transports
+    ask for it every exchange); a name resolves every time, as sendto would."""
+    literal = _literal_ip(host)
+    return literal if literal is not None else ip_key(socket.gethostbyname(host))
+
+
+@lru_cache(maxsize=256)
+def _literal_ip(host: str) -> int | None:
+    try:
+        return ip_key(str(ipaddress.IPv4Address(host)))
+    except ValueError:
+        return None
 
 
 class FrameSender:
