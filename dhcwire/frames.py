@@ -226,8 +226,10 @@ def encode_frames(pkt_type: int, levels: np.ndarray, job_id: int, child_id: int,
                                               int(flags), k, int(epoch))
     for name, value in (("level", levels), ("chunk", chunks), ("slot", slots)):
         _write(rows, SPANS[name], np.asarray(value, dtype=np.uint64))
-    # one pass: uint32 (or anything uint32 accepts) to big-endian, straight into the rows
-    rows[:, HEADER_BYTES:].view(">u4")[:] = lanes.astype(np.uint32, copy=False)
+    # big-endian in an aligned temporary, then a plain copy: a byte-swapping copy into the
+    # rows' unaligned lane bytes measured 1.5x slower
+    rows[:, HEADER_BYTES:] = lanes.astype(np.uint32, copy=False).astype(">u4").view(
+        np.uint8).reshape(n, wire.LANE_BYTES * k)
     return rows
 
 
