@@ -32,7 +32,8 @@ SOURCE = Path(__file__).with_name("fastio.c")
 #: the native delivery engine (``hostagent.native_delivery``) is built into the same library
 ENGINE_SOURCE = Path(__file__).with_name("native_delivery.c")
 ENGINE_HEADER = Path(__file__).with_name("native_delivery.h")
-SOURCES = (SOURCE, ENGINE_SOURCE)
+LINGER_SOURCE = Path(__file__).with_name("native_linger.c")
+SOURCES = (SOURCE, ENGINE_SOURCE, LINGER_SOURCE)
 CFLAGS = ["-O2", "-shared", "-fPIC", "-std=gnu11", "-Wall"]
 #: bytes per receive row: every datagram of either transport fits (DHC <= 56 + 4 * 256 B,
 #: the ring <= 1400 B); a longer one is reported with its full length and treated as malformed

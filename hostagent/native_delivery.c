@@ -274,66 +274,13 @@ static int drain_once(hde_sock *s) {
     return n;
 }
 
-/* ------------------------------------------------------------------ receive coalescing
- *
- * On a paced link the answers trickle in one every few tens of microseconds, and a loop that
- * wakes for each of them pays a ppoll, a recvmmsg and a sendmmsg (plus two context switches)
- * per one or two packets.  While many items are in flight the loop gains nothing by waking
- * that early: it sleeps until about a quarter of them can have been answered (at most
- * HDE_LINGER_ITEMS), then drains them in one recvmmsg and refills the window in one sendmmsg.
- * The time per answer is measured from the completions (falling fast, rising slowly: an
- * estimate too long lets the pipe run dry and then measures its own idle time); a quarter
- * leaves three quarters of the items in the pipe, and the last answers of an exchange (fewer
- * than 8 in flight) are taken as they come.  The sleep never passes the next deadline nor a
- * quarter of the smoothed RTT.  Only when the socket is read changes: the engine makes the same
- * decisions from the same answers and clock readings (delivery.py stays the reference), and
- * both transports (DHC chunks, ring steps) use it. */
-#define HDE_LINGER_ITEMS 16
-#define HDE_LINGER_MIN 20e-6 /* below this a sleep costs more than the wake-ups it saves */
-
-double hde_linger_for(const hde_sock *s, const hde_engine *e, const hde_out *o, double wait) {
-    if (!s->coalesce)
-        return 0.0;
-    int64_t batch = (o->sent - o->n_done) / 4;
-    if (batch > HDE_LINGER_ITEMS)
-        batch = HDE_LINGER_ITEMS;
-    if (batch < 2 || s->gap <= 0)
-        return 0.0;
-    double t = (double)batch * s->gap;
-    if (e->has_srtt && t > e->srtt / 4)
-        t = e->srtt / 4;
-    if (t > wait)
-        t = wait;
-    return t >= HDE_LINGER_MIN ? t : 0.0;
-}
-
-/* After a receive: one time-per-answer sample from the completions since the last one (the
- * first completion of an exchange only sets the mark: before it the pipe was filling), taken
- * in with weight 1/2 below the estimate and 1/8 above it. */
-void hde_linger_sample(hde_sock *s, int64_t n_done, double now) {
-    if (n_done <= s->mark_done)
-        return;
-    if (s->mark_t > 0) {
-        double g = (now - s->mark_t) / (double)(n_done - s->mark_done);
-        s->gap = s->gap <= 0 ? g : s->gap + (g - s->gap) * (g < s->gap ? 0.5 : 0.125);
-    }
-    s->mark_t = now;
-    s->mark_done = n_done;
-}
-
-static void sleep_for(double t) {
-    struct timespec ts = {.tv_sec = (time_t)t};
-    ts.tv_nsec = (long)((t - (double)ts.tv_sec) * 1e9);
-    nanosleep(&ts, NULL);
-}
-
 /* The first drain of a receive: datagrams (> 0), none within ``wait`` s (0) or -errno.  With a
- * ``linger`` (hde_linger_for) the loop sleeps that long first and drains without polling.
+ * ``linger`` (hde_linger_for, native_linger.c) the loop sleeps that long first and drains without polling.
  * (Trying recvmmsg before ppoll while answers keep coming measured no faster: one drain
  * already takes 20-50 datagrams, 0.02-0.05 system calls per packet; docs/e2e.md.) */
 static int wait_and_drain(hde_sock *s, double wait, double linger) {
     if (linger > 0) {
-        sleep_for(linger);
+        hde_sleep(linger);
         s->lingers++;
         int n = drain_once(s);
         if (n != 0)

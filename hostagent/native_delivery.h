@@ -60,7 +60,7 @@ typedef struct {
     int64_t n_errs;
     int rx_errno;
     int64_t polls, drains, sends;     /* ppoll, recvmmsg and sendmmsg/sendto calls (about) */
-    /* receive coalescing (native_delivery.c, hde_linger_for): seconds per completed item (EWMA,
+    /* receive coalescing (native_linger.c): seconds per completed item (EWMA,
      * 0 = not measured yet), the last completion seen, and nanosleep calls made */
     int coalesce;                     /* 0: poll for every answer (DHC_HOST_COALESCE=off) */
     double gap, mark_t;
@@ -130,5 +130,6 @@ int hde_ring_run(hde_ring *g, double poll_cap, int64_t *spent);
 double hde_linger_for(const hde_sock *s, const hde_engine *e, const hde_out *o, double wait);
 void hde_linger_sample(hde_sock *s, int64_t n_done, double now);
 /* END CDEF */
+void hde_sleep(double t);
 void hde_complete_marked(hde_engine *e, hde_out *o, const int64_t *items, int64_t k, double now);
 #endif

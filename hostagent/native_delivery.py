@@ -35,7 +35,7 @@ from hostagent.delivery import Delivery, Outstanding
 ENV = "DHC_HOST_ENGINE"
 COALESCE_ENV = "DHC_HOST_COALESCE"
 FFI = fastio._FFI
-#: the C loop's coalescing constants (native_delivery.c HDE_LINGER_ITEMS, HDE_LINGER_MIN)
+#: the C loop's coalescing constants (native_linger.c HDE_LINGER_ITEMS, HDE_LINGER_MIN)
 LINGER_ITEMS, LINGER_MIN = 16, 20e-6
 
 DONE, GIVE_UP, OTHER, SOCKET_ERROR, SILENT, MISMATCH, GROW = 0, 2, 3, 4, 5, 6, 7

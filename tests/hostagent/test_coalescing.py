@@ -1,5 +1,5 @@
 """The native engine's receive coalescing (``hde_linger_for``, ``hde_linger_sample`` in
-``native_delivery.c``) against its Python statement (``native_delivery.linger_reference``,
+``native_linger.c``) against its Python statement (``native_delivery.linger_reference``,
 ``sample_reference``): the same sleep and the same time-per-answer estimate, bit for bit, and
 the properties that keep it from slowing an exchange down."""
 
