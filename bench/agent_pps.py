@@ -27,6 +27,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -36,6 +37,7 @@ from dhc.synthetic import synthetic_gradient
 from dhcwire import header as wire
 from hostagent.agent import Agent
 from hostagent.fastio import ENV
+from hostagent.native_delivery import COALESCE_ENV
 from hostagent.native_delivery import ENV as ENGINE_ENV
 from hostagent.transport import JobEndpoint
 
@@ -98,52 +100,86 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--engines", default="python,native",
                         help="DHC_HOST_ENGINE values to measure (python: the reference delivery "
                              "engine; native: the exchange loop in C, with the batched I/O only)")
+    parser.add_argument("--coalesce", default="on",
+                        help="DHC_HOST_COALESCE values to measure side by side (native engine: "
+                             "on = sleep while many answers are due and drain them at once, off = "
+                             "wake for every answer)")
+    parser.add_argument("--rate", default="",
+                        help="pace the loopback with tbf at this rate (e.g. 200mbit: both "
+                             "directions share it), so answers trickle in as on a real link; "
+                             "the C reference is then not run")
+    parser.add_argument("--union-of", type=int, default=1,
+                        help="hg: the tensor is the sum of this many workers' synthetic "
+                             "gradients, so the one-worker rounds carry what a job of that many "
+                             "workers' rounds carry (4: single.yaml's 5, 89 and 194 packets)")
+    parser.add_argument("--repeat", type=int, default=1, help="timed AllReduces per row")
     parser.add_argument("--quick", action="store_true", help="d = 100k, lanes 32, W 64")
     parser.add_argument("--inner", action="store_true", help=argparse.SUPPRESS)
 
 
-def measure(codec: str, lanes: int, window: int, dim: int, host_io: str = "",
-            engine: str = "") -> dict:
-    """One agent AllReduce through the reflector (already running), after one untimed warm-up
-    AllReduce (JIT compilation, the socket's first packets); ``host_io`` sets DHC_HOST_IO,
-    ``engine`` DHC_HOST_ENGINE."""
-    x = synthetic_gradient(dim, 1.0 if codec == "dense" else 0.01, seed=5, rank=0)
-    ep = JobEndpoint(job_id=1, child_id=0, switch_ip=REFLECTOR_IP, window=window, lanes=lanes,
-                     bind_ip=AGENT_IP)
-    if host_io:
-        os.environ[ENV] = host_io
-    if engine:
-        os.environ[ENGINE_ENV] = engine
-    with Agent(ep, n_workers=1, codec=codec) as agent:
+@dataclass(frozen=True)
+class Row:
+    """One measured combination."""
+
+    codec: str
+    lanes: int
+    window: int
+    host_io: str = ""
+    engine: str = ""
+    coalesce: str = ""
+
+
+def _tensor(codec: str, dim: int, union_of: int) -> np.ndarray:
+    """The agent's tensor: dense, or 1 % nonzeros (summed over ``union_of`` synthetic workers)."""
+    if codec == "dense":
+        return synthetic_gradient(dim, 1.0, seed=5, rank=0)
+    return np.sum([synthetic_gradient(dim, 0.01, seed=5, rank=r) for r in range(union_of)],
+                  axis=0, dtype=np.float32)
+
+
+def measure(row: Row, dim: int, union_of: int = 1, repeat: int = 1) -> dict:
+    """``repeat`` agent AllReduces through the reflector (already running), after one untimed
+    warm-up AllReduce (JIT compilation, the socket's first packets); the row's ``host_io``
+    sets DHC_HOST_IO, ``engine`` DHC_HOST_ENGINE, ``coalesce`` DHC_HOST_COALESCE."""
+    x = _tensor(row.codec, dim, union_of)
+    ep = JobEndpoint(job_id=1, child_id=0, switch_ip=REFLECTOR_IP, window=row.window,
+                     lanes=row.lanes, bind_ip=AGENT_IP)
+    for env, value in ((ENV, row.host_io), (ENGINE_ENV, row.engine), (COALESCE_ENV, row.coalesce)):
+        if value:
+            os.environ[env] = value
+    with Agent(ep, n_workers=1, codec=row.codec) as agent:
         agent.allreduce(x)
-        received0 = agent.transport.stats.packets_received
-        calls0 = agent.transport.stats.system_calls
-        loop0 = agent.transport.stats.engine_cpu_seconds
-        cpu0 = time.process_time()
-        result, report = agent.allreduce(x)
+        st = agent.transport.stats
+        received0, calls0, loop0 = st.packets_received, st.system_calls, st.engine_cpu_seconds
+        cpu0, s, sent, retx, exact = time.process_time(), 0.0, 0, 0, True
+        expected = simulate_allreduce([x], codec=row.codec).sum.view(np.uint32)
+        for _ in range(repeat):
+            result, report = agent.allreduce(x)
+            s, sent = s + report.seconds, sent + report.packets_sent
+            retx += report.retransmissions
+            exact &= bool(np.array_equal(result.view(np.uint32), expected))
         cpu = time.process_time() - cpu0
-        received = agent.transport.stats.packets_received - received0
-        calls = agent.transport.stats.system_calls - calls0
-        loop = agent.transport.stats.engine_cpu_seconds - loop0
-    expected = simulate_allreduce([x], codec=codec).sum
-    s = report.seconds
-    sent = report.packets_sent
-    wire_bits = 8 * (report.bytes_sent + sent * FRAME_OVERHEAD)
-    return {"codec": codec, "lanes": lanes, "window": window, "elements": dim,
+        received = st.packets_received - received0
+        calls, loop = st.system_calls - calls0, st.engine_cpu_seconds - loop0
+        native = agent.transport.native_engine
+    moved = max(1, sent + received)
+    wire_bits = 8 * (report.bytes_sent + report.packets_sent * FRAME_OVERHEAD) * repeat
+    return {"codec": row.codec, "lanes": row.lanes, "window": row.window, "elements": dim,
             "host_io": "native" if agent.transport.native_io else "python",
-            "engine": "native" if agent.transport.native_engine else "python", "seconds": s,
-            "cpu_seconds": cpu, "cpu_us_per_packet": 1e6 * cpu / max(1, sent + received),
+            "engine": "native" if native else "python",
+            "coalesce": (row.coalesce or "on") if native else "-", "allreduces": repeat,
+            "seconds": s, "cpu_seconds": cpu, "cpu_us_per_packet": 1e6 * cpu / moved,
+            "cpu_ms_per_allreduce": 1e3 * cpu / repeat, "seconds_per_allreduce": s / repeat,
             "packets_sent": sent, "packets_received": received,
-            # the C loop's ppoll + recvmmsg + sendmmsg per packet moved (native engine only)
-            "system_calls_per_packet": calls / max(1, sent + received),
+            # the C loop's ppoll + recvmmsg + sendmmsg + nanosleep per packet moved (native only)
+            "system_calls_per_packet": calls / moved,
             # of cpu_us_per_packet, the C loop's part (its system calls and the kernel's packet
             # work included); the rest is the codec and framing (native engine only)
-            "engine_loop_cpu_us_per_packet": 1e6 * loop / max(1, sent + received),
+            "engine_loop_cpu_us_per_packet": 1e6 * loop / moved,
             "pps_sent": sent / s, "pps_received": received / s,
-            "payload_mbit_per_s": 8 * report.bytes_sent / s / 1e6,
+            "payload_mbit_per_s": 8 * report.bytes_sent * repeat / s / 1e6,
             "fills_link_mbit_per_s": wire_bits / s / 1e6,
-            "retransmissions": report.retransmissions,
-            "exact": bool(np.array_equal(result.view(np.uint32), expected.view(np.uint32)))}
+            "retransmissions": retx, "exact": exact}
 
 
 def _ints(text: str) -> list[int]:
@@ -164,16 +200,25 @@ def inner(args: argparse.Namespace) -> dict:
         ios = [v for v in args.host_io.split(",") if v.strip()] or [""]
         engines = [v for v in args.engines.split(",") if v.strip()] or [""]
         load = load_average()
-        rows = [measure(c, k, w, dim, io, e) for c in args.codecs.split(",") for k in lanes
-                for w in windows for io in ios for e in engines
-                if not (io == "python" and e == "native")]    # the C engine does its own I/O
-        refs = [c_reference(k, w, max(50_000, dim // k)) for k in lanes for w in windows]
+        if args.rate:
+            subprocess.run(["tc", "qdisc", "add", "dev", "lo", "root", "tbf", "rate", args.rate,
+                            "burst", "16kb", "latency", "50ms"], check=True)
+        coalesce = [v for v in args.coalesce.split(",") if v.strip()] or [""]
+        combos = [Row(c, k, w, io, e, co if e != "python" else "")
+                  for c in args.codecs.split(",") for k in lanes for w in windows for io in ios
+                  for e in engines for co in coalesce
+                  if not (io == "python" and e == "native")]   # the C engine does its own I/O
+        # the Python engine does not coalesce: one row of it, whatever --coalesce lists
+        rows = [measure(r, dim, args.union_of, args.repeat) for r in dict.fromkeys(combos)]
+        refs = ([] if args.rate else
+                [c_reference(k, w, max(50_000, dim // k)) for k in lanes for w in windows])
     finally:
         refl.terminate()
         echoed, _ = refl.communicate(timeout=10)
     return {"runs": rows, "c_reference": refs, "ratios": ratios(rows, refs),
             "reflector_echoed": int(echoed.strip() or 0),
             "config": {"dim": dim, "quick": bool(args.quick), "machine_cores": os.cpu_count(),
+                       "rate": args.rate or None, "union_of": args.union_of,
                        "frame_overhead_bytes": FRAME_OVERHEAD, "load_before": load,
                        "load_after": load_average()}}
 
@@ -187,11 +232,18 @@ def ratios(rows: list[dict], refs: list[dict]) -> list[dict]:
             continue
         same = [q for q in rows if (q["codec"], q["lanes"], q["window"]) ==
                 (r["codec"], r["lanes"], r["window"])]
-        ref = next(q for q in refs if (q["lanes"], q["window"]) == (r["lanes"], r["window"]))
+        ref = next((q for q in refs if (q["lanes"], q["window"]) == (r["lanes"], r["window"])),
+                   None)
         row = {"codec": r["codec"], "lanes": r["lanes"], "window": r["window"],
-               "native_vs_c_reference": r["pps_sent"] / ref["pps_sent"],
-               "native_cpu_vs_c_reference": r["cpu_us_per_packet"] / ref["cpu_us_per_packet"]}
+               "coalesce": r["coalesce"]}
+        if ref is not None:
+            row["native_vs_c_reference"] = r["pps_sent"] / ref["pps_sent"]
+            row["native_cpu_vs_c_reference"] = r["cpu_us_per_packet"] / ref["cpu_us_per_packet"]
         for q in same:
+            if q["engine"] == "native" and q["coalesce"] == "off" and r["coalesce"] == "on":
+                row["coalesce_off_cpu_vs_on"] = q["cpu_ms_per_allreduce"] / r["cpu_ms_per_allreduce"]
+                row["coalesce_off_seconds_vs_on"] = (q["seconds_per_allreduce"]
+                                                     / r["seconds_per_allreduce"])
             if q["engine"] == "python":
                 row[f"native_vs_python_engine_{q['host_io']}_io"] = r["pps_sent"] / q["pps_sent"]
                 row[f"python_engine_{q['host_io']}_io_cpu_vs_native"] = (
@@ -214,9 +266,15 @@ def run(args: argparse.Namespace) -> dict:
         raise SystemExit("dhc-bench agent-pps: needs root and unshare (a private network namespace)")
     build_reflector()     # compile errors surface here, with the file named
     build_reflector(BLASTER)
+    if any(v.strip() not in ("on", "off") for v in args.coalesce.split(",") if v.strip()):
+        raise SystemExit("dhc-bench agent-pps: --coalesce takes on and/or off")
+    if args.union_of < 1 or args.repeat < 1:
+        raise SystemExit("dhc-bench agent-pps: --union-of and --repeat must be >= 1")
     argv = [sys.executable, "-m", "bench.agent_pps", "--inner", "--dim", str(args.dim),
             "--lanes", args.lanes, "--windows", args.windows, "--codecs", args.codecs,
-            "--host-io", args.host_io, "--engines", args.engines]
+            "--host-io", args.host_io, "--engines", args.engines, "--coalesce", args.coalesce,
+            "--union-of", str(args.union_of), "--repeat", str(args.repeat)]
+    argv += ["--rate", args.rate] if args.rate else []
     argv += ["--quick"] if args.quick else []
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="dhc-agent-pps-"):

@@ -16,6 +16,7 @@ offset.  ``hostagent/native_delivery.c`` reads RESULTs through the same spans.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -216,16 +217,40 @@ def encode_frames(pkt_type: int, levels: np.ndarray, job_id: int, child_id: int,
     ...                                      np.ones(4, np.uint32))
     True
     """
-    lanes = np.ascontiguousarray(lanes, dtype=np.uint32)
+    lanes = np.asarray(lanes)
+    if lanes.ndim != 2:
+        raise ValueError(f"lanes must be (n, K), got shape {lanes.shape}")
     n, k = lanes.shape
-    rows = np.zeros((n, HEADER_BYTES + wire.LANE_BYTES * k), dtype=np.uint8)
-    fields = {"version": wire.DHC_VERSION, "pkt_type": pkt_type, "level": levels,
-              "job_id": job_id, "child_id": child_id, "flags": flags, "num_lanes": wire.lanes_on_wire(k),
-              "epoch": epoch, "chunk": chunks, "slot": slots}
-    for name, value in fields.items():
+    rows = np.empty((n, HEADER_BYTES + wire.LANE_BYTES * k), dtype=np.uint8)
+    rows[:, :HEADER_BYTES] = _header_template(int(pkt_type), int(job_id), int(child_id),
+                                              int(flags), k, int(epoch))
+    for name, value in (("level", levels), ("chunk", chunks), ("slot", slots)):
         _write(rows, SPANS[name], np.asarray(value, dtype=np.uint64))
-    rows[:, HEADER_BYTES:] = lanes.astype(">u4").view(np.uint8).reshape(n, -1)
+    # big-endian in an aligned temporary, then a plain copy: a byte-swapping copy into the
+    # rows' unaligned lane bytes measured 1.5x slower
+    rows[:, HEADER_BYTES:] = lanes.astype(np.uint32, copy=False).astype(">u4").view(
+        np.uint8).reshape(n, wire.LANE_BYTES * k)
     return rows
+
+
+#: the fields ``encode_frames`` writes row by row; the template leaves their bits zero
+_PER_ROW = ("level", "chunk", "slot")
+
+
+@lru_cache(maxsize=64)
+def _header_template(pkt_type: int, job_id: int, child_id: int, flags: int, k: int,
+                     epoch: int) -> np.ndarray:
+    """The header bytes every row of an ``encode_frames`` call shares (the per-row fields
+    zero): written once per job and lane count, not once per round."""
+    row = np.zeros((1, HEADER_BYTES), dtype=np.uint8)
+    fields = {"version": wire.DHC_VERSION, "pkt_type": pkt_type, "job_id": job_id,
+              "child_id": child_id, "flags": flags, "num_lanes": wire.lanes_on_wire(k),
+              "epoch": epoch}
+    for name, value in fields.items():
+        _write(row, SPANS[name], np.asarray(value, dtype=np.uint64))
+    assert not set(fields) & set(_PER_ROW)
+    row.flags.writeable = False
+    return row[0]
 
 
 @dataclass

@@ -14,6 +14,7 @@ starting at once never load half a file) and loaded with cffi in ABI mode.
 from __future__ import annotations
 
 import hashlib
+import ipaddress
 import os
 import shutil
 import socket
@@ -21,7 +22,7 @@ import subprocess
 import sys
 import tempfile
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -31,7 +32,8 @@ SOURCE = Path(__file__).with_name("fastio.c")
 #: the native delivery engine (``hostagent.native_delivery``) is built into the same library
 ENGINE_SOURCE = Path(__file__).with_name("native_delivery.c")
 ENGINE_HEADER = Path(__file__).with_name("native_delivery.h")
-SOURCES = (SOURCE, ENGINE_SOURCE)
+LINGER_SOURCE = Path(__file__).with_name("native_linger.c")
+SOURCES = (SOURCE, ENGINE_SOURCE, LINGER_SOURCE)
 CFLAGS = ["-O2", "-shared", "-fPIC", "-std=gnu11", "-Wall"]
 #: bytes per receive row: every datagram of either transport fits (DHC <= 56 + 4 * 256 B,
 #: the ring <= 1400 B); a longer one is reported with its full length and treated as malformed
@@ -117,8 +119,22 @@ class Destination:
 
     @classmethod
     def of(cls, addr: tuple[str, int]) -> Destination:
-        ip = ip_key(socket.gethostbyname(addr[0]))     # a name resolves as sendto would
-        return cls(ip, socket.htons(addr[1]))
+        return cls(_resolve(addr[0]), socket.htons(addr[1]))
+
+
+def _resolve(host: str) -> int:
+    """``ip_key`` of ``host``: a dotted IPv4 address is read once per process (the transports
+    ask for it every exchange); a name resolves every time, as sendto would."""
+    literal = _literal_ip(host)
+    return literal if literal is not None else ip_key(socket.gethostbyname(host))
+
+
+@lru_cache(maxsize=256)
+def _literal_ip(host: str) -> int | None:
+    try:
+        return ip_key(str(ipaddress.IPv4Address(host)))
+    except ValueError:
+        return None
 
 
 class FrameSender:

@@ -274,10 +274,19 @@ static int drain_once(hde_sock *s) {
     return n;
 }
 
-/* The first drain of a receive: datagrams (> 0), none within ``wait`` s (0) or -errno.
+/* The first drain of a receive: datagrams (> 0), none within ``wait`` s (0) or -errno.  With a
+ * ``linger`` (hde_linger_for, native_linger.c) the loop sleeps that long first and drains without polling.
  * (Trying recvmmsg before ppoll while answers keep coming measured no faster: one drain
  * already takes 20-50 datagrams, 0.02-0.05 system calls per packet; docs/e2e.md.) */
-static int wait_and_drain(hde_sock *s, double wait) {
+static int wait_and_drain(hde_sock *s, double wait, double linger) {
+    if (linger > 0) {
+        hde_sleep(linger);
+        s->lingers++;
+        int n = drain_once(s);
+        if (n != 0)
+            return n;
+        wait -= linger;
+    }
     s->polls++;
     if (!readable(s->fd, wait))
         return 0;
@@ -350,7 +359,8 @@ static int64_t dhc_absorb(hde_dhc *d, int n, double now) {
 static int dhc_receive(void *ctx, double wait) {
     hde_dhc *d = ctx;
     int64_t completed = 0;
-    int n = wait_and_drain(&d->sock, wait), status = 0;
+    int n = wait_and_drain(&d->sock, wait, hde_linger_for(&d->sock, d->engine, d->out, wait));
+    int status = 0;
     if (n == 0)
         return 1;
     d->n_other = 0;
@@ -369,8 +379,11 @@ static int dhc_receive(void *ctx, double wait) {
         status = HDE_SOCKET_ERROR;
     }
     d->completed += completed;
-    if (completed)
-        hde_restart_backed_off(d->engine, d->out, d->out->lo, d->out->sent, hde_monotonic());
+    if (completed) {
+        double now = hde_monotonic();
+        hde_restart_backed_off(d->engine, d->out, d->out->lo, d->out->sent, now);
+        hde_linger_sample(&d->sock, d->out->n_done, now);
+    }
     return status;
 }
 
@@ -537,7 +550,8 @@ static int ring_receive(void *ctx, double wait) {
     hde_ring *g = ctx;
     int status = 0, n = 0;
     g->n_other = 0;
-    n = wait_and_drain(&g->sock, wait);
+    int64_t done0 = g->out->n_done;
+    n = wait_and_drain(&g->sock, wait, hde_linger_for(&g->sock, g->engine, g->out, wait));
     if (n != 0) {
         for (; n > 0; n = drain_once(&g->sock)) {
             status = ring_take(g, n);
@@ -557,6 +571,8 @@ static int ring_receive(void *ctx, double wait) {
     for (int j = 0; j < 2; j++)
         if (g->box[j].dirty)
             ring_send_ack(g, &g->box[j]);
+    if (g->out->n_done > done0)
+        hde_linger_sample(&g->sock, g->out->n_done, hde_monotonic());
     if (status)
         return status;
     hde_box *b = &g->box[0];

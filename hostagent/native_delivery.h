@@ -60,6 +60,11 @@ typedef struct {
     int64_t n_errs;
     int rx_errno;
     int64_t polls, drains, sends;     /* ppoll, recvmmsg and sendmmsg/sendto calls (about) */
+    /* receive coalescing (native_linger.c): seconds per completed item (EWMA,
+     * 0 = not measured yet), the last completion seen, and nanosleep calls made */
+    int coalesce;                     /* 0: poll for every answer (DHC_HOST_COALESCE=off) */
+    double gap, mark_t;
+    int64_t mark_done, lingers;
 } hde_sock;
 
 /* Where a DHC header field lives (hostagent.frames.FieldSpan). */
@@ -122,6 +127,9 @@ int hde_run(hde_engine *e, hde_out *o, const hde_io *io, double poll_cap, int64_
             int64_t *spent);
 int hde_dhc_run(hde_dhc *d, double poll_cap, int64_t clock, int64_t *spent);
 int hde_ring_run(hde_ring *g, double poll_cap, int64_t *spent);
+double hde_linger_for(const hde_sock *s, const hde_engine *e, const hde_out *o, double wait);
+void hde_linger_sample(hde_sock *s, int64_t n_done, double now);
 /* END CDEF */
+void hde_sleep(double t);
 void hde_complete_marked(hde_engine *e, hde_out *o, const int64_t *items, int64_t k, double now);
 #endif

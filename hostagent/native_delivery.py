@@ -12,6 +12,13 @@ comes back to Python only for what Python does: a datagram that is not a well-fo
 
 ``DHC_HOST_ENGINE`` chooses: ``native`` (this module; the default where it builds and the
 batched I/O of ``hostagent.fastio`` is selected) or ``python`` (the reference engine).
+
+While many items are in flight the C loop coalesces its receives (``hde_linger_for``): instead
+of waking for every answer it sleeps until about a quarter of them can have come, then drains them
+in one ``recvmmsg`` and refills the window in one ``sendmmsg``.  Only when the socket is read
+changes, not what the engine decides from what it reads.  ``DHC_HOST_COALESCE=off`` turns it
+off (benchmarks compare both); :func:`linger_reference` is the rule in Python, tested against
+the C function.
 """
 
 from __future__ import annotations
@@ -26,7 +33,10 @@ from hostagent import fastio
 from hostagent.delivery import Delivery, Outstanding
 
 ENV = "DHC_HOST_ENGINE"
+COALESCE_ENV = "DHC_HOST_COALESCE"
 FFI = fastio._FFI
+#: the C loop's coalescing constants (native_linger.c HDE_LINGER_ITEMS, HDE_LINGER_MIN)
+LINGER_ITEMS, LINGER_MIN = 16, 20e-6
 
 DONE, GIVE_UP, OTHER, SOCKET_ERROR, SILENT, MISMATCH, GROW = 0, 2, 3, 4, 5, 6, 7
 
@@ -44,6 +54,53 @@ def native_engine_selected() -> bool:
         raise fastio.HostIOError(f"{ENV}=native needs the batched host I/O "
                                  f"({fastio.ENV}=python was asked for)")
     return io_native
+
+
+def coalescing_selected() -> bool:
+    """Whether the C loop coalesces its receives: ``DHC_HOST_COALESCE`` (``on``, the default, or
+    ``off``)."""
+    mode = os.environ.get(COALESCE_ENV, "").strip().lower()
+    if mode not in ("", "on", "off"):
+        raise fastio.HostIOError(f"{COALESCE_ENV} must be 'on' or 'off', got {mode!r}")
+    return mode != "off"
+
+
+@dataclass
+class LingerState:
+    """``hde_sock``'s coalescing fields: seconds per answered item (EWMA, 0 = not measured), and
+    the time and completed count of the last completion."""
+
+    gap: float = 0.0
+    mark_t: float = 0.0
+    mark_done: int = 0
+
+
+def linger_reference(st: LingerState, has_srtt: bool, srtt: float, sent: int, n_done: int,
+                     wait: float) -> float:
+    """``hde_linger_for`` in Python: how long the C loop sleeps before draining, 0 to poll now.
+    A quarter of the items in flight (at most ``LINGER_ITEMS``) at the measured time per answer,
+    never past ``wait`` (the next deadline) nor a quarter of the smoothed RTT; 0 below 2 items
+    or ``LINGER_MIN`` s, or before a time per answer is measured."""
+    batch = min(max(sent - n_done, 0) // 4, LINGER_ITEMS)
+    if batch < 2 or st.gap <= 0:
+        return 0.0
+    t = batch * st.gap
+    if has_srtt and t > srtt / 4:
+        t = srtt / 4
+    t = min(t, wait)
+    return t if t >= LINGER_MIN else 0.0
+
+
+def sample_reference(st: LingerState, n_done: int, now: float) -> None:
+    """``hde_linger_sample`` in Python: after a receive that completed items, one time-per-answer
+    sample since the previous completion, taken in with weight 1/2 below the estimate and 1/8
+    above it; the first completion only sets the mark."""
+    if n_done <= st.mark_done:
+        return
+    if st.mark_t > 0:
+        g = (now - st.mark_t) / (n_done - st.mark_done)
+        st.gap = g if st.gap <= 0 else st.gap + (g - st.gap) * (0.5 if g < st.gap else 0.125)
+    st.mark_t, st.mark_done = now, n_done
 
 
 def lib() -> Any:
@@ -114,6 +171,7 @@ def bind_socket(sock: Any, fd: int, frames: np.ndarray, dest: fastio.Destination
         keep.append(buf)
         sock.lens = buf
     sock.rx_stride, sock.rx_rows = rx.buf.shape[1], rx.buf.shape[0]
+    sock.coalesce = coalescing_selected()
 
 
 def send_refusals(sock: Any) -> dict[str, int]:
@@ -138,7 +196,7 @@ def add_socket_counts(stats: Any, sock: Any) -> None:
     stats.bytes_sent += sock.bytes_sent
     stats.packets_received += sock.packets_received
     stats.bytes_received += sock.bytes_received
-    stats.system_calls += sock.polls + sock.drains + sock.sends
+    stats.system_calls += sock.polls + sock.drains + sock.sends + sock.lingers
     if not hasattr(stats, "reasons"):
         return
     for name, count in send_refusals(sock).items():

@@ -53,3 +53,29 @@ def test_a_reflector_that_does_not_compile_is_named(monkeypatch, tmp_path) -> No
         pytest.skip("no C compiler")
     with pytest.raises(SystemExit, match="cannot build .*broken.c"):
         agent_pps.build_reflector()
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or shutil.which("unshare") is None or shutil.which("cc") is None
+                    or shutil.which("tc") is None, reason="needs root, unshare, tc and a C compiler")
+def test_on_a_paced_link_coalesced_receives_stay_exact_with_few_system_calls() -> None:
+    """``--rate``: answers trickle in as on a real link.  With coalescing the C loop sleeps while
+    many are due and drains them at once: far fewer system calls per packet than waking for each
+    (side by side in one run), the same frames, every sum exact."""
+    proc = subprocess.run([sys.executable, "-m", "bench.cli", "agent-pps", "--json", "--codecs", "hg",
+                           "--lanes", "256", "--windows", "64", "--host-io", "native",
+                           "--engines", "native", "--coalesce", "on,off", "--rate", "200mbit",
+                           "--union-of", "4", "--repeat", "3", "--dim", "1000000"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    rows = {r["coalesce"]: r for r in out["runs"]}
+    assert set(rows) == {"on", "off"} and out["c_reference"] == []
+    assert out["config"]["rate"] == "200mbit" and out["config"]["union_of"] == 4
+    for r in rows.values():
+        assert r["exact"] and r["allreduces"] == 3
+    # a 4-worker job's rounds (5 + 89 + 194 chunks at K = 256), three times, both ways
+    for r in rows.values():
+        assert r["packets_sent"] - r["retransmissions"] == 3 * 288
+    assert rows["on"]["system_calls_per_packet"] < 0.3
+    assert rows["on"]["system_calls_per_packet"] < rows["off"]["system_calls_per_packet"]
+    assert out["ratios"][0]["coalesce_off_cpu_vs_on"] > 0
