@@ -25,7 +25,9 @@ typedef struct {
 typedef struct { int n; int *port, *rid; } GRP;
 typedef struct { uint32_t id; int n; int *port, *rid; u64 trunc; } SESS;
 typedef struct { int id, n; u128 v[64]; } DIG;
-typedef struct { int port; size_t len; uint8_t *data; } OUTP;
+/* an output frame; its buffer (bcap bytes) is kept for the next frame in this slot */
+typedef struct { int port; size_t len; uint8_t *data; size_t bcap; } OUTP;
+/* v[0..n) are the frames; v[n..cap) spare slots whose buffers (maybe NULL) are reused */
 typedef struct OUTL { OUTP *v; int n, cap; } OUTL;
 typedef struct { int n, nf; u128 *v, *m; } VSET;  /* parser value set: n members of nf (value, mask) */
 
@@ -40,6 +42,8 @@ typedef struct SW {
     DIG *dq;
     int dq_n, dq_cap;
     OUTL pin;          /* frames for the CPU port (loop mode) */
+    struct ITEM *ifree; /* packet items to reuse (rt_flow.c: item_get/item_put) */
+    OBUF ob;           /* the egress pass's deparse buffer, reused */
     u64 stats[8];      /* rx, tx, passes exceeded, oversize, send errors, packet-in dropped, digests dropped */
     CRCC crcc[SS_NCRC > 0 ? SS_NCRC : 1];  /* one per crc16_custom/crc32_custom calculation */
     u64 rng;           /* random source state (softswitch/rng.py) */
@@ -52,8 +56,10 @@ typedef struct ITEM {
     struct ITEM *next;
     int ingress, port, itype, depth, pres_fl;
     uint8_t *data;     /* ingress: the frame; egress: the payload */
-    size_t len;
+    size_t len, dcap;  /* dcap: the buffer's size (kept when the item is reused) */
     u64 trunc;
+    /* not zeroed on reuse: pres is read only when pres_fl is set, hdr/meta/std are written
+     * whole before a pass reads them */
     meta_t pres;
     hdr_t hdr;
     meta_t meta;
@@ -61,6 +67,14 @@ typedef struct ITEM {
 } ITEM;
 
 typedef struct { SW *sw; OUTL *out; ITEM *head, *tail; } RUN;
+
+/* free every buffer of o, spare slots included */
+static void outl_release(OUTL *o) {
+    for (int i = 0; i < o->cap; i++) free(o->v[i].data);
+    free(o->v);
+    o->v = NULL;
+    o->n = o->cap = 0;
+}
 
 /* ---------------------------------------------------------------- tables */
 static u64 key_hash(const u128 *k, int n) {
@@ -314,8 +328,9 @@ void ss_free(SW *sw) {
     for (int i = 0; i < SS_NVS; i++) { free(sw->vs[i].v); free(sw->vs[i].m); }
     for (int i = 0; i < 65536; i++) grp_free(sw->mc[i]);
     for (int i = 0; i < sw->nsess; i++) { free(sw->sess[i].port); free(sw->sess[i].rid); }
-    for (int i = 0; i < sw->pin.n; i++) free(sw->pin.v[i].data);
-    free(sw->pin.v); free(sw->sess); free(sw->mc); free(sw->dq); free(sw->st);
+    outl_release(&sw->pin);
+    while (sw->ifree) { ITEM *it = sw->ifree; sw->ifree = it->next; free(it->data); free(it); }
+    free(sw->ob.buf); free(sw->sess); free(sw->mc); free(sw->dq); free(sw->st);
     pthread_mutex_destroy(&sw->mu);
     free(sw);
 }
