@@ -232,7 +232,8 @@ class CExpr:
 
     def _RegRead(self, e: ir.RegRead) -> str:
         rid, size = self.g.reg(e.inst)
-        return f"({self(e.index)} < {size} ? ST_(px)->R{rid}[(size_t)({self(e.index)})] : 0)"
+        cell = f"ST_(px)->R{rid}[(size_t)({self(e.index)})]"
+        return f"(({ctype(e.t)})({self(e.index)} < {size} ? {cell} : 0))"  # a narrow cell: no int promotion
 
     def _PacketLength(self, e: ir.PacketLength) -> str:
         return "((u64)(pk->nbits >> 3) & 0xffffffffull)"

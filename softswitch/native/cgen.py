@@ -157,7 +157,7 @@ class CGen(Identifiers):
         lines = ["typedef struct ST {"]
         for name, i in self.regs.items():
             x = self.prog.externs[name]
-            lines.append(f"    {'u64' if x.width <= 64 else 'u128'} R{i}[{max(x.size, 1)}];")
+            lines.append(f"    {reg_cell_t(x.width)} R{i}[{reg_cells_padded(x.width, x.size)}];")
         for name, i in self.ctrs.items():
             lines.append(f"    u64 C{i}[{max(self.prog.externs[name].size, 1)}][2];")
         for name, i in self.meters.items():
@@ -439,11 +439,11 @@ class CGen(Identifiers):
 
     def _extern_access(self) -> None:
         o = self.out
-        o.append("static void *ss_reg_cells(ST *st, int i, u64 *size, int *wide) {")
+        o.append("static void *ss_reg_cells(ST *st, int i, u64 *size, int *esz) {")
         o.append("    switch (i) {")
         for name, i in self.regs.items():
             x = self.prog.externs[name]
-            o.append(f"    case {i}: *size = {x.size}; *wide = {int(x.width > 64)}; return st->R{i};")
+            o.append(f"    case {i}: *size = {x.size}; *esz = sizeof st->R{i}[0]; return st->R{i};")
         o.append("    default: return 0;")
         o.append("    }")
         o.append("}")
@@ -461,6 +461,26 @@ class CGen(Identifiers):
         o.append("    default: return 0;")
         o.append("    }")
         o.append("}")
+
+
+def reg_cell_t(width: int) -> str:
+    """A register cell's C type: the narrowest unsigned type that holds ``width`` bits (the
+    W-bit pattern, as in a value), so a packet touches fewer cache lines of register state."""
+    for bits, ct in ((8, "uint8_t"), (16, "uint16_t"), (32, "uint32_t"), (64, "u64")):
+        if width <= bits:
+            return ct
+    return "u128"
+
+
+def reg_cells_padded(width: int, size: int) -> int:
+    """Cells allocated for a register of ``size`` cells: rounded up to an odd number of 64-byte
+    lines, so registers of one power-of-two size do not all start at the same cache set (a
+    packet touching one cell of each of K such registers would evict its own lines)."""
+    esz = {"uint8_t": 1, "uint16_t": 2, "uint32_t": 4, "u64": 8, "u128": 16}[reg_cell_t(width)]
+    lines = (max(size, 1) * esz + 63) // 64
+    if lines % 2 == 0:
+        lines += 1
+    return lines * 64 // esz
 
 
 def _pyf(name: str) -> str:

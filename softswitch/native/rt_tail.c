@@ -390,28 +390,47 @@ int ss_sess_set(SW *sw, uint32_t id, int n, const int *ports, const int *rids, u
 }
 
 /* ---------------------------------------------------------------- stateful externs */
+/* a register cell's value as lo,hi words; cells are esz bytes (cgen.reg_cell_t) */
+static void reg_get(const void *cells, int esz, u64 idx, u64 *lohi) {
+    u128 v;
+    switch (esz) {
+    case 1: v = ((const uint8_t *)cells)[idx]; break;
+    case 2: v = ((const uint16_t *)cells)[idx]; break;
+    case 4: v = ((const uint32_t *)cells)[idx]; break;
+    case 8: v = ((const u64 *)cells)[idx]; break;
+    default: v = ((const u128 *)cells)[idx]; break;
+    }
+    lohi[0] = (u64)v;
+    lohi[1] = (u64)(v >> 64);
+}
+
+static void reg_set(void *cells, int esz, u64 idx, const u64 *lohi) {
+    switch (esz) {
+    case 1: ((uint8_t *)cells)[idx] = (uint8_t)lohi[0]; break;
+    case 2: ((uint16_t *)cells)[idx] = (uint16_t)lohi[0]; break;
+    case 4: ((uint32_t *)cells)[idx] = (uint32_t)lohi[0]; break;
+    case 8: ((u64 *)cells)[idx] = lohi[0]; break;
+    default: ((u128 *)cells)[idx] = U128(lohi[1], lohi[0]); break;
+    }
+}
+
 int ss_reg_access(SW *sw, int rid, u64 idx, u64 *lohi, int write) {
-    u64 size; int wide;
-    void *cells = ss_reg_cells(sw->st, rid, &size, &wide);
+    u64 size; int esz;
+    void *cells = ss_reg_cells(sw->st, rid, &size, &esz);
     if (!cells || idx >= size) return -1;
     pthread_mutex_lock(&sw->mu);
-    if (wide) {
-        if (write) ((u128 *)cells)[idx] = U128(lohi[1], lohi[0]);
-        else { u128 v = ((u128 *)cells)[idx]; lohi[0] = (u64)v; lohi[1] = (u64)(v >> 64); }
-    } else {
-        if (write) ((u64 *)cells)[idx] = lohi[0];
-        else { lohi[0] = ((u64 *)cells)[idx]; lohi[1] = 0; }
-    }
+    if (write) reg_set(cells, esz, idx, lohi);
+    else reg_get(cells, esz, idx, lohi);
     pthread_mutex_unlock(&sw->mu);
     return 0;
 }
 
 int ss_reg_reset(SW *sw, int rid) {
-    u64 size; int wide;
-    void *cells = ss_reg_cells(sw->st, rid, &size, &wide);
+    u64 size; int esz;
+    void *cells = ss_reg_cells(sw->st, rid, &size, &esz);
     if (!cells) return -1;
     pthread_mutex_lock(&sw->mu);
-    memset(cells, 0, size * (wide ? 16 : 8));
+    memset(cells, 0, size * esz);
     pthread_mutex_unlock(&sw->mu);
     return 0;
 }
