@@ -30,6 +30,8 @@ ROLE_PARAMS = {
 
 
 M64 = (1 << 64) - 1
+#: fixed-table applies per generated function at most (CGen._group_fixed_applies)
+FIXED_GROUP = 16
 
 
 def _u128(v: int) -> str:
@@ -257,11 +259,48 @@ class CGen(Identifiers):
 
     def _control(self, b: ir.Block) -> None:
         self.fn_kind = "control"
+        body = self._group_fixed_applies(b)
         self.out.append(self.block_sig(b) + " {")
         g = StmtGen(self, self.out, 1)
         g.stmts(b.init)
-        g.stmts(b.body)
+        for part in body:
+            if isinstance(part, str):  # a group of fixed-table applies (below)
+                g.emit(f"{part}(px, L);")
+                g.exit_check()
+            else:
+                g.stmts([part])
         self.out.append("}")
+
+    def _group_fixed_applies(self, b: ir.Block) -> list:
+        """``b.body`` with each run of more than FIXED_GROUP applies of fixed tables (inlined
+        into their caller, ``_table``) cut into functions of FIXED_GROUP applies (their names
+        in the list): one function of hundreds of inlined tables (dhc.p4's lanes) would cost
+        the C compiler minutes (RTL PRE is quadratic in a function's size)."""
+        out: list = []
+        run: list[ir.TableApply] = []
+        frame = f"L_{self.cid(b.frame or b.name)}"
+
+        def flush() -> None:
+            if len(run) <= FIXED_GROUP:
+                out.extend(run)
+            else:
+                for i in range(0, len(run), FIXED_GROUP):
+                    name = f"G_{self.cid(b.name)}_{i // FIXED_GROUP}"
+                    self.out.append(f"static __attribute__((noinline)) void {name}(PX *px, {frame} *L) {{")
+                    StmtGen(self, self.out, 1).stmts(run[i:i + FIXED_GROUP])
+                    self.out.append("}")
+                    out.append(name)
+            run.clear()
+
+        for s in b.body:
+            if (isinstance(s, ir.TableApply) and s.hit_var is None
+                    and self.prog.tables[s.table].fixed_rows is not None):
+                run.append(s)
+                continue
+            flush()
+            out.append(s)
+        flush()
+        return out
 
     def _fixed_lookup(self, t: ir.Table, tid: int) -> None:
         """A table whose rows can never change (``ir.Table.fixed_rows``): the rows compiled into
@@ -297,7 +336,8 @@ class CGen(Identifiers):
         self.fn_kind = "control"
         tid = self.table_ids[t.name]
         o = self.out
-        o.append(f"static int T_{tid}(PX *px, L_{self.cid(b.name)} *L, int *hit) {{")
+        inl = "static inline __attribute__((always_inline)) int" if t.fixed_rows is not None else "static int"
+        o.append(f"{inl} T_{tid}(PX *px, L_{self.cid(b.name)} *L, int *hit) {{")
         o.append(f"    u128 k[{max(len(t.keys), 1)}];")
         for i, k in enumerate(t.keys):
             c = self.x(k.expr)
