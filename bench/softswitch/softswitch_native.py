@@ -14,6 +14,10 @@ One run, the same two veth ports and the same C load generator for every row:
 
 Rates: frames/s into the switch (sent) and out (received), losses, the switch process's CPU
 share (CPU seconds per wall second), and each rate as a fraction of the forwarder's.
+
+``pipeline_only`` rows: the pipeline in-process (``run_many``, no ports), in frames/s and
+microseconds per frame.  ``--pipeline-only`` prints just those (no veths, no root), e.g.
+``dhc-bench softswitch-native --pipeline-only --lanes 256 --chunks 5000 --runs 5``.
 """
 
 from __future__ import annotations
@@ -71,6 +75,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--runs", type=int, default=3, help="runs of each row; medians reported")
     parser.add_argument("--python-share", type=float, default=0.1,
                         help="fraction of frames/chunks for the (slow) python backend rows (default 0.1)")
+    parser.add_argument("--pipeline-only", action="store_true",
+                        help="only the in-process pipeline rows (dhc.p4 at --lanes, basic_ipv4): no veths, "
+                             "no root; each native figure the median of --runs first passes")
 
 
 def _build(src: Path, shared: bool) -> Path:
@@ -248,17 +255,23 @@ def _dhc(lab: _Lab, load: _Load, args) -> dict:
             "data_frame_bytes": dsize, **rows}
 
 
-def _pipeline_rates(make, frames: list[tuple[int, bytes]], py_share: float) -> dict:
+def _pipeline_rates(make, frames: list[tuple[int, bytes]], py_share: float, runs: int = 1) -> dict:
     """Frames/s of the pipeline alone (no ports, no process boundary), native and python, each
-    on a fresh switch given the same state by ``make(cls)``."""
-    nat = make(NativeSwitch)
-    el, out = nat.run_many(frames)
+    on a fresh switch given the same state by ``make(cls)``; native: the median of ``runs``
+    runs, each on a fresh switch (so each is a first pass: dhc.p4 aggregates every chunk)."""
+    times = []
+    for _ in range(max(runs, 1)):
+        el, out = make(NativeSwitch).run_many(frames)
+        times.append(el)
+    el = statistics.median(times)
     py = make(Switch)
     n = max(200, int(len(frames) * py_share))
     t0 = time.perf_counter()
     py_out = sum(len(py.process(p, f)) for p, f in frames[:n])
     py_el = time.perf_counter() - t0
     return {"native_frames_per_s": round(len(frames) / el, 1), "native_frames_out": out,
+            "native_us_per_frame": round(1e6 * el / len(frames), 3),
+            "native_us_per_frame_min": round(1e6 * min(times) / len(frames), 3), "native_runs": len(times),
             "python_frames_per_s": round(n / py_el, 1), "python_frames_out": py_out, "python_frames_in": n,
             "native_over_python": round((len(frames) / el) / (n / py_el), 1)}
 
@@ -278,8 +291,9 @@ def _dhc_in_process(topo, placement, job, args) -> dict:
 
     chunks = job.chunks(args.chunks)
     frames = [(w + 1, chunks.data[w][i]) for i in range(chunks.n) for w in (0, 1)]
-    r = _pipeline_rates(make, frames, args.python_share)
+    r = _pipeline_rates(make, frames, args.python_share, args.runs)
     r["results_expected"] = 2 * chunks.n
+    r["lanes"] = args.lanes
     return r
 
 
@@ -296,10 +310,26 @@ def _basic_in_process(args) -> dict:
         )
         return sw
 
-    return _pipeline_rates(make, frames, args.python_share)
+    return _pipeline_rates(make, frames, args.python_share, args.runs)
+
+
+def run_pipeline_only(args: argparse.Namespace) -> dict:
+    """The in-process rows alone (no veths, no root): dhc.p4 at ``--lanes`` and basic_ipv4."""
+    from controller.placement import place
+
+    topo = _dhc_topology(args.lanes, args.dhc_window)
+    placement = place(topo)
+    job = _dhc_job(topo, placement, args.lanes, args.dhc_window)
+    load_before = os.getloadavg()
+    dhc = _dhc_in_process(topo, placement, job, args)
+    basic = _basic_in_process(args)
+    return {"dhc_pipeline_only": dhc, "basic_ipv4_pipeline_only": basic,
+            "load_before": load_before, "load_after": os.getloadavg(), "cpus": os.cpu_count()}
 
 
 def run(args: argparse.Namespace) -> dict:
+    if getattr(args, "pipeline_only", False):
+        return run_pipeline_only(args)
     if os.geteuid() != 0:
         raise PermissionError("softswitch-native needs root (network namespaces and veth pairs)")
     load = _Load()

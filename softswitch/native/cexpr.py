@@ -49,6 +49,65 @@ def put_bits(buf: str, off: str, w: int, value: str) -> str:
             f"putb64({buf}, {off} + {r} + 8 * (_i - 1), 8, ({value}).b[_i]); }}")
 
 
+def _byte_chunks(nb: int) -> list[tuple[int, int]]:
+    """``nb`` bytes as (byte offset, size) loads of 8, 4, 2 and 1 bytes, largest first."""
+    out, o = [], 0
+    for c in (8, 4, 2, 1):
+        while nb - o >= c:
+            out.append((o, c))
+            o += c
+    return out
+
+
+def _load_be(base: str, start: int, nb: int) -> str:
+    """C for the ``nb`` (<= 8) bytes at ``base + start`` as a big-endian number."""
+    parts = []
+    for o, c in _byte_chunks(nb):
+        sh = 8 * (nb - o - c)
+        ld = f"ldbe{8 * c}({base} + {start + o})"
+        parts.append(f"({ld} << {sh})" if sh else ld)
+    return parts[0] if len(parts) == 1 else f"({' | '.join(parts)})"
+
+
+def _get_expr(base: str, off: int, w: int) -> str | None:
+    """C for the ``w`` (<= 64) bits at constant bit ``off`` of byte-aligned ``base`` (None when
+    they span 9 bytes)."""
+    start, end = off // 8, (off + w + 7) // 8
+    if end - start > 8:
+        return None
+    v = _load_be(base, start, end - start)
+    sh = end * 8 - off - w
+    if sh:
+        v = f"({v} >> {sh})"
+    if w != 8 * (end - start):
+        v = f"({v} & {lit((1 << w) - 1, ir.Bits(64))})"
+    return v
+
+
+def get_bits_at(dst: str, base: str, off: int, w: int) -> str:
+    """As ``get_bits`` where ``base`` is byte-aligned and ``off`` a constant: whole-byte loads
+    at constant offsets, one shift and mask (no per-bit loop, no run-time alignment test)."""
+    if w <= 64:
+        v = _get_expr(base, off, w)
+    elif w <= 128:
+        hi, lo = _get_expr(base, off, w - 64), _get_expr(base, off + w - 64, 64)
+        v = f"(((u128)({hi}) << 64) | (u128)({lo}))" if hi and lo else None
+    else:
+        v = None
+    return f"{dst} = {v};" if v else get_bits(dst, base, str(off), w)
+
+
+def put_bits_at(buf: str, off: int, w: int, value: str) -> str:
+    """As ``put_bits`` where ``buf`` is byte-aligned and ``off`` a constant: a field of whole
+    bytes on a byte boundary is stored with big-endian stores of 8/4/2/1 bytes."""
+    if off % 8 or w % 8 or w > 64:
+        return put_bits(buf, str(off), w, value)
+    nb = w // 8
+    stores = " ".join(f"stbe{8 * c}({buf} + {off // 8 + o}, _pv >> {8 * (nb - o - c)});"
+                      for o, c in _byte_chunks(nb))
+    return f"{{ u64 _pv = (u64)({value}); {stores} }}"
+
+
 def lit(v: int, t: ir.Bits) -> str:
     v &= t.mask
     if t.width > 128:
@@ -173,7 +232,8 @@ class CExpr:
 
     def _RegRead(self, e: ir.RegRead) -> str:
         rid, size = self.g.reg(e.inst)
-        return f"({self(e.index)} < {size} ? ST_(px)->R{rid}[(size_t)({self(e.index)})] : 0)"
+        cell = f"ST_(px)->R{rid}[(size_t)({self(e.index)})]"
+        return f"(({ctype(e.t)})({self(e.index)} < {size} ? {cell} : 0))"  # a narrow cell: no int promotion
 
     def _PacketLength(self, e: ir.PacketLength) -> str:
         return "((u64)(pk->nbits >> 3) & 0xffffffffull)"

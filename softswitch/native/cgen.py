@@ -30,6 +30,8 @@ ROLE_PARAMS = {
 
 
 M64 = (1 << 64) - 1
+#: fixed-table applies per generated function at most (CGen._group_fixed_applies)
+FIXED_GROUP = 16
 
 
 def _u128(v: int) -> str:
@@ -157,7 +159,7 @@ class CGen(Identifiers):
         lines = ["typedef struct ST {"]
         for name, i in self.regs.items():
             x = self.prog.externs[name]
-            lines.append(f"    {'u64' if x.width <= 64 else 'u128'} R{i}[{max(x.size, 1)}];")
+            lines.append(f"    {reg_cell_t(x.width)} R{i}[{reg_cells_padded(x.width, x.size)}];")
         for name, i in self.ctrs.items():
             lines.append(f"    u64 C{i}[{max(self.prog.externs[name].size, 1)}][2];")
         for name, i in self.meters.items():
@@ -257,11 +259,48 @@ class CGen(Identifiers):
 
     def _control(self, b: ir.Block) -> None:
         self.fn_kind = "control"
+        body = self._group_fixed_applies(b)
         self.out.append(self.block_sig(b) + " {")
         g = StmtGen(self, self.out, 1)
         g.stmts(b.init)
-        g.stmts(b.body)
+        for part in body:
+            if isinstance(part, str):  # a group of fixed-table applies (below)
+                g.emit(f"{part}(px, L);")
+                g.exit_check()
+            else:
+                g.stmts([part])
         self.out.append("}")
+
+    def _group_fixed_applies(self, b: ir.Block) -> list:
+        """``b.body`` with each run of more than FIXED_GROUP applies of fixed tables (inlined
+        into their caller, ``_table``) cut into functions of FIXED_GROUP applies (their names
+        in the list): one function of hundreds of inlined tables (dhc.p4's lanes) would cost
+        the C compiler minutes (RTL PRE is quadratic in a function's size)."""
+        out: list = []
+        run: list[ir.TableApply] = []
+        frame = f"L_{self.cid(b.frame or b.name)}"
+
+        def flush() -> None:
+            if len(run) <= FIXED_GROUP:
+                out.extend(run)
+            else:
+                for i in range(0, len(run), FIXED_GROUP):
+                    name = f"G_{self.cid(b.name)}_{i // FIXED_GROUP}"
+                    self.out.append(f"static __attribute__((noinline)) void {name}(PX *px, {frame} *L) {{")
+                    StmtGen(self, self.out, 1).stmts(run[i:i + FIXED_GROUP])
+                    self.out.append("}")
+                    out.append(name)
+            run.clear()
+
+        for s in b.body:
+            if (isinstance(s, ir.TableApply) and s.hit_var is None
+                    and self.prog.tables[s.table].fixed_rows is not None):
+                run.append(s)
+                continue
+            flush()
+            out.append(s)
+        flush()
+        return out
 
     def _fixed_lookup(self, t: ir.Table, tid: int) -> None:
         """A table whose rows can never change (``ir.Table.fixed_rows``): the rows compiled into
@@ -297,7 +336,8 @@ class CGen(Identifiers):
         self.fn_kind = "control"
         tid = self.table_ids[t.name]
         o = self.out
-        o.append(f"static int T_{tid}(PX *px, L_{self.cid(b.name)} *L, int *hit) {{")
+        inl = "static inline __attribute__((always_inline)) int" if t.fixed_rows is not None else "static int"
+        o.append(f"{inl} T_{tid}(PX *px, L_{self.cid(b.name)} *L, int *hit) {{")
         o.append(f"    u128 k[{max(len(t.keys), 1)}];")
         for i, k in enumerate(t.keys):
             c = self.x(k.expr)
@@ -439,11 +479,11 @@ class CGen(Identifiers):
 
     def _extern_access(self) -> None:
         o = self.out
-        o.append("static void *ss_reg_cells(ST *st, int i, u64 *size, int *wide) {")
+        o.append("static void *ss_reg_cells(ST *st, int i, u64 *size, int *esz) {")
         o.append("    switch (i) {")
         for name, i in self.regs.items():
             x = self.prog.externs[name]
-            o.append(f"    case {i}: *size = {x.size}; *wide = {int(x.width > 64)}; return st->R{i};")
+            o.append(f"    case {i}: *size = {x.size}; *esz = sizeof st->R{i}[0]; return st->R{i};")
         o.append("    default: return 0;")
         o.append("    }")
         o.append("}")
@@ -461,6 +501,26 @@ class CGen(Identifiers):
         o.append("    default: return 0;")
         o.append("    }")
         o.append("}")
+
+
+def reg_cell_t(width: int) -> str:
+    """A register cell's C type: the narrowest unsigned type that holds ``width`` bits (the
+    W-bit pattern, as in a value), so a packet touches fewer cache lines of register state."""
+    for bits, ct in ((8, "uint8_t"), (16, "uint16_t"), (32, "uint32_t"), (64, "u64")):
+        if width <= bits:
+            return ct
+    return "u128"
+
+
+def reg_cells_padded(width: int, size: int) -> int:
+    """Cells allocated for a register of ``size`` cells: rounded up to an odd number of 64-byte
+    lines, so registers of one power-of-two size do not all start at the same cache set (a
+    packet touching one cell of each of K such registers would evict its own lines)."""
+    esz = {"uint8_t": 1, "uint16_t": 2, "uint32_t": 4, "u64": 8, "u128": 16}[reg_cell_t(width)]
+    lines = (max(size, 1) * esz + 63) // 64
+    if lines % 2 == 0:
+        lines += 1
+    return lines * 64 // esz
 
 
 def _pyf(name: str) -> str:

@@ -8,7 +8,7 @@ from ..ir import nodes as ir
 from ..ir.common import instance_temp_in
 from ..ir.textgen import StmtWriter
 from ..ir.walk import dynamic_elems
-from .cexpr import Raw, ctype, get_bits, lit, mask, put_bits, wide_bytes
+from .cexpr import Raw, ctype, get_bits, get_bits_at, lit, mask, put_bits, put_bits_at, wide_bytes
 
 ALGO = {"crc32": 0, "crc32_custom": 7, "crc16": 1, "crc16_custom": 6, "random": 2, "identity": 3,
         "csum16": 4, "xor16": 5}
@@ -309,10 +309,18 @@ class StmtGen(StmtWriter):
         widths = [(cpath(f), _w(ft)) for f, ft in flat_fields(t)]
         total = sum(w for _, w in widths)
         self.emit(f"if (pk->pos + {total} > pk->nbits) return ERR_SHORT;")
+        # the header starts on a byte (nearly always): constant byte offsets from one pointer
+        self.emit("if (!(pk->pos & 7)) { const uint8_t *_hp = pk->data + (pk->pos >> 3);")
         off = 0
         for f, w in widths:
-            self.emit(get_bits(f"{h}.{f}", "pk->data", f"pk->pos + {off}", w))
+            self.emit("  " + get_bits_at(f"{h}.{f}", "_hp", off, w))
             off += w
+        self.emit("} else {")
+        off = 0
+        for f, w in widths:
+            self.emit("  " + get_bits(f"{h}.{f}", "pk->data", f"pk->pos + {off}", w))
+            off += w
+        self.emit("}")
         self.emit(f"{h}._v = 1; pk->pos += {total};")
 
     def _ExtractNext(self, s: ir.ExtractNext) -> None:
@@ -409,7 +417,7 @@ class StmtGen(StmtWriter):
         self.emit(f"if ({h}._v) {{ if (ob_reserve(ob, {nbytes})) return; uint8_t *_d = ob->buf + ob->len;")
         off = 0
         for f, w in widths:
-            self.emit(f"  {put_bits('_d', str(off), w, f'{h}.{f}')}")
+            self.emit(f"  {put_bits_at('_d', off, w, f'{h}.{f}')}")
             off += w
         self.emit(f"  ob->len += {nbytes}; }}")
 

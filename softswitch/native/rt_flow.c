@@ -1,40 +1,70 @@
 /* softswitch native runtime, part 3: the v1model packet flow, as softswitch/pipeline.py
  * (BMv2 simple_switch): ingress pass -> I2E clone, resubmit, multicast, drop, unicast;
- * egress pass -> E2E clone, drop, deparse, truncate, recirculate or transmit. */
+ * egress pass -> E2E clone, drop, deparse, truncate, recirculate or transmit.
+ * Per frame nothing is allocated once the pools are warm: items come from SW.ifree with their
+ * buffers, output frames keep their buffers in OUTL's spare slots, the deparse buffer is SW.ob. */
+
+/* room for len bytes in *buf (capacity *cap), keeping the buffer when it is big enough */
+static int buf_fit(uint8_t **buf, size_t *cap, size_t len) {
+    if (len <= *cap && *buf) return 0;
+    size_t c = len > 64 ? len : 64;
+    uint8_t *b = realloc(*buf, c);
+    if (!b) return -1;
+    *buf = b;
+    *cap = c;
+    return 0;
+}
 
 static int outl_add(OUTL *o, int port, const uint8_t *d, size_t len) {
     if (o->n == o->cap) {
         int cap = o->cap ? o->cap * 2 : 8;
         OUTP *v = realloc(o->v, sizeof(OUTP) * cap);
         if (!v) return -1;
+        memset(v + o->cap, 0, sizeof(OUTP) * (cap - o->cap));
         o->v = v;
         o->cap = cap;
     }
-    uint8_t *c = malloc(len ? len : 1);
-    if (!c) return -1;
-    memcpy(c, d, len);
-    o->v[o->n++] = (OUTP){port, len, c};
+    OUTP *p = &o->v[o->n];
+    if (buf_fit(&p->data, &p->bcap, len)) return -1;
+    memcpy(p->data, d, len);
+    p->port = port;
+    p->len = len;
+    o->n++;
     return 0;
 }
 
-static void outl_clear(OUTL *o) {
-    for (int i = 0; i < o->n; i++) free(o->v[i].data);
-    o->n = 0;
-}
+/* forget the frames, keep their buffers for the next ones */
+static void outl_clear(OUTL *o) { o->n = 0; }
 
-static ITEM *item_new(int ingress, const uint8_t *d, size_t len) {
-    ITEM *it = calloc(1, sizeof(ITEM));
-    if (!it) return NULL;
-    it->data = malloc(len ? len : 1);
-    if (!it->data) { free(it); return NULL; }
+/* an item holding a copy of d (from the pool when it has one) */
+static ITEM *item_get(SW *sw, int ingress, const uint8_t *d, size_t len) {
+    ITEM *it = sw->ifree;
+    if (it) sw->ifree = it->next;
+    else if (!(it = malloc(sizeof(ITEM)))) return NULL;
+    else { it->data = NULL; it->dcap = 0; }
+    if (buf_fit(&it->data, &it->dcap, len)) { free(it->data); free(it); return NULL; }
     memcpy(it->data, d, len);
+    it->next = NULL;
     it->len = len;
     it->ingress = ingress;
+    it->port = it->itype = it->depth = 0;
+    it->trunc = 0;
     it->pres_fl = SS_NO_FL;
     return it;
 }
 
-static void item_free(ITEM *it) { free(it->data); free(it); }
+static void item_put(SW *sw, ITEM *it) {
+    it->next = sw->ifree;
+    sw->ifree = it;
+}
+
+/* a copy of e's packet state (hdr, meta, std) with e's payload */
+static ITEM *item_dup(SW *sw, const ITEM *e) {
+    ITEM *it = item_get(sw, 0, e->data, e->len);
+    if (!it) return NULL;
+    it->hdr = e->hdr; it->meta = e->meta; it->std = e->std;
+    return it;
+}
 
 static void push(RUN *r, ITEM *it) {
     if (!it) return;
@@ -77,11 +107,12 @@ static void do_clone(RUN *r, PX *px, const uint8_t *d, size_t len, int port, con
     for (int i = 0; i < s->n; i++) {
         PX cx;
         px_init(&cx, sw);
-        ITEM tmp;
-        do_parse(&cx, d, len, port, itype, px->clone_fl, meta, &tmp.hdr, &tmp.meta, &tmp.std);
-        ITEM *it = item_new(0, cx.payload, cx.payload_len);
+        ITEM *it = item_get(sw, 0, (const uint8_t *)"", 0);
         if (!it) return;
-        it->hdr = tmp.hdr; it->meta = tmp.meta; it->std = tmp.std;
+        do_parse(&cx, d, len, port, itype, px->clone_fl, meta, &it->hdr, &it->meta, &it->std);
+        if (buf_fit(&it->data, &it->dcap, cx.payload_len)) { item_put(sw, it); return; }
+        memcpy(it->data, cx.payload, cx.payload_len);
+        it->len = cx.payload_len;
         it->std.f_egress_port = s->port[i];
         it->std.f_egress_rid = s->rid[i];
         it->std.f_instance_type = itype;
@@ -92,37 +123,49 @@ static void do_clone(RUN *r, PX *px, const uint8_t *d, size_t len, int port, con
     }
 }
 
+/* the ingress pass of `in`; the packet state is parsed straight into the item that goes on
+ * to egress (e), which goes back to the pool when nothing does */
 static void ingress_pass(RUN *r, ITEM *in) {
+    SW *sw = r->sw;
     PX px;
-    px_init(&px, r->sw);
+    px_init(&px, sw);
     px.cur_len = in->len;
-    hdr_t hdr; meta_t meta; std_t std;
-    do_parse(&px, in->data, in->len, in->port, in->itype, in->pres_fl, &in->pres, &hdr, &meta, &std);
-    ss_verify(&px, &hdr, &meta);
+    ITEM *e = item_get(sw, 0, (const uint8_t *)"", 0);
+    if (!e) return;
+    hdr_t *hdr = &e->hdr; meta_t *meta = &e->meta; std_t *std = &e->std;
+    do_parse(&px, in->data, in->len, in->port, in->itype, in->pres_fl, &in->pres, hdr, meta, std);
+    ss_verify(&px, hdr, meta);
     px.exit = 0;
-    std.f_checksum_error = px.checksum_error;
-    px.std = &std;
-    ss_ingress(&px, &hdr, &meta, &std);
+    std->f_checksum_error = px.checksum_error;
+    px.std = std;
+    ss_ingress(&px, hdr, meta, std);
     px.exit = 0;
-    if (px.reject) return;  /* StackOutOfBounds in ingress: dropped (pipeline.py) */
+    if (px.reject) goto unused;  /* StackOutOfBounds in ingress: dropped (pipeline.py) */
     if (px.clone_set && px.clone_type == 0)
-        do_clone(r, &px, in->data, in->len, in->port, &meta, INGRESS_CLONE, in->depth);
+        do_clone(r, &px, in->data, in->len, in->port, meta, INGRESS_CLONE, in->depth);
     u64 trunc = px.truncate_set ? px.truncate : 0;
     if (px.resubmit_fl != SS_NO_FL) {
-        ITEM *it = item_new(1, in->data, in->len);
-        if (!it) return;
+        ITEM *it = item_get(sw, 1, in->data, in->len);
+        if (!it) goto unused;
         it->port = in->port; it->itype = RESUBMIT; it->depth = in->depth + 1;
-        it->pres_fl = px.resubmit_fl; it->pres = meta;
+        it->pres_fl = px.resubmit_fl; it->pres = *meta;
         push(r, it);
-        return;
+        goto unused;
     }
-    if (std.f_mcast_grp != 0) {
-        GRP *g = r->sw->mc[std.f_mcast_grp & 0xFFFF];
-        if (!g || g->n == 0) return;
+    if (std->f_egress_spec == DROP_PORT && std->f_mcast_grp == 0) goto unused;
+    if (buf_fit(&e->data, &e->dcap, px.payload_len)) goto unused;
+    memcpy(e->data, px.payload, px.payload_len);
+    e->len = px.payload_len;
+    e->depth = in->depth;
+    e->trunc = trunc;
+    if (std->f_mcast_grp != 0) {
+        GRP *g = sw->mc[std->f_mcast_grp & 0xFFFF];
+        if (!g || g->n == 0) goto unused;
+        std_t s0 = *std;
         for (int i = 0; i < g->n; i++) {
-            ITEM *it = item_new(0, px.payload, px.payload_len);
+            ITEM *it = i == 0 ? e : item_dup(sw, e);  /* e's hdr/meta are not changed below */
             if (!it) return;
-            it->hdr = hdr; it->meta = meta; it->std = std;
+            it->std = s0;
             it->std.f_egress_port = g->port[i];
             it->std.f_egress_rid = g->rid[i];
             it->std.f_instance_type = REPLICATION;
@@ -132,14 +175,11 @@ static void ingress_pass(RUN *r, ITEM *in) {
         }
         return;
     }
-    if (std.f_egress_spec == DROP_PORT) return;
-    std.f_egress_port = std.f_egress_spec;
-    ITEM *it = item_new(0, px.payload, px.payload_len);
-    if (!it) return;
-    it->hdr = hdr; it->meta = meta; it->std = std;
-    it->depth = in->depth;
-    it->trunc = trunc;
-    push(r, it);
+    std->f_egress_port = std->f_egress_spec;
+    push(r, e);
+    return;
+unused:
+    item_put(sw, e);
 }
 
 static int deparse(PX *px, ITEM *e, OBUF *ob) {
@@ -162,35 +202,35 @@ static void egress_pass(RUN *r, ITEM *e) {
     ss_egress(&px, &e->hdr, &e->meta, &e->std);
     px.exit = 0;
     if (px.reject) return;
-    OBUF ob = {0};
+    OBUF *ob = &r->sw->ob;  /* one egress pass at a time (the caller holds sw->mu) */
+    ob->len = 0;
     int have = 0;
     if (px.clone_set && px.clone_type == 1) {
-        if (deparse(&px, e, &ob)) goto out;
+        if (deparse(&px, e, ob)) return;
         have = 1;
-        do_clone(r, &px, ob.buf, ob.len, e->std.f_ingress_port, &e->meta, EGRESS_CLONE, e->depth);
+        do_clone(r, &px, ob->buf, ob->len, e->std.f_ingress_port, &e->meta, EGRESS_CLONE, e->depth);
     }
-    if (e->std.f_egress_spec == DROP_PORT) goto out;
-    if (!have && deparse(&px, e, &ob)) goto out;
-    size_t len = ob.len;
+    if (e->std.f_egress_spec == DROP_PORT) return;
+    if (!have && deparse(&px, e, ob)) return;
+    size_t len = ob->len;
     if (px.truncate_set && px.truncate < len) len = px.truncate;
     if (e->trunc && e->trunc < len) len = e->trunc;
+    const uint8_t *data = ob->buf ? ob->buf : (const uint8_t *)"";
     if (px.recirc_fl != SS_NO_FL) {
-        ITEM *it = item_new(1, ob.buf ? ob.buf : (const uint8_t *)"", len);
-        if (!it) goto out;
+        ITEM *it = item_get(r->sw, 1, data, len);
+        if (!it) return;
         it->port = e->std.f_ingress_port; it->itype = RECIRC; it->depth = e->depth + 1;
         it->pres_fl = px.recirc_fl; it->pres = e->meta;
         push(r, it);
-        goto out;
+        return;
     }
-    outl_add(r->out, (int)e->std.f_egress_port, ob.buf ? ob.buf : (const uint8_t *)"", len);
-out:
-    free(ob.buf);
+    outl_add(r->out, (int)e->std.f_egress_port, data, len);
 }
 
 /* run one frame through the pipeline (caller holds sw->mu); outputs are appended to out */
 static void run_frame(SW *sw, OUTL *out, int port, const uint8_t *d, size_t len) {
     RUN r = {sw, out, NULL, NULL};
-    ITEM *first = item_new(1, d, len);
+    ITEM *first = item_get(sw, 1, d, len);
     if (!first) return;
     first->port = port;
     first->itype = NORMAL;
@@ -202,11 +242,11 @@ static void run_frame(SW *sw, OUTL *out, int port, const uint8_t *d, size_t len)
         if (!r.head) r.tail = NULL;
         if (++passes > MAX_PASSES) {
             sw->stats[2]++;
-            item_free(it);
+            item_put(sw, it);
             continue;
         }
         if (it->ingress) ingress_pass(&r, it); else egress_pass(&r, it);
-        item_free(it);
+        item_put(sw, it);
     }
 }
 
@@ -226,7 +266,7 @@ const uint8_t *ss_outl_get(OUTL *o, int i, int *port, size_t *len) {
     *len = o->v[i].len;
     return o->v[i].data;
 }
-void ss_outl_free(OUTL *o) { outl_clear(o); free(o->v); free(o); }
+void ss_outl_free(OUTL *o) { outl_release(o); free(o); }
 
 /* Pipeline only, no I/O: run n frames (stride apart, lens[i] bytes, from ports[i]) in order;
  * outs[0] = frames emitted.  Returns the elapsed seconds (the benchmark's in-process row). */
@@ -244,7 +284,7 @@ double ss_run_many(SW *sw, const int *ports, const uint8_t *frames, size_t strid
         outl_clear(&o);
     }
     clock_gettime(CLOCK_MONOTONIC, &b);
-    free(o.v);
+    outl_release(&o);
     outs[0] = total;
     return (b.tv_sec - a.tv_sec) + (b.tv_nsec - a.tv_nsec) * 1e-9;
 }

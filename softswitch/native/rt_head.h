@@ -63,6 +63,29 @@ static inline void putb128(uint8_t *d, size_t pos, int n, u128 v) {
     putb64(d, pos + n - 64, 64, (u64)v);
 }
 
+/* big-endian loads and stores of whole bytes at any address (the generator's byte-aligned
+ * fast paths, cexpr.get_bits_at / put_bits_at) */
+static inline __attribute__((always_inline)) u64 ldbe8(const uint8_t *p) { return p[0]; }
+static inline __attribute__((always_inline)) u64 ldbe16(const uint8_t *p) {
+    uint16_t v; memcpy(&v, p, 2); return __builtin_bswap16(v);
+}
+static inline __attribute__((always_inline)) u64 ldbe32(const uint8_t *p) {
+    uint32_t v; memcpy(&v, p, 4); return __builtin_bswap32(v);
+}
+static inline __attribute__((always_inline)) u64 ldbe64(const uint8_t *p) {
+    u64 v; memcpy(&v, p, 8); return __builtin_bswap64(v);
+}
+static inline __attribute__((always_inline)) void stbe8(uint8_t *p, u64 v) { p[0] = (uint8_t)v; }
+static inline __attribute__((always_inline)) void stbe16(uint8_t *p, u64 v) {
+    uint16_t x = __builtin_bswap16((uint16_t)v); memcpy(p, &x, 2);
+}
+static inline __attribute__((always_inline)) void stbe32(uint8_t *p, u64 v) {
+    uint32_t x = __builtin_bswap32((uint32_t)v); memcpy(p, &x, 4);
+}
+static inline __attribute__((always_inline)) void stbe64(uint8_t *p, u64 v) {
+    u64 x = __builtin_bswap64(v); memcpy(p, &x, 8);
+}
+
 /* ---------------------------------------------------------------- hashes (as softswitch/externs.py) */
 static u64 h_crc16(const uint8_t *d, size_t n) {
     static uint16_t tbl[256];

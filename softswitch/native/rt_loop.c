@@ -130,8 +130,8 @@ int ss_loop(SW *sw, int n, const int *fds, const int *ports, int wakefd, int evf
         }
     }
 done:
-    outl_clear(&out);
-    free(out.v); free(bufs); free(mm); free(iov); free(addr); free(ctl); free(pfd);
+    outl_release(&out);
+    free(bufs); free(mm); free(iov); free(addr); free(ctl); free(pfd);
     return rc;
 }
 
@@ -145,8 +145,8 @@ int ss_pktin_pop(SW *sw, uint8_t *buf, size_t cap, size_t *len) {
         if (p.len > cap) rc = -1;
         else {
             memcpy(buf, p.data, p.len);
-            free(p.data);
             memmove(sw->pin.v, sw->pin.v + 1, sizeof(OUTP) * (--sw->pin.n));
+            sw->pin.v[sw->pin.n] = p;  /* its buffer becomes a spare slot's (outl_add reuses it) */
             rc = 1;
         }
     }

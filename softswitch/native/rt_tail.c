@@ -18,14 +18,19 @@ enum { NORMAL = 0, INGRESS_CLONE = 1, EGRESS_CLONE = 2, RECIRC = 4, REPLICATION 
 /* gsz/goff/gai/gargs: an indirect table's rows; gsz[i] = 0 runs row i's own action, n > 0 one of
  * the n members at goff[i] (in BMv2's order), -1 nothing (an empty group) */
 typedef struct {
-    u128 *kv, *km, *args; int *ai; u64 *cnt; int n, *hidx; u64 hmask; int def_ai; u128 *def_args;
+    u128 *kv, *km, *args; int *ai; u64 *cnt; int n, *hidx; u64 hmask;
     MCELL *mtr;        /* direct meter cells of the rows (tables with a direct meter) */
     int *gsz, *goff, *gai; u128 *gargs;
+    /* a ternary/LPM/range table's rows as the terms that can fail (a key of mask 0 and value 0
+     * matches anything): row i is terms roff[i]..roff[i+1] of key rkey[], value rv[], mask rm[] */
+    int *roff, *rkey; u128 *rv, *rm;
 } TBL;
 typedef struct { int n; int *port, *rid; } GRP;
 typedef struct { uint32_t id; int n; int *port, *rid; u64 trunc; } SESS;
 typedef struct { int id, n; u128 v[64]; } DIG;
-typedef struct { int port; size_t len; uint8_t *data; } OUTP;
+/* an output frame; its buffer (bcap bytes) is kept for the next frame in this slot */
+typedef struct { int port; size_t len; uint8_t *data; size_t bcap; } OUTP;
+/* v[0..n) are the frames; v[n..cap) spare slots whose buffers (maybe NULL) are reused */
 typedef struct OUTL { OUTP *v; int n, cap; } OUTL;
 typedef struct { int n, nf; u128 *v, *m; } VSET;  /* parser value set: n members of nf (value, mask) */
 
@@ -33,6 +38,10 @@ typedef struct SW {
     pthread_mutex_t mu;
     ST *st;
     TBL tbl[SS_NTABLES > 0 ? SS_NTABLES : 1];
+    /* default actions, apart from the tables so that a packet missing many tables in a row
+     * reads a few adjacent cache lines */
+    int def_ai[SS_NTABLES > 0 ? SS_NTABLES : 1];
+    u128 *def_args[SS_NTABLES > 0 ? SS_NTABLES : 1];
     VSET vs[SS_NVS > 0 ? SS_NVS : 1];
     GRP **mc;
     SESS *sess;
@@ -40,6 +49,8 @@ typedef struct SW {
     DIG *dq;
     int dq_n, dq_cap;
     OUTL pin;          /* frames for the CPU port (loop mode) */
+    struct ITEM *ifree; /* packet items to reuse (rt_flow.c: item_get/item_put) */
+    OBUF ob;           /* the egress pass's deparse buffer, reused */
     u64 stats[8];      /* rx, tx, passes exceeded, oversize, send errors, packet-in dropped, digests dropped */
     CRCC crcc[SS_NCRC > 0 ? SS_NCRC : 1];  /* one per crc16_custom/crc32_custom calculation */
     u64 rng;           /* random source state (softswitch/rng.py) */
@@ -52,8 +63,10 @@ typedef struct ITEM {
     struct ITEM *next;
     int ingress, port, itype, depth, pres_fl;
     uint8_t *data;     /* ingress: the frame; egress: the payload */
-    size_t len;
+    size_t len, dcap;  /* dcap: the buffer's size (kept when the item is reused) */
     u64 trunc;
+    /* not zeroed on reuse: pres is read only when pres_fl is set, hdr/meta/std are written
+     * whole before a pass reads them */
     meta_t pres;
     hdr_t hdr;
     meta_t meta;
@@ -61,6 +74,14 @@ typedef struct ITEM {
 } ITEM;
 
 typedef struct { SW *sw; OUTL *out; ITEM *head, *tail; } RUN;
+
+/* free every buffer of o, spare slots included */
+static void outl_release(OUTL *o) {
+    for (int i = 0; i < o->cap; i++) free(o->v[i].data);
+    free(o->v);
+    o->v = NULL;
+    o->n = o->cap = 0;
+}
 
 /* ---------------------------------------------------------------- tables */
 static u64 key_hash(const u128 *k, int n) {
@@ -105,22 +126,23 @@ static int ss_lookup(PX *px, int tid, const u128 *keys, uint32_t h, const u128 *
         }
     } else {
         for (int i = 0; i < t->n && idx < 0; i++) {
-            const u128 *v = &t->kv[(size_t)i * nk], *m = &t->km[(size_t)i * nk];
             int ok = 1;
-            for (int j = 0; j < nk && ok; j++)
-                ok = d->kinds[j] ? (keys[j] >= v[j] && keys[j] <= m[j]) : ((keys[j] & m[j]) == v[j]);
+            for (int q = t->roff[i]; q < t->roff[i + 1] && ok; q++) {
+                int j = t->rkey[q];
+                ok = d->kinds[j] ? (keys[j] >= t->rv[q] && keys[j] <= t->rm[q]) : ((keys[j] & t->rm[q]) == t->rv[q]);
+            }
             if (ok) idx = i;
         }
     }
     if (idx < 0) {
         if (d->dmeter) px->dm_color = -1;  /* no meter runs on a miss (BMv2) */
-        *ai = t->def_ai; *args = t->def_args; return 0;
+        *ai = px->sw->def_ai[tid]; *args = px->sw->def_args[tid]; return 0;
     }
     if (d->direct) { t->cnt[2 * idx]++; t->cnt[2 * idx + 1] += px->cur_len; }
     if (d->dmeter) px->dm_color = ss_meter_exec(&t->mtr[idx], d->dmeter == 2 ? px->cur_len : 1, ss_now(px));
     if (t->gsz && t->gsz[idx]) {
         int n = t->gsz[idx];
-        if (n < 0) { *ai = -1; *args = t->def_args; return 1; }
+        if (n < 0) { *ai = -1; *args = px->sw->def_args[tid]; return 1; }
         int m = t->goff[idx] + (int)(h % (uint32_t)n);
         *ai = t->gai[m];
         *args = &t->gargs[(size_t)m * (d->nargs ? d->nargs : 1)];
@@ -133,17 +155,42 @@ static int ss_lookup(PX *px, int tid, const u128 *keys, uint32_t h, const u128 *
 
 /* the miss of a table whose rows the generated code compares itself (cgen._fixed_lookup) */
 static int ss_lookup_miss(PX *px, int tid, const u128 **args, int *ai) {
-    TBL *t = &px->sw->tbl[tid];
-    *ai = t->def_ai;
-    *args = t->def_args;
+    *ai = px->sw->def_ai[tid];
+    *args = px->sw->def_args[tid];
     return 0;
 }
 
 static void tbl_free(TBL *t) {
     free(t->kv); free(t->km); free(t->args); free(t->ai); free(t->cnt); free(t->hidx); free(t->mtr);
     free(t->gsz); free(t->goff); free(t->gai); free(t->gargs);
-    t->kv = t->km = t->args = t->gargs = NULL; t->ai = t->hidx = t->gsz = t->goff = t->gai = NULL;
+    free(t->roff); free(t->rkey); free(t->rv); free(t->rm);
+    t->kv = t->km = t->args = t->gargs = t->rv = t->rm = NULL;
+    t->ai = t->hidx = t->gsz = t->goff = t->gai = t->roff = t->rkey = NULL;
     t->cnt = NULL; t->mtr = NULL; t->n = 0;
+}
+
+/* the terms of a non-exact table's rows (TBL.roff): what a lookup tests, row by row */
+static int tbl_terms(TBL *t, const TDESC *d) {
+    int nk = d->nkeys;
+    size_t nt = 0, q = 0;
+    for (size_t x = 0; x < (size_t)t->n * nk; x++)
+        if (d->kinds[x % nk] || t->km[x] || t->kv[x]) nt++;
+    t->roff = calloc((size_t)t->n + 1, sizeof(int));
+    t->rkey = calloc(nt + 1, sizeof(int));
+    t->rv = calloc(nt + 1, sizeof(u128));
+    t->rm = calloc(nt + 1, sizeof(u128));
+    if (!t->roff || !t->rkey || !t->rv || !t->rm) return -1;
+    for (int i = 0; i < t->n; i++) {
+        t->roff[i] = (int)q;
+        for (int j = 0; j < nk; j++) {
+            size_t x = (size_t)i * nk + j;
+            if (!(d->kinds[j] || t->km[x] || t->kv[x])) continue;
+            t->rkey[q] = j; t->rv[q] = t->kv[x]; t->rm[q] = t->km[x];
+            q++;
+        }
+    }
+    t->roff[t->n] = (int)q;
+    return 0;
 }
 
 static u128 w2(const u64 *p, size_t i) { return U128(p[2 * i + 1], p[2 * i]); }
@@ -186,6 +233,7 @@ int ss_tbl_load(SW *sw, int tid, int n, const u64 *kv, const u64 *km, const int 
         memcpy(t.gai, gai, sizeof(int) * ng);
         for (size_t i = 0; i < (size_t)ng * na; i++) t.gargs[i] = w2(gargs, i);
     }
+    if (!d->exact && tbl_terms(&t, d)) { tbl_free(&t); return -2; }
     if (d->exact && n > 0) {
         u64 size = 16;
         while (size < 2 * (u64)n + 2) size *= 2;
@@ -203,11 +251,8 @@ int ss_tbl_load(SW *sw, int tid, int n, const u64 *kv, const u64 *km, const int 
     }
     pthread_mutex_lock(&sw->mu);
     TBL old = sw->tbl[tid];
-    t.def_ai = old.def_ai;
-    t.def_args = old.def_args;
     sw->tbl[tid] = t;
     pthread_mutex_unlock(&sw->mu);
-    old.def_args = NULL;
     tbl_free(&old);
     return 0;
 }
@@ -216,9 +261,8 @@ int ss_tbl_default(SW *sw, int tid, int ai, const u64 *args) {
     if (tid < 0 || tid >= SS_NTABLES) return -1;
     int na = SS_TD[tid].nargs ? SS_TD[tid].nargs : 1;
     pthread_mutex_lock(&sw->mu);
-    TBL *t = &sw->tbl[tid];
-    t->def_ai = ai;
-    for (int i = 0; i < na; i++) t->def_args[i] = w2(args, i);
+    sw->def_ai[tid] = ai;
+    for (int i = 0; i < na; i++) sw->def_args[tid][i] = w2(args, i);
     pthread_mutex_unlock(&sw->mu);
     return 0;
 }
@@ -297,7 +341,7 @@ SW *ss_new(void) {
     sw->mc = calloc(65536, sizeof(GRP *));
     for (int i = 0; i < SS_NTABLES; i++) {
         int na = SS_TD[i].nargs ? SS_TD[i].nargs : 1;
-        sw->tbl[i].def_args = calloc(na, sizeof(u128));
+        sw->def_args[i] = calloc(na, sizeof(u128));
     }
     if (!sw->st || !sw->mc) { free(sw->st); free(sw->mc); free(sw); return NULL; }
     for (int i = 0; i < SS_NCRC; i++) crcc_default(&sw->crcc[i], SS_CRCW[i]);
@@ -310,12 +354,13 @@ static void grp_free(GRP *g) { if (g) { free(g->port); free(g->rid); free(g); } 
 
 void ss_free(SW *sw) {
     if (!sw) return;
-    for (int i = 0; i < SS_NTABLES; i++) { tbl_free(&sw->tbl[i]); free(sw->tbl[i].def_args); }
+    for (int i = 0; i < SS_NTABLES; i++) { tbl_free(&sw->tbl[i]); free(sw->def_args[i]); }
     for (int i = 0; i < SS_NVS; i++) { free(sw->vs[i].v); free(sw->vs[i].m); }
     for (int i = 0; i < 65536; i++) grp_free(sw->mc[i]);
     for (int i = 0; i < sw->nsess; i++) { free(sw->sess[i].port); free(sw->sess[i].rid); }
-    for (int i = 0; i < sw->pin.n; i++) free(sw->pin.v[i].data);
-    free(sw->pin.v); free(sw->sess); free(sw->mc); free(sw->dq); free(sw->st);
+    outl_release(&sw->pin);
+    while (sw->ifree) { ITEM *it = sw->ifree; sw->ifree = it->next; free(it->data); free(it); }
+    free(sw->ob.buf); free(sw->sess); free(sw->mc); free(sw->dq); free(sw->st);
     pthread_mutex_destroy(&sw->mu);
     free(sw);
 }
@@ -375,28 +420,47 @@ int ss_sess_set(SW *sw, uint32_t id, int n, const int *ports, const int *rids, u
 }
 
 /* ---------------------------------------------------------------- stateful externs */
+/* a register cell's value as lo,hi words; cells are esz bytes (cgen.reg_cell_t) */
+static void reg_get(const void *cells, int esz, u64 idx, u64 *lohi) {
+    u128 v;
+    switch (esz) {
+    case 1: v = ((const uint8_t *)cells)[idx]; break;
+    case 2: v = ((const uint16_t *)cells)[idx]; break;
+    case 4: v = ((const uint32_t *)cells)[idx]; break;
+    case 8: v = ((const u64 *)cells)[idx]; break;
+    default: v = ((const u128 *)cells)[idx]; break;
+    }
+    lohi[0] = (u64)v;
+    lohi[1] = (u64)(v >> 64);
+}
+
+static void reg_set(void *cells, int esz, u64 idx, const u64 *lohi) {
+    switch (esz) {
+    case 1: ((uint8_t *)cells)[idx] = (uint8_t)lohi[0]; break;
+    case 2: ((uint16_t *)cells)[idx] = (uint16_t)lohi[0]; break;
+    case 4: ((uint32_t *)cells)[idx] = (uint32_t)lohi[0]; break;
+    case 8: ((u64 *)cells)[idx] = lohi[0]; break;
+    default: ((u128 *)cells)[idx] = U128(lohi[1], lohi[0]); break;
+    }
+}
+
 int ss_reg_access(SW *sw, int rid, u64 idx, u64 *lohi, int write) {
-    u64 size; int wide;
-    void *cells = ss_reg_cells(sw->st, rid, &size, &wide);
+    u64 size; int esz;
+    void *cells = ss_reg_cells(sw->st, rid, &size, &esz);
     if (!cells || idx >= size) return -1;
     pthread_mutex_lock(&sw->mu);
-    if (wide) {
-        if (write) ((u128 *)cells)[idx] = U128(lohi[1], lohi[0]);
-        else { u128 v = ((u128 *)cells)[idx]; lohi[0] = (u64)v; lohi[1] = (u64)(v >> 64); }
-    } else {
-        if (write) ((u64 *)cells)[idx] = lohi[0];
-        else { lohi[0] = ((u64 *)cells)[idx]; lohi[1] = 0; }
-    }
+    if (write) reg_set(cells, esz, idx, lohi);
+    else reg_get(cells, esz, idx, lohi);
     pthread_mutex_unlock(&sw->mu);
     return 0;
 }
 
 int ss_reg_reset(SW *sw, int rid) {
-    u64 size; int wide;
-    void *cells = ss_reg_cells(sw->st, rid, &size, &wide);
+    u64 size; int esz;
+    void *cells = ss_reg_cells(sw->st, rid, &size, &esz);
     if (!cells) return -1;
     pthread_mutex_lock(&sw->mu);
-    memset(cells, 0, size * (wide ? 16 : 8));
+    memset(cells, 0, size * esz);
     pthread_mutex_unlock(&sw->mu);
     return 0;
 }
