@@ -85,9 +85,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="comma-separated lanes per packet (K), one network each with every "
                              "job built for it, side by side with the bandwidths (default: the "
                              "topology's jobs[].lanes)")
-    parser.add_argument("--warmup", type=int, default=1,
+    parser.add_argument("--warmup", type=int, default=3,
                         help="untimed AllReduces each worker process runs first (process start-up "
-                             "skew, JIT compilation); default 1")
+                             "skew, JIT compilation, first touches); default 3: after one, the "
+                             "timed AllReduce was still bimodal (docs/e2e.md)")
     parser.add_argument("--repeat", type=int, default=3,
                         help="runs per mode and bandwidth; seconds are their median (default 3, "
                              "--quick: 1)")
