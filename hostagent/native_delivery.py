@@ -35,8 +35,9 @@ from hostagent.delivery import Delivery, Outstanding
 ENV = "DHC_HOST_ENGINE"
 COALESCE_ENV = "DHC_HOST_COALESCE"
 FFI = fastio._FFI
-#: the C loop's coalescing constants (native_linger.c HDE_LINGER_ITEMS, HDE_LINGER_MIN)
-LINGER_ITEMS, LINGER_MIN = 16, 20e-6
+#: the C loop's coalescing constants (native_linger.c HDE_LINGER_ITEMS, HDE_LINGER_MIN,
+#: HDE_LINGER_GAP_MIN)
+LINGER_ITEMS, LINGER_MIN, LINGER_GAP_MIN = 16, 20e-6, 10e-6
 
 DONE, GIVE_UP, OTHER, SOCKET_ERROR, SILENT, MISMATCH, GROW = 0, 2, 3, 4, 5, 6, 7
 
@@ -80,9 +81,10 @@ def linger_reference(st: LingerState, has_srtt: bool, srtt: float, sent: int, n_
     """``hde_linger_for`` in Python: how long the C loop sleeps before draining, 0 to poll now.
     A quarter of the items in flight (at most ``LINGER_ITEMS``) at the measured time per answer,
     never past ``wait`` (the next deadline) nor a quarter of the smoothed RTT; 0 below 2 items
-    or ``LINGER_MIN`` s, or before a time per answer is measured."""
+    or ``LINGER_MIN`` s, before a time per answer is measured, or while answers come less than
+    ``LINGER_GAP_MIN`` s apart (they already come several per wake-up)."""
     batch = min(max(sent - n_done, 0) // 4, LINGER_ITEMS)
-    if batch < 2 or st.gap <= 0:
+    if batch < 2 or st.gap < LINGER_GAP_MIN:
         return 0.0
     t = batch * st.gap
     if has_srtt and t > srtt / 4:

@@ -23,6 +23,10 @@
 
 #define HDE_LINGER_ITEMS 16
 #define HDE_LINGER_MIN 20e-6 /* below this a sleep costs more than the wake-ups it saves */
+/* Answers closer together than this already come several per wake-up (the loop's own round of
+ * recvmmsg + sendmmsg takes about as long), so a sleep would only let the pipe run dry: on an
+ * unpaced loopback lingering cut one agent's frames/s by a third (docs/e2e.md). */
+#define HDE_LINGER_GAP_MIN 10e-6
 
 double hde_linger_for(const hde_sock *s, const hde_engine *e, const hde_out *o, double wait) {
     if (!s->coalesce)
@@ -30,7 +34,7 @@ double hde_linger_for(const hde_sock *s, const hde_engine *e, const hde_out *o, 
     int64_t batch = (o->sent - o->n_done) / 4;
     if (batch > HDE_LINGER_ITEMS)
         batch = HDE_LINGER_ITEMS;
-    if (batch < 2 || s->gap <= 0)
+    if (batch < 2 || s->gap < HDE_LINGER_GAP_MIN)
         return 0.0;
     double t = (double)batch * s->gap;
     if (e->has_srtt && t > e->srtt / 4)

@@ -47,8 +47,8 @@ def test_the_sleep_is_the_python_rule_bit_for_bit(gap, has_srtt, srtt, in_flight
     assert 0.0 <= got <= wait
     if has_srtt:
         assert got <= srtt / 4
-    if in_flight < 8 or gap == 0.0:
-        assert got == 0.0
+    if in_flight < 8 or gap < nd.LINGER_GAP_MIN:
+        assert got == 0.0     # answers less than 10 us apart come several per wake-up anyway
     # even with the time per answer overestimated 3x, the sleep ends before every item in
     # flight can have been answered: the pipe never runs dry while the loop sleeps
     assert got <= in_flight * gap / 3 + 1e-18 or got == 0.0
