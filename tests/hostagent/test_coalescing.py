@@ -12,13 +12,9 @@ from hypothesis import strategies as st
 
 from hostagent import native_delivery as nd
 
-try:
-    nd.lib()
-    HAVE_NATIVE = True
-except (OSError, nd.fastio.HostIOError):
-    HAVE_NATIVE = False
+from .native_engine import requires_native
 
-pytestmark = pytest.mark.skipif(not HAVE_NATIVE, reason="the native engine does not build here")
+pytestmark = requires_native
 
 seconds = st.floats(0.0, 0.05, allow_nan=False)
 

@@ -23,13 +23,9 @@ from hostagent import delivery as pydelivery
 from hostagent import native_delivery as nd
 from hostagent.delivery import Delivery, DeliveryTimeout, Outstanding, RetryPolicy, Window
 
-try:
-    nd.lib()
-    HAVE_NATIVE = True
-except (OSError, nd.fastio.HostIOError):
-    HAVE_NATIVE = False
+from .native_engine import requires_native
 
-pytestmark = pytest.mark.skipif(not HAVE_NATIVE, reason="the native engine does not build here")
+pytestmark = requires_native
 
 POLICY = RetryPolicy(initial_timeout=0.02, backoff=2.0, max_timeout=0.08, max_retries=7,
                      min_timeout=0.004)
