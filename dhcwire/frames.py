@@ -224,7 +224,7 @@ def encode_frames(pkt_type: int, levels: np.ndarray, job_id: int, child_id: int,
     rows = np.empty((n, HEADER_BYTES + wire.LANE_BYTES * k), dtype=np.uint8)
     rows[:, :HEADER_BYTES] = _header_template(int(pkt_type), int(job_id), int(child_id),
                                               int(flags), k, int(epoch))
-    for name, value in (("level", levels), ("chunk", chunks), ("slot", slots)):
+    for name, value in zip(_PER_ROW, (levels, chunks, slots), strict=True):
         _write(rows, SPANS[name], np.asarray(value, dtype=np.uint64))
     # big-endian in an aligned temporary, then a plain copy: a byte-swapping copy into the
     # rows' unaligned lane bytes measured 1.5x slower
@@ -248,7 +248,6 @@ def _header_template(pkt_type: int, job_id: int, child_id: int, flags: int, k: i
               "epoch": epoch}
     for name, value in fields.items():
         _write(row, SPANS[name], np.asarray(value, dtype=np.uint64))
-    assert not set(fields) & set(_PER_ROW)
     row.flags.writeable = False
     return row[0]
 

@@ -20,11 +20,11 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402  (the backend must be chosen first)
 
 from bench.e2e import e2e_plots  # noqa: E402
+from bench.figures import save_figure  # noqa: E402
 from bench.train import train_plots  # noqa: E402
 
 #: values of exactly zero are drawn at this floor on log axes (and labelled as exact)
 ERR_FLOOR = 1e-18
-DPI = 110
 MARKERS = {"dense_fp32": ("s", "-", 9), "switchml_int32": ("o", ":", 5), "lhc": ("D", "-", 8),
            "s2reducer": ("v", ":", 5)}
 COLORS = {"dense_fp32": "#7f7f7f", "switchml_int32": "#1f77b4", "topk": "#ff7f0e", "lhc": "#d62728",
@@ -55,14 +55,6 @@ def _grouped(ax, rows: list[dict], datasets: list[str], codecs: list[str], key: 
     ax.grid(axis="y", which="major", alpha=0.3)
 
 
-def _save(fig, path: Path) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.tight_layout()
-    fig.savefig(path, dpi=DPI)
-    plt.close(fig)
-    return path
-
-
 def plot_bytes(res: dict, path: Path) -> Path:
     rows, codecs = res["results"], res["codecs"]
     datasets = [d["name"] for d in res["datasets"]]
@@ -73,7 +65,7 @@ def plot_bytes(res: dict, path: Path) -> Path:
     ax.set_xlabel(f"dataset ({n} workers)")
     ax.set_title("Bytes on each worker's link per allreduce")
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))
-    return _save(fig, path)
+    return save_figure(fig, path)
 
 
 def plot_errors(res: dict, path: Path) -> Path:
@@ -91,7 +83,7 @@ def plot_errors(res: dict, path: Path) -> Path:
     for ax in axes:
         ax.axhline(ERR_FLOOR, color="k", lw=0.6, ls=":")
     axes[0].legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))
-    return _save(fig, path)
+    return save_figure(fig, path)
 
 
 def plot_times(res: dict, path: Path) -> Path:
@@ -106,7 +98,7 @@ def plot_times(res: dict, path: Path) -> Path:
     axes[1].set_title("Decode time (best of repeats; numpy, one core)")
     axes[1].set_xlabel("dataset")
     axes[0].legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))
-    return _save(fig, path)
+    return save_figure(fig, path)
 
 
 def plot_peeling(res: dict, path: Path) -> Path:
@@ -129,7 +121,7 @@ def plot_peeling(res: dict, path: Path) -> Path:
     axes[1].set_ylabel("mean fraction of elements left stuck")
     axes[1].set_title("Size of the stuck set (2-core)")
     axes[0].legend(fontsize=8)
-    return _save(fig, path)
+    return save_figure(fig, path)
 
 
 def plot_scaling(res: dict, path: Path) -> Path:
@@ -150,7 +142,7 @@ def plot_scaling(res: dict, path: Path) -> Path:
     ax.set_ylabel("bytes per worker (payload, max of up/down; log)")
     ax.grid(alpha=0.3, which="both")
     ax.legend(fontsize=8)
-    return _save(fig, path)
+    return save_figure(fig, path)
 
 
 def plot_lhc_failure(res: dict, path: Path) -> Path:
@@ -176,7 +168,7 @@ def plot_lhc_failure(res: dict, path: Path) -> Path:
         ax.set_xlabel("sketch buckets / union size, m / k")
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8)
-    return _save(fig, path)
+    return save_figure(fig, path)
 
 
 # --- end to end ------------------------------------------------------------------------------
@@ -217,7 +209,7 @@ def plot_e2e(e2e: dict, path: Path, max_metrics: int = 3) -> Path:
         ax.tick_params(axis="x", rotation=20)
         ax.grid(axis="y", alpha=0.3)
     fig.suptitle("End to end (dhc-bench e2e)")
-    return _save(fig, path)
+    return save_figure(fig, path)
 
 
 def load_e2e(out: Path) -> dict | None:

@@ -16,11 +16,12 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402  (the backend must be chosen first)
 
+from bench.figures import save_figure  # noqa: E402
+
 MODE_COLORS = {"dhc": "#2ca02c", "sketch_ring": "#98df8a", "dense_ina": "#1f77b4",
                "ring": "#7f7f7f"}
 PANELS = (("seconds", "AllReduce seconds (median)"), ("wire_bytes", "bytes sent per worker"),
           ("packets_sent", "packets sent per worker"))
-DPI = 110
 
 
 def _slug(bandwidth: str) -> str:
@@ -56,11 +57,7 @@ def plot_bandwidth(rows: list[dict], bandwidth: str, title: str, path: Path) -> 
         ax.tick_params(axis="x", rotation=15)
         ax.grid(axis="y", alpha=0.3, which="both")
     fig.suptitle(f"{title}: links at {bandwidth} (factor over DHC on each bar)")
-    fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=DPI)
-    plt.close(fig)
-    return path
+    return save_figure(fig, path)
 
 
 def plot_all(e2e: dict, out: Path, prefix: str = "e2e") -> list[Path]:
@@ -112,8 +109,4 @@ def plot_profile(profile: dict, path: Path) -> Path:
     fig.suptitle(f"dhc-bench e2e-profile: {cfg.get('topology', '?')}, links at "
                  f"{cfg.get('bandwidth', '?')}, {cfg.get('cores', '?')} cores, "
                  f"load average {load[0]:.1f}")
-    fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=DPI)
-    plt.close(fig)
-    return path
+    return save_figure(fig, path)

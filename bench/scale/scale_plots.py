@@ -14,22 +14,14 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402  (the backend must be chosen first)
 
+from bench.figures import save_figure  # noqa: E402
+
 MODES = ("ring", "sketch_ring", "dense_ina", "dhc")
 COLORS = {"ring": "#7f7f7f", "sketch_ring": "#ff7f0e", "dense_ina": "#1f77b4", "dhc": "#2ca02c"}
-DPI = 110
 
 
 def _rows(data: dict, arm: str) -> list[dict]:
     return [r for r in data["rows"] if r["arm"] == arm]
-
-
-def _save(fig, path: Path) -> Path:
-    """Every figure ends the same way: laid out, written at one resolution, closed (pyplot keeps
-    open figures alive otherwise)."""
-    fig.tight_layout()
-    fig.savefig(path, dpi=DPI)
-    plt.close(fig)
-    return path
 
 
 def workers_figure(data: dict, path: Path) -> Path | None:
@@ -49,7 +41,7 @@ def workers_figure(data: dict, path: Path) -> Path | None:
         ax.grid(True, which="both", alpha=0.3)
     axes[0][0].set_ylabel("seconds per AllReduce")
     axes[0][0].legend(fontsize=7)
-    return _save(fig, path)
+    return save_figure(fig, path)
 
 
 def speedup_figure(data: dict, path: Path) -> Path | None:
@@ -67,7 +59,7 @@ def speedup_figure(data: dict, path: Path) -> Path | None:
     ax.set(xscale="log", yscale="log", xlabel="workers", ylabel="DHC speed-up (network time)")
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=6, ncol=2)
-    return _save(fig, path)
+    return save_figure(fig, path)
 
 
 def density_figure(data: dict, path: Path) -> Path | None:
@@ -83,7 +75,7 @@ def density_figure(data: dict, path: Path) -> Path | None:
            title=f"{rows[0]['workers']} workers, {rows[0]['bw_gbps']:g} Gbit/s")
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=7)
-    return _save(fig, path)
+    return save_figure(fig, path)
 
 
 def window_figure(data: dict, path: Path) -> Path | None:
@@ -101,7 +93,7 @@ def window_figure(data: dict, path: Path) -> Path | None:
            title=f"{rows[0]['workers']} workers, {rows[0]['bw_gbps']:g} Gbit/s, K = {data.get('lanes', 32)}")
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=7)
-    return _save(fig, path)
+    return save_figure(fig, path)
 
 
 def models_figure(data: dict, path: Path) -> Path | None:
@@ -117,7 +109,7 @@ def models_figure(data: dict, path: Path) -> Path | None:
     ax.set(yscale="log", ylabel="seconds per iteration (compute + AllReduce)",
            title=f"{rows[0]['workers']} workers, {rows[0]['bw_gbps']:g} Gbit/s")
     ax.legend(fontsize=7)
-    return _save(fig, path)
+    return save_figure(fig, path)
 
 
 def write_all(directory: Path) -> list[Path]:

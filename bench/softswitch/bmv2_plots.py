@@ -15,6 +15,8 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402  (the backend must be chosen first)
 
+from bench.figures import save_figure  # noqa: E402
+
 COLORS = {"softswitch": "#2ca02c", "bmv2": "#1f77b4"}
 PANELS = (("deploy_s", "deploy (s)"), ("allreduce_s", "AllReduce (s)"))
 
@@ -44,11 +46,7 @@ def plot_stories(result: dict, path: Path) -> Path:
         ax.set_ylabel(label)
         ax.legend(fontsize=8)
     fig.suptitle(f"make run: BMv2 vs softswitch (load {result.get('load_before', '?')})", fontsize=10)
-    fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return save_figure(fig, path)
 
 
 def main(argv: list[str] | None = None) -> int:

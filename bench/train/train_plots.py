@@ -9,8 +9,9 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402  (the backend must be chosen first)
 
+from bench.figures import save_figure  # noqa: E402
+
 COLORS = {"ddp": "#7f7f7f", "dhc_topk": "#2ca02c", "dhc_dense": "#1f77b4", "sketch_ring": "#98df8a"}
-DPI = 110
 
 
 def _title(result: dict) -> str:
@@ -31,7 +32,7 @@ def plot_curves(result: dict, path: Path) -> Path:
     ax.set_title(f"Time to accuracy: {_title(result)}")
     ax.grid(alpha=0.3)
     ax.legend()
-    return _save(fig, path)
+    return save_figure(fig, path)
 
 
 def plot_steps(result: dict, path: Path) -> Path:
@@ -49,15 +50,7 @@ def plot_steps(result: dict, path: Path) -> Path:
     ax.set_ylabel("seconds per iteration (median)")
     ax.set_title(f"Per-iteration time: {_title(result)}")
     ax.grid(axis="y", alpha=0.3)
-    return _save(fig, path)
-
-
-def _save(fig, path: Path) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.tight_layout()
-    fig.savefig(path, dpi=DPI)
-    plt.close(fig)
-    return path
+    return save_figure(fig, path)
 
 
 def plot_all(result: dict, out: Path) -> list[Path]:

@@ -17,6 +17,12 @@ def bind_arguments(g, what: str, params, args, n) -> None:
     (an action's directionless parameters included: a direct call binds them as `in` ones)."""
     if len(args) != len(params):
         raise g.err(n, f"{what} expects {len(params)} arguments, got {len(args)}")
+    check_bindings(g, params, args)
+
+
+def check_bindings(g, params, args) -> None:
+    """Each argument against its parameter (as many of both): out/inout ones assignable and of
+    the parameter's type, the others convertible to it."""
     for p, a in zip(params, args, strict=True):
         if p.direction in ("out", "inout"):
             t = g.lvalue(a)

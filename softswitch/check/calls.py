@@ -7,7 +7,7 @@ from typing import Any
 
 from lark import Tree
 
-from .call_args import bind_arguments, compatible
+from .call_args import bind_arguments, check_bindings, compatible
 from .decls import ann_dict, is_fixed_width
 from .exprs import Sym, is_const, wrap_code
 from .fields import SIZE_METHODS, pyfield, size_in_bits
@@ -261,13 +261,7 @@ class Calls:
         if len(args) != len(sub.params):
             shown = sub.name.removeprefix("__unused__.")
             raise g.err(n, f"{shown}.apply expects {len(sub.params)} arguments, got {len(args)}")
-        for p, a in zip(sub.params, args, strict=False):
-            if p.direction in ("out", "inout"):
-                t = g.lvalue(a)
-                if not compatible(t, p.type):
-                    raise g.err(a, f"argument of type {t} for {p.direction} parameter {p.name}: {p.type}")
-            else:
-                g.ex_to(a, p.type)
+        check_bindings(g, sub.params, args)
         return []
 
     # ------------------------------------------------------------ headers
