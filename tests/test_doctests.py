@@ -15,6 +15,8 @@ import pytest
 
 #: module -> the fewest examples it must run (its documented entry points)
 MODULES: dict[str, int] = {
+    "bench.e2e.e2e_profile": 1,         # machine_share
+    "bench.e2e.e2e_profile_worker": 1,  # machine_ticks
     "dhc.codec": 3,
     "dhc.protocol": 5,
     "dhcwire.header": 8,

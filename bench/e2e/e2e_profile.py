@@ -17,7 +17,13 @@ of the same tensors.  Per timed AllReduce (all workers' clocks are the same mach
   calls and the kernel's packet work charged to them; the rest is the codec);
 * ``cpu_bound_seconds``: (workers' + switch's CPU seconds) / the machine's cores, the least wall
   time these processes need even if nothing else ran and they never waited for each other;
-* ``wire_seconds``: the bytes of the busiest link direction at the link rate.
+* ``wire_seconds``: the bytes of the busiest link direction at the link rate;
+* ``machine``: every core's time over the timed AllReduces from ``/proc/stat`` (summed over the
+  runs, each run counted over its longest worker's interval): the share busy, the share in
+  interrupts and softirqs, the share stolen by the hypervisor, and the busy CPU seconds per
+  AllReduce.  Schedstat misses the softirq work the kernel does on a task's way out of an
+  interrupt (tbf's per-packet timers releasing frames, veth delivering them to the receiving
+  socket), so ``cpu_bound_seconds`` can be far below what the machine really spent.
 
 A mode whose ``cpu_bound_seconds`` is close to its ``seconds`` and whose processes spend more
 time waiting for a CPU than running is limited by the machine, not by the links.
@@ -42,6 +48,7 @@ from pathlib import Path
 
 from bench.e2e.e2e import ROUNDS
 from bench.e2e.e2e_plots import plot_profile
+from bench.e2e.e2e_profile_worker import CLOCK_TICKS
 from controller.placement import place
 from controller.topology_file import load
 from topologies.shaping import RateError, parse_rate
@@ -148,7 +155,26 @@ def summarize(per_host: dict[str, list[dict]], rate_bps: int, frame_bytes: dict[
             r["switch_runqueue_wait_seconds"] for r in runs),
         "cpu_bound_seconds": (cpu + switch_cpu) / cores,
         "wire_seconds": wire,
+        "machine_ticks": max(runs, key=lambda r: r["end"] - r["start"]).get("machine_ticks"),
     }
+
+
+def machine_share(rows: list[dict], clock_ticks: int = CLOCK_TICKS) -> dict | None:
+    """Every core's time over the AllReduces of ``rows`` (``/proc/stat`` ticks summed over them):
+    busy, interrupt and stolen shares, and busy CPU seconds per AllReduce.
+
+    >>> machine_share([{"machine_ticks": [6, 1, 0, 8]}, {"machine_ticks": [6, 2, 1, 8]}])
+    {'busy_share': 0.75, 'interrupt_share': 0.1875, 'steal_share': 0.0625, 'busy_cpu_seconds_per_allreduce': 0.06}
+    """
+    ticks = [r["machine_ticks"] for r in rows if r.get("machine_ticks")]
+    if not ticks:
+        return None
+    busy, irq, steal, total = (sum(t[i] for t in ticks) for i in range(4))
+    if total <= 0:
+        return None
+    return {"busy_share": busy / total, "interrupt_share": irq / total,
+            "steal_share": steal / total,
+            "busy_cpu_seconds_per_allreduce": busy / clock_ticks / len(ticks)}
 
 
 def _profile_mode(handle, manifest: Path, workers: list[str], mode: str, args,
@@ -231,7 +257,8 @@ def run(args: argparse.Namespace) -> dict:
     for mode, rec in out.items():
         rows = [summarize(a, rate, _bytes(a), cores) for a in rec.pop("allreduces")]
         mid = sorted(rows, key=lambda r: r["seconds"])[(len(rows) - 1) // 2]
-        out[mode] = {**mid, "seconds_runs": [r["seconds"] for r in rows]}
+        out[mode] = {**mid, "seconds_runs": [r["seconds"] for r in rows],
+                     "machine": machine_share(rows)}
     result = {"modes": out, "config": {
         "topology": topo.name, "bandwidth": args.bw, "workers": len(job.workers),
         "dim": args.dim, "density": args.density, "repeat": args.repeat, "warmup": args.warmup,

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
 import sys
 import time
@@ -52,6 +53,28 @@ def schedstat(pid: int | str = "self") -> tuple[float, float]:
     return run / 1e9, wait / 1e9
 
 
+#: /proc/stat's clock ticks per second (USER_HZ)
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def machine_ticks(text: str | None = None) -> tuple[int, int, int, int]:
+    """All cores' clock ticks from ``/proc/stat``'s ``cpu`` line: (busy, of it in interrupts
+    and softirqs, stolen by the hypervisor, total).  Busy is user + nice + system + irq +
+    softirq; unlike schedstat it includes the softirq work (tbf's timers, veth delivery) the
+    kernel does not charge to the task it interrupted.  Ticks are 1/CLOCK_TICKS s: sum them over
+    many AllReduces.
+
+    >>> machine_ticks("cpu  10 1 5 80 2 3 4 6 0 0\\ncpu0 1 1 1 1 1 1 1 1 0 0")
+    (23, 7, 6, 111)
+    """
+    if text is None:
+        with open("/proc/stat") as f:
+            text = f.readline()
+    user, nice, system, idle, iowait, irq, softirq, steal = map(int, text.split()[1:9])
+    busy = user + nice + system + irq + softirq
+    return busy, irq + softirq, steal, busy + idle + iowait + steal
+
+
 class TimedReducer:
     """Wraps a reducer: the wall-clock interval of every reduce call (one round), and the UDP
     datagrams and payload bytes this worker sent in it (``stats``: its transport's counters)."""
@@ -78,6 +101,7 @@ def one_allreduce(x: np.ndarray, n: int, reducer: TimedReducer, switch_pid: int 
                   before_rounds=None, fuse_rounds: bool = False) -> dict:
     """One timed AllReduce: wall interval, rounds, and schedstat deltas of us and the switch."""
     reducer.rounds = []
+    m0 = machine_ticks()
     own0, sw0, t0 = schedstat(), schedstat(switch_pid) if switch_pid else (0.0, 0.0), time.time()
     ru0 = resource.getrusage(resource.RUSAGE_SELF)
     worker = make_worker(x, n, codec="hg", fuse_rounds=fuse_rounds)
@@ -89,10 +113,12 @@ def one_allreduce(x: np.ndarray, n: int, reducer: TimedReducer, switch_pid: int 
     worker.result()
     t1, own1, ru1 = time.time(), schedstat(), resource.getrusage(resource.RUSAGE_SELF)
     sw1 = schedstat(switch_pid) if switch_pid else (0.0, 0.0)
+    m1 = machine_ticks()
     return {"start": t0, "end": t1, "rounds": reducer.rounds,
             "cpu_seconds": own1[0] - own0[0], "runqueue_wait_seconds": own1[1] - own0[1],
             "user_seconds": ru1.ru_utime - ru0.ru_utime, "system_seconds": ru1.ru_stime - ru0.ru_stime,
-            "switch_cpu_seconds": sw1[0] - sw0[0], "switch_runqueue_wait_seconds": sw1[1] - sw0[1]}
+            "switch_cpu_seconds": sw1[0] - sw0[0], "switch_runqueue_wait_seconds": sw1[1] - sw0[1],
+            "machine_ticks": [b - a for a, b in zip(m0, m1, strict=True)]}
 
 
 def run(args: argparse.Namespace) -> list[dict]:

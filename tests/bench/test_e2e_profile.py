@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from bench.e2e.e2e_profile import HEADER_BYTES, _bytes, summarize
-from bench.e2e.e2e_profile_worker import TimedReducer, schedstat
+from bench.e2e.e2e_profile import HEADER_BYTES, _bytes, machine_share, summarize
+from bench.e2e.e2e_profile_worker import TimedReducer, machine_ticks, schedstat
 
 
 def _host(start, rounds, end, cpu, wait, sw_cpu=0.03, sw_wait=0.1):
@@ -71,3 +71,24 @@ def test_schedstat_of_this_process_and_of_a_missing_one():
     run, wait = schedstat()
     assert run > 0 and wait >= 0
     assert schedstat(2 ** 22 + 12345) == (0.0, 0.0)
+
+
+def test_machine_time_comes_from_the_longest_worker_and_sums_over_runs():
+    a = _host(10.000, [(10.002, 10.010, 4)], 10.052, 0.02, 0.03)
+    b = _host(10.005, [(10.006, 10.012, 4)], 10.040, 0.01, 0.05)
+    a["machine_ticks"], b["machine_ticks"] = [9, 2, 0, 10], [3, 0, 0, 6]
+    row = summarize({"h1": a, "h2": b}, 100_000_000, _bytes({"h1": a, "h2": b}), cores=2)
+    assert row["machine_ticks"] == [9, 2, 0, 10]           # h1's interval is the longer
+    share = machine_share([row, {**row, "machine_ticks": [5, 0, 1, 10]}], clock_ticks=100)
+    assert share == pytest.approx({"busy_share": 0.7, "interrupt_share": 0.1, "steal_share": 0.05,
+                                   "busy_cpu_seconds_per_allreduce": 0.07})
+    assert machine_share([{**row, "machine_ticks": None}]) is None    # an old worker's record
+
+
+def test_machine_ticks_of_this_machine_only_grow():
+    first = machine_ticks()
+    sum(range(200_000))
+    second = machine_ticks()
+    assert all(b >= a for a, b in zip(first, second, strict=True))
+    busy, irq, steal, total = second
+    assert 0 <= irq <= busy <= total and steal <= total
