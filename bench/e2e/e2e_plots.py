@@ -70,6 +70,7 @@ def plot_all(e2e: dict, out: Path, prefix: str = "e2e") -> list[Path]:
 
 
 PROFILE_TIMES = (("seconds", "measured"), ("cpu_bound_seconds", "CPU demand / cores"),
+                 ("machine_cpu_bound_seconds", "machine busy / cores"),
                  ("wire_seconds", "bytes / link rate"))
 PROFILE_CPU = (("workers_cpu_seconds", "workers on a CPU"),
                ("workers_runqueue_wait_seconds", "workers waiting for a CPU"),

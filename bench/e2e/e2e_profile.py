@@ -21,7 +21,7 @@ of the same tensors.  Per timed AllReduce (all workers' clocks are the same mach
 * ``machine``: every core's time over the timed AllReduces from ``/proc/stat`` (summed over the
   runs, each run counted over its longest worker's interval): the share busy, the share in
   interrupts and softirqs, the share stolen by the hypervisor, and the busy CPU seconds per
-  AllReduce.  Schedstat misses the softirq work the kernel does on a task's way out of an
+  AllReduce (``machine_cpu_bound_seconds``: that over the cores).  Schedstat misses the softirq work the kernel does on a task's way out of an
   interrupt (tbf's per-packet timers releasing frames, veth delivering them to the receiving
   socket), so ``cpu_bound_seconds`` can be far below what the machine really spent.
 
@@ -257,8 +257,10 @@ def run(args: argparse.Namespace) -> dict:
     for mode, rec in out.items():
         rows = [summarize(a, rate, _bytes(a), cores) for a in rec.pop("allreduces")]
         mid = sorted(rows, key=lambda r: r["seconds"])[(len(rows) - 1) // 2]
-        out[mode] = {**mid, "seconds_runs": [r["seconds"] for r in rows],
-                     "machine": machine_share(rows)}
+        machine = machine_share(rows)
+        out[mode] = {**mid, "seconds_runs": [r["seconds"] for r in rows], "machine": machine,
+                     "machine_cpu_bound_seconds":
+                         machine["busy_cpu_seconds_per_allreduce"] / cores if machine else None}
     result = {"modes": out, "config": {
         "topology": topo.name, "bandwidth": args.bw, "workers": len(job.workers),
         "dim": args.dim, "density": args.density, "repeat": args.repeat, "warmup": args.warmup,
