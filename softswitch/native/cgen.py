@@ -333,7 +333,7 @@ class CGen(Identifiers):
         o.append(f"      h = ss_sel_hash(px, {ALGO[t.algo]}, sb, (so + 7) / 8); }}")
 
     def _table(self, t: ir.Table, b: ir.Block) -> None:
-        self.fn_kind = "control"
+        self.fn_kind = "table"      # a control's statements, in a function that returns int
         tid = self.table_ids[t.name]
         o = self.out
         inl = "static inline __attribute__((always_inline)) int" if t.fixed_rows is not None else "static int"

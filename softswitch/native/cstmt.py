@@ -23,7 +23,9 @@ class StmtGen(StmtWriter):
 
     def exit_check(self) -> None:
         if self.g.fn_kind != "function":  # functions cannot exit (the front end rejects it)
-            self.emit("if (px->exit) return;")
+            # a table's function returns the action it ran; its callers test px->exit first
+            self.emit("if (px->exit) return ai;" if self.g.fn_kind == "table" else
+                      "if (px->exit) return;")
 
     def stmts(self, ss: list[ir.Stmt]) -> None:
         for s in ss:
@@ -31,8 +33,8 @@ class StmtGen(StmtWriter):
             if self.g.stack_types or self.g.has_arrays:  # an index out of range rejects in a parser
                 if self.g.fn_kind == "parser":
                     self.emit("if (px->reject) return ERR_OOB;")
-                elif self.g.fn_kind != "function":
-                    self.emit("if (px->exit) return;")
+                else:
+                    self.exit_check()
 
     def _guarded(self, s: ir.Stmt) -> None:
         """One statement; outside parsers, a run-time stack index out of range makes it a no-op
