@@ -19,7 +19,13 @@ import tempfile
 from pathlib import Path
 from types import ModuleType
 
+import matplotlib
 import numpy as np
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402  (the backend must be chosen first)
+
+from bench.figures import save_figure  # noqa: E402
 
 MODES = ("plain", "dhc", "dhc_topk")
 MODELS = ("cnn", "large")
@@ -91,9 +97,6 @@ def _summarise(ranks: list[dict], warmup: int) -> list[dict]:
 
 
 def _plot(rows: list[dict], path: Path) -> None:
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
     models = sorted({r["model"] for r in rows}, key=MODELS.index)
     fig, axes = plt.subplots(1, len(models), figsize=(5 * len(models), 3.6), squeeze=False)
     for ax, model in zip(axes[0], models, strict=True):
@@ -105,10 +108,7 @@ def _plot(rows: list[dict], path: Path) -> None:
                         bar.get_height()), ha="center", va="bottom", fontsize=8)
         ax.set_title(f"{model} ({mine[0]['parameters'] / 1e6:.2f}M parameters)")
         ax.set_ylabel("ms per step (4 gloo ranks, loopback)")
-    fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save_figure(fig, path)
 
 
 def run(args: argparse.Namespace) -> dict:
