@@ -258,3 +258,13 @@ def test_greedy_start_is_feasible() -> None:
         check_invariants(topo, p)
         want = brute_force(topo, budget)
         assert want is not None and p.objective.key() >= want.objective.key()
+
+
+@pytest.mark.parametrize("name", ["single.yaml", "single8.yaml"])
+def test_single_switch_topologies_aggregate_every_worker_at_the_switch(name: str) -> None:
+    topo = load(TOPO_DIR / name)
+    p = place(topo)
+    check_invariants(topo, p)
+    (jp,) = p.jobs
+    assert jp.root == "s1" and len(topo.job(jp.job_id).workers) == {"single.yaml": 4,
+                                                                     "single8.yaml": 8}[name]
