@@ -21,9 +21,10 @@ of the same tensors.  Per timed AllReduce (all workers' clocks are the same mach
 * ``machine``: every core's time over the timed AllReduces from ``/proc/stat`` (summed over the
   runs, each run counted over its longest worker's interval): the share busy, the share in
   interrupts and softirqs, the share stolen by the hypervisor, and the busy CPU seconds per
-  AllReduce (``machine_cpu_bound_seconds``: that over the cores).  Schedstat misses the softirq work the kernel does on a task's way out of an
-  interrupt (tbf's per-packet timers releasing frames, veth delivering them to the receiving
-  socket), so ``cpu_bound_seconds`` can be far below what the machine really spent.
+  AllReduce (``machine_cpu_bound_seconds``: that over the cores).  Schedstat misses the softirq
+  work the kernel does on a task's way out of an interrupt (tbf's per-packet timers releasing
+  frames, veth delivering them to the receiving socket), so ``cpu_bound_seconds`` can be far
+  below what the machine really spent.
 
 A mode whose ``cpu_bound_seconds`` is close to its ``seconds`` and whose processes spend more
 time waiting for a CPU than running is limited by the machine, not by the links.
@@ -163,8 +164,12 @@ def machine_share(rows: list[dict], clock_ticks: int = CLOCK_TICKS) -> dict | No
     """Every core's time over the AllReduces of ``rows`` (``/proc/stat`` ticks summed over them):
     busy, interrupt and stolen shares, and busy CPU seconds per AllReduce.
 
-    >>> machine_share([{"machine_ticks": [6, 1, 0, 8]}, {"machine_ticks": [6, 2, 1, 8]}])
-    {'busy_share': 0.75, 'interrupt_share': 0.1875, 'steal_share': 0.0625, 'busy_cpu_seconds_per_allreduce': 0.06}
+    >>> runs = [{"machine_ticks": [6, 1, 0, 8]}, {"machine_ticks": [6, 2, 1, 8]}]
+    >>> share = machine_share(runs, clock_ticks=100)
+    >>> share["busy_share"], share["interrupt_share"], share["steal_share"]
+    (0.75, 0.1875, 0.0625)
+    >>> share["busy_cpu_seconds_per_allreduce"]    # 12 busy ticks of 1/100 s over two AllReduces
+    0.06
     """
     ticks = [r["machine_ticks"] for r in rows if r.get("machine_ticks")]
     if not ticks:
