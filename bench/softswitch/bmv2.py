@@ -90,35 +90,29 @@ def _keep(built: Path, defines: dict[str, str]) -> None:
 
 def _frames_per_s(k: int, chunks: int, runs: int) -> dict:
     """BMv2 on two veth ports, the dhc.p4 two-worker job, every RESULT checked (median of runs)."""
+    from bench.softswitch.ports_dhc import SWITCH_NAME, dhc_job, dhc_topology
+    from bench.softswitch.ports_lab import Lab, free_port, wait_ready
     from bench.softswitch.softswitch_native import _Load, _measure_process, _row
-    from bench.softswitch.softswitch_ports import (
-        SWITCH_NAME,
-        _dhc_job,
-        _dhc_topology,
-        _free_port,
-        _Lab,
-        _wait_ready,
-    )
     from controller.deploy.apply import deploy
     from controller.p4rt_client import SwitchAddress
     from controller.placement import place
 
-    topo = _dhc_topology(k, 64)
+    topo = dhc_topology(k, 64)
     placement = place(topo)
-    job = _dhc_job(topo, placement, k, 64)
-    with _Lab() as lab:
+    job = dhc_job(topo, placement, k, 64)
+    with Lab() as lab:
         load = _Load()
 
         def start() -> subprocess.Popen:
-            port = _free_port()
+            port = free_port()
             log = Path(f"/tmp/{lab.tag}-bench-bmv2-{k}.log")
             cmd = ["simple_switch_grpc", "--no-p4", "--log-level", "warn", "-i", f"1@{lab.tag}s1",
-                   "-i", f"2@{lab.tag}s2", "--thrift-port", str(_free_port()), "--",
+                   "-i", f"2@{lab.tag}s2", "--thrift-port", str(free_port()), "--",
                    "--grpc-server-addr", f"127.0.0.1:{port}"]
             with open(log, "wb") as out:
                 proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT)
             lab.procs.append(proc)
-            _wait_ready(port, proc, log)
+            wait_ready(port, proc, log)
             deploy(topo, placement, {SWITCH_NAME: SwitchAddress(SWITCH_NAME, f"127.0.0.1:{port}", 0)},
                    source=Bmv2Build(), timeout=120.0)
             return proc

@@ -33,19 +33,9 @@ from pathlib import Path
 
 from cffi import FFI
 
-from bench.softswitch.softswitch_ports import (
-    DHC_PROGRAM,
-    DST_MAC,
-    PROGRAM,
-    SWITCH_NAME,
-    _cpu_seconds,
-    _dhc_job,
-    _dhc_topology,
-    _frames,
-    _install_route,
-    _Lab,
-    _wait_ready,
-)
+from bench.softswitch.ports_dhc import DHC_PROGRAM, SWITCH_NAME, dhc_job, dhc_topology
+from bench.softswitch.ports_lab import Lab, cpu_seconds, wait_ready
+from bench.softswitch.softswitch_ports import DST_MAC, PROGRAM, _frames, _install_route
 from softswitch.api import Lpm
 from softswitch.native.build import cache_dir, compiler
 from softswitch.native.switch import NativeSwitch
@@ -104,7 +94,7 @@ class _Load:
         self.ffi.cdef(_CDEF)
         self.lib = self.ffi.dlopen(str(_build(HERE / "load.c", True)))
 
-    def blast(self, lab: _Lab, frames: list[bytes], window: int) -> dict:
+    def blast(self, lab: Lab, frames: list[bytes], window: int) -> dict:
         ffi = self.ffi
         size = max(len(f) for f in frames)
         buf = ffi.new("uint8_t[]", b"".join(f.ljust(size, b"\0") for f in frames))
@@ -123,7 +113,7 @@ class _Load:
         )
         return {"sent": len(frames), "received": int(out[0]), "bad": int(out[1]), "elapsed": el}
 
-    def dhc(self, lab: _Lab, job, chunks) -> dict:
+    def dhc(self, lab: Lab, job, chunks) -> dict:
         ffi = self.ffi
         dlen = len(chunks.data[0][0])
         rlen = len(chunks.results[0])
@@ -153,23 +143,23 @@ def _row(samples: list[dict], cpu: float, limit: float | None, sent_key: str, go
     return row
 
 
-def _measure_process(lab: _Lab, start, work, runs: int) -> tuple[list[dict], float]:
+def _measure_process(lab: Lab, start, work, runs: int) -> tuple[list[dict], float]:
     proc = start()
     cpu = 0.0
     samples = []
     try:
         work(warm=True)
         for _ in range(runs):
-            before = _cpu_seconds(proc.pid)
+            before = cpu_seconds(proc.pid)
             samples.append(work(warm=False))
-            cpu += _cpu_seconds(proc.pid) - before
+            cpu += cpu_seconds(proc.pid) - before
     finally:
         lab.stop(proc)
         lab.drain()
     return samples, cpu
 
 
-def _forwarder(lab: _Lab) -> subprocess.Popen:
+def _forwarder(lab: Lab) -> subprocess.Popen:
     exe = _build(HERE / "fwd.c", False)
     proc = subprocess.Popen([str(exe), f"{lab.tag}s1", f"{lab.tag}s2", f"{DST_MAC:012x}"])
     lab.procs.append(proc)
@@ -177,7 +167,7 @@ def _forwarder(lab: _Lab) -> subprocess.Popen:
     return proc
 
 
-def _basic(lab: _Lab, load: _Load, args, limit_frames: list[bytes]) -> dict:
+def _basic(lab: Lab, load: _Load, args, limit_frames: list[bytes]) -> dict:
     frames = _frames(args.frames, args.frame_size)
     rows: dict = {}
 
@@ -193,7 +183,7 @@ def _basic(lab: _Lab, load: _Load, args, limit_frames: list[bytes]) -> dict:
 
         def start(backend=backend):
             proc, grpc_port, log = lab.start_switch(["--backend", backend, str(PROGRAM)], f"basic-{backend}")
-            _wait_ready(grpc_port, proc, log)
+            wait_ready(grpc_port, proc, log)
             _install_route(grpc_port)
             return proc
 
@@ -210,14 +200,14 @@ def _basic(lab: _Lab, load: _Load, args, limit_frames: list[bytes]) -> dict:
     return {"program": PROGRAM.name, "frame_bytes": args.frame_size, "window": args.window, **rows}
 
 
-def _dhc(lab: _Lab, load: _Load, args) -> dict:
+def _dhc(lab: Lab, load: _Load, args) -> dict:
     from controller.deploy.apply import deploy
     from controller.p4rt_client import SwitchAddress
     from controller.placement import place
 
-    topo = _dhc_topology(args.lanes, args.dhc_window)
+    topo = dhc_topology(args.lanes, args.dhc_window)
     placement = place(topo)
-    job = _dhc_job(topo, placement, args.lanes, args.dhc_window)
+    job = dhc_job(topo, placement, args.lanes, args.dhc_window)
     dsize = len(job.chunks(1).data[0][0])
     rows: dict = {}
 
@@ -234,7 +224,7 @@ def _dhc(lab: _Lab, load: _Load, args) -> dict:
 
         def start(backend=backend):
             proc, grpc_port, log = lab.start_switch(["--backend", backend, "--no-p4"], f"dhc-{backend}")
-            _wait_ready(grpc_port, proc, log)
+            wait_ready(grpc_port, proc, log)
             deploy(topo, placement, {SWITCH_NAME: SwitchAddress(SWITCH_NAME, f"127.0.0.1:{grpc_port}", 0)},
                    program=DHC_PROGRAM)
             return proc
@@ -317,9 +307,9 @@ def run_pipeline_only(args: argparse.Namespace) -> dict:
     """The in-process rows alone (no veths, no root): dhc.p4 at ``--lanes`` and basic_ipv4."""
     from controller.placement import place
 
-    topo = _dhc_topology(args.lanes, args.dhc_window)
+    topo = dhc_topology(args.lanes, args.dhc_window)
     placement = place(topo)
-    job = _dhc_job(topo, placement, args.lanes, args.dhc_window)
+    job = dhc_job(topo, placement, args.lanes, args.dhc_window)
     load_before = os.getloadavg()
     dhc = _dhc_in_process(topo, placement, job, args)
     basic = _basic_in_process(args)
@@ -333,7 +323,7 @@ def run(args: argparse.Namespace) -> dict:
     if os.geteuid() != 0:
         raise PermissionError("softswitch-native needs root (network namespaces and veth pairs)")
     load = _Load()
-    with _Lab() as lab:
+    with Lab() as lab:
         basic = _basic(lab, load, args, [])
         dhc = _dhc(lab, load, args)
     nb, pb = basic["native"]["frames_in_per_s"], basic["python"]["frames_in_per_s"]

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from bench.cli import main
-from bench.softswitch import softswitch_ports
+from bench.softswitch import ports_dhc, softswitch_ports
 
 pytestmark = [pytest.mark.root, pytest.mark.slow]
 
@@ -72,7 +72,7 @@ def test_failure_mid_measurement_leaves_nothing_behind(monkeypatch) -> None:
     def broken(*_args):
         raise RuntimeError("injected failure")
 
-    monkeypatch.setattr(softswitch_ports, "_aggregate", broken)
+    monkeypatch.setattr(ports_dhc, "_aggregate", broken)
     parser = argparse.ArgumentParser()
     softswitch_ports.add_arguments(parser)
     with pytest.raises(RuntimeError, match="injected failure"):
@@ -95,12 +95,12 @@ class _Lossy:
 
 
 def test_lost_data_is_retransmitted_and_results_stay_correct(monkeypatch, capsys) -> None:
-    real = softswitch_ports._aggregate
+    real = ports_dhc._aggregate
 
     def lossy(socks, job, chunks):
         return real([_Lossy(socks[0]), socks[1]], job, chunks)
 
-    monkeypatch.setattr(softswitch_ports, "_aggregate", lossy)
+    monkeypatch.setattr(ports_dhc, "_aggregate", lossy)
     assert main(["softswitch-ports", "--json", *SMALL]) == 0
     dhc = json.loads(capsys.readouterr().out)["dhc"]
     assert dhc["retransmits"] >= 1
