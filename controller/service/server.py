@@ -149,4 +149,8 @@ class Service:
         self.store.close()
 
     def wait(self) -> None:
-        self._stop.wait()
+        """Until stop is asked for.  In slices: the kernel may deliver SIGTERM to any thread (gRPC's
+        among them), and a main thread blocked in one untimed wait would never run the Python
+        handler that sets the event; waking every quarter second lets it run."""
+        while not self._stop.wait(0.25):
+            pass

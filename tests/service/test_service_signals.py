@@ -1,0 +1,84 @@
+"""``dhc-ctl serve`` stops on SIGTERM whichever of its threads the kernel hands the signal to.
+
+A process-directed signal goes to any thread that does not block it, gRPC's C threads among
+them.  The Python handler then runs only when the main thread next executes bytecode, so a main
+thread parked in one untimed wait never stops (a test run once left the service running after
+its teardown).  ``tgkill`` aims the signal at a chosen non-main thread, which makes that case
+deterministic instead of a matter of the scheduler.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import platform
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.robustness.p4rt_fixture import running_switch
+
+ROOT = Path(__file__).resolve().parents[2]
+#: the tgkill system call's number per machine (Linux)
+SYS_TGKILL = {"x86_64": 234, "aarch64": 131}
+
+
+def tgkill(pid: int, tid: int, sig: int) -> None:
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.syscall(SYS_TGKILL[platform.machine()], pid, tid, sig) != 0:
+        raise OSError(ctypes.get_errno(), f"tgkill({pid}, {tid}, {sig})")
+
+
+@pytest.fixture(scope="module")
+def switch():
+    with running_switch() as sw:
+        sw.conn.close()
+        yield sw
+
+
+def _serve(switch, tmp_path: Path) -> subprocess.Popen:
+    (tmp_path / "secret").write_text("shared-secret")
+    cmd = [sys.executable, "-m", "controller.cli", "serve", "--topo", str(ROOT / "topologies" / "single.yaml"),
+           "--switch-addr-map", f"s1={switch.addr}@0", "--listen", "127.0.0.1:0", "--no-pipeline",
+           "--state", str(tmp_path / "state.db"), "--secret-file", str(tmp_path / "secret"),
+           "--watch-interval", "0.2"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=str(ROOT))
+    line = proc.stdout.readline()
+    if not line.startswith(b"{"):
+        proc.kill()
+        pytest.fail(f"dhc-ctl serve did not start: {line!r} {proc.communicate(timeout=10)[1][-2000:]!r}")
+    assert json.loads(line)["port"] > 0
+    return proc
+
+
+@pytest.mark.skipif(platform.machine() not in SYS_TGKILL, reason="tgkill's number is known for x86_64 and aarch64")
+def test_sigterm_to_a_grpc_thread_stops_the_service(switch, tmp_path):
+    proc = _serve(switch, tmp_path)
+    try:
+        others = sorted(int(t.name) for t in Path(f"/proc/{proc.pid}/task").iterdir() if int(t.name) != proc.pid)
+        assert others, "the service runs gRPC threads"
+        tgkill(proc.pid, others[-1], signal.SIGTERM)
+        assert proc.wait(timeout=15) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        proc.stdout.close()
+        proc.stderr.close()
+
+
+def test_sigterm_to_the_process_stops_the_service(switch, tmp_path):
+    proc = _serve(switch, tmp_path)
+    try:
+        os.kill(proc.pid, signal.SIGTERM)
+        assert proc.wait(timeout=15) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        proc.stdout.close()
+        proc.stderr.close()
