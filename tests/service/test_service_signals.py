@@ -16,6 +16,8 @@ import platform
 import signal
 import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -40,45 +42,41 @@ def switch():
         yield sw
 
 
-def _serve(switch, tmp_path: Path) -> subprocess.Popen:
+@contextmanager
+def serving(switch, tmp_path: Path) -> Iterator[subprocess.Popen]:
+    """``dhc-ctl serve`` on the switch, listening; killed by PID if a test left it running."""
     (tmp_path / "secret").write_text("shared-secret")
-    cmd = [sys.executable, "-m", "controller.cli", "serve", "--topo", str(ROOT / "topologies" / "single.yaml"),
+    topo = ROOT / "topologies" / "single.yaml"
+    cmd = [sys.executable, "-m", "controller.cli", "serve", "--topo", str(topo),
            "--switch-addr-map", f"s1={switch.addr}@0", "--listen", "127.0.0.1:0", "--no-pipeline",
            "--state", str(tmp_path / "state.db"), "--secret-file", str(tmp_path / "secret"),
            "--watch-interval", "0.2"]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=str(ROOT))
-    line = proc.stdout.readline()
-    if not line.startswith(b"{"):
-        proc.kill()
-        pytest.fail(f"dhc-ctl serve did not start: {line!r} {proc.communicate(timeout=10)[1][-2000:]!r}")
-    assert json.loads(line)["port"] > 0
-    return proc
-
-
-@pytest.mark.skipif(platform.machine() not in SYS_TGKILL, reason="tgkill's number is known for x86_64 and aarch64")
-def test_sigterm_to_a_grpc_thread_stops_the_service(switch, tmp_path):
-    proc = _serve(switch, tmp_path)
     try:
-        others = sorted(int(t.name) for t in Path(f"/proc/{proc.pid}/task").iterdir() if int(t.name) != proc.pid)
+        line = proc.stdout.readline()
+        assert line.startswith(b"{"), (line, proc.stderr.read1(4000) if proc.poll() is not None else b"")
+        assert json.loads(line)["port"] > 0
+        yield proc
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        proc.stdout.close()
+        proc.stderr.close()
+
+
+@pytest.mark.skipif(platform.machine() not in SYS_TGKILL, reason="tgkill's number is known for "
+                    "x86_64 and aarch64 only")
+def test_sigterm_to_a_grpc_thread_stops_the_service(switch, tmp_path):
+    with serving(switch, tmp_path) as proc:
+        tasks = Path(f"/proc/{proc.pid}/task").iterdir()
+        others = sorted(int(t.name) for t in tasks if int(t.name) != proc.pid)
         assert others, "the service runs gRPC threads"
         tgkill(proc.pid, others[-1], signal.SIGTERM)
         assert proc.wait(timeout=15) == 0
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-        proc.stdout.close()
-        proc.stderr.close()
 
 
 def test_sigterm_to_the_process_stops_the_service(switch, tmp_path):
-    proc = _serve(switch, tmp_path)
-    try:
+    with serving(switch, tmp_path) as proc:
         os.kill(proc.pid, signal.SIGTERM)
         assert proc.wait(timeout=15) == 0
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-        proc.stdout.close()
-        proc.stderr.close()
