@@ -219,8 +219,13 @@ def test_traffic_went_through_the_switch(run: dict) -> None:
     assert js.completions == chunks_per_rank[0]
     assert js.contributions == WORLD * chunks_per_rank[0]
     # "arp" (DROP_ARP): requests for addresses the switch does not know, here the machine's
-    # nameserver (on-link in 10/8 from a host) during c10d's hostname lookups
-    assert not {k: v for k, v in status.drops.items() if k != "arp"}, status.drops
+    # nameserver (on-link in 10/8 from a host) during c10d's hostname lookups.  "dup_pending": a
+    # retransmitted DATA for a slot still waiting for the other rank (a timer that fired while
+    # that rank waited for a CPU), dropped by design; never more than the ranks retransmitted
+    retransmitted = sum(rank[c]["transport_closed"]["retransmissions"] for rank in run["ranks"]
+                        for c in CONFIGS)
+    assert status.drops.get("dup_pending", 0) <= retransmitted, (status.drops, retransmitted)
+    assert not {k: v for k, v in status.drops.items() if k not in ("arp", "dup_pending")}, status.drops
 
 
 def test_report_figures(run: dict) -> None:
