@@ -20,18 +20,10 @@ from controller.service.sessions import Limits
 from controller.topology_file import load
 from dhcwire.jobservice import open_channel, pb, rpc
 from hostagent.service_client import JobSession, JoinConfig, ServiceError
-from tests.robustness.p4rt_fixture import running_switch
 
 ROOT = Path(__file__).resolve().parents[2]
 SECRET, ADMIN = "shared-secret", "admin-token"
 HOSTS = [f"10.0.0.{i}" for i in range(1, 5)]
-
-
-@pytest.fixture(scope="module")
-def switch():
-    with running_switch() as sw:
-        sw.conn.close()
-        yield sw
 
 
 @contextmanager

@@ -22,8 +22,6 @@ from pathlib import Path
 
 import pytest
 
-from tests.robustness.p4rt_fixture import running_switch
-
 ROOT = Path(__file__).resolve().parents[2]
 #: the tgkill system call's number per machine (Linux)
 SYS_TGKILL = {"x86_64": 234, "aarch64": 131}
@@ -33,13 +31,6 @@ def tgkill(pid: int, tid: int, sig: int) -> None:
     libc = ctypes.CDLL(None, use_errno=True)
     if libc.syscall(SYS_TGKILL[platform.machine()], pid, tid, sig) != 0:
         raise OSError(ctypes.get_errno(), f"tgkill({pid}, {tid}, {sig})")
-
-
-@pytest.fixture(scope="module")
-def switch():
-    with running_switch() as sw:
-        sw.conn.close()
-        yield sw
 
 
 @contextmanager
