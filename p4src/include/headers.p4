@@ -131,8 +131,6 @@ struct dhc_meta_t {
     /* stages 2..4: shadow state */
     bit<32> seen0;          /* bitmap_set0 before this packet (own set 0, same epoch only; else 0) */
     bit<32> seen1;          /* bitmap_set1 before this packet (own set 1, same epoch only; else 0) */
-    bit<32> other0;         /* bitmap_set0 before a clear (unused) */
-    bit<32> other1;         /* bitmap_set1 before a clear (unused) */
     bit<2>  kind;           /* KIND_*: what the counter did */
     bit<32> cnt_old;        /* slot_count before this packet (0 for a first writer) */
     bit<32> gap;            /* fan_in - cnt_old: 1 completes a new contribution, 0 a duplicate */

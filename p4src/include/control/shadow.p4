@@ -29,10 +29,14 @@
  *   - the packet's own set, first writer: bm = mask (seen stays 0)
  *   - stale (an older chunk of this epoch): nothing; count_update leaves kind
  *     NONE, so no lane acts, and decide drops it as DROP_STALE_CHUNK
- *   - the other set:        bm = bm & ~mask            (the sender has moved on)
- *   - the own set's bitmap is empty exactly for the first contribution of a
- *     chunk (a set is reused, chunk c+2W, only after every worker's first
- *     packet of chunk c+W cleared its bit), or for a first writer.
+ *   - the other set: untouched.  SwitchML clears the sender's bit there (the
+ *     sender has moved on) so that an empty bitmap marks a set's reuse; here
+ *     the chunk tag does that (chunk c+2W is FRESH_NEWER in c's cell: first
+ *     writer), and a clear would let a delayed duplicate of chunk c, arriving
+ *     after its sender contributed chunk c+W, wipe that contribution's bit in
+ *     c+W's set, so the next worker's packet would be taken for a first
+ *     writer and the sum lost.
+ *   - the own set's bitmap is empty only before a cell's first writer.
  * complete = (gap == 1) for a new contribution, (gap == 0) for a duplicate.
  *
  * Default actions are NoAction: an action that addresses a register by a
@@ -120,23 +124,18 @@ control DhcShadow(in dhc_h dhc, inout dhc_meta_t m) {
         bitmap_set0.write(DHC_SLOT(m), m.child_mask);
     }
 
-    action clear_set0() {
-        bitmap_set0.read(m.other0, DHC_SLOT(m));
-        bitmap_set0.write(DHC_SLOT(m), m.other0 & ~m.child_mask);
-    }
-
     table bitmap_set0_update {
         key = {
             m.shadow_set : ternary @name("shadow_set");
             m.fresh      : ternary @name("fresh");
         }
-        actions = { mark_set0; reset_set0; clear_set0; NoAction; }
+        actions = { mark_set0; reset_set0; NoAction; }
         CONST_ENTRIES_SIZE(4)
         const entries = {
             (_, FRESH_STALE) : NoAction();      /* stale: no register touched */
             (0, FRESH_SAME) : mark_set0();
             (0, _) : reset_set0();              /* a later chunk, another session: first writer */
-            (1, _) : clear_set0();
+            (1, _) : NoAction();                /* the other set's bitmap: untouched */
         }
         const default_action = NoAction();
     }
@@ -150,23 +149,18 @@ control DhcShadow(in dhc_h dhc, inout dhc_meta_t m) {
         bitmap_set1.write(DHC_SLOT(m), m.child_mask);
     }
 
-    action clear_set1() {
-        bitmap_set1.read(m.other1, DHC_SLOT(m));
-        bitmap_set1.write(DHC_SLOT(m), m.other1 & ~m.child_mask);
-    }
-
     table bitmap_set1_update {
         key = {
             m.shadow_set : ternary @name("shadow_set");
             m.fresh      : ternary @name("fresh");
         }
-        actions = { mark_set1; reset_set1; clear_set1; NoAction; }
+        actions = { mark_set1; reset_set1; NoAction; }
         CONST_ENTRIES_SIZE(4)
         const entries = {
             (_, FRESH_STALE) : NoAction();      /* stale: no register touched */
             (1, FRESH_SAME) : mark_set1();
             (1, _) : reset_set1();              /* a later chunk, another session: first writer */
-            (0, _) : clear_set1();
+            (0, _) : NoAction();                /* the other set's bitmap: untouched */
         }
         const default_action = NoAction();
     }

@@ -4,9 +4,10 @@
   controller installs epoch 1 beside 0; the first epoch-1 frame of the cell is its first writer,
   so the epoch-1 RESULT holds only epoch-1 data; a frame of an epoch with no entry is dropped as
   stale (12) before it touches a register.
-* shadow sets: chunks 1, 5 and 9 all map to slot 1; 1 and 9 share set 0, 5 uses set 1.  Every
-  worker's first packet of chunk 5 clears its bit in set 0, so chunk 9 starts set 0 afresh and its
-  RESULT holds only chunk 9's data; a duplicate of chunk 9 gets the stored sum by unicast.
+* shadow sets: chunks 1, 5 and 9 all map to slot 1; 1 and 9 share set 0, 5 uses set 1.  Chunk 5
+  leaves set 0's bitmap alone; chunk 9 is a later chunk than set 0's cell holds, so its first
+  packet is the cell's first writer and its RESULT holds only chunk 9's data; a duplicate of
+  chunk 9 gets the stored sum by unicast.
 """
 
 from __future__ import annotations
@@ -66,11 +67,11 @@ def shadow_sets() -> str:
     _contribute(out, [[1, 1, 1, 1], [2, 2, 2, 2], [4, 4, 4, 4]], chunk=1, epoch=0, ident=21)
     out.append("#!softswitch register_read bitmap_set0 6 7\n")
     _contribute(out, [[10, 10, 10, 10], [20, 20, 20, 20], [40, 40, 40, 40]], chunk=5, epoch=0, ident=22)
-    out.append("# chunk 5's packets cleared every bit of set 0 and filled set 1\n")
-    out.append("#!softswitch register_read bitmap_set0 6 0\n")
+    out.append("# chunk 5's packets filled set 1 and left set 0 alone\n")
+    out.append("#!softswitch register_read bitmap_set0 6 7\n")
     out.append("#!softswitch register_read bitmap_set1 6 7\n")
     _contribute(out, [[100, 0, 0, 1], [200, 0, 0, 2], [400, 0, 0, 4]], chunk=9, epoch=0, ident=23)
-    out.append("#!softswitch register_read bitmap_set1 6 0\n")
+    out.append("#!softswitch register_read bitmap_set1 6 7\n")
     slot = wire.slot_for_chunk(9, 4)
     out.append("# worker 0 lost chunk 9's RESULT: its duplicate gets the stored sum by unicast\n")
     out.append(send(1, data(0, [0, 0, 0, 0], ident=24, level=LEVEL, chunk=9, slot=slot)))
