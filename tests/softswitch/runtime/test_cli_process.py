@@ -11,7 +11,8 @@ import grpc
 import pytest
 from p4.v1 import p4runtime_pb2, p4runtime_pb2_grpc
 
-from tests.softswitch.runtime.netns import REPO, cpu_seconds, free_port
+from bench.softswitch.ports_lab import cpu_seconds, free_port
+from tests.softswitch.runtime.netns import REPO
 
 
 def _start(*extra: str) -> tuple[subprocess.Popen, str]:

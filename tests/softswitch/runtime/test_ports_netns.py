@@ -10,8 +10,9 @@ import pytest
 from scapy.layers.inet import IP, UDP
 from scapy.layers.l2 import Ether
 
+from bench.softswitch.ports_lab import cpu_seconds, free_port
 from tests.softswitch.runtime.conftest import CPU_PORT, PROGRAMS
-from tests.softswitch.runtime.netns import Lab, cpu_seconds, free_port
+from tests.softswitch.runtime.netns import Lab
 from tests.softswitch.runtime.p4rt import Client, U, mc_group
 
 pytestmark = [pytest.mark.root, pytest.mark.own_netns]   # Lab names all it makes uniquely

@@ -10,9 +10,10 @@ import time
 
 import pytest
 
+from bench.softswitch.ports_lab import free_port
 from softswitch.target.ports import _AUX, PACKET_AUXDATA, SOL_PACKET, TP_STATUS_VLAN_VALID, restore_vlan
 from tests.softswitch.runtime.conftest import PROGRAMS
-from tests.softswitch.runtime.netns import Lab, free_port
+from tests.softswitch.runtime.netns import Lab
 
 FRAME = bytes.fromhex("020000000002" "020000000001" "8100" "a07b" "0800") + b"vlan-payload" * 4
 
