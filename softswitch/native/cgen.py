@@ -503,20 +503,25 @@ class CGen(Identifiers):
         o.append("}")
 
 
+#: register cell types, narrowest first: (bits, C type)
+_CELL_TYPES = ((8, "uint8_t"), (16, "uint16_t"), (32, "uint32_t"), (64, "u64"), (128, "u128"))
+
+
+def _cell_bits(width: int) -> int:
+    return next(bits for bits, _ in _CELL_TYPES if width <= bits or bits == 128)
+
+
 def reg_cell_t(width: int) -> str:
     """A register cell's C type: the narrowest unsigned type that holds ``width`` bits (the
     W-bit pattern, as in a value), so a packet touches fewer cache lines of register state."""
-    for bits, ct in ((8, "uint8_t"), (16, "uint16_t"), (32, "uint32_t"), (64, "u64")):
-        if width <= bits:
-            return ct
-    return "u128"
+    return dict(_CELL_TYPES)[_cell_bits(width)]
 
 
 def reg_cells_padded(width: int, size: int) -> int:
     """Cells allocated for a register of ``size`` cells: rounded up to an odd number of 64-byte
     lines, so registers of one power-of-two size do not all start at the same cache set (a
     packet touching one cell of each of K such registers would evict its own lines)."""
-    esz = {"uint8_t": 1, "uint16_t": 2, "uint32_t": 4, "u64": 8, "u128": 16}[reg_cell_t(width)]
+    esz = _cell_bits(width) // 8
     lines = (max(size, 1) * esz + 63) // 64
     if lines % 2 == 0:
         lines += 1
