@@ -130,14 +130,13 @@ control DhcShadow(in dhc_h dhc, inout dhc_meta_t m) {
             m.fresh      : ternary @name("fresh");
         }
         actions = { mark_set0; reset_set0; NoAction; }
-        CONST_ENTRIES_SIZE(4)
+        CONST_ENTRIES_SIZE(3)
         const entries = {
             (_, FRESH_STALE) : NoAction();      /* stale: no register touched */
             (0, FRESH_SAME) : mark_set0();
             (0, _) : reset_set0();              /* a later chunk, another session: first writer */
-            (1, _) : NoAction();                /* the other set's bitmap: untouched */
         }
-        const default_action = NoAction();
+        const default_action = NoAction();      /* the other set's packets: bitmap untouched */
     }
 
     action mark_set1() {
@@ -155,14 +154,13 @@ control DhcShadow(in dhc_h dhc, inout dhc_meta_t m) {
             m.fresh      : ternary @name("fresh");
         }
         actions = { mark_set1; reset_set1; NoAction; }
-        CONST_ENTRIES_SIZE(4)
+        CONST_ENTRIES_SIZE(3)
         const entries = {
             (_, FRESH_STALE) : NoAction();      /* stale: no register touched */
             (1, FRESH_SAME) : mark_set1();
             (1, _) : reset_set1();              /* a later chunk, another session: first writer */
-            (0, _) : NoAction();                /* the other set's bitmap: untouched */
         }
-        const default_action = NoAction();
+        const default_action = NoAction();      /* the other set's packets: bitmap untouched */
     }
 
     /* ---- stage 4: counter ---- */
